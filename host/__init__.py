@@ -1,0 +1,1 @@
+"""soulstack: the host side (soul, bodies, flock) as one Python package."""

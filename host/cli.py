@@ -1,0 +1,64 @@
+"""The `soulstack` command.
+
+Each feature package owns its subcommands in a `commands.py` with one function,
+`register(subparsers)`, which adds its parsers and sets `func` on each. This
+module only gathers them, so `soulstack --help` lists exactly what is built.
+A user mistake raises `UsageError` and becomes one line on stderr, exit 2.
+"""
+
+import argparse
+import importlib
+import sys
+
+# Feature packages whose `commands.register` adds subcommands, in help order.
+COMMAND_MODULES = [
+    "host.soul.commands",
+    "host.body.commands",
+    "adapters.terminal.commands",
+    "host.sim.commands",
+    "host.bridge.commands",
+    "host.tts.commands",
+    "host.flock.commands",
+    "host.flash.commands",
+]
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; its message is the one line they see."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="soulstack",
+        description="A life of its own for a desk robot: the soul, its bodies, the flock.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            # A feature not built yet stays out of --help; a broken import elsewhere does not hide.
+            if error.name and module_name.startswith(error.name):
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except UsageError as error:
+        print(f"soulstack {args.command}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
