@@ -27,6 +27,19 @@ class UsageError(Exception):
     """A mistake the user can fix; its message is the one line they see."""
 
 
+def subcommand_group(subparsers, name: str, help: str):
+    """The sub-subcommands under `name` (e.g. `soulstack body terminal`), created once and shared.
+
+    Several packages add to one group: the terminal body, the simulator and the
+    xiaozhi adapter all live under `soulstack body`.
+    """
+    groups = subparsers._soulstack_groups = getattr(subparsers, "_soulstack_groups", {})
+    if name not in groups:
+        parser = subparsers.add_parser(name, help=help, description=help)
+        groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="KIND", required=True)
+    return groups[name]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="soulstack",
