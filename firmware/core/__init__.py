@@ -1,0 +1,1 @@
+# Pure firmware logic: no hardware imports, runs unchanged on CPython and MicroPython.
