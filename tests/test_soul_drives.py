@@ -1,0 +1,175 @@
+"""Drives: boredom grows by day, discharges only on real deeds; missing settles only on real contact."""
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from host.soul.drives import (
+    BOREDOM_TEXTS,
+    MISSING_TEXTS,
+    ROUTINE_TOOLS,
+    Drives,
+    NightWindow,
+    is_human_words,
+)
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NOON = datetime(2025, 3, 10, 12, 0, tzinfo=BERLIN)
+
+
+def bored(drives, wakings, now=NOON):
+    for _ in range(wakings):
+        drives.on_waking(now, is_night=False)
+
+
+def test_fresh_drives_feel_nothing_and_are_written(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    assert drives.boredom == 0
+    assert drives.felt(NOON) is None
+    saved = json.loads((tmp_path / "DRIVES.json").read_text())
+    assert saved["boredom"] == 0 and saved["born"] == NOON.isoformat()
+
+
+def test_boredom_grows_one_per_day_waking_and_not_at_night(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    bored(drives, 3)
+    drives.on_waking(NOON, is_night=True)
+    drives.on_waking(NOON, is_night=True)
+    assert drives.boredom == 3
+    assert Drives.load(tmp_path, NOON).boredom == 3  # persisted
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_boredom_thresholds_escalate_through_three_texts(tmp_path, language):
+    drives = Drives.load(tmp_path, NOON)
+    texts = BOREDOM_TEXTS[language]
+    seen = []
+    for waking in range(1, 45):
+        drives.on_waking(NOON, is_night=False)
+        seen.append(drives.felt(NOON, language))
+    # default thresholds 6/20/40: nothing before the 6th waking
+    assert seen[:5] == [None] * 5
+    assert seen[5] == seen[18] == texts[0]
+    assert seen[19] == seen[38] == texts[1]
+    assert seen[39] == seen[43] == texts[2]
+    assert len(set(texts)) == 3
+
+
+def test_felt_never_shows_a_number(tmp_path):
+    drives = Drives.load(tmp_path, NOON - timedelta(days=5))
+    bored(drives, 100)
+    for language in ("en", "zh"):
+        text = drives.felt(NOON, language)
+        assert text and not re.search(r"\d", text)
+        assert BOREDOM_TEXTS[language][2] in text and MISSING_TEXTS[language][1] in text
+
+
+def test_custom_thresholds(tmp_path):
+    drives = Drives.load(tmp_path, NOON, boredom_thresholds=[2, 3, 4], missing_hours=[1, 2])
+    bored(drives, 2)
+    assert drives.boredom_level() == 1
+    bored(drives, 2)
+    assert drives.boredom_level() == 3
+    assert drives.missing_level(NOON + timedelta(minutes=61)) == 1
+    assert drives.missing_level(NOON + timedelta(minutes=121)) == 2
+
+
+def test_only_a_successful_non_routine_tool_discharges_boredom(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    bored(drives, 25)
+    for name in sorted(ROUTINE_TOOLS):
+        drives.on_tool_result(name, True, NOON)
+    assert drives.boredom == 25
+    drives.on_tool_result("look", False, NOON)  # tried, failed: still bored
+    assert drives.boredom == 25
+    drives.on_tool_result("look", True, NOON + timedelta(minutes=1))
+    assert drives.boredom == 0
+    reloaded = Drives.load(tmp_path, NOON)
+    assert reloaded.boredom == 0
+    assert reloaded.last_discharge_tool == "look"
+    assert reloaded.last_discharge == NOON + timedelta(minutes=1)
+
+
+def test_missing_felt_at_18_and_48_hours_in_both_languages(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    assert drives.felt(NOON + timedelta(hours=17, minutes=59)) is None
+    assert drives.felt(NOON + timedelta(hours=18)) == MISSING_TEXTS["en"][0]
+    assert drives.felt(NOON + timedelta(hours=47), "zh") == MISSING_TEXTS["zh"][0]
+    assert drives.felt(NOON + timedelta(hours=48), "zh") == MISSING_TEXTS["zh"][1]
+    assert drives.silence_hours(NOON + timedelta(hours=30)) == pytest.approx(30)
+
+
+def test_missing_settled_only_by_real_contact(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    later = NOON + timedelta(hours=20)
+    # a failed speak, a face in front of the camera, a routine tool: none is contact
+    drives.on_tool_result("speak", False, later)
+    assert drives.on_nudge("a face appeared in front of you", later) is False
+    drives.on_tool_result("express", True, later)
+    assert drives.missing_level(later) == 1
+
+    drives.on_tool_result("speak", True, later)
+    assert drives.silence_hours(later) == 0
+    assert Drives.load(tmp_path, NOON).last_contact_kind == "speak"
+
+    even_later = later + timedelta(hours=19)
+    assert drives.missing_level(even_later) == 1
+    assert drives.on_nudge("your human typed: hello there", even_later) is True
+    assert drives.silence_hours(even_later) == 0 and drives.last_contact_kind == "typed"
+
+    drives.on_contact(even_later + timedelta(hours=50), "converse")
+    reloaded = Drives.load(tmp_path, NOON)
+    assert reloaded.last_contact_kind == "converse"
+    assert reloaded.felt(even_later + timedelta(hours=51)) is None
+
+
+def test_unknown_contact_kind_is_refused(tmp_path):
+    drives = Drives.load(tmp_path, NOON)
+    with pytest.raises(ValueError, match="contact kind"):
+        drives.on_contact(NOON, "telepathy")
+
+
+def test_human_words_prefixes():
+    assert is_human_words("your human typed: hi")
+    assert is_human_words("  Your Human Typed: HI")
+    assert is_human_words("你的人类打字说: 你好")
+    assert not is_human_words("the device was picked up")
+    assert not is_human_words("")
+    assert is_human_words("owner: hi", prefixes=["owner:"])
+
+
+def test_corrupt_file_is_set_aside_not_fatal(tmp_path):
+    (tmp_path / "DRIVES.json").write_text("{not json")
+    drives = Drives.load(tmp_path, NOON)
+    assert drives.boredom == 0
+    assert (tmp_path / "DRIVES.json.corrupt").read_text() == "{not json"
+    assert json.loads((tmp_path / "DRIVES.json").read_text())["boredom"] == 0
+
+
+@pytest.mark.parametrize(
+    "start,end,hour,night",
+    [
+        (0, 7, 0, True),
+        (0, 7, 6, True),
+        (0, 7, 7, False),
+        (0, 7, 23, False),
+        (23, 7, 23, True),
+        (23, 7, 2, True),
+        (23, 7, 7, False),
+        (23, 7, 12, False),
+        (22, 22, 23, False),  # equal hours: no night
+    ],
+)
+def test_night_window_wraps_past_midnight(start, end, hour, night):
+    window = NightWindow(start, end, BERLIN)
+    assert window.contains(datetime(2025, 3, 10, hour, 30, tzinfo=BERLIN)) is night
+
+
+def test_night_window_uses_the_souls_timezone():
+    window = NightWindow(0, 7, ZoneInfo("Asia/Shanghai"))
+    # 20:00 UTC is 04:00 in Shanghai: night there, evening in London
+    assert window.contains(datetime(2025, 3, 10, 20, 0, tzinfo=timezone.utc))
+    assert not window.contains(datetime(2025, 3, 10, 2, 0, tzinfo=timezone.utc))
