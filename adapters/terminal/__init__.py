@@ -1,0 +1,1 @@
+"""The terminal body: zero hardware, the terminal is its face and voice."""

@@ -1,0 +1,151 @@
+"""The terminal body: the terminal is its face and voice, the keyboard nudges the soul.
+
+/express paints a face, /speak paints the words, /look describes the screen,
+/status says whether the screen can still be painted. Every line typed on
+stdin becomes a nudge ("your human typed: ..."), debounced and kept until the
+soul takes it. Stdin may be a pipe or reach EOF; the body keeps serving.
+"""
+
+import asyncio
+import logging
+import sys
+import threading
+
+from adapters.terminal.screen import Scene, Screen, describe
+from host.body.nudge import Debouncer, NudgeEvent, NudgeSender
+from host.body.protocol import EmotionMap
+from host.body.server import BodyUnavailable, listening, make_body_app
+
+# A human types on purpose, so repeats collapse only briefly and lines go out quickly.
+TYPED_SAME_WINDOW_S = 10.0
+TYPED_MIN_INTERVAL_S = 2.0
+
+
+class TerminalBody:
+    def __init__(self, screen: Screen, sender: NudgeSender | None = None, emotions: EmotionMap | None = None):
+        self.screen = screen
+        self.sender = sender
+        self.emotions = emotions or EmotionMap.reference()
+        self.scene = Scene()
+        if sender is not None:
+            sender.listener = self.on_nudge_event
+
+    def handlers(self) -> dict:
+        return {"status": self.status, "look": self.look, "speak": self.speak, "express": self.express}
+
+    def _paint(self, change: str):
+        if not self.screen.paint(self.scene, change):
+            raise BodyUnavailable(f"the terminal can no longer be painted ({self.screen.broken})")
+
+    # --- Body Protocol handlers -------------------------------------------
+
+    async def status(self, request: dict) -> dict:
+        return {"online": self.screen.alive()}
+
+    async def look(self, request: dict) -> dict:
+        self.scene.looked_for = request["question"].strip()
+        self._paint("look")
+        return {"text": describe(self.scene)}
+
+    async def speak(self, request: dict) -> dict:
+        self.scene.words = request["text"].strip()
+        self._paint("words")
+        return {}
+
+    async def express(self, request: dict) -> dict:
+        self.scene.asked_emotion = request["emotion"].strip()
+        self.scene.face = self.emotions.nearest(self.scene.asked_emotion)
+        self._paint("face")
+        return {}
+
+    # --- the keyboard -----------------------------------------------------
+
+    def typed(self, line: str):
+        line = line.strip()
+        if not line:
+            return
+        self.scene.typed.append(line)
+        self.screen.paint(self.scene, "typed")
+        if self.sender is None:
+            self._notice("nudges are off (no --nudge-url); the soul will not hear this")
+        else:
+            self.sender.nudge(f"your human typed: {line}")
+
+    def stdin_closed(self):
+        self._notice("stdin is closed; the body keeps serving its face and voice")
+
+    def on_nudge_event(self, event: NudgeEvent):
+        waiting = len(self.sender.waiting) if self.sender else 0
+        if event.kind == "delivered":
+            self._notice(f"the soul got it: {'; '.join(event.reasons)}")
+        elif event.kind == "retrying":
+            self._notice(
+                f"the soul is unreachable ({event.detail}); keeping {waiting} line(s), next try in {event.retry_in_s:g} s"
+            )
+        elif event.kind == "rejected":
+            self._notice(
+                f"the soul refused the nudge (it answered {event.detail}); check --nudge-token. "
+                f"Not delivered: {'; '.join(event.reasons)}"
+            )
+        elif event.kind == "collapsed":
+            self._notice("you just typed that; the soul was already nudged with it")
+
+    def _notice(self, text: str):
+        self.scene.notice = text
+        self.screen.paint(self.scene, "notice")
+
+
+def read_lines(loop: asyncio.AbstractEventLoop, body: TerminalBody, stdin=None):
+    """Read stdin on a daemon thread, so Ctrl+C never waits for a line; hand each line to the loop."""
+    stdin = stdin or sys.stdin
+
+    def pump():
+        try:
+            for line in stdin:
+                loop.call_soon_threadsafe(body.typed, line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                loop.call_soon_threadsafe(body.stdin_closed)
+            except RuntimeError:  # the loop already ended
+                pass
+
+    threading.Thread(target=pump, name="terminal-stdin", daemon=True).start()
+
+
+async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=None, stream=None, stdin=None):
+    """Serve the terminal body until cancelled, painting onto `stream` (stdout by default)."""
+    stream = stream or sys.stdout
+    live = stream.isatty() and not stdin_is_pipe(stdin)
+    screen = Screen(stream, live=live)
+    sender = None
+    if nudge_url:
+        debouncer = Debouncer(same_reason_window_s=TYPED_SAME_WINDOW_S, min_interval_s=TYPED_MIN_INTERVAL_S)
+        sender = NudgeSender(nudge_url, token=nudge_token, debouncer=debouncer)
+        # The screen already says when the soul is down; only a refusal also goes to the log.
+        logging.getLogger("host.body.nudge").setLevel(logging.ERROR)
+    body = TerminalBody(screen, sender)
+    app = make_body_app(body.handlers(), token=token)
+    async with listening(app, host, port) as bound:
+        body.scene.address = f"http://{host}:{bound}" + (" (token required)" if token else "")
+        screen.paint(body.scene, "start")
+        tasks = [asyncio.create_task(sender.run())] if sender else []
+        read_lines(asyncio.get_running_loop(), body, stdin)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            lost = sender.waiting if sender else []
+            if lost:
+                screen.say(f"{len(lost)} line(s) never reached the soul: {'; '.join(lost)}")
+            screen.say("the terminal body powers off.")
+
+
+def stdin_is_pipe(stdin) -> bool:
+    stdin = stdin or sys.stdin
+    try:
+        return not stdin.isatty()
+    except (AttributeError, ValueError):
+        return True

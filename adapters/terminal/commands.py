@@ -1,0 +1,41 @@
+"""`soulstack body terminal`: run the terminal body."""
+
+import os
+
+DEFAULT_PORT = 9310
+DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
+
+
+def terminal(args) -> int:
+    from adapters.terminal.body import run_terminal_body
+    from host.body.commands import check_url
+    from host.body.server import run_until_stopped
+
+    nudge_url = check_url(args.nudge_url) if args.nudge_url else None
+    return run_until_stopped(
+        run_terminal_body(
+            args.host, args.port, token=args.token or None,
+            nudge_url=nudge_url, nudge_token=args.nudge_token or None,
+        )
+    )
+
+
+def register(subparsers):
+    from host.cli import subcommand_group
+
+    group = subcommand_group(subparsers, "body", "run a body")
+    parser = group.add_parser(
+        "terminal",
+        help="the terminal body: your terminal is its face and voice, your keyboard nudges the soul",
+        description="Serve Body Protocol v1 (status, look, speak, express) with the terminal as face and "
+        "voice. Each line typed on stdin nudges the soul.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
+    parser.add_argument("--token", default=os.environ.get("BODY_TOKEN"),
+                        help="bearer token callers must send (default: $BODY_TOKEN, else none)")
+    parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
+                        help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
+    parser.add_argument("--nudge-token", default=os.environ.get("NUDGE_TOKEN"),
+                        help="bearer token for the soul's nudge endpoint (default: $NUDGE_TOKEN, else none)")
+    parser.set_defaults(func=terminal)

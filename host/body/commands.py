@@ -1,0 +1,57 @@
+"""`soulstack body-check URL`: run the Body Protocol v1 conformance checks against a body."""
+
+import asyncio
+from urllib.parse import urlsplit
+
+from host.body import protocol
+
+
+def parse_endpoints(text: str) -> tuple:
+    from host.cli import UsageError
+
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in protocol.ENDPOINTS]
+    if unknown or not names:
+        raise UsageError(f"--endpoints takes a comma list of {','.join(protocol.ENDPOINTS)}; not {text!r}")
+    return names
+
+
+def check_url(url: str) -> str:
+    from host.cli import UsageError
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"URL must look like http://127.0.0.1:9310, not {url!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise UsageError(f"URL has a bad port: {url!r}") from None
+    return url.rstrip("/")
+
+
+def body_check(args) -> int:
+    from host.body.check import run_checks, summary
+
+    url = check_url(args.url)
+    endpoints = parse_endpoints(args.endpoints)
+    results = asyncio.run(run_checks(url, args.token, endpoints))
+    for result in results:
+        print(result.line(), flush=True)
+    print(summary(url, results))
+    return 0 if all(result.passed for result in results) else 1
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "body-check",
+        help="check that a body keeps Body Protocol v1 (exit 0 only if it does)",
+        description="Run the Body Protocol v1 conformance checks against the body at URL. "
+        "One line per check, then a summary; exit 0 only if every check passes.",
+    )
+    parser.add_argument("url", metavar="URL", help="the body's base URL, e.g. http://127.0.0.1:9310")
+    parser.add_argument("--token", help="the body's bearer token; also checks that a missing or wrong token is refused")
+    parser.add_argument(
+        "--endpoints", default=",".join(protocol.ENDPOINTS),
+        help="comma list of the endpoints the body implements (default: %(default)s)",
+    )
+    parser.set_defaults(func=body_check)

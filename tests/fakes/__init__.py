@@ -1,0 +1,1 @@
+"""Protocol-true fakes: real loopback servers that tests point real clients at."""
