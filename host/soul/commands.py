@@ -1,0 +1,47 @@
+"""`soulstack soul [--config PATH] [--init] [--host HOST]`: run the soul, or write a starter config."""
+
+import logging
+import sys
+
+from host.soul import config
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "soul",
+        help="run the soul (wakes, lives a turn, sleeps; /nudge on 127.0.0.1:9202)",
+        description="Run the soul: a life that wakes, senses its body, lives one turn with a model, and sleeps.",
+    )
+    parser.add_argument("--config", metavar="PATH", help=f"the soul's config (default $SOUL_CONFIG or ./{config.DEFAULT_PATH})")
+    parser.add_argument("--init", action="store_true", help="write a starter config for the terminal body and exit")
+    parser.add_argument("--host", default="127.0.0.1", help="address the soul's HTTP server binds (default 127.0.0.1)")
+    parser.set_defaults(func=handle)
+
+
+def setup_logging():
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+
+
+def handle(args) -> int:
+    from host.cli import UsageError
+
+    path = config.resolve_path(args.config)
+    try:
+        if args.init:
+            config.write_starter(path)
+            print(f"wrote {path}: a soul living in the terminal body (start the body with `soulstack body terminal`)")
+            return 0
+        cfg, warnings = config.load(path)
+    except config.ConfigError as error:
+        raise UsageError(str(error)) from None
+    setup_logging()
+    for warning in warnings:
+        logging.getLogger("soul.config").warning("%s: %s", path, warning)
+    from host.soul.run import run_soul
+
+    return run_soul(cfg, host=args.host)

@@ -1,0 +1,315 @@
+"""soul.config.json: load, fill defaults, validate.
+
+The keys are stackchan-soul's, so an existing soul's config moves over as it
+is. `SPEC` below is the single list of every key: its default and what a valid
+value looks like. A wrong value stops start-up with one line naming the key
+path (`loop.maxSleepMinutes must be a number >= 1`); a key we do not know is a
+warning, never an error, so a newer or older config still starts.
+
+To add a key: add one entry to `SPEC` (and a line to docs/soul.md).
+"""
+
+import json
+import os
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DEFAULT_PATH = "soul.config.json"
+DEFAULT_PORT = 9202
+TERMINAL_BODY = "http://127.0.0.1:9310"
+PROVIDERS = ("anthropic", "openai", "brainstem")
+ENDPOINT_NAMES = ("status", "look", "speak", "express")
+
+
+class ConfigError(ValueError):
+    """One line naming the key path and what a valid value is."""
+
+
+# --- value checks: each returns the clean value or raises ConfigError(path ...) ---------
+
+
+def number(minimum=None, maximum=None, integer=False):
+    def check(path, value):
+        kind = "an integer" if integer else "a number"
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and integer and value != int(value):
+            ok = False
+        if ok and minimum is not None and value < minimum:
+            ok = False
+        if ok and maximum is not None and value > maximum:
+            ok = False
+        if not ok:
+            bounds = []
+            if minimum is not None:
+                bounds.append(f">= {minimum:g}")
+            if maximum is not None:
+                bounds.append(f"<= {maximum:g}")
+            raise ConfigError(f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, not {json.dumps(value)}")
+        return int(value) if integer else value
+
+    return check
+
+
+def string(optional=False, nonempty=False):
+    def check(path, value):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or (nonempty and not value.strip()):
+            raise ConfigError(f"{path} must be {'a non-empty' if nonempty else 'a'} string, not {json.dumps(value)}")
+        return value
+
+    return check
+
+
+def boolean(path, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path} must be true or false, not {json.dumps(value)}")
+    return value
+
+
+def choice(*options, optional=False):
+    def check(path, value):
+        if value is None and optional:
+            return None
+        if value not in options:
+            raise ConfigError(f"{path} must be one of {', '.join(options)}, not {json.dumps(value)}")
+        return value
+
+    return check
+
+
+def url(optional=False):
+    def check(path, value):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+            raise ConfigError(f"{path} must be an http:// or https:// URL, not {json.dumps(value)}")
+        return value
+
+    return check
+
+
+def timezone(path, value):
+    if value is None:
+        return None  # the machine's local zone
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise ConfigError(f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}") from None
+    return value
+
+
+def port(optional=False):
+    inner = number(0, 65535, integer=True)
+
+    def check(path, value):
+        if value is None and optional:
+            return None
+        return inner(path, value)
+
+    return check
+
+
+def number_list(path, value):
+    if not isinstance(value, list) or not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value):
+        raise ConfigError(f"{path} must be a list of positive numbers, not {json.dumps(value)}")
+    return value
+
+
+# --- the spec: every key, its default, its check ------------------------------------------
+# A dict is a nested object; a (default, check) tuple is a leaf.
+
+SPEC = {
+    "soulDir": ("soul", string(nonempty=True)),
+    "timezone": (None, timezone),
+    "model": {
+        "provider": (None, choice(*PROVIDERS, optional=True)),  # None: chosen from the environment
+        "id": (None, string(optional=True)),  # None: the provider's default model
+        "thinking": ("off", choice("off", "low", "medium", "high")),
+        "maxTokens": (4096, number(256, integer=True)),
+        "cacheTtl": ("1h", choice("5m", "1h")),
+        "maxContextTokens": (100000, number(1000, integer=True)),
+        "keepRecentTokens": (20000, number(100, integer=True)),
+        "retries": (3, number(0, 10, integer=True)),
+    },
+    "loop": {
+        "defaultSleepMinutes": (20, number(0.05)),
+        "minSleepMinutes": (2, number(0.05)),
+        "maxSleepMinutes": (60, number(1)),
+        "errorSleepMinutes": (10, number(0.05)),
+        "nightStartHour": (0, number(0, 23, integer=True)),
+        "nightEndHour": (7, number(0, 23, integer=True)),
+        "nightMaxSleepMinutes": (120, number(1)),
+        "maxStepsPerWaking": (40, number(1, integer=True)),
+    },
+    "body": {
+        "name": ("the terminal", string()),
+        "token": (None, string(optional=True)),
+        "endpoints": {name: (None, url(optional=True)) for name in ENDPOINT_NAMES},
+    },
+    "persona": {
+        "name": ("Pip", string(nonempty=True)),
+        "human": ("my human", string(nonempty=True)),
+        "notes": ("", string()),
+        "language": ("en", choice("en", "zh")),
+        "sharedMoodPath": (None, string(optional=True)),
+    },
+    "log": {
+        "streamThoughts": (False, boolean),
+    },
+    "nudge": {
+        "port": (DEFAULT_PORT, port()),
+        "token": (None, string(optional=True)),
+    },
+    "converse": {
+        "port": (None, port(optional=True)),  # None: served on nudge.port
+        "token": (None, string(optional=True)),  # None: nudge.token
+    },
+    "health": {
+        "port": (None, port(optional=True)),  # None: served on nudge.port
+    },
+    "drives": {
+        "boredomThresholds": ([6, 20, 40], number_list),
+        "missingHours": ([18, 48], number_list),
+    },
+    "budget": {
+        "maxWakesPerDay": (60, number(1, integer=True)),
+        "hungrySleepMinutes": (120, number(1)),
+        "maxUsdPerDay": (None, lambda path, v: None if v is None else number(0)(path, v)),
+    },
+    "shell": {
+        "enabled": (False, boolean),
+        "timeoutSeconds": (30, number(1)),
+        "maxOutputChars": (4000, number(100, integer=True)),
+        "cwd": (None, string(optional=True)),
+    },
+    "mcp": ([], None),  # a list; each entry checked by check_mcp
+}
+
+MCP_ENTRY = {
+    "name": (None, string(nonempty=True)),
+    "url": (None, url()),
+    "auth": ("none", choice("none", "bearer", "aws-sigv4")),
+    "token": (None, string(optional=True)),
+    "region": (None, string(optional=True)),
+    "service": (None, string(optional=True)),
+    "maxOutputChars": (8000, number(100, integer=True)),
+}
+
+
+def _fill(spec: dict, given, path: str, warnings: list) -> dict:
+    """Defaults from `spec`, overlaid with `given`, every leaf checked."""
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{path or 'the config'} must be a JSON object, not {json.dumps(given)[:40]}")
+    out = {}
+    for key, rule in spec.items():
+        key_path = f"{path}.{key}" if path else key
+        if isinstance(rule, dict):
+            out[key] = _fill(rule, given.get(key), key_path, warnings)
+            continue
+        default, check = rule
+        value = given.get(key, default)
+        if key == "mcp" and not path:
+            out[key] = check_mcp(value, warnings)
+        else:
+            out[key] = value if check is None or (key not in given and default is None) else check(key_path, value)
+    for key in given:
+        if key not in spec and not key.startswith("_"):
+            warnings.append(f"{path + '.' if path else ''}{key} is not a key the soul knows; ignored")
+    return out
+
+
+def check_mcp(value, warnings):
+    if not isinstance(value, list):
+        raise ConfigError(f"mcp must be a list of servers, not {json.dumps(value)[:40]}")
+    servers, names = [], set()
+    for index, entry in enumerate(value):
+        server = _fill(MCP_ENTRY, entry, f"mcp[{index}]", warnings)
+        if server["name"] is None or server["url"] is None:
+            raise ConfigError(f"mcp[{index}] needs a \"name\" and a \"url\"")
+        if server["name"] in names:
+            raise ConfigError(f"mcp[{index}].name {json.dumps(server['name'])} is used twice")
+        names.add(server["name"])
+        servers.append(server)
+    return servers
+
+
+def _check_relations(cfg: dict):
+    loop = cfg["loop"]
+    if loop["minSleepMinutes"] > loop["maxSleepMinutes"]:
+        raise ConfigError("loop.minSleepMinutes must be <= loop.maxSleepMinutes")
+    if loop["minSleepMinutes"] > loop["nightMaxSleepMinutes"]:
+        raise ConfigError("loop.minSleepMinutes must be <= loop.nightMaxSleepMinutes")
+
+
+def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
+    """(config with every default filled, warnings). Raises ConfigError."""
+    warnings: list = []
+    cfg = _fill(SPEC, raw, "", warnings)
+    _check_relations(cfg)
+    soul_dir = Path(os.path.expanduser(cfg["soulDir"]))
+    if not soul_dir.is_absolute() and base_dir is not None:
+        soul_dir = base_dir / soul_dir
+    cfg["soulDir"] = str(soul_dir)
+    return cfg, warnings
+
+
+def resolve_path(given: str | None) -> Path:
+    return Path(given or os.environ.get("SOUL_CONFIG") or DEFAULT_PATH)
+
+
+def load(path: Path) -> tuple[dict, list]:
+    """Read and check `path`; a relative soulDir is relative to the config file's folder."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist; create one with `soulstack soul --init`") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path} cannot be read: {error}") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    return from_dict(raw, path.resolve().parent)
+
+
+def starter(language: str = "en") -> dict:
+    """The config `soulstack soul --init` writes: the terminal body, defaults spelled out."""
+    return {
+        "soulDir": "soul",
+        "timezone": None,
+        "model": {"provider": None, "id": None, "thinking": "off"},
+        "loop": {
+            "defaultSleepMinutes": 20,
+            "minSleepMinutes": 2,
+            "maxSleepMinutes": 60,
+            "errorSleepMinutes": 10,
+            "nightStartHour": 0,
+            "nightEndHour": 7,
+            "nightMaxSleepMinutes": 120,
+        },
+        "body": {
+            "name": "the terminal",
+            "endpoints": {name: f"{TERMINAL_BODY}/{name}" for name in ENDPOINT_NAMES},
+        },
+        "persona": {
+            "name": "Pip",
+            "human": "my human",
+            "notes": "Curious, warm, a little mischievous; never clingy.",
+            "language": language,
+        },
+        "log": {"streamThoughts": True},
+        "nudge": {"port": DEFAULT_PORT},
+        "shell": {"enabled": False},
+        "mcp": [],
+    }
+
+
+def write_starter(path: Path) -> None:
+    from host.soul.atomic import atomic_write_text
+
+    if path.exists():
+        raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")
+    atomic_write_text(path, json.dumps(starter(), indent=2, ensure_ascii=False) + "\n")

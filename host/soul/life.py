@@ -1,0 +1,176 @@
+"""The inner life files in soulDir: the soul's diary, mood, mind, aspirations, achievements, self.
+
+They are irreplaceable, so: every write is atomic (host/soul/atomic.py); each
+day the first waking copies every file to soulDir/backups/YYYY-MM-DD/ (14 days
+kept); a file that cannot be read is reported and its newest backup is used —
+it is never treated as empty, because the next write would then erase it.
+
+The names are stackchan-soul's so an existing soul's files move over.
+"""
+
+import logging
+import re
+import shutil
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from host.soul.atomic import atomic_write_bytes, atomic_write_text
+
+log = logging.getLogger("soul.life")
+
+MOOD, DIARY, MIND = "MOOD.md", "DIARY.md", "MIND.md"
+ASPIRATIONS, ACHIEVEMENTS = "ASPIRATIONS.md", "ACHIEVEMENTS.md"
+SELF, SELF_HISTORY = "SELF.md", "SELF.history.md"
+FILES = (MOOD, DIARY, MIND, ASPIRATIONS, ACHIEVEMENTS, SELF, SELF_HISTORY)
+KEEP_BACKUP_DAYS = 14
+STAMP = "%Y-%m-%d %H:%M"
+
+# One diary entry / kept matter / achievement per line: "- 2024-05-01 14:03: text".
+ENTRY_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2} \d{2}:\d{2}): ?(.*)$")
+
+
+class Unreadable(Exception):
+    """A life file exists but cannot be read, and no backup of it exists either."""
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class Life:
+    def __init__(self, soul_dir, mood_path: str | None = None):
+        self.dir = Path(soul_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.backups = self.dir / "backups"
+        self.mood_path = Path(mood_path) if mood_path else None
+        self.problems: list[str] = []  # told to the soul at its next waking, then cleared
+
+    def path(self, name: str) -> Path:
+        if name == MOOD and self.mood_path:
+            return self.mood_path
+        return self.dir / name
+
+    # --- raw file access ---------------------------------------------------------------
+
+    def read(self, name: str) -> str:
+        """The file's text; "" when it does not exist yet; its newest backup when it cannot be read."""
+        path = self.path(name)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+        except (OSError, UnicodeDecodeError) as error:
+            backup = self.newest_backup(name)
+            if backup is None:
+                problem = f"{name} cannot be read ({error}) and has no backup; leaving it untouched"
+                log.error(problem)
+                self._note(problem)
+                raise Unreadable(problem) from None
+            problem = f"{name} cannot be read ({error}); using the backup from {backup.parent.name}"
+            log.error(problem)
+            self._note(problem)
+            return backup.read_text(encoding="utf-8")
+
+    def _note(self, problem: str):
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+    def write(self, name: str, text: str) -> None:
+        path = self.path(name)
+        if path.exists() and self.newest_backup(name) is None:
+            self._save_damaged(name)
+        atomic_write_text(path, text)
+
+    def _save_damaged(self, name: str):
+        """Before overwriting a file that cannot be read and was never backed up, keep its bytes aside."""
+        path = self.path(name)
+        try:
+            path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            try:
+                atomic_write_bytes(self.dir / f"{name}.damaged", path.read_bytes())
+            except OSError:
+                pass
+
+    def append(self, name: str, text: str) -> None:
+        current = self.read(name)
+        if current and not current.endswith("\n"):
+            current += "\n"
+        self.write(name, current + text)
+
+    # --- backups -----------------------------------------------------------------------
+
+    def backup_daily(self, today: date) -> None:
+        """Copy each readable life file into backups/<today>/ once a day; drop folders older than 14 days."""
+        folder = self.backups / today.isoformat()
+        for name in FILES:
+            source, target = self.path(name), folder / name
+            if target.exists() or not source.exists():
+                continue
+            try:
+                data = source.read_bytes()
+                data.decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # never let a damaged file become the newest backup
+            atomic_write_bytes(target, data)
+        cutoff = today - timedelta(days=KEEP_BACKUP_DAYS)
+        for old in self._backup_days():
+            if old < cutoff:
+                shutil.rmtree(self.backups / old.isoformat(), ignore_errors=True)
+
+    def _backup_days(self) -> list:
+        days = []
+        if self.backups.is_dir():
+            for entry in self.backups.iterdir():
+                try:
+                    days.append(date.fromisoformat(entry.name))
+                except ValueError:
+                    continue
+        return sorted(days)
+
+    def newest_backup(self, name: str) -> Path | None:
+        for day in reversed(self._backup_days()):
+            candidate = self.backups / day.isoformat() / name
+            if candidate.exists():
+                return candidate
+        return None
+
+    # --- the shapes inside the files ---------------------------------------------------
+
+    def entries(self, name: str) -> list:
+        """[(datetime, text)] for every "- stamp: text" line of DIARY/MIND/ACHIEVEMENTS."""
+        out = []
+        for line in self.read(name).splitlines():
+            match = ENTRY_LINE.match(line)
+            if match:
+                out.append((datetime.strptime(match.group(1), STAMP), match.group(2)))
+        return out
+
+    def add_entry(self, name: str, when: datetime, text: str) -> None:
+        self.append(name, f"- {when.strftime(STAMP)}: {one_line(text)}\n")
+
+    def settle(self, matter: str):
+        """Remove one kept matter matched exactly or by a unique prefix. (removed text | None, why not)."""
+        wanted = one_line(matter)
+        if not wanted:
+            return None, "empty"
+        lines = self.read(MIND).splitlines()
+        kept = [(i, ENTRY_LINE.match(line)) for i, line in enumerate(lines)]
+        kept = [(i, m.group(2)) for i, m in kept if m]
+        exact = [(i, text) for i, text in kept if text == wanted]
+        found = exact or [(i, text) for i, text in kept if text.startswith(wanted)]
+        if not found:
+            return None, "none"
+        if len(found) > 1 and not exact:
+            return None, "ambiguous"
+        index, text = found[0]
+        del lines[index]
+        self.write(MIND, "\n".join(lines) + ("\n" if lines else ""))
+        return text, None
+
+    def reflect(self, when: datetime, content: str) -> None:
+        """Replace SELF.md; the previous version goes to the end of SELF.history.md first."""
+        previous = self.read(SELF)
+        if previous.strip():
+            self.append(SELF_HISTORY, f"\n=== until {when.strftime(STAMP)} ===\n{previous.rstrip()}\n")
+        self.write(SELF, content.strip() + "\n")

@@ -1,0 +1,145 @@
+"""session.jsonl: the soul's stream of consciousness, one JSON record per line.
+
+Every message is appended (flush + fsync) the moment it exists, so a kill -9
+loses at most the line being written. On start the file is read back: a torn
+last line is cut off with a warning (so the next append starts on a clean
+line) and everything before it is kept.
+
+Records:
+  {"type": "message", "message": {...Message.to_json()}, "at": "<iso time>"}
+  {"type": "fold", "summary": "<text>", "upto": <number of messages folded>, "at": ...}
+A fold says: the first `upto` messages are replaced by `summary` (the context
+ceiling, issue 4, writes these; a restart keeps the fold).
+"""
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from host.llm.types import Message, TextBlock, ToolResult
+
+log = logging.getLogger("soul.session")
+
+INTERRUPTED = "(this was cut short: the soul's process stopped before it finished)"
+
+
+class Session:
+    def __init__(self, path):
+        self.path = Path(path)
+        self.messages: list = []  # every message ever, in order
+        self.fold_summary: str | None = None
+        self.fold_upto = 0
+        self.warnings: list[str] = []
+        self._handle = None
+
+    # --- reading back ----------------------------------------------------------------------
+
+    def load(self) -> "Session":
+        if not self.path.exists():
+            return self
+        data = self.path.read_bytes()
+        chunks = data.splitlines(keepends=True)
+        offset = good_end = 0  # good_end: just past the last line that is kept as it is
+        for number, chunk in enumerate(chunks, 1):
+            is_last = number == len(chunks)
+            if chunk.strip():
+                try:
+                    self._take(json.loads(chunk))
+                    good_end = offset + len(chunk)
+                except (ValueError, KeyError, TypeError) as error:
+                    where = "its last line" if is_last else f"line {number}"
+                    warning = f"{self.path.name}: skipped {where}, which is torn or not a record ({error})"
+                    log.warning(warning)
+                    self.warnings.append(warning)
+                    if not is_last:
+                        good_end = offset + len(chunk)  # a bad line in the middle stays; only a torn tail is cut
+            else:
+                good_end = offset + len(chunk)
+            offset += len(chunk)
+        if good_end < len(data) or not data.endswith(b"\n"):
+            self._repair(data, good_end)
+        return self
+
+    def _take(self, record: dict):
+        kind = record.get("type")
+        if kind == "message":
+            self.messages.append(Message.from_json(record["message"]))
+        elif kind == "fold":
+            self.fold_summary = str(record["summary"])
+            self.fold_upto = int(record["upto"])
+        else:
+            raise ValueError(f"unknown record type {kind!r}")
+
+    def _repair(self, data: bytes, good_end: int):
+        """Drop a torn tail and make sure the file ends with a newline, so appends start clean."""
+        kept = data[:good_end]
+        if kept and not kept.endswith(b"\n"):
+            kept += b"\n"
+        with open(self.path, "r+b") as handle:
+            handle.truncate(len(kept))
+            handle.seek(0)
+            handle.write(kept)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    # --- what the model sees -------------------------------------------------------------
+
+    def history(self) -> list:
+        """The messages after the last fold, made whole: a tool call the process died in gets an answer."""
+        return close_open_calls(self.messages[self.fold_upto:])
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def append(self, message: Message, at: str = "") -> None:
+        self.messages.append(message)
+        self._write({"type": "message", "message": message.to_json(), "at": at})
+
+    def append_fold(self, summary: str, upto: int, at: str = "") -> None:
+        self.fold_summary, self.fold_upto = summary, upto
+        self._write({"type": "fold", "summary": summary, "upto": upto, "at": at})
+
+    def _write(self, record: dict):
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "a", encoding="utf-8")
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self):
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def close_open_calls(messages: list) -> list:
+    """Every tool call must be followed by its result; a call left open by a crash gets one saying so."""
+    out = []
+    for index, message in enumerate(messages):
+        out.append(message)
+        calls = message.tool_calls() if message.role == "assistant" else []
+        if not calls:
+            continue
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answered = set()
+        if following is not None and following.role == "user":
+            answered = {b.tool_call_id for b in following.content if isinstance(b, ToolResult)}
+        missing = [ToolResult(c.id, [TextBlock(INTERRUPTED)], is_error=True) for c in calls if c.id not in answered]
+        if missing:
+            out.append(Message("user", missing))  # coalesce() merges it with the results that exist
+    return coalesce(out)
+
+
+def coalesce(messages: list) -> list:
+    """Merge neighbours of the same role (APIs want user/assistant turns to alternate); tool results first."""
+    out: list = []
+    for message in messages:
+        if out and out[-1].role == message.role:
+            merged = out[-1].content + message.content
+            if message.role == "user":
+                merged = [b for b in merged if isinstance(b, ToolResult)] + [b for b in merged if not isinstance(b, ToolResult)]
+            out[-1] = Message(message.role, merged)
+        else:
+            out.append(Message(message.role, list(message.content)))
+    return out
