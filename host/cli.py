@@ -74,4 +74,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, so `python -m host.cli` raises and catches the
+    # same UsageError class the command modules import (not a __main__ copy of it).
+    from host.cli import main as imported_main
+
+    sys.exit(imported_main())
