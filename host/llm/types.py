@@ -58,13 +58,20 @@ class ToolResult:
 
 @dataclass
 class ThinkingBlock:
-    """Extended thinking the provider returned; kept so it can be sent back verbatim."""
+    """Extended thinking the provider returned; kept so it can be sent back verbatim.
+
+    `redacted` marks Anthropic's encrypted thinking: then `signature` holds its data.
+    """
 
     thinking: str
     signature: str = ""
+    redacted: bool = False
 
     def to_json(self):
-        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+        data = {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+        if self.redacted:
+            data["redacted"] = True
+        return data
 
 
 Block = Union[TextBlock, ImageBlock, ToolCall, ToolResult, ThinkingBlock]
@@ -85,7 +92,7 @@ def block_from_json(data: dict) -> Block:
             bool(data.get("is_error")),
         )
     if kind == "thinking":
-        return ThinkingBlock(data.get("thinking", ""), data.get("signature", ""))
+        return ThinkingBlock(data.get("thinking", ""), data.get("signature", ""), bool(data.get("redacted")))
     raise ValueError(f"unknown block type {kind!r}")
 
 

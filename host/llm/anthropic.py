@@ -1,0 +1,231 @@
+"""Claude through Anthropic's Messages API, with the real `anthropic` SDK.
+
+Prompt caching (`cache=True`) puts up to three `cache_control` breakpoints,
+all with the same TTL (`cache_ttl`, "1h" by default):
+
+1. the system prompt block,
+2. the last tool definition (the cache orders tools before the system prompt,
+   so this breakpoint covers every tool),
+3. the end of the history: the last cacheable block of the message *before*
+   the final user message.
+
+The final user message is the soul's waking snapshot: volatile (time, senses,
+mood), so it goes last and is never marked. A waking's history only grows, so
+the next waking's request repeats this one's bytes up to breakpoint 3 — the
+cache serves them as a read instead of re-processing (and re-paying) them.
+Breakpoint markers themselves are not part of the cached content, so moving
+breakpoint 3 forward each waking does not break the shared prefix. A 1 h TTL
+outlives the soul's usual sleep; the anchor project paid for a 5 m TTL that
+expired between every pair of wakings.
+"""
+
+import logging
+import os
+
+import anthropic
+
+from host.llm.types import (
+    ImageBlock,
+    Message,
+    ModelError,
+    Reply,
+    TextBlock,
+    ThinkingBlock,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+STOP_REASONS = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+class AnthropicModel:
+    """A `Model` backed by Claude. `thinking` is None (the model's default), a
+    token budget (int, for models with extended thinking), a type string
+    ("adaptive", "between_tools", ...) or the API's dict, sent as given."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        cache_ttl: str = "1h",
+        thinking=None,
+        timeout_s: float = 120.0,
+        env=None,
+    ):
+        env = os.environ if env is None else env
+        if cache_ttl not in ("5m", "1h"):
+            raise ValueError(f'cache_ttl must be "5m" or "1h", not {cache_ttl!r}')
+        api_key = api_key or env.get("ANTHROPIC_API_KEY")
+        if not api_key:
+            raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY or pass api_key")
+        self.model_id = model_id
+        self.cache_ttl = cache_ttl
+        self.thinking = thinking_param(thinking)
+        self.base_url = base_url or env.get("ANTHROPIC_BASE_URL") or None
+        # Retries are ours (host.llm.providers.complete_with_retry), so the SDK makes one attempt.
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=self.base_url, timeout=timeout_s, max_retries=0
+        )
+
+    async def complete(
+        self,
+        system: str,
+        messages: list,
+        tools: list | None = None,
+        *,
+        tool_choice: str | None = None,
+        max_tokens: int = 4096,
+        cache: bool = False,
+    ) -> Reply:
+        params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache)
+        try:
+            response = await self.send(params)
+        except ModelError as err:
+            # Models that think before answering refuse a forced tool choice
+            # (400). Rather than failing the turn, ask again letting the model
+            # choose; the caller sees from the reply whether it called the tool.
+            if not (tool_choice and err.status == 400 and "tool_choice" in str(err)):
+                raise
+            log.warning("%s refused a forced tool choice; asking again with tool_choice auto", self.model_id)
+            response = await self.send(dict(params, tool_choice={"type": "auto"}))
+        return to_reply(response)
+
+    async def send(self, params):
+        try:
+            return await self.client.messages.create(**params)
+        except anthropic.APIStatusError as err:
+            raise ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code)) from err
+        except anthropic.APIConnectionError as err:  # includes timeouts
+            raise ModelError(f"anthropic unreachable at {self.client.base_url}: {err}", 0, True) from err
+        except anthropic.AnthropicError as err:
+            raise ModelError(f"anthropic: {err}", 0, False) from err
+
+    def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> dict:
+        """The Messages API request for one call (pure: tests and tools read it)."""
+        mark = {"type": "ephemeral", "ttl": self.cache_ttl} if cache else None
+        params = {"model": self.model_id, "max_tokens": max_tokens, "messages": [to_api_message(m) for m in messages]}
+        if system:
+            params["system"] = [dict({"type": "text", "text": system}, **({"cache_control": mark} if mark else {}))]
+        if tools:
+            params["tools"] = [to_api_tool(tool) for tool in tools]
+            if mark:
+                params["tools"][-1]["cache_control"] = mark
+        if tool_choice:
+            params["tool_choice"] = {"type": "tool", "name": tool_choice}
+        if self.thinking:
+            params["thinking"] = self.thinking
+        if mark:
+            mark_history(params["messages"], mark)
+        return params
+
+
+def mark_history(api_messages, mark):
+    """Put the history breakpoint on the message before the final user message."""
+    last_user = max((i for i, m in enumerate(api_messages) if m["role"] == "user"), default=-1)
+    if last_user < 1:
+        return
+    # Thinking blocks cannot carry cache_control; any other block can.
+    for block in reversed(api_messages[last_user - 1]["content"]):
+        if block["type"] not in ("thinking", "redacted_thinking"):
+            block["cache_control"] = mark
+            return
+
+
+def thinking_param(thinking):
+    if thinking is None or thinking is False:
+        return None
+    if isinstance(thinking, bool):
+        raise ValueError("thinking: give a token budget, a type such as \"adaptive\", or the API's dict")
+    if isinstance(thinking, int):
+        return {"type": "enabled", "budget_tokens": thinking}
+    if isinstance(thinking, str):
+        return {"type": thinking}
+    if isinstance(thinking, dict) and "type" in thinking:
+        return dict(thinking)
+    raise ValueError(f"thinking: cannot use {thinking!r}")
+
+
+# --- our types -> the Messages API ------------------------------------------
+def to_api_tool(tool: Tool) -> dict:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def to_api_message(message: Message) -> dict:
+    content = [block for block in (to_api_block(b) for b in message.content) if block is not None]
+    return {"role": message.role, "content": content}
+
+
+def to_api_block(block):
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text else None  # the API rejects empty text
+    if isinstance(block, ImageBlock):
+        return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
+    if isinstance(block, ToolCall):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResult):
+        result = {"type": "tool_result", "tool_use_id": block.tool_call_id, "is_error": block.is_error}
+        inner = [b for b in (to_api_block(b) for b in block.content) if b is not None]
+        if inner:
+            result["content"] = inner
+        return result
+    if isinstance(block, ThinkingBlock):
+        if block.redacted:
+            return {"type": "redacted_thinking", "data": block.signature}
+        # Unsigned thinking came from another provider; Claude would reject it.
+        if not block.signature:
+            return None
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    raise TypeError(f"cannot send {type(block).__name__} to Anthropic")
+
+
+# --- the Messages API -> our types ------------------------------------------
+def to_reply(response) -> Reply:
+    blocks = []
+    for block in response.content:
+        if block.type == "text":
+            blocks.append(TextBlock(block.text))
+        elif block.type == "tool_use":
+            blocks.append(ToolCall(block.id, block.name, dict(block.input or {})))
+        elif block.type == "thinking":
+            blocks.append(ThinkingBlock(block.thinking or "", block.signature or ""))
+        elif block.type == "redacted_thinking":
+            blocks.append(ThinkingBlock("", block.data, redacted=True))
+        else:
+            log.warning("ignoring a %s block from Anthropic", block.type)
+    usage = response.usage
+    return Reply(
+        message=Message("assistant", blocks),
+        stop_reason=STOP_REASONS.get(response.stop_reason, response.stop_reason or "end_turn"),
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        ),
+        model=response.model,
+    )
+
+
+def retryable(status: int) -> bool:
+    """429 (rate limit), 408/409 (the API's own advice), 5xx incl. 529 overloaded."""
+    return status in (408, 409, 429) or status >= 500
+
+
+def error_text(err) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    detail = body.get("error") if isinstance(body.get("error"), dict) else {}
+    return detail.get("message") or err.message

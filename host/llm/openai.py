@@ -1,0 +1,192 @@
+"""Any Chat Completions server (OpenAI, Ollama, llama.cpp, vLLM) with the real `openai` SDK.
+
+Chat Completions differs from our types in three ways this module bridges:
+
+- tool results are separate `tool` role messages, one per call, right after
+  the assistant message that made the calls;
+- a `tool` message carries text only, so an image a tool returned (the
+  body's camera) follows as a user message with an `image_url` data URL;
+- thinking is not sent back (no signed thinking exists here); a server's
+  `reasoning_content` is read into a ThinkingBlock so the log can show it.
+
+Usage: `prompt_tokens` counts cached tokens too, so input_tokens is the
+uncached rest and cache_read_tokens is `prompt_tokens_details.cached_tokens`,
+the same meaning as on the Anthropic side. Calls are non-streaming.
+"""
+
+import json
+import logging
+import os
+
+import openai
+
+from host.llm.types import (
+    ImageBlock,
+    Message,
+    ModelError,
+    Reply,
+    TextBlock,
+    ThinkingBlock,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+# A model Ollama users commonly have pulled; any id the server knows works.
+DEFAULT_MODEL = "llama3.1"
+FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+
+
+class OpenAIModel:
+    """A `Model` backed by a Chat Completions server. Local servers need no key;
+    one is sent anyway ("not-needed") because the SDK insists on one."""
+
+    provider = "openai"
+
+    def __init__(self, model_id: str = DEFAULT_MODEL, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 300.0, env=None):
+        env = os.environ if env is None else env
+        self.model_id = model_id
+        self.base_url = base_url or env.get("OPENAI_BASE_URL") or None
+        self.client = openai.AsyncOpenAI(
+            api_key=api_key or env.get("OPENAI_API_KEY") or "not-needed",
+            base_url=self.base_url,
+            timeout=timeout_s,
+            max_retries=0,  # retries are ours: host.llm.providers.complete_with_retry
+        )
+
+    async def complete(
+        self,
+        system: str,
+        messages: list,
+        tools: list | None = None,
+        *,
+        tool_choice: str | None = None,
+        max_tokens: int = 4096,
+        cache: bool = False,  # servers cache prefixes on their own; nothing to mark
+    ) -> Reply:
+        params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        try:
+            response = await self.client.chat.completions.create(**params)
+        except openai.APIStatusError as err:
+            raise ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code)) from err
+        except openai.APIConnectionError as err:  # includes timeouts
+            raise ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True) from err
+        except openai.OpenAIError as err:
+            raise ModelError(f"openai-compatible: {err}", 0, False) from err
+        if not response.choices:
+            raise ModelError("openai-compatible server answered without a choice", 200, True)
+        return to_reply(response)
+
+    def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096) -> dict:
+        """The Chat Completions request for one call (pure: tests read it)."""
+        api_messages = [{"role": "system", "content": system}] if system else []
+        for message in messages:
+            api_messages.extend(to_api_messages(message))
+        params = {"model": self.model_id, "messages": api_messages, "max_tokens": max_tokens}
+        if tools:
+            params["tools"] = [to_api_tool(tool) for tool in tools]
+        if tool_choice:
+            params["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+        return params
+
+
+# --- our types -> Chat Completions --------------------------------------------
+def to_api_tool(tool: Tool) -> dict:
+    return {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}}
+
+
+def data_url(image: ImageBlock) -> dict:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
+
+
+def user_content(blocks):
+    """Plain text when there is no image (what small local servers handle best), else parts."""
+    if all(isinstance(b, TextBlock) for b in blocks):
+        return "\n".join(b.text for b in blocks)
+    return [{"type": "text", "text": b.text} if isinstance(b, TextBlock) else data_url(b) for b in blocks]
+
+
+def to_api_messages(message: Message) -> list:
+    if message.role == "assistant":
+        text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text)
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.input)}}
+            for c in message.content
+            if isinstance(c, ToolCall)
+        ]
+        out = {"role": "assistant", "content": text or None}
+        if calls:
+            out["tool_calls"] = calls
+        elif not text:
+            out["content"] = ""
+        return [out]
+    out, images, rest = [], [], []
+    for block in message.content:
+        if isinstance(block, ToolResult):
+            texts = [b.text for b in block.content if isinstance(b, TextBlock)]
+            pictures = [b for b in block.content if isinstance(b, ImageBlock)]
+            words = "\n".join(texts) or ("(image follows)" if pictures else "(no output)")
+            out.append({"role": "tool", "tool_call_id": block.tool_call_id, "content": ("error: " if block.is_error else "") + words})
+            if pictures:
+                images.append(TextBlock(f"(the image returned by tool call {block.tool_call_id})"))
+                images.extend(pictures)
+        elif isinstance(block, (TextBlock, ImageBlock)) and not (isinstance(block, TextBlock) and not block.text):
+            rest.append(block)
+    following = images + rest
+    if following:
+        out.append({"role": "user", "content": user_content(following)})
+    return out
+
+
+# --- Chat Completions -> our types --------------------------------------------
+def to_reply(response) -> Reply:
+    choice = response.choices[0]
+    message = choice.message
+    blocks = []
+    reasoning = getattr(message, "reasoning_content", None) or (message.model_extra or {}).get("reasoning_content")
+    if reasoning:
+        blocks.append(ThinkingBlock(reasoning))
+    if message.content:
+        blocks.append(TextBlock(message.content))
+    for index, call in enumerate(message.tool_calls or []):
+        blocks.append(ToolCall(call.id or f"call_{index}", call.function.name, parse_arguments(call.function.arguments)))
+    stop = FINISH_REASONS.get(choice.finish_reason, "end_turn")
+    if message.tool_calls:
+        stop = "tool_use"  # some servers say "stop" even when they called a tool
+    return Reply(Message("assistant", blocks), stop, to_usage(response.usage), response.model)
+
+
+def parse_arguments(raw):
+    """A model's tool arguments as a dict; unparseable JSON is kept so the tool can say what was wrong."""
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {"_unparsed_arguments": raw}
+    return value if isinstance(value, dict) else {"_unparsed_arguments": raw}
+
+
+def to_usage(usage) -> Usage:
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details else 0
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    return Usage(
+        input_tokens=max(0, (usage.prompt_tokens or 0) - cached - written),
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+def retryable(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
+def error_text(err) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    detail = body.get("error") if isinstance(body.get("error"), dict) else body
+    return (detail or {}).get("message") or err.message

@@ -1,0 +1,93 @@
+"""Which model the soul or the flock talks to, and calling it with retries.
+
+`choose_provider` picks from the environment, `make_model` builds the model,
+`complete_with_retry` rides out rate limits and overloads. The brainstem (no
+model at all) lives in `host/llm/brainstem.py`; it is built there, not here.
+"""
+
+import asyncio
+import logging
+import os
+
+from host.llm.types import ModelError, Reply
+
+log = logging.getLogger(__name__)
+
+PROVIDERS = ("anthropic", "openai", "brainstem")
+
+
+def choose_provider(explicit: str | None = None, env=None) -> str:
+    """The provider to use: the explicit choice if given, else anthropic when
+    ANTHROPIC_API_KEY is set, else openai when OPENAI_BASE_URL is set, else brainstem."""
+    env = os.environ if env is None else env
+    if explicit:
+        if explicit not in PROVIDERS:
+            raise ValueError(f"model.provider must be one of {', '.join(PROVIDERS)}, not {explicit!r}")
+        return explicit
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if env.get("OPENAI_BASE_URL"):
+        return "openai"
+    return "brainstem"
+
+
+def default_model_id(provider: str) -> str:
+    if provider == "anthropic":
+        from host.llm.anthropic import DEFAULT_MODEL
+    elif provider == "openai":
+        from host.llm.openai import DEFAULT_MODEL
+    else:
+        raise ValueError(f"no default model id for provider {provider!r}")
+    return DEFAULT_MODEL
+
+
+def make_model(provider: str, model_id: str | None = None, **options):
+    """Build the model for `provider` ("anthropic" or "openai"). `options` go to
+    the model's constructor (api_key, base_url, timeout_s, env; for anthropic
+    also cache_ttl and thinking). A missing API key raises ValueError."""
+    if provider == "anthropic":
+        from host.llm.anthropic import DEFAULT_MODEL, AnthropicModel
+
+        return AnthropicModel(model_id or DEFAULT_MODEL, **options)
+    if provider == "openai":
+        from host.llm.openai import DEFAULT_MODEL, OpenAIModel
+
+        return OpenAIModel(model_id or DEFAULT_MODEL, **options)
+    if provider == "brainstem":
+        raise ValueError("the brainstem is not a language model: build it with host.llm.brainstem")
+    raise ValueError(f"unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}")
+
+
+async def complete_with_retry(
+    model,
+    system: str,
+    messages: list,
+    tools: list | None = None,
+    *,
+    tool_choice: str | None = None,
+    max_tokens: int = 4096,
+    cache: bool = False,
+    attempts: int = 3,
+    backoff_s: float = 2.0,
+    max_backoff_s: float = 60.0,
+    sleep=asyncio.sleep,
+) -> Reply:
+    """`model.complete(...)`, tried up to `attempts` times while the error is
+    retryable (429, 5xx, 529, timeouts, refused connections), waiting
+    backoff_s, 2*backoff_s, 4*backoff_s... (capped at max_backoff_s) between
+    tries. A non-retryable error, or the last one, is raised as it came.
+    `sleep` is a seam so tests need not wait."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    for attempt in range(1, attempts + 1):
+        try:
+            return await model.complete(
+                system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache
+            )
+        except ModelError as err:
+            if not err.retryable or attempt == attempts:
+                raise
+            delay = min(max_backoff_s, backoff_s * 2 ** (attempt - 1))
+            log.warning("%s call failed (%s); try %d of %d in %.1f s", model.provider, err, attempt + 1, attempts, delay)
+            await sleep(delay)
+    raise AssertionError("unreachable")

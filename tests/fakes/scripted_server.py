@@ -1,0 +1,126 @@
+"""What the fake model servers share: a loopback aiohttp server, a script of
+replies, and a record of every request.
+
+`tests/fakes/anthropic_api.py` and `tests/fakes/openai_api.py` subclass
+`ScriptedServer`; see those files for how a test uses them.
+"""
+
+import asyncio
+import inspect
+import json
+from collections import deque
+from dataclasses import dataclass
+
+from aiohttp import web
+
+
+@dataclass
+class Recorded:
+    """One request as the fake received it."""
+
+    method: str
+    path: str
+    headers: dict  # lower-cased names
+    body: dict | None  # parsed JSON, None when the body was not JSON
+    raw: bytes
+
+
+class ScriptedServer:
+    """A loopback HTTP server that answers from a queue of scripted replies.
+
+    A reply is whatever the subclass understands (a spec dict, a string), or a
+    callable taking the request JSON and returning one — sync or async, so a
+    test can answer from what was sent or wait on an `asyncio.Event` to play a
+    slow model. When the queue is empty, `default` answers (itself a reply or
+    a callable); with no default the fake answers 400 saying the script ran out.
+    """
+
+    def __init__(self, replies=(), *, default=None):
+        self.script = deque(replies)
+        self.default = default
+        self.requests: list[Recorded] = []
+        self._runner = None
+        self.port = 0
+
+    # --- scripting -------------------------------------------------------
+    def reply(self, *replies):
+        """Queue replies, answered in order, one per request."""
+        self.script.extend(replies)
+        return self
+
+    async def next_reply(self, body):
+        if self.script:
+            item = self.script.popleft()
+        elif self.default is not None:
+            item = self.default
+        else:
+            return None
+        if callable(item):
+            item = item(body)
+            if inspect.isawaitable(item):
+                item = await item
+        return item
+
+    # --- serving ---------------------------------------------------------
+    def routes(self, app: web.Application):  # pragma: no cover - subclasses add routes
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self):
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.routes(app)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self):
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self):
+        return await self.start()
+
+    async def __aexit__(self, *exc):
+        await self.stop()
+
+    async def record(self, request: web.Request) -> Recorded:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        entry = Recorded(
+            request.method,
+            request.path,
+            {k.lower(): v for k, v in request.headers.items()},
+            body,
+            raw,
+        )
+        self.requests.append(entry)
+        return entry
+
+    @property
+    def bodies(self) -> list:
+        """The JSON bodies of the requests so far, oldest first."""
+        return [r.body for r in self.requests]
+
+
+async def sse(request: web.Request, events) -> web.StreamResponse:
+    """Write `events` (pairs of event name or None, data string) as Server-Sent Events."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    for name, data in events:
+        chunk = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
+        await response.write(chunk.encode())
+        await asyncio.sleep(0)  # let the client read chunk by chunk
+    await response.write_eof()
+    return response

@@ -1,0 +1,258 @@
+"""AnthropicModel through the real anthropic SDK against the fake Messages API."""
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from host.llm.anthropic import AnthropicModel
+from host.llm.types import (
+    ImageBlock,
+    Message,
+    ModelError,
+    TextBlock,
+    ThinkingBlock,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
+
+JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
+LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
+SLEEP = Tool("sleep", "Sleep for some minutes.", {"type": "object", "properties": {"minutes": {"type": "integer"}}})
+
+
+@pytest.fixture
+async def fake():
+    async with FakeAnthropic() as server:
+        yield server
+
+
+def model_for(fake, **options):
+    return AnthropicModel("claude-sonnet-5-5", api_key="test-key", base_url=fake.base_url, **options)
+
+
+async def test_text_reply_and_request_shape(fake):
+    fake.reply("Good morning.")
+    reply = await model_for(fake).complete("You are a small robot.", [Message.user("hello")], max_tokens=300)
+    assert reply.message.role == "assistant"
+    assert reply.message.text() == "Good morning."
+    assert reply.stop_reason == "end_turn"
+    assert reply.model == "claude-sonnet-5-5"
+    body = fake.bodies[0]
+    assert body["model"] == "claude-sonnet-5-5" and body["max_tokens"] == 300
+    assert body["system"] == [{"type": "text", "text": "You are a small robot."}]
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    assert "tools" not in body and "tool_choice" not in body
+    headers = fake.requests[0].headers
+    assert "test-key" in headers.get("x-api-key", "") + headers.get("authorization", "")
+
+
+async def test_tool_call_round_trip_with_image_result(fake):
+    fake.reply(tool_use("look", {"question": "who is there?"}, id="toolu_1", text="Let me look."), "I see a face.")
+    model = model_for(fake)
+    history = [Message.user("someone is at the desk")]
+    first = await model.complete("sys", history, [LOOK, SLEEP])
+    assert first.stop_reason == "tool_use"
+    assert first.message.text() == "Let me look."
+    assert first.message.tool_calls() == [ToolCall("toolu_1", "look", {"question": "who is there?"})]
+
+    history += [first.message, Message("user", [ToolResult("toolu_1", [TextBlock("a photo"), ImageBlock(JPEG)])])]
+    second = await model.complete("sys", history, [LOOK, SLEEP])
+    assert second.message.text() == "I see a face."
+    sent = fake.bodies[1]["messages"]
+    assert sent[1]["content"][1] == {"type": "tool_use", "id": "toolu_1", "name": "look", "input": {"question": "who is there?"}}
+    result = sent[2]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1" and result["is_error"] is False
+    assert result["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": JPEG}}
+    assert [t["name"] for t in fake.bodies[1]["tools"]] == ["look", "sleep"]
+    assert fake.bodies[1]["tools"][0]["input_schema"] == LOOK.input_schema
+
+
+async def test_error_tool_result_and_user_image(fake):
+    fake.reply("ok")
+    history = [
+        Message.user("look"),
+        Message("assistant", [ToolCall("t1", "look", {})]),
+        Message("user", [ToolResult("t1", [TextBlock("your body did not respond")], is_error=True), ImageBlock(JPEG, "image/png")]),
+    ]
+    await model_for(fake).complete("sys", history, [LOOK])
+    content = fake.bodies[0]["messages"][2]["content"]
+    assert content[0]["is_error"] is True
+    assert content[0]["content"] == [{"type": "text", "text": "your body did not respond"}]
+    assert content[1]["source"]["media_type"] == "image/png"
+
+
+async def test_thinking_blocks_keep_their_signature(fake):
+    fake.reply(
+        message(
+            {"type": "thinking", "thinking": "They seem sad.", "signature": "sig-abc"},
+            {"type": "redacted_thinking", "data": "ENCRYPTED"},
+            {"type": "tool_use", "id": "t9", "name": "look", "input": {}},
+        ),
+        "done",
+    )
+    model = model_for(fake, thinking=2048)
+    first = await model.complete("sys", [Message.user("hi")], [LOOK], max_tokens=4096)
+    assert first.message.content[0] == ThinkingBlock("They seem sad.", "sig-abc")
+    assert first.message.content[1] == ThinkingBlock("", "ENCRYPTED", redacted=True)
+    # The session stores it as JSON and reads it back; the blocks survive.
+    stored = Message.from_json(json.loads(json.dumps(first.message.to_json())))
+    history = [Message.user("hi"), stored, Message("user", [ToolResult("t9", [TextBlock("nothing")])])]
+    await model.complete("sys", history, [LOOK], max_tokens=4096)
+    assert fake.bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    sent = fake.bodies[1]["messages"][1]["content"]
+    assert sent[0] == {"type": "thinking", "thinking": "They seem sad.", "signature": "sig-abc"}
+    assert sent[1] == {"type": "redacted_thinking", "data": "ENCRYPTED"}
+
+
+async def test_unsigned_thinking_is_not_sent(fake):
+    fake.reply("ok")
+    history = [Message.user("hi"), Message("assistant", [ThinkingBlock("from another model"), TextBlock("hey")]), Message.user("again")]
+    await model_for(fake).complete("sys", history)
+    assert fake.bodies[0]["messages"][1]["content"] == [{"type": "text", "text": "hey"}]
+
+
+async def test_forced_tool_choice(fake):
+    fake.reply(tool_use("sleep", {"minutes": 30}))
+    reply = await model_for(fake).complete("sys", [Message.user("tired")], [LOOK, SLEEP], tool_choice="sleep")
+    assert fake.bodies[0]["tool_choice"] == {"type": "tool", "name": "sleep"}
+    assert reply.message.tool_calls()[0].input == {"minutes": 30}
+
+
+async def test_forced_tool_choice_refused_falls_back_to_auto(fake):
+    def refuse_forced(body):
+        if body.get("tool_choice", {}).get("type") == "tool":
+            return error(400, "tool_choice: forced tool use is not supported with thinking")
+        return tool_use("sleep", {"minutes": 5})
+
+    fake.reply(refuse_forced, refuse_forced)
+    reply = await model_for(fake).complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
+    assert [b["tool_choice"]["type"] for b in fake.bodies] == ["tool", "auto"]
+    assert reply.message.tool_calls()[0].name == "sleep"
+
+
+async def test_usage_maps_cache_tokens(fake):
+    usage = {"input_tokens": 11, "output_tokens": 22, "cache_read_input_tokens": 3300, "cache_creation_input_tokens": 440}
+    fake.reply(text("hi", usage=usage))
+    reply = await model_for(fake).complete("sys", [Message.user("hi")])
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (11, 22)
+    assert (reply.usage.cache_read_tokens, reply.usage.cache_write_tokens) == (3300, 440)
+
+
+def waking(history, n):
+    """The messages of waking n: the kept history plus a fresh, volatile snapshot."""
+    return history + [Message.user(f"It is {7 + n}:00. You woke by your alarm. Mood: calm {n}.")]
+
+
+async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
+    fake.reply(tool_use("sleep", {"minutes": 30}, id="s1"), "Sleeping now.", tool_use("sleep", {"minutes": 40}, id="s2"))
+    model = model_for(fake)  # cache_ttl defaults to 1h
+    system = "You are Stacky, a desk robot. " * 40
+    history = [Message.user("(first waking)"), Message("assistant", [TextBlock("I am awake.")])]
+
+    # Waking 1: one tool round.
+    w1 = waking(history, 1)
+    r1 = await model.complete(system, w1, [LOOK, SLEEP], cache=True)
+    w1 += [r1.message, Message("user", [ToolResult("s1", [TextBlock("you will sleep 30 minutes")])])]
+    r2 = await model.complete(system, w1, [LOOK, SLEEP], cache=True)
+    # Waking 2: the history is all of waking 1, then a new snapshot.
+    r3 = await model.complete(system, waking(w1 + [r2.message], 2), [LOOK, SLEEP], cache=True)
+    assert r3.message.tool_calls()[0].input == {"minutes": 40}
+
+    one_hour = {"type": "ephemeral", "ttl": "1h"}
+    for body in fake.bodies:
+        assert body["system"][-1]["cache_control"] == one_hour
+        assert body["tools"][-1]["cache_control"] == one_hour
+        assert all("cache_control" not in t for t in body["tools"][:-1])
+        messages = body["messages"]
+        # The final user message (the snapshot or the tool result) is never marked ...
+        assert all("cache_control" not in b for b in messages[-1]["content"])
+        # ... the history breakpoint is the last block of the message before it ...
+        assert messages[-2]["content"][-1]["cache_control"] == one_hour
+        marked = [b for m in messages for b in m["content"] if "cache_control" in b]
+        assert len(marked) == 1
+
+    # Waking 2 repeats waking 1's last request byte for byte up to its last breakpoint.
+    previous, latest = cacheable_blocks(fake.bodies[1]), cacheable_blocks(fake.bodies[2])
+    last_bp = max(i for i, (_c, _t, ttl) in enumerate(previous) if ttl)
+    assert [c for c, _t, _ttl in latest[: last_bp + 1]] == [c for c, _t, _ttl in previous[: last_bp + 1]]
+    # And the fake's cache simulation saw it: waking 2 reads what waking 1 wrote.
+    assert fake.usages[0]["cache_creation_input_tokens"] > 0 and fake.usages[0]["cache_read_input_tokens"] == 0
+    assert fake.usages[2]["cache_read_input_tokens"] >= sum(t for _c, t, _ttl in previous[: last_bp + 1])
+    assert fake.usages[2]["cache_creation"]["ephemeral_1h_input_tokens"] == fake.usages[2]["cache_creation_input_tokens"]
+
+
+async def test_cache_off_sends_no_breakpoints_and_5m_ttl(fake):
+    fake.reply("a", "b")
+    history = [Message.user("x"), Message("assistant", [TextBlock("y")]), Message.user("z")]
+    await model_for(fake).complete("sys", history, [LOOK])
+    assert "cache_control" not in json.dumps(fake.bodies[0])
+    await model_for(fake, cache_ttl="5m").complete("sys", history, [LOOK], cache=True)
+    assert fake.bodies[1]["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+
+
+@pytest.mark.parametrize("status", [429, 500, 529])
+async def test_retryable_errors(fake, status):
+    fake.reply(error(status))
+    with pytest.raises(ModelError) as caught:
+        await model_for(fake).complete("sys", [Message.user("hi")])
+    assert caught.value.status == status and caught.value.retryable
+    assert len(fake.requests) == 1  # the SDK's own retries are off: retrying is ours
+
+
+async def test_bad_request_is_not_retryable(fake):
+    fake.reply(error(400, "messages.0.content: bad"))
+    with pytest.raises(ModelError) as caught:
+        await model_for(fake).complete("sys", [Message.user("hi")])
+    assert caught.value.status == 400 and not caught.value.retryable
+    assert "messages.0.content: bad" in str(caught.value)
+
+
+async def test_unreachable_server_is_retryable():
+    async with FakeAnthropic() as gone:
+        url = gone.base_url
+    model = AnthropicModel("claude-sonnet-5-5", api_key="k", base_url=url, timeout_s=5)
+    with pytest.raises(ModelError) as caught:
+        await model.complete("sys", [Message.user("hi")])
+    assert caught.value.retryable and caught.value.status == 0
+
+
+async def test_timeout_is_retryable(fake):
+    release = asyncio.Event()
+
+    async def slow(body):
+        await release.wait()
+        return text("late")
+
+    fake.reply(slow)
+    model = AnthropicModel("claude-sonnet-5-5", api_key="k", base_url=fake.base_url, timeout_s=0.3)
+    with pytest.raises(ModelError) as caught:
+        await model.complete("sys", [Message.user("hi")])
+    release.set()
+    assert caught.value.retryable
+
+
+async def test_base_url_and_key_from_environment(fake):
+    fake.reply("from env")
+    env = {"ANTHROPIC_API_KEY": "env-key", "ANTHROPIC_BASE_URL": fake.base_url}
+    reply = await AnthropicModel("claude-sonnet-5-5", env=env).complete("sys", [Message.user("hi")])
+    assert reply.message.text() == "from env"
+    headers = fake.requests[0].headers
+    assert "env-key" in headers.get("x-api-key", "") + headers.get("authorization", "")
+
+
+async def test_sdk_reads_anthropic_base_url_itself(fake, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    fake.reply("hi")
+    reply = await AnthropicModel("claude-sonnet-5-5", api_key="k", env={}).complete("s", [Message.user("x")])
+    assert reply.message.text() == "hi"
+
+
+def test_missing_key_and_bad_options_are_clear():
+    with pytest.raises(ValueError, match="ANTHROPIC_API_KEY"):
+        AnthropicModel("claude-sonnet-5-5", env={})
+    with pytest.raises(ValueError, match="cache_ttl"):
+        AnthropicModel("claude-sonnet-5-5", api_key="k", cache_ttl="2h", env={})

@@ -1,0 +1,129 @@
+"""Provider choice, model construction, retries with backoff, and prices."""
+
+import pytest
+
+from host.llm.anthropic import AnthropicModel
+from host.llm.openai import OpenAIModel
+from host.llm.prices import cost_usd, price_for
+from host.llm.providers import choose_provider, complete_with_retry, make_model
+from host.llm.types import Message, ModelError, Usage
+from tests.fakes.anthropic_api import FakeAnthropic, error
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import error as openai_error
+
+
+@pytest.mark.parametrize(
+    "explicit, env, expected",
+    [
+        (None, {}, "brainstem"),
+        (None, {"ANTHROPIC_API_KEY": "k"}, "anthropic"),
+        (None, {"OPENAI_BASE_URL": "http://localhost:11434/v1"}, "openai"),
+        (None, {"ANTHROPIC_API_KEY": "k", "OPENAI_BASE_URL": "http://x/v1"}, "anthropic"),
+        (None, {"ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": "http://x/v1"}, "openai"),
+        (None, {"OPENAI_API_KEY": "sk"}, "brainstem"),  # a key alone says nothing about where to go
+        ("openai", {"ANTHROPIC_API_KEY": "k"}, "openai"),
+        ("brainstem", {"ANTHROPIC_API_KEY": "k"}, "brainstem"),
+        ("anthropic", {}, "anthropic"),
+    ],
+)
+def test_choose_provider(explicit, env, expected):
+    assert choose_provider(explicit, env) == expected
+
+
+def test_choose_provider_rejects_unknown_names():
+    with pytest.raises(ValueError, match="anthropic, openai, brainstem"):
+        choose_provider("gemini", {})
+
+
+def test_make_model():
+    model = make_model("anthropic", api_key="k", env={})
+    assert isinstance(model, AnthropicModel) and model.provider == "anthropic"
+    assert model.model_id == "claude-sonnet-5-5" and model.cache_ttl == "1h"
+    assert make_model("anthropic", "claude-haiku-5-5", api_key="k", cache_ttl="5m", env={}).cache_ttl == "5m"
+    local = make_model("openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"})
+    assert isinstance(local, OpenAIModel) and local.model_id == "llama3.1"
+    assert local.base_url == "http://127.0.0.1:11434/v1"
+    with pytest.raises(ValueError, match="host.llm.brainstem"):
+        make_model("brainstem")
+    with pytest.raises(ValueError, match="unknown model provider"):
+        make_model("gemini")
+    with pytest.raises(ValueError, match="ANTHROPIC_API_KEY"):
+        make_model("anthropic", env={})
+
+
+class Sleeps(list):
+    async def __call__(self, seconds):
+        self.append(seconds)
+
+
+@pytest.mark.parametrize("status", [429, 529, 500])
+async def test_retry_then_success(status):
+    async with FakeAnthropic() as fake:
+        fake.reply(error(status), error(status), "finally")
+        model = make_model("anthropic", api_key="k", base_url=fake.base_url, env={})
+        sleeps = Sleeps()
+        reply = await complete_with_retry(model, "sys", [Message.user("hi")], attempts=3, backoff_s=1.5, sleep=sleeps)
+    assert reply.message.text() == "finally"
+    assert sleeps == [1.5, 3.0]
+    assert len(fake.requests) == 3
+    assert fake.bodies[0] == fake.bodies[2]  # the same request each time
+
+
+async def test_retry_gives_up_with_the_last_error():
+    async with FakeAnthropic() as fake:
+        fake.reply(error(529, "overloaded 1"), error(529, "overloaded 2"), "never sent")
+        model = make_model("anthropic", api_key="k", base_url=fake.base_url, env={})
+        sleeps = Sleeps()
+        with pytest.raises(ModelError, match="overloaded 2") as caught:
+            await complete_with_retry(model, "sys", [Message.user("hi")], attempts=2, backoff_s=1, sleep=sleeps)
+    assert caught.value.retryable and caught.value.status == 529
+    assert sleeps == [1] and len(fake.requests) == 2
+
+
+async def test_non_retryable_raises_at_once():
+    async with FakeOpenAI() as fake:
+        fake.reply(openai_error(400, "bad tools"), "never sent")
+        model = make_model("openai", base_url=fake.base_url + "/v1", env={})
+        sleeps = Sleeps()
+        with pytest.raises(ModelError, match="bad tools"):
+            await complete_with_retry(model, "sys", [Message.user("hi")], sleep=sleeps)
+    assert sleeps == [] and len(fake.requests) == 1
+
+
+async def test_backoff_is_capped_and_arguments_pass_through():
+    async with FakeOpenAI() as fake:
+        fake.reply(*[openai_error(503)] * 4, "ok")
+        model = make_model("openai", base_url=fake.base_url + "/v1", env={})
+        sleeps = Sleeps()
+        reply = await complete_with_retry(
+            model, "sys", [Message.user("hi")], max_tokens=77, attempts=5, backoff_s=10, max_backoff_s=25, sleep=sleeps
+        )
+    assert reply.message.text() == "ok"
+    assert sleeps == [10, 20, 25, 25]
+    assert {body["max_tokens"] for body in fake.bodies} == {77}
+
+
+def test_prices():
+    assert price_for("claude-sonnet-5-5").cache_read == 0.10
+    assert price_for("claude-sonnet-5").cache_read == 0.20
+    assert price_for("claude-haiku-4-5-20251001").input == 1.00  # dated snapshot finds its family
+    assert price_for("claude-sonnet-4-5-20250929").input == 3.00
+    assert price_for("claude-opus-9-future").input == 4.00  # unknown Claude: newest of its family
+    assert price_for("llama3.1") is None
+
+
+def test_cost_usd():
+    usage = Usage(input_tokens=2_000, output_tokens=1_000, cache_read_tokens=100_000, cache_write_tokens=10_000)
+    # Sonnet 5.5: 2000*2 + 1000*10 + 100000*0.10 + 10000*4 (1h write) = 64000 per million
+    assert cost_usd("claude-sonnet-5-5", usage, "1h") == pytest.approx(0.064)
+    # 5m writes cost $2.50 instead of $4: 15000 less.
+    assert cost_usd("claude-sonnet-5-5", usage, "5m") == pytest.approx(0.049)
+    assert cost_usd("claude-opus-5-5", Usage(1_000_000, 0, 0, 0)) == pytest.approx(4.0)
+    assert cost_usd("llama3.1", usage) == 0.0
+    # Haiku 5.5 prices a whole request higher once its prompt passes 100k tokens.
+    short = Usage(input_tokens=50_000, output_tokens=1_000)
+    long = Usage(input_tokens=150_000, output_tokens=1_000)
+    assert cost_usd("claude-haiku-5-5", short) == pytest.approx((50_000 * 0.10 + 1_000 * 0.50) / 1e6)
+    assert cost_usd("claude-haiku-5-5", long) == pytest.approx((150_000 * 0.50 + 1_000 * 2.50) / 1e6)
+    custom = {"claude-sonnet-5-5": price_for("claude-opus-5-5")}
+    assert cost_usd("claude-sonnet-5-5", Usage(1_000_000), prices=custom) == pytest.approx(4.0)
