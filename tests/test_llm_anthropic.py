@@ -4,6 +4,7 @@ import asyncio
 import base64
 import json
 
+import anthropic
 import pytest
 
 from host.llm.anthropic import AnthropicModel
@@ -17,7 +18,7 @@ from host.llm.types import (
     ToolCall,
     ToolResult,
 )
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, PromptCache, cacheable_blocks, error, message, text, tool_use
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
 LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
@@ -256,3 +257,127 @@ def test_missing_key_and_bad_options_are_clear():
         AnthropicModel("claude-sonnet-5-5", env={})
     with pytest.raises(ValueError, match="cache_ttl"):
         AnthropicModel("claude-sonnet-5-5", api_key="k", cache_ttl="2h", env={})
+
+
+# --- the fake itself, through the SDK: streaming, validation, cache rules ---
+async def test_fake_streams_what_the_sdk_assembles(fake):
+    fake.reply(
+        message(
+            {"type": "thinking", "thinking": "Someone waved.", "signature": "sig-1"},
+            {"type": "text", "text": "Hello, friend! Nice to see you."},
+            {"type": "tool_use", "id": "toolu_s", "name": "express", "input": {"emotion": "happy", "level": 2}},
+        )
+    )
+    client = anthropic.AsyncAnthropic(api_key="k", base_url=fake.base_url, max_retries=0)
+    async with client.messages.stream(
+        model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
+        pieces = [t async for t in stream.text_stream]
+        final = await stream.get_final_message()
+    assert len(pieces) > 1 and "".join(pieces) == "Hello, friend! Nice to see you."
+    assert [b.type for b in final.content] == ["thinking", "text", "tool_use"]
+    assert final.content[0].signature == "sig-1"
+    assert final.content[2].input == {"emotion": "happy", "level": 2}
+    assert final.stop_reason == "tool_use" and final.usage.output_tokens == fake.usages[0]["output_tokens"]
+    assert fake.bodies[0]["stream"] is True
+
+
+@pytest.mark.parametrize(
+    "messages, complaint",
+    [
+        ([{"role": "assistant", "content": "hi"}], "first message"),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "look", "input": {}}]},
+                {"role": "user", "content": "no result"},
+            ],
+            "without tool_result",
+        ),
+        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope"}]}], "unexpected tool_use_id"),
+        ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "non-empty"),
+        (
+            [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": "AA"}}]}],
+            "media_type",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": str(i), "cache_control": {"type": "ephemeral"}} for i in range(5)]}],
+            "maximum of 4",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "a", "cache_control": {"type": "ephemeral", "ttl": "5m"}},
+                        {"type": "text", "text": "b", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+                    ],
+                }
+            ],
+            "ttl='1h'",
+        ),
+    ],
+)
+async def test_fake_rejects_what_the_api_rejects(fake, messages, complaint):
+    fake.reply("never")
+    client = anthropic.AsyncAnthropic(api_key="k", base_url=fake.base_url, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await client.messages.create(model="claude-sonnet-5-5", max_tokens=10, messages=messages)
+    assert complaint in str(caught.value)
+    assert list(fake.script) == ["never"]  # a rejected request does not use up a scripted reply
+
+
+async def test_fake_default_reply_and_empty_script(fake):
+    model = model_for(fake)
+    with pytest.raises(ModelError, match="no reply left") as caught:
+        await model.complete("sys", [Message.user("hi")])
+    assert caught.value.status == 400
+    fake.default = lambda body: text(f"you said {body['messages'][-1]['content'][0]['text']}")
+    assert (await model.complete("sys", [Message.user("hi")])).message.text() == "you said hi"
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def request_body(history, ttl="1h"):
+    mark = {"type": "ephemeral", "ttl": ttl}
+    return {
+        "model": "m",
+        "system": [{"type": "text", "text": "S" * 400, "cache_control": mark}],
+        "messages": [
+            {"role": "user", "content": [dict({"type": "text", "text": t}, **({"cache_control": mark} if i == len(history) - 1 else {}))]}
+            for i, t in enumerate(history)
+        ],
+    }
+
+
+def test_prompt_cache_reads_writes_and_expires():
+    clock = Clock()
+    cache = PromptCache(clock=clock)
+    first = cache.account("m", cacheable_blocks(request_body(["a" * 400])))
+    assert first[1] == 0 and first[2] > 0 and first[3] == {"1h": first[2]}
+    clock.now += 3000  # 50 minutes: a 1 h entry is still there
+    second = cache.account("m", cacheable_blocks(request_body(["a" * 400, "b" * 400])))
+    assert second[1] == first[2]  # everything waking 1 wrote is read
+    assert second[2] > 0  # and the new tail is written
+    clock.now += 3601  # past the TTL of everything: all written again
+    third = cache.account("m", cacheable_blocks(request_body(["a" * 400, "b" * 400])))
+    assert third[1] == 0 and third[2] == second[1] + second[2]
+    # Another model shares nothing.
+    assert cache.account("other", cacheable_blocks(request_body(["a" * 400])))[1] == 0
+
+
+def test_prompt_cache_5m_ttl_and_minimum_length():
+    clock = Clock()
+    cache = PromptCache(clock=clock)
+    cache.account("m", cacheable_blocks(request_body(["a"], ttl="5m")))
+    clock.now += 301
+    assert cache.account("m", cacheable_blocks(request_body(["a"], ttl="5m")))[1] == 0  # expired after 5 minutes
+    small = PromptCache(min_tokens=10_000, clock=clock)
+    assert small.account("m", cacheable_blocks(request_body(["a"])))[2] == 0  # too short to cache
+    assert small.account("m", cacheable_blocks(request_body(["a"])))[1] == 0
