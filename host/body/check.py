@@ -136,8 +136,8 @@ def _refusal_check(name, answer: Answer, allowed=range(400, 500), what="4xx") ->
     return CheckResult(name, False, f"expected {what}, got {_describe(answer)}")
 
 
-async def _endpoint_checks(probe: Prober, endpoint: str, token: str | None) -> list[CheckResult]:
-    within = STATUS_WITHIN_S if endpoint == "status" else ACT_WITHIN_S
+async def _endpoint_checks(probe: Prober, endpoint: str, token: str | None, status_within_s: float) -> list[CheckResult]:
+    within = status_within_s if endpoint == "status" else ACT_WITHIN_S
     results = [_shape_check(f"{endpoint} answers", endpoint, await probe.send(endpoint, GOOD[endpoint], timeout_s=within), within)]
     if endpoint == "status":
         answer = await probe.send("status", {"future": "field"}, timeout_s=within)
@@ -168,7 +168,9 @@ async def _reachable(url: str, timeout_s: float) -> str | None:
     return None
 
 
-async def run_checks(url: str, token: str | None = None, endpoints=protocol.ENDPOINTS) -> list[CheckResult]:
+async def run_checks(
+    url: str, token: str | None = None, endpoints=protocol.ENDPOINTS, status_within_s: float = STATUS_WITHIN_S
+) -> list[CheckResult]:
     """Every check for the body at `url` (its base URL, e.g. http://127.0.0.1:9310)."""
     problem = await _reachable(url, STATUS_WITHIN_S)
     if problem:
@@ -177,7 +179,7 @@ async def run_checks(url: str, token: str | None = None, endpoints=protocol.ENDP
     async with aiohttp.ClientSession() as session:
         probe = Prober(session, url, token)
         for endpoint in endpoints:
-            results += await _endpoint_checks(probe, endpoint, token)
+            results += await _endpoint_checks(probe, endpoint, token, status_within_s)
     return results
 
 

@@ -142,7 +142,7 @@ class NudgeSender:
         """Every reason not yet delivered, oldest first."""
         return self._undelivered + self.debouncer.pending
 
-    def _seconds_until_attempt(self) -> float | None:
+    def seconds_until_attempt(self) -> float | None:
         if self._undelivered:
             return max(0.0, self._retry_at - self.clock())
         return self.debouncer.seconds_until_due()
@@ -156,7 +156,7 @@ class NudgeSender:
         """Deliver nudges until cancelled."""
         async with aiohttp.ClientSession() as session:
             while True:
-                wait = self._seconds_until_attempt()
+                wait = self.seconds_until_attempt()
                 if wait is None or wait > 0:
                     await self._sleep_or_wake(wait)
                     continue

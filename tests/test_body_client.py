@@ -1,0 +1,118 @@
+"""BodyClient against real bodies on loopback: answers, and every way a call fails."""
+
+import asyncio
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import unused_port
+
+from host.body.client import BodyClient, BodyError
+from host.body.server import BodyUnavailable, make_body_app
+from tests.fakes.broken_body import make_broken_body_app
+
+TOKEN = "client-token"
+
+
+class Body:
+    def __init__(self):
+        self.spoken = []
+        self.never = asyncio.Event()
+
+    async def status(self, request):
+        return {"online": True}
+
+    async def look(self, request):
+        return {"text": f"looking for {request['question']}"}
+
+    async def speak(self, request):
+        self.spoken.append(request["text"])
+        return {}
+
+    async def express(self, request):
+        raise BodyUnavailable("the face panel is off")
+
+    async def hang(self, request):
+        await self.never.wait()
+
+
+async def base_url(aiohttp_server, app):
+    server = await aiohttp_server(app)
+    return str(server.make_url("")).rstrip("/")
+
+
+async def test_calls_return_the_validated_answer(aiohttp_server):
+    body = Body()
+    handlers = {"status": body.status, "look": body.look, "speak": body.speak}
+    url = await base_url(aiohttp_server, make_body_app(handlers, token=TOKEN))
+    async with BodyClient.at(url, token=TOKEN, endpoints=("status", "look", "speak")) as client:
+        assert await client.status() == {"online": True}
+        assert await client.look("a cat") == {"text": "looking for a cat"}
+        assert await client.speak("hello") == {}
+    assert body.spoken == ["hello"]
+
+
+async def test_a_non_2xx_answer_raises_with_status_and_message(aiohttp_server):
+    body = Body()
+    url = await base_url(aiohttp_server, make_body_app({"express": body.express}))
+    async with BodyClient.at(url) as client:
+        with pytest.raises(BodyError) as caught:
+            await client.express("happy")
+    assert caught.value.status == 503
+    assert caught.value.message == "the face panel is off"
+
+
+async def test_a_wrong_token_raises_401(aiohttp_server):
+    url = await base_url(aiohttp_server, make_body_app({"status": Body().status}, token=TOKEN))
+    async with BodyClient.at(url, token="not-it") as client:
+        with pytest.raises(BodyError) as caught:
+            await client.status()
+    assert caught.value.status == 401
+
+
+async def test_a_body_that_never_answers_times_out(aiohttp_server):
+    body = Body()
+    url = await base_url(aiohttp_server, make_body_app({"status": body.hang}))
+    async with BodyClient.at(url, timeout_s=0.2) as client:
+        with pytest.raises(BodyError) as caught:
+            await client.status()
+    assert caught.value.status == 0
+    assert "did not answer within 0.2 s" in caught.value.message
+    body.never.set()
+
+
+async def test_a_refused_connection_raises():
+    async with BodyClient.at(f"http://127.0.0.1:{unused_port()}") as client:
+        with pytest.raises(BodyError) as caught:
+            await client.speak("anyone there?")
+    assert caught.value.status == 0
+    assert "could not be reached" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (lambda c: c.status(), "wrong shape"),
+        (lambda c: c.look("x"), "JPEG SOI"),
+        (lambda c: c.speak("hi"), "without a JSON body"),
+    ],
+)
+async def test_a_2xx_of_the_wrong_shape_still_raises(aiohttp_server, call, expected):
+    url = await base_url(aiohttp_server, make_broken_body_app())
+    async with BodyClient.at(url) as client:
+        with pytest.raises(BodyError) as caught:
+            await call(client)
+    assert caught.value.status == 200
+    assert expected in caught.value.message
+
+
+async def test_a_non_json_error_page_still_raises(aiohttp_server):
+    async def crash(request):
+        return web.Response(status=500, text="<html>Internal Server Error</html>")
+
+    app = web.Application()
+    app.router.add_post("/status", crash)
+    url = await base_url(aiohttp_server, app)
+    async with BodyClient.at(url) as client:
+        with pytest.raises(BodyError) as caught:
+            await client.status()
+    assert caught.value.status == 500
