@@ -1,0 +1,51 @@
+"""The bridge's HTTP side: Body Protocol v1 served by host/body's app, answered over serial."""
+
+import asyncio
+import contextlib
+import logging
+
+from aiohttp import web
+
+from host.body.nudge import NudgeSender
+from host.body.server import make_body_app
+from host.bridge.serial_link import SerialLink
+
+log = logging.getLogger(__name__)
+
+LINK_KEY = web.AppKey("serial_link", SerialLink)
+
+
+def _background(coroutine_function):
+    """A cleanup context that runs `coroutine_function()` as a task for the app's lifetime."""
+
+    async def context(app):
+        task = asyncio.create_task(coroutine_function())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    return context
+
+
+def make_bridge_app(link: SerialLink, token: str | None = None, nudges: NudgeSender | None = None) -> web.Application:
+    """Serve /status /look /speak /express for the robot behind `link`; forward its nudges via `nudges`."""
+
+    async def status(request: dict) -> dict:
+        return await link.status()
+
+    def acting(endpoint):
+        async def handler(request: dict) -> dict:
+            return await link.request(endpoint, request)
+
+        return handler
+
+    app = make_body_app({"status": status, "look": acting("look"), "speak": acting("speak"), "express": acting("express")}, token)
+    app[LINK_KEY] = link
+    if nudges is not None:
+        link.on_nudge = nudges.nudge
+        app.cleanup_ctx.append(_background(nudges.run))
+    else:
+        link.on_nudge = lambda reason: log.info("the robot nudged (%s); not forwarded: no --nudge-url", reason)
+    app.cleanup_ctx.append(_background(link.run))
+    return app

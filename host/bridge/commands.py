@@ -1,0 +1,65 @@
+"""`soulstack bridge serial`: a robot on a USB cable, served as a Body Protocol v1 body."""
+
+import logging
+
+DEFAULT_LISTEN = "127.0.0.1:9201"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    from host.cli import UsageError
+
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen takes HOST:PORT such as {DEFAULT_LISTEN}, not {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def locator(device: str):
+    """What the link calls before each (re)open: the fixed path, or a fresh search by USB id."""
+    from host.bridge.ports import find_esp32s3
+
+    if device == "auto":
+        return find_esp32s3
+    return lambda: device
+
+
+def bridge_serial(args) -> int:
+    from host.body.nudge import NudgeSender
+    from host.body.server import run_until_stopped, serve_forever
+    from host.bridge.app import make_bridge_app
+    from host.bridge.serial_link import SerialLink
+    from host.cli import UsageError
+
+    host, port = parse_listen(args.listen)
+    if args.baud <= 0:
+        raise UsageError(f"--baud must be positive, not {args.baud}")
+    if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
+        raise UsageError(f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}")
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+
+    link = SerialLink(locator(args.device), baud=args.baud)
+    nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
+    app = make_bridge_app(link, token=args.token, nudges=nudges)
+    print(f"serial bridge: robot on {args.device}, Body Protocol v1 on http://{host}:{port}", flush=True)
+    return run_until_stopped(serve_forever(app, host, port, announce=lambda line: print(line, flush=True)))
+
+
+def register(subparsers):
+    from host.cli import subcommand_group
+
+    group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
+    parser = group.add_parser(
+        "serial",
+        help="serve a robot on a USB serial port as a Body Protocol v1 body",
+        description="Open the robot's USB serial port and serve /status /look /speak /express over HTTP. "
+        "Unplugging is noticed within seconds (/status says online: false, acting answers 503); "
+        "plugging back in reconnects by itself. Nudges from the robot are forwarded to --nudge-url.",
+    )
+    parser.add_argument("--device", required=True, help="the serial port path, or 'auto' to find the ESP32-S3 by USB id 303a:1001")
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT to serve on (default: %(default)s)")
+    parser.add_argument("--token", help="demand Authorization: Bearer TOKEN on every request")
+    parser.add_argument("--nudge-url", help="the soul's nudge URL, e.g. http://127.0.0.1:9202/nudge")
+    parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
+    parser.add_argument("--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)")
+    parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output)")
+    parser.set_defaults(func=bridge_serial)

@@ -1,0 +1,93 @@
+"""Finding and opening the robot's USB serial port, with errors a person can act on.
+
+Shared by the bridge (`--device auto`) and `soulstack flash` (`--port auto`).
+"""
+
+import errno
+import os
+
+import serial
+from serial.tools import list_ports
+
+# The ESP32-S3's built-in USB serial/JTAG unit.
+ESP32S3_VID = 0x303A
+ESP32S3_PID = 0x1001
+USB_ID = "303a:1001"
+
+
+class PortError(Exception):
+    """The port cannot be found or opened; the message is one line saying what to do."""
+
+
+def describe(port) -> str:
+    """One short description of a port pyserial lists, e.g. '/dev/ttyUSB0 (10c4:ea60 CP2102)'."""
+    usb = f"{port.vid:04x}:{port.pid:04x}" if port.vid is not None else "no USB id"
+    what = port.product or port.description or ""
+    return f"{port.device} ({usb}{' ' + what if what and what != 'n/a' else ''})"
+
+
+def find_esp32s3(comports=list_ports.comports) -> str:
+    """The path of the one attached ESP32-S3 (USB id 303a:1001); PortError says what was seen otherwise.
+
+    `comports` is the listing seam (pyserial's by default).
+    """
+    seen = list(comports())
+    matches = [p for p in seen if p.vid == ESP32S3_VID and p.pid == ESP32S3_PID]
+    if len(matches) == 1:
+        return matches[0].device
+    if len(matches) > 1:
+        paths = ", ".join(p.device for p in matches)
+        raise PortError(f"more than one ESP32-S3 ({USB_ID}) is plugged in: {paths}; pick one with a path instead of auto")
+    saw = "; ".join(describe(p) for p in seen) or "no serial ports at all"
+    raise PortError(
+        f"no device with USB id {USB_ID} (ESP32-S3) found; saw: {saw}. "
+        "Plug the robot in with a data USB-C cable, or give the port path"
+    )
+
+
+def explain_open_error(path: str, error: Exception) -> str:
+    """A one-line, actionable reason why `path` could not be opened."""
+    code = getattr(error, "errno", None)
+    if code is None and isinstance(error.__context__, OSError):
+        code = error.__context__.errno
+    if isinstance(error, PermissionError) or code in (errno.EACCES, errno.EPERM):
+        return (
+            f"permission denied on {path}: add yourself to the dialout group "
+            "(sudo usermod -aG dialout $USER), then log out and back in"
+        )
+    if isinstance(error, FileNotFoundError) or code == errno.ENOENT:
+        return f"{path} does not exist; is the robot plugged in? (or give auto to search by USB id {USB_ID})"
+    if code == errno.EBUSY:
+        return f"{path} is busy: another program (a serial monitor, a running bridge, mpremote) has it open; close it"
+    if code in (errno.EISDIR, errno.ENOTTY, errno.EINVAL) or "Inappropriate ioctl" in str(error):
+        return f"{path} is not a serial port"
+    return f"cannot open {path}: {error}"
+
+
+def open_serial(path: str, baud: int = 115200, timeout_s: float = 0.2) -> serial.Serial:
+    """Open `path` without pulsing the reset lines; raises PortError with an actionable line.
+
+    DTR and RTS stay low: on the ESP32-S3's USB serial the two together can
+    reset the chip or drop it into its bootloader.
+    """
+    port = serial.Serial()
+    port.port = path
+    port.baudrate = baud
+    port.timeout = timeout_s
+    port.write_timeout = 5
+    port.dtr = False
+    port.rts = False
+    try:
+        port.open()
+    except (OSError, serial.SerialException) as error:
+        raise PortError(explain_open_error(path, error)) from None
+    return port
+
+
+def resolve(device: str) -> str:
+    """The path to open for --device/--port: 'auto' searches by USB id; a path is followed if it is a link."""
+    if device == "auto":
+        return find_esp32s3()
+    if not os.path.exists(device):
+        raise PortError(explain_open_error(device, FileNotFoundError(errno.ENOENT, "missing")))
+    return device

@@ -1,0 +1,257 @@
+"""The serial bridge against a fake robot on a real pty: matching, faults, recovery, nudges."""
+
+import asyncio
+import os
+import sys
+import time
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import unused_port
+
+from host.body.check import run_checks
+from host.body.client import BodyClient, BodyError
+from host.body.nudge import Debouncer, NudgeSender
+from host.body.server import listening
+from host.bridge.app import make_bridge_app
+from host.bridge.serial_link import SerialLink
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fakes.serial_device import FakeSerialDevice, default_answer  # noqa: E402
+
+TOKEN = "bridge-test-token"
+
+
+@pytest.fixture
+def device():
+    fake = FakeSerialDevice()
+    yield fake
+    fake.unplug()
+
+
+async def wait_until(predicate, timeout_s=5.0):
+    """Poll an async predicate; returns seconds taken, fails the test on timeout."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        if await predicate():
+            return time.monotonic() - started
+        await asyncio.sleep(0.05)
+    pytest.fail(f"condition not met within {timeout_s} s")
+
+
+class Bridge:
+    """A running bridge on a free loopback port, with a client for it."""
+
+    def __init__(self, locate, token=TOKEN, nudges=None):
+        self.link = SerialLink(locate)
+        self.app = make_bridge_app(self.link, token=token, nudges=nudges)
+        self.token = token
+
+    async def __aenter__(self):
+        self._listening = listening(self.app, "127.0.0.1", 0)
+        port = await self._listening.__aenter__()
+        self.url = f"http://127.0.0.1:{port}"
+        self.client = BodyClient.at(self.url, token=self.token)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.client.close()
+        await self._listening.__aexit__(*exc)
+
+    async def online(self):
+        return (await self.client.status(timeout_s=5))["online"]
+
+    async def offline(self):
+        return not await self.online()
+
+
+async def test_body_check_passes_through_the_bridge(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        results = await run_checks(bridge.url, TOKEN)
+    failed = [r.line() for r in results if not r.passed]
+    assert not failed, failed
+    assert len(results) > 10
+
+
+async def test_unplugged_goes_offline_within_5_s_and_acting_is_503(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        assert await bridge.client.express("happy") == {}
+        device.unplug()
+        took = await wait_until(bridge.offline, timeout_s=5)
+        assert took < 5
+        for call in (bridge.client.look("anyone?"), bridge.client.speak("hello"), bridge.client.express("sad")):
+            with pytest.raises(BodyError) as caught:
+                await call
+            assert caught.value.status == 503
+            assert "not connected over USB" in caught.value.message
+
+
+async def test_a_silent_device_goes_offline_within_5_s(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        device.silent = True
+        started = time.monotonic()
+        await wait_until(bridge.offline, timeout_s=5)
+        # The probe notices too, so acting refuses at once instead of waiting out a long timeout.
+        await wait_until(lambda: asyncio.sleep(0, bridge.link.answering is False), timeout_s=5)
+        assert time.monotonic() - started < 5
+        with pytest.raises(BodyError) as caught:
+            await bridge.client.speak("hello?")
+        assert caught.value.status == 503 and "not answering" in caught.value.message
+        device.silent = False
+        await wait_until(bridge.online)
+        assert await bridge.client.speak("I am back") == {}
+
+
+async def test_a_new_device_on_the_port_is_picked_up_by_itself(tmp_path):
+    # Like /dev/serial/by-id/...: a stable link that points at whichever pty the device has now.
+    link = tmp_path / "robot"
+    first = FakeSerialDevice()
+    os.symlink(first.path, link)
+    async with Bridge(lambda: str(link)) as bridge:
+        await wait_until(bridge.online)
+        first.unplug()
+        await wait_until(bridge.offline)
+        second = FakeSerialDevice()
+        try:
+            os.unlink(link)
+            os.symlink(second.path, link)
+            await wait_until(bridge.online, timeout_s=5)
+            assert await bridge.client.look("who is back?") == {"text": "I see the answer to: who is back?"}
+        finally:
+            second.unplug()
+
+
+async def test_100_concurrent_requests_each_get_their_own_reply():
+    device = FakeSerialDevice(max_delay_s=0.05)  # replies come back shuffled
+    try:
+        async with Bridge(lambda: device.path) as bridge:
+            await wait_until(bridge.online)
+            questions = [f"question number {i}" for i in range(100)]
+            answers = await asyncio.gather(*(bridge.client.look(q) for q in questions))
+        assert [a["text"] for a in answers] == [f"I see the answer to: {q}" for q in questions]
+        ids = [r["id"] for r in device.requests if r["ep"] == "look"]
+        assert len(ids) == len(set(ids)) == 100
+    finally:
+        device.unplug()
+
+
+async def test_boot_noise_and_repl_output_are_ignored(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        device.reboot_noise()  # a reset mid-session: ROM banner, REPL prompt, a half frame, a stale reply
+        device.write_raw(b"Traceback (most recent call last):\r\n  File \"main.py\"\r\n\xff\xfe not utf-8\r\n")
+        assert await bridge.client.look("still there?") == {"text": "I see the answer to: still there?"}
+        assert await bridge.online()
+
+
+async def test_a_request_in_flight_fails_at_once_when_unplugged(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        device.silent = True
+        look = asyncio.create_task(bridge.client.look("slow"))
+
+        async def sent():
+            return any(r["ep"] == "look" for r in device.requests)
+
+        await wait_until(sent)
+        started = time.monotonic()
+        device.unplug()
+        with pytest.raises(BodyError) as caught:
+            await look
+        assert caught.value.status == 503 and "lost before it answered" in caught.value.message
+        assert time.monotonic() - started < 1
+
+
+async def test_device_errors_reach_the_caller_honestly():
+    def answer(endpoint, body):
+        if endpoint == "look":
+            return 503, {"message": "camera not ready"}
+        if endpoint == "speak":
+            return 500, {"message": "speaker on fire"}
+        if endpoint == "express":
+            return 200, {"unexpected": "but fine"}
+        return default_answer(endpoint, body)
+
+    device = FakeSerialDevice(answer=answer)
+    try:
+        async with Bridge(lambda: device.path) as bridge:
+            await wait_until(bridge.online)
+            with pytest.raises(BodyError) as look:
+                await bridge.client.look("?")
+            assert (look.value.status, look.value.message) == (503, "camera not ready")
+            with pytest.raises(BodyError) as speak:
+                await bridge.client.speak("hi")
+            assert speak.value.status == 502 and "speaker on fire" in speak.value.message
+    finally:
+        device.unplug()
+
+
+async def test_wrong_token_is_refused_before_the_cable(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        sent = len(device.requests)
+        async with BodyClient.at(bridge.url, token="wrong") as intruder:
+            with pytest.raises(BodyError) as caught:
+                await intruder.speak("let me in")
+        assert caught.value.status == 401
+        assert not [r for r in device.requests[sent:] if r["ep"] == "speak"]
+
+
+class Soul:
+    """A soul's /nudge endpoint that records what arrives; can be started late (the soul was down)."""
+
+    def __init__(self):
+        self.port = unused_port()
+        self.url = f"http://127.0.0.1:{self.port}/nudge"
+        self.reasons = []
+
+    def app(self):
+        async def nudge(request):
+            self.reasons.append((await request.json())["reason"])
+            return web.json_response({})
+
+        app = web.Application()
+        app.router.add_post("/nudge", nudge)
+        return app
+
+
+async def test_nudges_are_forwarded_debounced(device):
+    soul = Soul()
+    nudges = NudgeSender(soul.url, debouncer=Debouncer(min_interval_s=0.2))
+    async with listening(soul.app(), "127.0.0.1", soul.port), Bridge(lambda: device.path, nudges=nudges) as bridge:
+        await wait_until(bridge.online)
+        for _ in range(5):
+            device.send_nudge("a face appeared in front of me")
+        device.send_nudge("someone picked me up")
+
+        async def both_arrived():
+            return "someone picked me up" in "; ".join(soul.reasons)
+
+        await wait_until(both_arrived)
+    assert "; ".join(soul.reasons).count("a face appeared") == 1
+
+
+async def test_nudges_are_kept_while_the_soul_is_down(device):
+    soul = Soul()
+    nudges = NudgeSender(soul.url, debouncer=Debouncer(min_interval_s=0.1), first_backoff_s=0.2, max_backoff_s=0.5)
+    async with Bridge(lambda: device.path, nudges=nudges) as bridge:
+        await wait_until(bridge.online)
+        device.send_nudge("a face appeared")
+        device.send_nudge("the room went dark")
+
+        async def kept():
+            return len(nudges.waiting) == 2
+
+        await wait_until(kept)
+        await asyncio.sleep(0.5)  # at least one failed delivery attempt
+        async with listening(soul.app(), "127.0.0.1", soul.port):
+
+            async def delivered():
+                return not nudges.waiting and soul.reasons
+
+            await wait_until(delivered)
+    joined = "; ".join(soul.reasons)
+    assert "a face appeared" in joined and "the room went dark" in joined
