@@ -1,0 +1,153 @@
+"""The flock's HTTP server: routes over the store, the flow and the event log.
+
+`make_app(data_dir, model, clock, config)` builds it; `soulstack flock` runs it.
+Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
+"""
+
+import json
+import logging
+from pathlib import Path
+
+from aiohttp import web
+
+from host.flock import events as sse
+from host.flock.bodies import BadRequest, list_body, verdict_body
+from host.flock.clock import SystemClock
+from host.flock.events import EventLog
+from host.flock.flow import Flock, FlockConfig
+from host.flock.nests import NestError, Nests
+from host.flock.personas import all_crows
+from host.flock.pranks import Pranks
+from host.flock.store import Store
+from host.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
+
+log = logging.getLogger(__name__)
+
+FLOCK = web.AppKey("flock", Flock)
+WEB_DIR = Path(__file__).with_name("web")
+
+
+def json_error(status: int, message: str) -> web.Response:
+    return web.json_response({"message": message}, status=status)
+
+
+@web.middleware
+async def errors_as_json(request, handler):
+    """Every error answer carries {"message"}; an unexpected bug is logged and is a 500, never hidden."""
+    try:
+        return await handler(request)
+    except BadRequest as error:
+        return json_error(400, str(error))
+    except NestError as error:
+        return json_error(error.status, str(error))
+    except web.HTTPException as error:
+        if error.status < 400:
+            raise
+        return json_error(error.status, error.reason)
+
+
+async def read_json(request: web.Request):
+    try:
+        return await request.json(loads=json.loads)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("the body must be JSON")
+
+
+# --- routes ---------------------------------------------------------------
+async def post_list(request: web.Request) -> web.Response:
+    flock = request.app[FLOCK]
+    texts, requester, nest_id = list_body(await read_json(request))
+    if flock.nests.get(nest_id) is None:
+        return json_error(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
+    refused = flock.pranks.check(requester)
+    if refused:
+        message, cooldown_s = refused
+        flock.prank(requester, message, cooldown_s)
+        return web.json_response({"message": message, "cooldown_s": cooldown_s}, status=429)
+    list_id = flock.submit(requester, nest_id, texts)
+    return web.json_response({"list_id": list_id}, status=202)
+
+
+async def get_events(request: web.Request) -> web.StreamResponse:
+    flock = request.app[FLOCK]
+    list_id = request.query.get("list_id") or None
+    if list_id is not None and not flock.store.list_exists(list_id):
+        return json_error(404, f"no list {list_id[:60]!r}")
+    return await sse.stream(request, flock.events, list_id, flock.config.heartbeat_s)
+
+
+async def post_verdict(request: web.Request) -> web.Response:
+    flock = request.app[FLOCK]
+    item_id, target, approve = verdict_body(await read_json(request))
+    if not flock.approvals.answer(item_id, target, approve):
+        return json_error(404, f"nothing is waiting for a {target} verdict on {item_id[:80]!r}")
+    return web.Response(status=204)
+
+
+async def get_trust(request: web.Request) -> web.Response:
+    flock = request.app[FLOCK]
+    return web.json_response({
+        "levels": {str(level): name for level, name in LEVELS.items()},
+        "promote_after": PROMOTE_AFTER,
+        "trust": flock.trust.to_json(),
+        "strikes": flock.pranks.to_json(),
+    })
+
+
+async def get_nests(request: web.Request) -> web.Response:
+    return web.json_response(request.app[FLOCK].nests.to_json())
+
+
+async def post_nest(request: web.Request) -> web.Response:
+    nest = request.app[FLOCK].nests.create(await read_json(request))
+    return web.json_response(nest, status=201)
+
+
+async def get_crows(request: web.Request) -> web.Response:
+    return web.json_response(all_crows())
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(WEB_DIR / "index.html")
+
+
+# --- the app --------------------------------------------------------------
+def make_app(data_dir, model=None, clock=None, config: FlockConfig | None = None) -> web.Application:
+    """The flock server. `model` None is the brainstem: lists are accepted and every item is
+    skipped as "no model configured". `clock` is the time seam (SystemClock by default)."""
+    config = config or FlockConfig()
+    clock = clock or SystemClock()
+    app = web.Application(middlewares=[errors_as_json], client_max_size=1024 * 1024)
+
+    async def lifecycle(app):
+        store = Store(Path(data_dir))
+        events = EventLog(store, clock)
+        flock = Flock(
+            store, events, Nests(store), TrustLedger(store), Pranks(store, clock, config.lists_per_minute),
+            model, clock, config,
+        )
+        app[FLOCK] = flock
+        flock.resume()
+        yield
+        events.close_all()
+        await flock.stop()
+        store.close()
+
+    app.cleanup_ctx.append(lifecycle)
+    app.on_shutdown.append(lambda app: _close_streams(app))
+    app.router.add_post("/api/lists", post_list)
+    app.router.add_get("/api/events", get_events)
+    app.router.add_post("/api/verdicts", post_verdict)
+    app.router.add_get("/api/trust", get_trust)
+    app.router.add_get("/api/nests", get_nests)
+    app.router.add_post("/api/nests", post_nest)
+    app.router.add_get("/api/crows", get_crows)
+    app.router.add_get("/", index)
+    app.router.add_static("/web/", WEB_DIR)
+    return app
+
+
+async def _close_streams(app) -> None:
+    # SSE handlers wait forever; end them so shutdown does not hang on open browsers.
+    if FLOCK in app:
+        app[FLOCK].events.close_all()

@@ -1,0 +1,72 @@
+"""`soulstack flock`: the flock server and its web page."""
+
+import logging
+import os
+
+from host.cli import UsageError
+from host.flock.flow import FlockConfig
+
+
+def register(subparsers) -> None:
+    defaults = FlockConfig()
+    parser = subparsers.add_parser(
+        "flock", help="run the flock server and its web page", description="Run the flock server and its web page."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8470, help="port (default 8470)")
+    parser.add_argument("--data", default=".crows", help="data directory (default .crows)")
+    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
+                        help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
+                             "openai if OPENAI_BASE_URL is set, else brainstem)")
+    parser.add_argument("--model", help="model id (default: the provider's default)")
+    parser.add_argument("--token-budget", type=int, default=defaults.token_budget,
+                        help=f"tokens per list (default {defaults.token_budget})")
+    parser.add_argument("--concurrency", type=int, default=defaults.concurrency,
+                        help=f"items of one list worked at once (default {defaults.concurrency})")
+    parser.add_argument("--lists-per-minute", type=int, default=defaults.lists_per_minute,
+                        help=f"lists one requester may send per minute (default {defaults.lists_per_minute})")
+    parser.add_argument("--heartbeat", type=float, default=defaults.heartbeat_s,
+                        help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})")
+    parser.set_defaults(func=run)
+
+
+def build_model(provider_flag, model_id):
+    """The flock's model, or None for the brainstem (no model: items are skipped honestly)."""
+    from host.llm.providers import choose_provider, make_model
+
+    try:
+        provider = choose_provider(provider_flag, os.environ)
+        return None if provider == "brainstem" else make_model(provider, model_id)
+    except ValueError as error:
+        raise UsageError(str(error))
+
+
+def run(args) -> int:
+    from aiohttp import web
+
+    from host.flock.app import make_app
+
+    if not 1 <= args.port <= 65535:
+        raise UsageError("--port must be 1-65535")
+    for name in ("token_budget", "concurrency", "lists_per_minute"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.heartbeat <= 0:
+        raise UsageError("--heartbeat must be more than 0 seconds")
+    model = build_model(args.provider, args.model)
+    config = FlockConfig(
+        token_budget=args.token_budget, concurrency=args.concurrency,
+        lists_per_minute=args.lists_per_minute, heartbeat_s=args.heartbeat,
+    )
+    try:
+        os.makedirs(args.data, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--data {args.data}: {error.strerror}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
+    print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
+    try:
+        web.run_app(make_app(args.data, model, config=config), host=args.host, port=args.port, print=None)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+    return 0

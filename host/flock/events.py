@@ -1,0 +1,112 @@
+"""The event log and its SSE stream.
+
+Every event is written to the store first (that assigns its global, monotonic
+id) and then handed to live subscribers. A subscriber that reconnects with
+`Last-Event-ID` is replayed from the store, so nothing is lost between
+connections. A per-list stream opened without `Last-Event-ID` replays that
+list from its start (a list is finite, and its `list.started` usually fires
+before the client can connect); the all-lists stream starts live.
+"""
+
+import asyncio
+import json
+import logging
+
+from aiohttp import web
+from aiohttp_sse import EventSourceResponse
+
+from host.flock.clock import rfc3339
+
+log = logging.getLogger(__name__)
+
+# A subscriber that falls this far behind is dropped; its client reconnects and replays.
+QUEUE_LIMIT = 10_000
+CLOSE = object()
+
+
+class Subscriber:
+    def __init__(self, list_id: str | None):
+        self.list_id = list_id
+        self.queue: asyncio.Queue = asyncio.Queue(QUEUE_LIMIT)
+
+    def offer(self, entry) -> bool:
+        try:
+            self.queue.put_nowait(entry)
+            return True
+        except asyncio.QueueFull:
+            return False
+
+    def close_now(self) -> None:
+        """Throw away what is queued and end the stream; the client replays it on reconnect."""
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(CLOSE)
+
+
+class EventLog:
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+        self.subscribers: set = set()
+
+    def emit(self, name: str, list_id: str, **fields) -> dict:
+        payload = {"list_id": list_id, "ts": rfc3339(self.clock.now()), **fields}
+        data = json.dumps(payload, ensure_ascii=False)
+        event_id = self.store.append_event(list_id, name, data)
+        entry = (event_id, name, data)
+        for subscriber in list(self.subscribers):
+            if subscriber.list_id in (None, list_id) and not subscriber.offer(entry):
+                log.warning("dropping an SSE subscriber %d events behind; it will replay on reconnect", QUEUE_LIMIT)
+                self.subscribers.discard(subscriber)
+                subscriber.close_now()
+        return payload
+
+    def close_all(self) -> None:
+        for subscriber in list(self.subscribers):
+            subscriber.offer(CLOSE)
+        self.subscribers.clear()
+
+
+def parse_last_event_id(value: str | None) -> int | None:
+    """The client's Last-Event-ID as an int; None when absent; ValueError when it is not ours."""
+    if value is None or value.strip() == "":
+        return None
+    number = int(value.strip())
+    if number < 0:
+        raise ValueError(value)
+    return number
+
+
+async def stream(request: web.Request, log_: EventLog, list_id: str | None, heartbeat_s: float) -> web.StreamResponse:
+    """Serve one SSE connection: replay what the client missed, then follow live events."""
+    try:
+        after = parse_last_event_id(request.headers.get("Last-Event-ID"))
+    except ValueError:
+        raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent")
+    if after is None:
+        after = 0 if list_id is not None else log_.store.last_event_id()
+    subscriber = Subscriber(list_id)
+    # Subscribe before reading the store, so an event emitted in between is in one or the other.
+    log_.subscribers.add(subscriber)
+    response = EventSourceResponse(ping_interval=heartbeat_s)
+    try:
+        await response.prepare(request)
+        last = after
+        for event_id, name, data in log_.store.events_after(after, list_id):
+            await response.send(data, id=str(event_id), event=name)
+            last = event_id
+        while True:
+            entry = await subscriber.queue.get()
+            if entry is CLOSE:
+                break
+            event_id, name, data = entry
+            if event_id > last:
+                await response.send(data, id=str(event_id), event=name)
+                last = event_id
+    except (ConnectionResetError, TimeoutError):
+        pass
+    finally:
+        log_.subscribers.discard(subscriber)
+        if response.prepared:
+            response.stop_streaming()
+    return response

@@ -1,0 +1,315 @@
+"""A list's life: Sentry triage, a verdict, crows flying, the Elder, the answer, a verdict.
+
+Every step is saved on the item (`items.state`) before the next begins, so a
+restart knows where each item stood:
+
+    queued -> triaging -> awaiting_triage | approved -> flying -> awaiting_output | done
+                                                              (any step) -> skipped
+
+After a restart, `queued` and `approved` items carry on (nothing was in flight),
+`awaiting_*` items keep waiting with their stored deadline, and `triaging` or
+`flying` items are skipped as "interrupted": their model calls died with the
+process, and we say so rather than pretend.
+"""
+
+import asyncio
+import logging
+import secrets
+from dataclasses import dataclass
+
+from host.flock import triage as sentry
+from host.flock.personas import BY_NAME, crow_system, elder_system
+from host.llm.providers import complete_with_retry
+from host.llm.types import Message, ModelError
+
+log = logging.getLogger(__name__)
+
+DONE_STATES = ("done", "skipped")
+IN_FLIGHT_STATES = ("triaging", "flying")
+
+
+@dataclass
+class FlockConfig:
+    token_budget: int = 100_000  # tokens per list, counted from model usage
+    concurrency: int = 4  # items of one list doing model work at once
+    max_model_calls: int = 16  # model calls in flight across the whole flock
+    verdict_timeout_s: float = 600.0  # an unanswered approval counts as rejected after this
+    lists_per_minute: int = 10  # per requester; one more is a strike
+    heartbeat_s: float = 15.0  # SSE comment line interval
+    crow_max_tokens: int = 1024
+    model_attempts: int = 2  # tries per model call while the error is retryable
+    model_backoff_s: float = 1.0
+
+
+class Approvals:
+    """Futures for verdicts a human still owes, with deadlines on the clock seam."""
+
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+        self.waiting = {}  # (item_id, target) -> Future
+
+    async def wait(self, item_id: str, target: str, deadline: float) -> str:
+        """-> "approved", "rejected" or "timeout". The pending row outlives a crash."""
+        key = (item_id, target)
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[key] = future
+        self.store.add_pending(item_id, target, deadline)
+        timer = asyncio.ensure_future(self.clock.sleep_until(deadline))
+        try:
+            await asyncio.wait({future, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            if self.waiting.get(key) is future:
+                del self.waiting[key]
+        self.store.remove_pending(item_id, target)
+        return future.result() if future.done() else "timeout"
+
+    def answer(self, item_id: str, target: str, approve: bool) -> bool:
+        """Record a human's verdict; False when nothing is waiting (so the caller says 404)."""
+        future = self.waiting.pop((item_id, target), None)
+        if future is None or future.done():
+            return False
+        future.set_result("approved" if approve else "rejected")
+        return True
+
+
+class Flock:
+    def __init__(self, store, events, nests, trust, pranks, model, clock, config: FlockConfig):
+        self.store, self.events, self.nests, self.trust, self.pranks = store, events, nests, trust, pranks
+        self.model, self.clock, self.config = model, clock, config
+        self.approvals = Approvals(store, clock)
+        self.calls = asyncio.Semaphore(config.max_model_calls)
+        self.used = {}  # list_id -> tokens spent so far
+        self.tasks: set = set()
+
+    # --- lists -----------------------------------------------------------
+    def submit(self, requester: str, nest_id: str, texts: list) -> str:
+        list_id = secrets.token_hex(4)
+        while self.store.list_exists(list_id):
+            list_id = secrets.token_hex(4)
+        self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.now(), texts)
+        items = [{"item_id": f"{list_id}-{n}", "text": text} for n, text in enumerate(texts, 1)]
+        self.events.emit("list.started", list_id, items=items, requester=requester, nest_id=nest_id)
+        self._spawn(self._run_list(list_id))
+        return list_id
+
+    def resume(self) -> None:
+        """After a restart: carry on every list that had not finished."""
+        for list_id in self.store.unfinished_lists():
+            self._spawn(self._run_list(list_id))
+
+    def prank(self, requester: str, message: str, cooldown_s: int) -> None:
+        for list_id in self.store.flying_lists_of(requester):
+            self.events.emit("requester.pranked", list_id, message=message, cooldown_s=cooldown_s)
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def stop(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _run_list(self, list_id: str) -> None:
+        lst = self.store.get_list(list_id)
+        self.used[list_id] = lst["tokens_used"]
+        work = asyncio.Semaphore(self.config.concurrency)
+        items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
+        await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
+        self.events.emit(
+            "list.finished", list_id, tokens_used=self.used.pop(list_id), token_budget=lst["token_budget"]
+        )
+        self.store.finish_list(list_id)
+
+    async def _run_item_safely(self, lst, item, work) -> None:
+        try:
+            await self._run_item(lst, item, work)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug must not stop the other items or hide this one
+            log.exception("item %s failed unexpectedly", item["item_id"])
+            self._skip(lst, item["item_id"], "failure")
+
+    # --- one item --------------------------------------------------------
+    async def _run_item(self, lst, item, work) -> None:
+        item_id, state, triage = item["item_id"], item["state"], item["triage"]
+        if state in IN_FLIGHT_STATES:
+            return self._skip(lst, item_id, "interrupted")
+        if state == "queued":
+            async with work:
+                triage = await self._triage(lst, item)
+            if triage is None:
+                return
+            state = "awaiting_triage" if triage["needs_approval"] else "approved"
+        if state == "awaiting_triage":
+            verdict = await self._verdict(lst, item_id, "triage", ["flock"], triage["task_type"])
+            if verdict != "approved":
+                return self._skip(lst, item_id, f"triage {verdict}")  # "triage rejected" / "triage timeout"
+            self.store.set_item(item_id, "approved")
+            state = "approved"
+        crows = item["crows"]
+        if state == "approved":
+            async with work:
+                answered = await self._fly(lst, item, triage)
+            if answered is None:
+                return
+            crows, needs_approval = answered
+            state = "awaiting_output" if needs_approval else "done"
+        if state == "awaiting_output":
+            await self._verdict(lst, item_id, "output", crows, triage["task_type"])
+        self.store.set_item(item_id, "done")
+
+    async def _triage(self, lst, item) -> dict | None:
+        """The Sentry's flight. -> the triage (with needs_approval), or None when the item was skipped."""
+        item_id = item["item_id"]
+        if not self._can_work(lst, item_id):
+            return None
+        self.store.set_item(item_id, "triaging")
+        self.events.emit("crow.flying", lst["list_id"], item_id=item_id, crow="Sentry", borrowed=False)
+
+        async def complete(system, messages, tools, tool_choice):
+            return await self._call(lst, system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
+
+        try:
+            triage, tokens, trouble = await sentry.ask_sentry(complete, item["text"])
+        except ModelError as error:
+            self._landed(lst, item_id, "Sentry", 0, str(error))
+            return self._skip(lst, item_id, "failure")
+        self._landed(lst, item_id, "Sentry", tokens, trouble)
+        if triage is None:
+            return self._skip(lst, item_id, "failure")
+        abusive = triage["task_type"] == "abuse"
+        triage["needs_approval"] = not abusive and not self.trust.trusted(["flock"], triage["task_type"])
+        self.events.emit("item.triaged", lst["list_id"], item_id=item_id, **triage)
+        if abusive:
+            self.prank(lst["requester"], *self.pranks.strike(lst["requester"]))
+            return self._skip(lst, item_id, "abusive")
+        state = "awaiting_triage" if triage["needs_approval"] else "approved"
+        self.store.set_item(item_id, state, triage=triage)
+        if not triage["needs_approval"]:
+            self.events.emit("verdict", lst["list_id"], item_id=item_id, target="triage", verdict="auto")
+        return triage
+
+    async def _fly(self, lst, item, triage) -> tuple | None:
+        """Crows do the work, the Elder merges or judges. -> (crows, needs_approval) or None if skipped."""
+        item_id, mode = item["item_id"], triage["mode"]
+        if not self._can_work(lst, item_id):
+            return None
+        self.store.set_item(item_id, "flying")
+        jobs = {"solo": [item["text"]], "split": triage["subtasks"], "murder": [item["text"]] * sentry.MURDER_SIZE}[mode]
+        picks = self.nests.pick(lst["nest_id"], len(jobs))
+        used = {name for name, _ in picks}
+        results = await asyncio.gather(
+            *(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks))
+        )
+        done = [(job, result) for job, result in zip(jobs, results) if result is not None]
+        if not done:
+            return self._skip(lst, item_id, "failure")
+        crows = [crow for _, (crow, _) in done]
+        if mode == "solo":
+            answer = done[0][1][1]
+        else:
+            answer = await self._elder(lst, item, mode, done)
+            if answer is None:
+                return self._skip(lst, item_id, "failure" if self._budget_left(lst) else "budget")
+        needs_approval = not self.trust.trusted(crows, triage["task_type"])
+        self.events.emit(
+            "item.answered", lst["list_id"], item_id=item_id, answer=answer, crows=crows, needs_approval=needs_approval
+        )
+        self.store.set_item(item_id, "awaiting_output" if needs_approval else "done", answer=answer, crows=crows)
+        if not needs_approval:
+            self.events.emit("verdict", lst["list_id"], item_id=item_id, target="output", verdict="auto")
+        return crows, needs_approval
+
+    async def _job(self, lst, item_id, job, pick, used) -> tuple | None:
+        """One crow on one job; if it fails, one other crow tries once. -> (crow, text) or None."""
+        crow, borrowed = pick
+        text = await self._flight(lst, item_id, crow, borrowed, crow_system(BY_NAME[crow]), job)
+        if text is not None:
+            return crow, text
+        if not self._budget_left(lst):
+            return None
+        spare = self.nests.pick(lst["nest_id"], 1, exclude=used) or self.nests.pick(lst["nest_id"], 1, exclude={crow})
+        if not spare:
+            return None
+        crow, borrowed = spare[0]
+        used.add(crow)
+        text = await self._flight(lst, item_id, crow, borrowed, crow_system(BY_NAME[crow]), job)
+        return (crow, text) if text is not None else None
+
+    async def _elder(self, lst, item, mode, done) -> str | None:
+        if not self._budget_left(lst):
+            return None
+        if mode == "split":
+            parts = [f"Part: {job}\nBy {crow}:\n{text}" for job, (crow, text) in done]
+        else:
+            parts = [f"Attempt by {crow}:\n{text}" for _, (crow, text) in done]
+        prompt = f"The task: {item['text']}\n\n" + "\n\n".join(parts)
+        job = "merge" if mode == "split" else "judge"
+        return await self._flight(lst, item["item_id"], "Elder", False, elder_system(job), prompt)
+
+    async def _flight(self, lst, item_id, crow, borrowed, system, prompt) -> str | None:
+        """crow.flying, one model call, crow.landed. -> the crow's text, or None when it failed."""
+        self.events.emit("crow.flying", lst["list_id"], item_id=item_id, crow=crow, borrowed=borrowed)
+        try:
+            reply = await self._call(lst, system, [Message.user(prompt)], max_tokens=self.config.crow_max_tokens)
+        except ModelError as error:
+            self._landed(lst, item_id, crow, 0, str(error))
+            return None
+        text = reply.message.text().strip()
+        self._landed(lst, item_id, crow, reply.usage.total, None if text else "the crow came back with no words")
+        return text or None
+
+    # --- verdicts --------------------------------------------------------
+    async def _verdict(self, lst, item_id, target, holders, task_type) -> str:
+        """Wait for the human's verdict (or the deadline), record it, move trust. -> the verdict."""
+        deadline = self.store.pending_deadline(item_id, target)
+        if deadline is None:
+            deadline = self.clock.now() + self.config.verdict_timeout_s
+        verdict = await self.approvals.wait(item_id, target, deadline)
+        self.events.emit("verdict", lst["list_id"], item_id=item_id, target=target, verdict=verdict)
+        approved = verdict == "approved"
+        for holder in holders:
+            moved = self.trust.record(holder, task_type, approved)
+            if moved:
+                self.events.emit(
+                    "trust.changed", lst["list_id"], holder=holder, task_type=task_type, **{"from": moved[0], "to": moved[1]}
+                )
+        return verdict
+
+    # --- helpers ---------------------------------------------------------
+    async def _call(self, lst, system, messages, tools=None, **options):
+        async with self.calls:
+            reply = await complete_with_retry(
+                self.model, system, messages, tools, attempts=self.config.model_attempts,
+                backoff_s=self.config.model_backoff_s, **options,
+            )
+        self.used[lst["list_id"]] = self.used.get(lst["list_id"], 0) + reply.usage.total
+        self.store.add_tokens(lst["list_id"], reply.usage.total)
+        return reply
+
+    def _can_work(self, lst, item_id) -> bool:
+        if self.model is None:
+            self._skip(lst, item_id, "no model configured")
+            return False
+        if not self._budget_left(lst):
+            self._skip(lst, item_id, "budget")
+            return False
+        return True
+
+    def _budget_left(self, lst) -> bool:
+        return self.used.get(lst["list_id"], 0) < lst["token_budget"]
+
+    def _landed(self, lst, item_id, crow, tokens, error) -> None:
+        fields = {"item_id": item_id, "crow": crow, "ok": error is None, "tokens": tokens}
+        if error is not None:
+            fields["error"] = error
+        self.events.emit("crow.landed", lst["list_id"], **fields)
+
+    def _skip(self, lst, item_id, reason) -> None:
+        self.events.emit("item.skipped", lst["list_id"], item_id=item_id, reason=reason)
+        self.store.set_item(item_id, "skipped")
+        return None

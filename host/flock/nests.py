@@ -1,0 +1,114 @@
+"""Nests: rooms where a team of crows works together, and how crows are picked.
+
+A nest has a core of roster crows. Jobs take core crows first (rotating within
+the core), then borrow from the rest of the roster (rotating). The default nest
+`todo` has an empty core: its crows come from the whole roster and are never
+"borrowed". Nests live in SQLite and are mirrored to `<data>/nests.json`
+(written atomically) so a person can read them.
+"""
+
+import json
+import os
+import re
+from pathlib import Path
+
+from host.flock.personas import ROSTER_NAMES
+
+DEFAULT_NEST = "todo"
+MAX_NESTS = 20  # counting `todo`
+NAME_MAX = 40
+MAX_CORE = 8
+
+
+class NestError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def slugify(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def validate(body: dict) -> tuple:
+    """-> (name, crows) from a POST /api/nests body, or NestError(400)."""
+    name = body.get("name")
+    if not isinstance(name, str) or not (1 <= len(name.strip()) <= NAME_MAX):
+        raise NestError(400, f"name must be a string of 1-{NAME_MAX} characters after trimming")
+    name = name.strip()
+    if not slugify(name):
+        raise NestError(400, "name needs at least one letter or digit (the nest id is made from it)")
+    crows = body.get("crows")
+    if not isinstance(crows, list) or not (1 <= len(crows) <= MAX_CORE):
+        raise NestError(400, f"crows must be a list of 1-{MAX_CORE} crow names")
+    for crow in crows:
+        if crow not in ROSTER_NAMES:
+            raise NestError(400, f"crows: {str(crow)[:40]!r} is not a roster crow ({', '.join(ROSTER_NAMES)})")
+    if len(set(crows)) != len(crows):
+        raise NestError(400, "crows must not name a crow twice")
+    return name, crows
+
+
+class Nests:
+    def __init__(self, store):
+        self.store = store
+        self.nests = {DEFAULT_NEST: {"nest_id": DEFAULT_NEST, "name": "Todo", "crows": []}}
+        for nest_id, name, crows in store.nest_rows():
+            self.nests[nest_id] = {"nest_id": nest_id, "name": name, "crows": json.loads(crows)}
+        self.rotation = {}  # nest_id -> [next core index, next borrowed index]
+        self._mirror()
+
+    def get(self, nest_id: str) -> dict | None:
+        return self.nests.get(nest_id)
+
+    def to_json(self) -> dict:
+        return {"roster": list(ROSTER_NAMES), "nests": list(self.nests.values())}
+
+    def create(self, body: dict) -> dict:
+        name, crows = validate(body)
+        nest_id = slugify(name)
+        if nest_id in self.nests:
+            raise NestError(409, f"a nest with id {nest_id!r} already exists; choose another name")
+        if len(self.nests) >= MAX_NESTS:
+            raise NestError(400, f"the flock already has {MAX_NESTS} nests, the most it keeps")
+        self.store.add_nest(nest_id, name, crows)
+        nest = {"nest_id": nest_id, "name": name, "crows": crows}
+        self.nests[nest_id] = nest
+        self._mirror()
+        return nest
+
+    def _mirror(self) -> None:
+        write_atomically(self.store.data_dir / "nests.json", json.dumps(self.to_json(), indent=2) + "\n")
+
+    def pick(self, nest_id: str, count: int, exclude=()) -> list:
+        """Up to `count` distinct crows for one item: [(name, borrowed)], core first, rotating."""
+        core = self.nests[nest_id]["crows"] if nest_id in self.nests else []
+        if core:
+            others = [name for name in ROSTER_NAMES if name not in core]
+        else:
+            core, others = list(ROSTER_NAMES), []  # `todo`: the whole roster is home
+        turn = self.rotation.setdefault(nest_id, [0, 0])
+        chosen = []
+        for slot, pool, borrowed in ((0, core, False), (1, others, True)):
+            for _ in range(len(pool)):
+                if len(chosen) >= count:
+                    break
+                name = pool[turn[slot] % len(pool)]
+                turn[slot] += 1
+                if name not in exclude and name not in [c for c, _ in chosen]:
+                    chosen.append((name, borrowed))
+        return chosen

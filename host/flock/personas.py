@@ -1,0 +1,70 @@
+"""The ten crows, read from crows.json (the one file that holds their characters).
+
+The roster is the eight working crows; the Sentry triages and the Elder merges
+or judges. Their prompts are built here so a persona lives in one place.
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CROWS_FILE = Path(__file__).with_name("crows.json")
+
+
+@dataclass(frozen=True)
+class Crow:
+    name: str
+    epithet: str
+    strength: str
+    backstory: str
+    prank: str  # a 429 message in this crow's voice; "{cooldown_s}" is filled in
+    task_types: tuple = ()
+
+    def public(self) -> dict:
+        return {"name": self.name, "epithet": self.epithet, "strength": self.strength, "backstory": self.backstory}
+
+    def prank_message(self, cooldown_s: int) -> str:
+        return f"{self.name}: " + self.prank.format(cooldown_s=cooldown_s)
+
+
+def _crow(data: dict) -> Crow:
+    return Crow(
+        data["name"], data["epithet"], data["strength"], data["backstory"], data["prank"], tuple(data.get("task_types", ()))
+    )
+
+
+def load(path: Path = CROWS_FILE):
+    """-> (roster of 8 Crows, Sentry, Elder)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [_crow(c) for c in data["roster"]], _crow(data["sentry"]), _crow(data["elder"])
+
+
+ROSTER, SENTRY, ELDER = load()
+ROSTER_NAMES = [crow.name for crow in ROSTER]
+BY_NAME = {crow.name: crow for crow in [*ROSTER, SENTRY, ELDER]}
+
+
+def all_crows() -> list:
+    return [crow.public() for crow in [*ROSTER, SENTRY, ELDER]]
+
+
+def crow_system(crow: Crow) -> str:
+    """The system prompt a working crow flies with."""
+    return (
+        f"You are {crow.name}, {crow.epithet}, one crow of a flock that works through people's todo lists. "
+        f"Your strength: {crow.strength}. {crow.backstory}\n\n"
+        "Do the task you are given and answer in plain text: the finished work itself, concise and useful. "
+        "Stay in character only lightly; the answer matters more than the voice."
+    )
+
+
+def elder_system(job: str) -> str:
+    """The Elder's system prompt; `job` is "merge" (split parts) or "judge" (rival attempts)."""
+    if job == "merge":
+        task = "Several crows each did one part of a task. Merge their parts into one coherent answer."
+    else:
+        task = (
+            "Several crows each attempted the same task independently. Judge them and give the best answer, "
+            "improving it with anything the others got right."
+        )
+    return f"You are the Elder, {ELDER.epithet}, of a flock of crows. {ELDER.backstory}\n\n{task} Answer in plain text."

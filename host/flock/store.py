@@ -1,0 +1,178 @@
+"""Everything the flock must not lose, in one SQLite database (WAL) under the data dir.
+
+Writes are small and run on the event loop's thread: WAL with synchronous=NORMAL
+commits in tens of microseconds and survives kill -9 (only a power cut can lose
+the last commits). Each statement commits on its own (autocommit mode).
+"""
+
+import json
+import sqlite3
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, list_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_list ON events (list_id, id);
+CREATE TABLE IF NOT EXISTS lists (
+    list_id TEXT PRIMARY KEY, requester TEXT NOT NULL, nest_id TEXT NOT NULL, token_budget INTEGER NOT NULL,
+    tokens_used INTEGER NOT NULL DEFAULT 0, finished INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+    item_id TEXT PRIMARY KEY, list_id TEXT NOT NULL, n INTEGER NOT NULL, text TEXT NOT NULL,
+    state TEXT NOT NULL, triage TEXT, answer TEXT, crows TEXT);
+CREATE INDEX IF NOT EXISTS items_by_list ON items (list_id, n);
+CREATE TABLE IF NOT EXISTS pending (
+    item_id TEXT NOT NULL, target TEXT NOT NULL, deadline REAL NOT NULL, PRIMARY KEY (item_id, target));
+CREATE TABLE IF NOT EXISTS trust (
+    holder TEXT NOT NULL, task_type TEXT NOT NULL, level INTEGER NOT NULL, streak INTEGER NOT NULL,
+    PRIMARY KEY (holder, task_type));
+CREATE TABLE IF NOT EXISTS strikes (
+    requester TEXT PRIMARY KEY, strikes INTEGER NOT NULL, cooldown_until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nests (
+    nest_id TEXT PRIMARY KEY, name TEXT NOT NULL, crows TEXT NOT NULL, seq INTEGER NOT NULL);
+"""
+
+
+class Store:
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.data_dir / "flock.db", isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self):
+        self.db.close()
+
+    # --- events ----------------------------------------------------------
+    def append_event(self, list_id: str, name: str, data: str) -> int:
+        cursor = self.db.execute("INSERT INTO events (list_id, name, data) VALUES (?, ?, ?)", (list_id, name, data))
+        return cursor.lastrowid
+
+    def events_after(self, after_id: int, list_id: str | None = None) -> list:
+        """[(id, name, data)] after `after_id`, oldest first, for one list or all."""
+        if list_id is None:
+            sql, args = "SELECT id, name, data FROM events WHERE id > ? ORDER BY id", (after_id,)
+        else:
+            sql = "SELECT id, name, data FROM events WHERE list_id = ? AND id > ? ORDER BY id"
+            args = (list_id, after_id)
+        return self.db.execute(sql, args).fetchall()
+
+    def last_event_id(self) -> int:
+        return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+
+    # --- lists and items -------------------------------------------------
+    def create_list(self, list_id, requester, nest_id, token_budget, created, texts):
+        with self.db:  # one transaction: a list never exists without its items
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT INTO lists (list_id, requester, nest_id, token_budget, created) VALUES (?, ?, ?, ?, ?)",
+                (list_id, requester, nest_id, token_budget, created),
+            )
+            self.db.executemany(
+                "INSERT INTO items (item_id, list_id, n, text, state) VALUES (?, ?, ?, ?, 'queued')",
+                [(f"{list_id}-{n}", list_id, n, text) for n, text in enumerate(texts, 1)],
+            )
+
+    def list_exists(self, list_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM lists WHERE list_id = ?", (list_id,)).fetchone() is not None
+
+    def get_list(self, list_id: str) -> dict | None:
+        row = self.db.execute(
+            "SELECT list_id, requester, nest_id, token_budget, tokens_used, finished FROM lists WHERE list_id = ?",
+            (list_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished")
+        return dict(zip(keys, row))
+
+    def unfinished_lists(self) -> list:
+        rows = self.db.execute("SELECT list_id FROM lists WHERE finished = 0 ORDER BY created").fetchall()
+        return [row[0] for row in rows]
+
+    def flying_lists_of(self, requester: str) -> list:
+        rows = self.db.execute(
+            "SELECT list_id FROM lists WHERE requester = ? AND finished = 0 ORDER BY created", (requester,)
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def add_tokens(self, list_id: str, tokens: int) -> None:
+        self.db.execute("UPDATE lists SET tokens_used = tokens_used + ? WHERE list_id = ?", (tokens, list_id))
+
+    def finish_list(self, list_id: str) -> None:
+        self.db.execute("UPDATE lists SET finished = 1 WHERE list_id = ?", (list_id,))
+
+    def items(self, list_id: str) -> list:
+        rows = self.db.execute(
+            "SELECT item_id, n, text, state, triage, answer, crows FROM items WHERE list_id = ? ORDER BY n", (list_id,)
+        ).fetchall()
+        return [
+            {
+                "item_id": r[0], "n": r[1], "text": r[2], "state": r[3],
+                "triage": json.loads(r[4]) if r[4] else None, "answer": r[5],
+                "crows": json.loads(r[6]) if r[6] else [],
+            }
+            for r in rows
+        ]
+
+    def set_item(self, item_id: str, state: str, **fields) -> None:
+        """Move an item to `state`, saving triage (dict), answer (str) or crows (list) when given."""
+        sets, args = ["state = ?"], [state]
+        for key in ("triage", "answer", "crows"):
+            if key in fields:
+                value = fields[key]
+                sets.append(f"{key} = ?")
+                args.append(value if isinstance(value, str) else json.dumps(value))
+        self.db.execute(f"UPDATE items SET {', '.join(sets)} WHERE item_id = ?", (*args, item_id))
+
+    # --- pending approvals -----------------------------------------------
+    def add_pending(self, item_id: str, target: str, deadline: float) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO pending (item_id, target, deadline) VALUES (?, ?, ?)", (item_id, target, deadline)
+        )
+
+    def pending_deadline(self, item_id: str, target: str) -> float | None:
+        row = self.db.execute(
+            "SELECT deadline FROM pending WHERE item_id = ? AND target = ?", (item_id, target)
+        ).fetchone()
+        return row[0] if row else None
+
+    def remove_pending(self, item_id: str, target: str) -> None:
+        self.db.execute("DELETE FROM pending WHERE item_id = ? AND target = ?", (item_id, target))
+
+    def all_pending(self) -> list:
+        return self.db.execute("SELECT item_id, target, deadline FROM pending ORDER BY deadline").fetchall()
+
+    # --- trust and strikes -----------------------------------------------
+    def trust_rows(self) -> list:
+        return self.db.execute("SELECT holder, task_type, level, streak FROM trust ORDER BY holder, task_type").fetchall()
+
+    def set_trust(self, holder: str, task_type: str, level: int, streak: int) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO trust (holder, task_type, level, streak) VALUES (?, ?, ?, ?)",
+            (holder, task_type, level, streak),
+        )
+
+    def strike_rows(self) -> list:
+        return self.db.execute("SELECT requester, strikes, cooldown_until FROM strikes ORDER BY requester").fetchall()
+
+    def strikes_of(self, requester: str) -> tuple:
+        row = self.db.execute("SELECT strikes, cooldown_until FROM strikes WHERE requester = ?", (requester,)).fetchone()
+        return row if row else (0, 0.0)
+
+    def set_strikes(self, requester: str, strikes: int, cooldown_until: float) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO strikes (requester, strikes, cooldown_until) VALUES (?, ?, ?)",
+            (requester, strikes, cooldown_until),
+        )
+
+    # --- nests -----------------------------------------------------------
+    def nest_rows(self) -> list:
+        return self.db.execute("SELECT nest_id, name, crows FROM nests ORDER BY seq").fetchall()
+
+    def add_nest(self, nest_id: str, name: str, crows: list) -> None:
+        seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM nests").fetchone()[0]
+        self.db.execute(
+            "INSERT INTO nests (nest_id, name, crows, seq) VALUES (?, ?, ?, ?)", (nest_id, name, json.dumps(crows), seq)
+        )
