@@ -114,6 +114,8 @@ class Screen:
         if self.broken:
             return False
         try:
+            if getattr(self.stream, "closed", False):
+                raise ValueError("the screen's stream is closed")
             if text:
                 self.stream.write(text)
             self.stream.flush()
