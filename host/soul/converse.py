@@ -1,0 +1,328 @@
+"""Real-time dialog: an OpenAI-compatible chat endpoint that speaks into the
+soul's own session.
+
+A voice stack (xiaozhi-server, or anything that calls an LLM over the OpenAI
+API) posts the human's words to `POST /v1/chat/completions`. We hand them to
+the soul through the `Listener` seam and answer with what the soul says back.
+
+Voice stacks re-deliver the same utterance 3-4 times on reconnect, so the
+same words share one pending answer, and a finished answer is reused for
+`CACHE_S` seconds. Nothing here may hang a voice stack: after
+`filler_after_s` a request gets a short, honest "still thinking" line and the
+late answer is kept for the re-delivery that usually follows.
+"""
+
+import asyncio
+import hmac
+import json
+import logging
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from aiohttp import web
+
+from host.soul.clock import Clock
+from host.soul.converse_reply import (
+    BadChatBody,
+    ReplyCatcher,
+    is_chinese,
+    normalize,
+    utterance_from_chat,
+)
+
+log = logging.getLogger("soulstack.converse")
+
+CACHE_S = 15  # a finished answer is reused for this long
+FILLER_AFTER_S = 45  # a voice stack waits no longer than this
+PENDING_MAX_S = 600  # an answer still missing after this is abandoned
+
+FILLER = {"en": "I'm still thinking — give me a moment.", "zh": "我还在想，请稍等一下。"}
+FAILED = {"en": "Sorry — I couldn't answer just now.", "zh": "抱歉，我刚才没能回答。"}
+
+
+class Listener(Protocol):
+    """What the soul implements so a voice stack can talk to it.
+
+    `hear` takes the human's words as spoken now and returns as soon as they
+    are safely queued — not when they are answered. Asleep, the soul wakes
+    with them as the reason; thinking, they join the running turn at its next
+    model step (never a second concurrent turn, never dropped). When the words
+    enter the model's context the soul arms `catcher` (see ReplyCatchers),
+    feeds it each assistant message, asks it before making the body speak,
+    and ends it when the turn ends. Raising means the words were not taken.
+    """
+
+    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None: ...
+
+
+@dataclass
+class Pending:
+    catcher: ReplyCatcher
+    task: asyncio.Task
+    started: float
+
+
+@dataclass
+class Converse:
+    """The endpoint's state: answers being made and answers recently given."""
+
+    listener: Listener
+    clock: Clock  # only monotonic() and sleep() are used
+    token: str | None = None
+    filler_after_s: float = FILLER_AFTER_S
+    model_name: str = "soul"
+    pending: dict = field(default_factory=dict)  # key -> Pending
+    cache: dict = field(default_factory=dict)  # key -> (answer, when)
+    hear_calls: int = 0
+
+    # --- one answer per utterance -------------------------------------------
+
+    def _forget_old(self) -> None:
+        now = self.clock.monotonic()
+        for key, (_, when) in list(self.cache.items()):
+            if now - when >= CACHE_S:
+                del self.cache[key]
+        for key, pending in list(self.pending.items()):
+            if now - pending.started >= PENDING_MAX_S:
+                log.warning("converse: abandoned an answer never given to %r", pending.catcher.utterance)
+                pending.catcher.fail(TimeoutError("abandoned"))
+                del self.pending[key]
+
+    def answer_for(self, utterance: str) -> "Pending | str":
+        """A cached answer (str), or the pending answer these words share."""
+        self._forget_old()
+        key = normalize(utterance)
+        if key in self.cache:
+            log.info("converse: re-delivery of %r answered from the cache", utterance)
+            return self.cache[key][0]
+        if key in self.pending:
+            log.info("converse: re-delivery of %r joins the pending answer", utterance)
+            return self.pending[key]
+        catcher = ReplyCatcher(utterance)
+        task = asyncio.create_task(self._hear(utterance, catcher))
+        pending = Pending(catcher, task, self.clock.monotonic())
+        self.pending[key] = pending
+        task.add_done_callback(lambda t: self._settle(key, pending))
+        return pending
+
+    async def _hear(self, utterance: str, catcher: ReplyCatcher) -> str:
+        self.hear_calls += 1
+        await self.listener.hear(utterance, catcher)
+        return await catcher.wait()
+
+    def _settle(self, key: str, pending: Pending) -> None:
+        if self.pending.get(key) is pending:
+            del self.pending[key]
+        task = pending.task
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            log.error("converse: no answer to %r: %s", pending.catcher.utterance, task.exception())
+            return
+        answer = task.result()
+        if answer:  # an empty answer is never cached: the next try asks again
+            self.cache[key] = (answer, self.clock.monotonic())
+        else:
+            log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
+
+    async def wait(self, utterance: str) -> str:
+        """The words to say back: the answer, a filler, or an honest failure line."""
+        found = self.answer_for(utterance)
+        if isinstance(found, str):
+            return found
+        lang = "zh" if is_chinese(utterance) else "en"
+        found.catcher.waiting += 1
+        timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
+        try:
+            await asyncio.wait({found.task, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            found.catcher.waiting -= 1
+        if not found.task.done():
+            log.warning(
+                "converse: no answer to %r within %gs; said a filler, the answer will be kept",
+                utterance, self.filler_after_s,
+            )
+            return FILLER[lang]
+        if found.task.cancelled() or found.task.exception() is not None:
+            return FAILED[lang]
+        return found.task.result()
+
+    async def close(self) -> None:
+        tasks = [p.task for p in self.pending.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+CONVERSE = web.AppKey("converse", Converse)
+
+
+def add_converse_route(
+    app: web.Application,
+    listener: Listener,
+    token: str | None = None,
+    clock: Clock | None = None,
+    filler_after_s: float = FILLER_AFTER_S,
+    model_name: str = "soul",
+) -> Converse:
+    """Serve POST /v1/chat/completions and GET /v1/models on `app` for `listener`."""
+    converse = Converse(listener, clock or Clock(), token, filler_after_s, model_name)
+    app[CONVERSE] = converse
+    app.router.add_post("/v1/chat/completions", _chat_completions)
+    app.router.add_get("/v1/models", _models)
+
+    async def close_converse(app):
+        await app[CONVERSE].close()
+
+    app.on_cleanup.append(close_converse)
+    return converse
+
+
+# --- HTTP --------------------------------------------------------------------
+
+
+def _openai_error(status: int, message: str, kind: str, code=None) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return web.json_response(body, status=status)
+
+
+def _unauthorized(request: web.Request) -> web.Response | None:
+    token = request.app[CONVERSE].token
+    if not token:
+        return None
+    given = request.headers.get("Authorization", "")
+    if hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return None
+    return _openai_error(401, "missing or wrong bearer token", "invalid_request_error", "invalid_api_key")
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count: one per CJK character, one per four other characters."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u30ff")
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+def _parse_request(body) -> tuple[str, bool, bool]:
+    utterance = utterance_from_chat(body)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadChatBody("'stream' must be true or false")
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise BadChatBody("'stream_options' must be an object")
+    include_usage = bool((options or {}).get("include_usage"))
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise BadChatBody("'model' must be a string")
+    return utterance, stream, include_usage
+
+
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
+    refused = _unauthorized(request)
+    if refused:
+        return refused
+    try:
+        body = await request.json()
+    except ValueError:
+        return _openai_error(400, "the body is not valid JSON", "invalid_request_error")
+    try:
+        utterance, stream, include_usage = _parse_request(body)
+    except BadChatBody as error:
+        return _openai_error(400, str(error), "invalid_request_error")
+    converse = request.app[CONVERSE]
+    model = body.get("model") or converse.model_name
+    shape = _Shape(model, estimate_tokens(utterance))
+    if not stream:
+        answer = await converse.wait(utterance)
+        return web.json_response(shape.completion(answer))
+
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    try:
+        # The role goes out at once, so the voice stack sees a live answer.
+        await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
+        answer = await converse.wait(utterance)
+        if answer:
+            await _send(response, shape.chunk({"content": answer}, None, include_usage))
+        await _send(response, shape.chunk({}, "stop", include_usage))
+        if include_usage:
+            await _send(response, shape.usage_chunk(answer))
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+    except ConnectionResetError:
+        log.info("converse: the voice stack hung up before the answer; it stays cached")
+    return response
+
+
+async def _send(response: web.StreamResponse, data: dict) -> None:
+    await response.write(b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n")
+
+
+class _Shape:
+    """OpenAI's response shapes for one request."""
+
+    def __init__(self, model: str, prompt_tokens: int):
+        self.id = "chatcmpl-" + uuid.uuid4().hex
+        self.created = int(time.time())
+        self.model = model
+        self.prompt_tokens = prompt_tokens
+
+    def usage(self, answer: str) -> dict:
+        completion = estimate_tokens(answer)
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": self.prompt_tokens + completion,
+        }
+
+    def completion(self, answer: str) -> dict:
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": answer},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }],
+            "usage": self.usage(answer),
+        }
+
+    def chunk(self, delta: dict, finish_reason, include_usage: bool) -> dict:
+        chunk = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
+        if include_usage:
+            chunk["usage"] = None
+        return chunk
+
+    def usage_chunk(self, answer: str) -> dict:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": self.usage(answer),
+        }
+
+
+async def _models(request: web.Request) -> web.Response:
+    refused = _unauthorized(request)
+    if refused:
+        return refused
+    name = request.app[CONVERSE].model_name
+    return web.json_response({
+        "object": "list",
+        "data": [{"id": name, "object": "model", "created": 0, "owned_by": "soulstack"}],
+    })
