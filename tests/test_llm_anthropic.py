@@ -118,21 +118,26 @@ async def test_unsigned_thinking_is_not_sent(fake):
 
 async def test_forced_tool_choice(fake):
     fake.reply(tool_use("sleep", {"minutes": 30}))
-    reply = await model_for(fake).complete("sys", [Message.user("tired")], [LOOK, SLEEP], tool_choice="sleep")
+    model = AnthropicModel("claude-haiku-4-5", api_key="k", base_url=fake.base_url)  # does not think by default
+    reply = await model.complete("sys", [Message.user("tired")], [LOOK, SLEEP], tool_choice="sleep")
     assert fake.bodies[0]["tool_choice"] == {"type": "tool", "name": "sleep"}
     assert reply.message.tool_calls()[0].input == {"minutes": 30}
+    assert len(fake.requests) == 1
 
 
-async def test_forced_tool_choice_refused_falls_back_to_auto(fake):
-    def refuse_forced(body):
-        if body.get("tool_choice", {}).get("type") == "tool":
-            return error(400, "tool_choice: forced tool use is not supported with thinking")
-        return tool_use("sleep", {"minutes": 5})
-
-    fake.reply(refuse_forced, refuse_forced)
+async def test_forced_tool_choice_refused_while_thinking_falls_back_to_auto(fake):
+    fake.reply(tool_use("sleep", {"minutes": 5}))
     reply = await model_for(fake).complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
     assert [b["tool_choice"]["type"] for b in fake.bodies] == ["tool", "auto"]
+    assert fake.usages[0] is None  # the first was refused with a 400
     assert reply.message.tool_calls()[0].name == "sleep"
+
+
+async def test_other_bad_requests_with_forced_tool_choice_are_not_retried(fake):
+    model = AnthropicModel("claude-haiku-4-5", api_key="k", base_url=fake.base_url)
+    with pytest.raises(ModelError, match="not among the tools"):
+        await model.complete("sys", [Message.user("tired")], [LOOK], tool_choice="sleep")
+    assert len(fake.requests) == 1
 
 
 async def test_usage_maps_cache_tokens(fake):
@@ -381,3 +386,14 @@ def test_prompt_cache_5m_ttl_and_minimum_length():
     small = PromptCache(min_tokens=10_000, clock=clock)
     assert small.account("m", cacheable_blocks(request_body(["a"])))[2] == 0  # too short to cache
     assert small.account("m", cacheable_blocks(request_body(["a"])))[1] == 0
+
+
+def test_prompt_cache_looks_back_at_most_lookback_blocks():
+    clock = Clock()
+    short_sight, far_sight = PromptCache(lookback=2, clock=clock), PromptCache(lookback=None, clock=clock)
+    for cache in (short_sight, far_sight):
+        cache.account("m", cacheable_blocks(request_body(["a" * 40])))
+    # Five blocks later the old breakpoint is out of a 2-block lookback.
+    longer = cacheable_blocks(request_body(["a" * 40, "b", "c", "d", "e", "f"]))
+    assert short_sight.account("m", longer)[1] == 0
+    assert far_sight.account("m", longer)[1] > 0

@@ -106,6 +106,15 @@ async def test_usage_maps_cached_tokens(fake):
     assert reply.usage.output_tokens == 50 and reply.usage.cache_write_tokens == 0
 
 
+async def test_reasoning_model_gets_max_completion_tokens(fake):
+    fake.reply("thought about it")
+    model = OpenAIModel("gpt-5-mini", api_key="sk", base_url=fake.base_url + "/v1", env={})
+    reply = await model.complete("sys", [Message.user("hi")], max_tokens=900)
+    assert reply.message.text() == "thought about it"
+    assert "max_tokens" in fake.bodies[0] and fake.usages[0] is None  # refused
+    assert fake.bodies[1]["max_completion_tokens"] == 900 and "max_tokens" not in fake.bodies[1]
+
+
 @pytest.mark.parametrize("status", [429, 500, 503])
 async def test_retryable_errors(fake, status):
     fake.reply(error(status))

@@ -98,7 +98,7 @@ class AnthropicModel:
             # Models that think before answering refuse a forced tool choice
             # (400). Rather than failing the turn, ask again letting the model
             # choose; the caller sees from the reply whether it called the tool.
-            if not (tool_choice and err.status == 400 and "tool_choice" in str(err)):
+            if not (tool_choice and err.status == 400 and refuses_forced_tool(str(err))):
                 raise
             log.warning("%s refused a forced tool choice; asking again with tool_choice auto", self.model_id)
             response = await self.send(dict(params, tool_choice={"type": "auto"}))
@@ -131,6 +131,13 @@ class AnthropicModel:
         if mark:
             mark_history(params["messages"], mark)
         return params
+
+
+def refuses_forced_tool(error_message: str) -> bool:
+    """Whether a 400 says forced tool use cannot be combined with thinking
+    (the API words it as "Thinking may not be enabled when tool_choice forces tool use")."""
+    text = error_message.lower()
+    return "tool_choice" in text and ("thinking" in text or "forc" in text)
 
 
 def mark_history(api_messages, mark):

@@ -69,16 +69,27 @@ class OpenAIModel:
     ) -> Reply:
         params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens)
         try:
-            response = await self.client.chat.completions.create(**params)
+            response = await self.send(params)
+        except ModelError as err:
+            # Local servers know max_tokens; OpenAI's reasoning models take only
+            # max_completion_tokens and say so in a 400.
+            if not (err.status == 400 and "max_completion_tokens" in str(err)):
+                raise
+            params["max_completion_tokens"] = params.pop("max_tokens")
+            response = await self.send(params)
+        if not response.choices:
+            raise ModelError("openai-compatible server answered without a choice", 200, True)
+        return to_reply(response)
+
+    async def send(self, params):
+        try:
+            return await self.client.chat.completions.create(**params)
         except openai.APIStatusError as err:
             raise ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code)) from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True) from err
         except openai.OpenAIError as err:
             raise ModelError(f"openai-compatible: {err}", 0, False) from err
-        if not response.choices:
-            raise ModelError("openai-compatible server answered without a choice", 200, True)
-        return to_reply(response)
 
     def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096) -> dict:
         """The Chat Completions request for one call (pure: tests read it)."""

@@ -49,6 +49,8 @@ ERROR_TYPES = {
 TTL_SECONDS = {"5m": 300, "1h": 3600}
 IMAGE_TOKENS = 1600  # roughly what a 1000x1000 picture costs; the exact figure does not matter here
 IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+# Models that think unless told otherwise (Claude 5 and later): they refuse a forced tool choice.
+THINKS_BY_DEFAULT = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5", "claude-fable", "claude-mythos")
 
 
 # --- reply builders ------------------------------------------------------
@@ -121,17 +123,25 @@ class PromptCache:
 
     Each breakpoint stores the hash of the request prefix ending at its block,
     with the breakpoint's TTL. A later request reads the longest stored prefix
-    that ends at one of its block boundaries, at or before its last breakpoint
-    (the real API looks back at most 20 blocks per breakpoint; this fake looks
-    back without limit). Tokens after that, up to the last breakpoint, are
+    ending at one of its breakpoints or at most `lookback` blocks before one
+    (20, as the real API). Tokens after that, up to the last breakpoint, are
     written. A hit refreshes the entry's TTL. Prefixes shorter than
-    `min_tokens` are not cached. `clock` returns seconds (a seam for virtual time).
+    `min_tokens` are not cached (the real minimum is 1024 tokens or more,
+    depending on the model). `clock` returns seconds (a seam for virtual time).
     """
 
-    def __init__(self, *, min_tokens=0, clock=time.monotonic):
+    def __init__(self, *, min_tokens=0, lookback=20, clock=time.monotonic):
         self.min_tokens = min_tokens
+        self.lookback = lookback
         self.clock = clock
         self.entries = {}  # prefix hash -> (expires_at, ttl)
+
+    def candidates(self, breakpoints):
+        """Block positions where a cache hit is looked for: each breakpoint and
+        up to `lookback` blocks before it (None: every earlier block)."""
+        if self.lookback is None:
+            return set(range(breakpoints[-1] + 1))
+        return {i for b in breakpoints for i in range(max(0, b - self.lookback + 1), b + 1)}
 
     def account(self, model, blocks):
         """-> (uncached input, cache read, cache write, writes by ttl) for one request."""
@@ -148,7 +158,7 @@ class PromptCache:
             return total, 0, 0, {}
         last = breakpoints[-1]
         read_end = -1
-        for i in range(last, -1, -1):
+        for i in sorted(self.candidates(breakpoints), reverse=True):
             hit = self.entries.get(hashes[i])
             if hit and hit[0] > now:
                 read_end = i
@@ -225,11 +235,17 @@ def problem(body):
         return f"A maximum of 4 blocks with cache_control may be provided. Found {len(ttls)}."
     if "5m" in ttls and "1h" in ttls[ttls.index("5m"):]:
         return "cache_control: a ttl='1h' block must not come after a ttl='5m' block"
-    choice = body.get("tool_choice")
-    if choice and choice.get("type") == "tool":
+    choice = body.get("tool_choice") or {}
+    if choice.get("type") == "tool":
         names = {t.get("name") for t in body.get("tools") or []}
         if choice.get("name") not in names:
             return f"tool_choice: tool {choice.get('name')!r} is not among the tools"
+    thinking = (body.get("thinking") or {}).get("type")
+    thinks = thinking in ("enabled", "adaptive", "between_tools") or (
+        thinking is None and body["model"].startswith(THINKS_BY_DEFAULT)
+    )
+    if choice.get("type") in ("tool", "any") and thinks:
+        return "tool_choice: forced tool use is not supported while thinking is on; use tool_choice auto"
     return None
 
 
@@ -246,11 +262,11 @@ def image_problem(block):
 
 # --- the server ----------------------------------------------------------
 class FakeAnthropic(ScriptedServer):
-    """Fake Messages API. `min_cache_tokens` and `clock` go to its `PromptCache`."""
+    """Fake Messages API. `min_cache_tokens`, `cache_lookback` and `clock` go to its `PromptCache`."""
 
-    def __init__(self, replies=(), *, default=None, min_cache_tokens=0, clock=time.monotonic):
+    def __init__(self, replies=(), *, default=None, min_cache_tokens=0, cache_lookback=20, clock=time.monotonic):
         super().__init__(replies, default=default)
-        self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
+        self.cache = PromptCache(min_tokens=min_cache_tokens, lookback=cache_lookback, clock=clock)
         self.usages = []  # the usage object sent with each answered request, None for errors
         self._message_ids = itertools.count(1)
 

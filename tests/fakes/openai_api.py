@@ -127,8 +127,9 @@ class FakeOpenAI(ScriptedServer):
     """Fake Chat Completions. `cached_tokens` (int or callable(body) -> int)
     is reported as prompt_tokens_details.cached_tokens."""
 
-    def __init__(self, replies=(), *, default=None, models=("llama3.1",), cached_tokens=0):
+    def __init__(self, replies=(), *, default=None, models=("llama3.1",), cached_tokens=0, reasoning_models=("o1", "o3", "o4", "gpt-5")):
         super().__init__(replies, default=default)
+        self.reasoning_models = tuple(reasoning_models)  # ids refusing max_tokens, as OpenAI's do
         self.models = list(models)
         self.cached_tokens = cached_tokens
         self.usages = []
@@ -152,6 +153,10 @@ class FakeOpenAI(ScriptedServer):
         if why := problem(entry.body):
             self.usages.append(None)
             return self.error_response(400, why)
+        if "max_tokens" in entry.body and str(entry.body["model"]).startswith(self.reasoning_models):
+            self.usages.append(None)
+            why = "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+            return self.error_response(400, why, "unsupported_parameter")
         spec = await self.next_reply(entry.body)
         if spec is None:
             self.usages.append(None)
