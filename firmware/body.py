@@ -1,0 +1,285 @@
+"""The body itself: the four senses behind the dispatcher, and the tasks that keep it alive.
+
+main.py builds one Body from a HAL and a config and runs `Body.tasks()`. The
+logic lives in core/ (pure, tested on both runtimes); this file connects it to
+the hardware seams and to time.
+"""
+
+import asyncio
+
+from core import config as config_mod
+from core import httpc, serial_frames, wav
+from core.b64json import ImageBody
+from core.emotions import nearest_face
+from core.face import Avatar, audio_level
+from core.nudges import Nudger
+from core.protocol import Busy, Dispatcher
+from core.servo import Axis, Head
+from core.speech import SpeechQueue
+
+FRAME_MS = 50            # ~20 fps face
+PCM_CHUNK = 2048         # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
+TALK_MS_PER_CHAR = 60    # how long the mouth moves for text spoken without a TTS server
+
+
+def log(*parts):
+    print("[soulstack]", *parts)
+
+
+async def sleep_ms(ms):
+    # MicroPython has asyncio.sleep_ms; CPython only asyncio.sleep.
+    await asyncio.sleep(ms / 1000)
+
+
+class Body:
+    def __init__(self, hal, config, serial_out=None):
+        self.hal = hal
+        self.config = config
+        self.clock = hal.clock
+        self.serial_out = serial_out  # a function writing a str line when serial mode is on
+        now = self.clock.ms()
+        self.avatar = Avatar(now)
+        self.speech = SpeechQueue()
+        debounce = config["debounce"]
+        self.nudger = Nudger(config_mod.windows_ms(config), debounce["face_frames"], debounce["face_absent_frames"])
+        servo = config["servo"]
+        if servo["kind"] == "sg90":
+            axes = (Axis("yaw", 10, 170, 90), Axis("pitch", 65, 100, 80))
+        else:
+            axes = (Axis("yaw", -60, 60, 0), Axis("pitch", 0, 90, 10))
+        self.head = Head(axes, hal.servo_send, hal.servo_torque, servo["min_interval_ms"], servo["idle_off_ms"])
+        self.dispatcher = Dispatcher(self, config["token"], self.report)
+        self.wifi = (False, None, "not tried yet")
+        self.errors = 0
+
+    # --- the dispatcher's device interface ---
+
+    def online(self):
+        hal = self.hal
+        if hal.display_problem():
+            return False
+        if hal.camera_expected and hal.camera_problem():
+            return False
+        if not self.serial_out and not self.wifi[0]:
+            return False
+        if self.config["tts_url"] and (hal.speaker_problem() or not self.wifi[0]):
+            return False
+        return True
+
+    def look(self, question):
+        problem = self.hal.camera_problem()
+        if problem:
+            return problem if self.hal.camera_expected else "this body has no camera (" + problem + ")"
+        self.avatar.show_text(question, self.clock.ms())
+        return ImageBody(self.hal.snapshot_jpeg(70), "image/jpeg")
+
+    def speak(self, text):
+        problem = self.hal.display_problem()
+        if problem and (not self.config["tts_url"] or self.hal.speaker_problem()):
+            raise Busy("cannot speak: " + problem)
+        self.speech.put(text)
+
+    def express(self, emotion):
+        face = nearest_face(emotion)
+        now = self.clock.ms()
+        self.avatar.set_expression(face, now)
+        self.head.gesture(face, now)
+
+    # --- errors: on screen and in the log, and the body keeps going ---
+
+    def report(self, where, failure):
+        self.errors += 1
+        text = str(where) + ": " + type(failure).__name__ + " " + str(failure)
+        log("error in", text)
+        try:
+            import sys
+            if hasattr(sys, "print_exception"):
+                sys.print_exception(failure)
+        except Exception:  # logging must never take the body down
+            pass
+        try:
+            self.hal.show_error(text)
+        except Exception as again:
+            log("could not show the error on screen:", again)
+
+    # --- nudges ---
+
+    async def deliver(self, kind, reason):
+        if self.serial_out:
+            self.serial_out(serial_frames.nudge(reason))
+            return True
+        url = self.config["nudge_url"]
+        if not url:
+            log("nudge (nowhere to send it: no nudge_url):", reason)
+            return True
+        status, _ = await httpc.send_json(url, {"reason": reason}, self.config["nudge_token"])
+        if not 200 <= status < 300:
+            raise httpc.HttpError("the soul answered " + str(status))
+        return True
+
+    # --- speech ---
+
+    async def say(self, text):
+        avatar = self.avatar
+        avatar.say(text, self.clock.ms())
+        try:
+            if self.config["tts_url"] and not self.hal.speaker_problem():
+                await self.play_tts(text)
+            else:
+                await self.mime(text)
+        finally:
+            avatar.done_speaking(self.clock.ms())
+
+    async def mime(self, text):
+        """No voice available: the mouth moves along with the balloon for a plausible while."""
+        end = self.clock.ms() + min(15000, max(800, len(text) * TALK_MS_PER_CHAR))
+        step = 0
+        while self.clock.ms() < end:
+            self.avatar.set_mouth_level((0.2, 0.8, 0.5, 0.9, 0.1)[step % 5])
+            step += 1
+            await sleep_ms(120)
+        self.avatar.set_mouth_level(0)
+
+    async def play_tts(self, text):
+        response = await httpc.post_json(self.config["tts_url"], {"text": text}, self.config["tts_token"])
+        hal = self.hal
+        try:
+            if response.status != 200:
+                raise httpc.HttpError("the TTS server answered " + str(response.status))
+            rate, channels, _ = await wav.read_header(response.read_exactly)
+            hal.play_start(rate, channels)
+            bytes_per_ms = rate * channels * 2 / 1000
+            ahead_ms = 0
+            started = self.clock.ms()
+            while True:
+                chunk = await response.read(PCM_CHUNK)
+                if not chunk:
+                    break
+                self.avatar.set_mouth_level(audio_level(chunk))
+                hal.play(chunk)
+                ahead_ms += len(chunk) / bytes_per_ms
+                # Stay at most ~2 chunks ahead of playback so the speaker's queue never blocks the loop.
+                lead = ahead_ms - (self.clock.ms() - started)
+                if lead > 150:
+                    await sleep_ms(int(lead - 100))
+            hal.play_end()
+        finally:
+            self.avatar.set_mouth_level(0)
+            await response.close()
+
+    # --- the tasks ---
+
+    def tasks(self):
+        return [self.animate(), self.watch_faces(), self.speak_queue(), self.send_nudges(), self.keep_wifi()]
+
+    async def guarded(self, name, step, pause_ms):
+        """Run `step` forever; an exception is shown and logged, then the loop goes on."""
+        while True:
+            try:
+                await step()
+            except Exception as failure:
+                self.report(name, failure)
+            await sleep_ms(pause_ms)
+
+    async def animate(self):
+        hal = self.hal
+        hal.watchdog_start(10000)
+        last_key = None
+        imu_every = 0
+
+        async def step():
+            nonlocal last_key, imu_every
+            now = self.clock.ms()
+            hal.update()
+            frame = self.avatar.update(now)
+            key = frame.key()
+            if key != last_key:
+                hal.draw(frame)
+                last_key = key
+            self.head.tick(now)
+            event = hal.poll_event()
+            if event:
+                self.nudger.event(event, now)
+            imu_every += 1
+            if imu_every >= 2:
+                imu_every = 0
+                accel = hal.read_accel()
+                if accel:
+                    self.nudger.accel(accel[0], accel[1], accel[2], now)
+            hal.watchdog_feed()
+
+        await self.guarded("face animation", step, FRAME_MS)
+
+    async def watch_faces(self):
+        period = 1000 // self.config["face_detect_hz"]
+
+        async def step():
+            seen = self.hal.detect_face()
+            if seen is not None:
+                reason = self.nudger.face_seen(seen, self.clock.ms())
+                if reason:
+                    log("face appeared; nudging")
+
+        await self.guarded("face detection", step, period)
+
+    async def speak_queue(self):
+        async def step():
+            text = self.speech.take()
+            if text is None:
+                return
+            try:
+                await self.say(text)
+            finally:
+                self.speech.finished()
+
+        await self.guarded("speech", step, 100)
+
+    async def send_nudges(self):
+        async def step():
+            item = self.nudger.take()
+            if item is None:
+                return
+            kind, reason, _ = item
+            try:
+                await self.deliver(kind, reason)
+            except Exception:
+                self.nudger.failed(kind)  # not delivered: the next event may try again
+                raise
+
+        await self.guarded("nudge", step, 200)
+
+    async def keep_wifi(self):
+        ssid = self.config["wifi"]["ssid"]
+        hal = self.hal
+        backoff_ms = 1000
+        announced = None
+        while True:
+            try:
+                state = hal.wifi_status()
+                if not state[0] and ssid:
+                    log("Wi-Fi:", state[2], "- connecting to", ssid)
+                    hal.wifi_connect(ssid, self.config["wifi"]["password"])
+                    waited = 0
+                    while waited < 10000 and not hal.wifi_status()[0]:
+                        await sleep_ms(250)
+                        waited += 250
+                    state = hal.wifi_status()
+                elif not ssid and not state[0]:
+                    state = (False, None, "no wifi.ssid in config.json")
+                self.wifi = state
+                if state != announced:
+                    announced = state
+                    line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name)
+                    if self.serial_out:
+                        self.serial_out(line)
+                    else:
+                        print(line, end="")
+                if state[0]:
+                    backoff_ms = 1000
+                    await sleep_ms(2000)
+                else:
+                    await sleep_ms(backoff_ms)
+                    backoff_ms = min(60000, backoff_ms * 2)
+            except Exception as failure:
+                self.report("Wi-Fi", failure)
+                await sleep_ms(backoff_ms)

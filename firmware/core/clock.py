@@ -1,0 +1,62 @@
+"""Time seams. Core logic never reads a clock itself; it is handed milliseconds.
+
+`Monotonic` turns a wrapping tick counter (MicroPython's time.ticks_ms wraps
+after ~12 days on the ESP32) into milliseconds that only grow. Tests hand the
+core a `FakeClock` and move it by hand.
+"""
+
+
+class Monotonic:
+    def __init__(self, ticks_ms, ticks_diff):
+        self._ticks_ms = ticks_ms
+        self._ticks_diff = ticks_diff
+        self._last = ticks_ms()
+        self._total = 0
+
+    def ms(self):
+        now = self._ticks_ms()
+        self._total += self._ticks_diff(now, self._last)
+        self._last = now
+        return self._total
+
+
+class FakeClock:
+    def __init__(self, start_ms=0):
+        self.now = start_ms
+
+    def ms(self):
+        return self.now
+
+    def advance(self, ms):
+        self.now += ms
+        return self.now
+
+
+def system_clock():
+    """A Monotonic over MicroPython's ticks, or over CPython's monotonic clock."""
+    import time
+    if hasattr(time, "ticks_ms"):
+        return Monotonic(time.ticks_ms, time.ticks_diff)
+    return Monotonic(lambda: int(time.monotonic() * 1000), lambda a, b: a - b)
+
+
+class Rng:
+    """A tiny deterministic generator (xorshift32): same seed, same face, on both runtimes."""
+
+    def __init__(self, seed=1):
+        self.state = (seed & 0xFFFFFFFF) or 1
+
+    def next32(self):
+        x = self.state
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self.state = x
+        return x
+
+    def uniform(self, low, high):
+        return low + (high - low) * (self.next32() / 4294967296.0)
+
+    def between(self, low, high):
+        """An integer in [low, high]."""
+        return low + self.next32() % (high - low + 1)

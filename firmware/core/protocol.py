@@ -1,0 +1,147 @@
+"""Body Protocol v1 on the device: validation and dispatch, shared by Wi-Fi and serial.
+
+`Dispatcher.handle(endpoint, raw_body, authorization)` returns (status, body).
+`body` is a dict, or a b64json.ImageBody for a /look with pixels, which the
+transport streams in pieces. The shapes follow host/body/protocol.py; this is
+a separate copy only because the device cannot import the host package.
+
+The dispatcher calls a `device` with four methods (main.Body is the real one):
+  online() -> bool
+  look(question) -> ImageBody, or a string saying honestly why there is no image
+  speak(text) -> None once queued; raises Busy when the queue is full
+  express(emotion) -> None
+"""
+
+import json
+
+from core import auth
+from core.b64json import ImageBody
+
+ENDPOINTS = ("status", "look", "speak", "express")
+MAX_SPEAK_CHARS = 2000
+
+
+class BadRequest(Exception):
+    """The request is malformed; the message says what is wrong (HTTP 400)."""
+
+
+class Busy(Exception):
+    """The body cannot take this now (HTTP 503); the message says why."""
+
+
+def _object(payload, what):
+    if not isinstance(payload, dict):
+        raise BadRequest(what + " must be a JSON object")
+    return payload
+
+
+def _string(payload, key, endpoint):
+    if key not in payload:
+        raise BadRequest('/' + endpoint + ' needs "' + key + '" (a string)')
+    value = payload[key]
+    if not isinstance(value, str):
+        raise BadRequest('"' + key + '" must be a string, not ' + _json_type(value))
+    return value
+
+
+def _json_type(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "something else"
+
+
+def validate(endpoint, payload):
+    """The clean request for `endpoint`, or BadRequest naming what is wrong."""
+    _object(payload, "the /" + endpoint + " body")
+    if endpoint == "status":
+        return {}
+    if endpoint == "look":
+        return {"question": _string(payload, "question", endpoint)}
+    if endpoint == "speak":
+        text = _string(payload, "text", endpoint)
+        if not text.strip():
+            raise BadRequest('"text" must not be empty')
+        if len(text) > MAX_SPEAK_CHARS:
+            raise BadRequest('"text" is ' + str(len(text)) + " characters; at most " + str(MAX_SPEAK_CHARS))
+        return {"text": text}
+    if endpoint == "express":
+        emotion = _string(payload, "emotion", endpoint)
+        if not emotion.strip():
+            raise BadRequest('"emotion" must not be empty')
+        return {"emotion": emotion}
+    raise BadRequest("unknown endpoint")
+
+
+def parse_json(raw):
+    """Parse a request body (bytes or str; empty means {}), or BadRequest."""
+    if raw is None:
+        return {}
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeError:
+            raise BadRequest("the request body is not UTF-8 text")
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise BadRequest("the request body is not valid JSON")
+
+
+def _describe(failure):
+    text = str(failure)
+    return type(failure).__name__ + (": " + text if text else "")
+
+
+def error(status, message):
+    return status, {"message": message}
+
+
+class Dispatcher:
+    def __init__(self, device, token=None, on_error=None):
+        self.device = device
+        self.token = token or None
+        # Called with (endpoint, exception) when the device itself failed: main shows it on screen.
+        self.on_error = on_error
+
+    def handle(self, endpoint, raw, authorization=None, trusted=False):
+        """Answer one request. `trusted` skips the token (the USB cable is physical access)."""
+        if not trusted and not auth.bearer_ok(authorization, self.token):
+            return error(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
+        if endpoint not in ENDPOINTS:
+            return error(404, "no such endpoint /" + str(endpoint) + "; this body has /status /look /speak /express")
+        try:
+            payload = raw if isinstance(raw, dict) else parse_json(raw)
+            return self.call(endpoint, validate(endpoint, payload))
+        except BadRequest as problem:
+            return error(400, str(problem))
+        except Busy as problem:
+            return error(503, str(problem))
+        except Exception as failure:  # a sense broke: say so honestly, keep serving
+            if self.on_error:
+                self.on_error(endpoint, failure)
+            return error(503, "/" + endpoint + " failed on the device: " + _describe(failure))
+
+    def call(self, endpoint, request):
+        device = self.device
+        if endpoint == "status":
+            return 200, {"online": bool(device.online())}
+        if endpoint == "look":
+            seen = device.look(request["question"])
+            if isinstance(seen, ImageBody):
+                return 200, seen
+            return 200, {"text": str(seen)}
+        if endpoint == "speak":
+            device.speak(request["text"])
+            return 200, {}
+        device.express(request["emotion"])
+        return 200, {}

@@ -1,0 +1,101 @@
+"""Firmware entry point: wiring only.
+
+On the device UIFlow2 (or upstream MicroPython) runs this file at boot. The
+simulator runs it with arguments:
+    main.py --config PATH --hal fake [--host 127.0.0.1] [--port N] [--serial]
+"""
+
+import asyncio
+import sys
+
+from body import Body, log
+from core import config as config_mod
+from core import serial_frames
+from links import SerialLink, http_app
+
+CONFIG_PATHS = ("/flash/config.json", "config.json")
+
+
+def parse_args(argv):
+    options = {"config": None, "hal": None, "host": "0.0.0.0", "port": None, "serial": None}
+    i = 0
+    while i < len(argv):
+        flag = argv[i]
+        if flag == "--serial":
+            options["serial"] = True
+        elif flag in ("--config", "--hal", "--host", "--port") and i + 1 < len(argv):
+            options[flag[2:]] = argv[i + 1]
+            i += 1
+        i += 1
+    return options
+
+
+def read_config(path):
+    paths = (path,) if path else CONFIG_PATHS
+    for candidate in paths:
+        try:
+            with open(candidate) as handle:
+                return config_mod.parse(handle.read())
+        except OSError:
+            continue
+    if path:
+        raise config_mod.ConfigError("cannot read " + path)
+    return config_mod.parse("{}")
+
+
+def pick_hal(name, config):
+    """The HAL named in config (or on the command line); "auto" probes for UIFlow2."""
+    if name == "auto":
+        try:
+            import M5  # noqa: F401  (only UIFlow2 firmware has it)
+            name = "uiflow"
+        except ImportError:
+            name = "generic"
+    if name == "fake":
+        from hal.fake import Hal
+    elif name == "uiflow":
+        from hal.uiflow import Hal
+    else:
+        from hal.generic import Hal
+    return Hal(config)
+
+
+async def run(options):
+    config, warnings = read_config(options["config"])
+    if options["hal"]:
+        config["hal"] = options["hal"]
+    if options["serial"]:
+        config["serial"] = True
+    port = int(options["port"]) if options["port"] else config["port"]
+    for warning in warnings:
+        log("config:", warning)
+    hal = pick_hal(config["hal"], config)
+    hal.begin()
+    link = None
+    body = Body(hal, config)
+    if config["serial"]:
+        link = SerialLink(body.dispatcher)
+        body.serial_out = link.write
+    tasks = [asyncio.create_task(job) for job in body.tasks()]
+    if link:
+        tasks.append(asyncio.create_task(link.serve()))
+    app = http_app(body.dispatcher)
+    log("serving Body Protocol v1 on", options["host"] + ":" + str(port), "hal", hal.name)
+    await app.start_server(host=options["host"], port=port)
+
+
+def main(argv=None):
+    options = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        asyncio.run(run(options))
+    except config_mod.ConfigError as problem:
+        # Shown on the device's screen by boot.py's handler and in the log: each line says what to fix.
+        print(serial_frames.ready(None, "config.json: " + str(problem).replace("\n", "; "), "unknown"), end="")
+        log("config.json cannot be used:\n" + str(problem))
+        raise
+    except KeyboardInterrupt:
+        log("stopped")
+
+
+if __name__ == "__main__":
+    main()
