@@ -393,7 +393,9 @@ def test_prompt_cache_looks_back_at_most_lookback_blocks():
     short_sight, far_sight = PromptCache(lookback=2, clock=clock), PromptCache(lookback=None, clock=clock)
     for cache in (short_sight, far_sight):
         cache.account("m", cacheable_blocks(request_body(["a" * 40])))
-    # Five blocks later the old breakpoint is out of a 2-block lookback.
+    # Five blocks later the old history breakpoint is out of a 2-block lookback:
+    # only the system prompt (its own breakpoint) is read.
     longer = cacheable_blocks(request_body(["a" * 40, "b", "c", "d", "e", "f"]))
-    assert short_sight.account("m", longer)[1] == 0
-    assert far_sight.account("m", longer)[1] > 0
+    system_tokens, first_message_tokens = longer[0][1], longer[1][1]
+    assert short_sight.account("m", longer)[1] == system_tokens
+    assert far_sight.account("m", longer)[1] == system_tokens + first_message_tokens
