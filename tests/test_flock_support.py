@@ -1,0 +1,166 @@
+"""Helpers for the flock tests (no tests here): a flock on loopback, a real SSE
+reader, and a scripted "brain" for the fake Anthropic server.
+
+The brain answers by reading the request the real SDK sent: a forced `triage`
+call gets a triage chosen from words in the item, the Elder and the crows get
+text. Words in an item steer it: "split", "murder", "abuse", "badtriage"
+(invalid twice), "fixtriage" (invalid once), "flaky" (the first crow fails),
+"doomed" (every crow fails), "hang" (the Sentry never answers).
+"""
+
+import asyncio
+import json
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from host.flock.app import FLOCK, make_app
+from host.flock.clock import ManualClock
+from host.flock.flow import FlockConfig
+from host.llm.anthropic import AnthropicModel
+from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
+
+
+class Brain:
+    def __init__(self):
+        self.seen = {}  # prompt -> times a crow was asked it
+        self.hang = asyncio.Event()  # set it to let hanging calls finish
+
+    def __call__(self, body):
+        tools = [tool["name"] for tool in body.get("tools") or []]
+        first = body["messages"][0]["content"]
+        prompt = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
+        system = body.get("system")
+        system = system if isinstance(system, str) else " ".join(b["text"] for b in system or [])
+        if "triage" in tools:
+            return self.triage(prompt, retry=len(body["messages"]) > 1)
+        if system.startswith("You are the Elder"):
+            return text("The Elder's ruling: " + prompt.splitlines()[0])
+        self.seen[prompt] = self.seen.get(prompt, 0) + 1
+        if "doomed" in prompt or ("flaky" in prompt and self.seen[prompt] == 1):
+            return error(400, "this crow lost its way")
+        return text("done: " + prompt[-60:])
+
+    def triage(self, prompt, retry):
+        if "hang" in prompt:
+            return self._hang()
+        if "badtriage" in prompt or ("fixtriage" in prompt and not retry):
+            return tool_use("triage", {"mode": "flock-of-one", "task_type": "research", "subtasks": [], "reason": "?"})
+        mode = "split" if "split" in prompt else "murder" if "murder" in prompt else "solo"
+        subtasks = ["first part", "second part"] if mode == "split" else []
+        task_type = "abuse" if "abuse" in prompt else "code" if "code" in prompt else "research"
+        return tool_use("triage", {"mode": mode, "task_type": task_type, "subtasks": subtasks, "reason": "seen it"})
+
+    async def _hang(self):
+        await self.hang.wait()
+        return tool_use("triage", {"mode": "solo", "task_type": "research", "subtasks": [], "reason": "late"})
+
+
+class Flock:
+    """A flock app on a real loopback port, a ManualClock, and a client session."""
+
+    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None):
+        self.data_dir, self.model = data_dir, model
+        self.config = config or FlockConfig(heartbeat_s=0.2)
+        self.clock = clock or ManualClock()
+        self.runner = None
+
+    async def start(self):
+        self.runner = web.AppRunner(make_app(self.data_dir, self.model, self.clock, self.config))
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
+        return self
+
+    @property
+    def flock(self):
+        return self.runner.app[FLOCK]
+
+    async def stop(self):
+        await self.session.close()
+        await self.runner.cleanup()
+
+    async def post(self, path, body=None, *, data=None):
+        kwargs = {"data": data} if data is not None else {"json": body}
+        async with self.session.post(path, **kwargs) as response:
+            raw = await response.read()
+            return response.status, (json.loads(raw) if raw else None)
+
+    async def get(self, path):
+        async with self.session.get(path) as response:
+            return response.status, await response.json()
+
+    async def new_list(self, text, requester="ada", **extra):
+        status, body = await self.post("/api/lists", {"text": text, "requester": requester, **extra})
+        assert status == 202, body
+        return body["list_id"]
+
+    def events(self, list_id=None, last_event_id=None):
+        return SSE(self.session, list_id, last_event_id)
+
+    async def verdict(self, item_id, target, approve=True):
+        return (await self.post("/api/verdicts", {"item_id": item_id, "target": target, "approve": approve}))[0]
+
+
+class SSE:
+    """A real SSE client: reads the stream line by line and parses messages and comments."""
+
+    def __init__(self, session, list_id=None, last_event_id=None):
+        self.session, self.list_id, self.last_event_id = session, list_id, last_event_id
+        self.events = []  # every message read so far: dicts with id, event, data
+        self.comments = []
+        self.response = None
+
+    async def __aenter__(self):
+        params = {"list_id": self.list_id} if self.list_id else {}
+        headers = {"Last-Event-ID": str(self.last_event_id)} if self.last_event_id is not None else {}
+        self.response = await self.session.get("/api/events", params=params, headers=headers)
+        assert self.response.status == 200, await self.response.text()
+        assert self.response.headers["Content-Type"].startswith("text/event-stream")
+        return self
+
+    async def __aexit__(self, *exc):
+        self.response.close()
+
+    async def _read_one(self):
+        fields = {}
+        while True:
+            line = (await self.response.content.readline()).decode()
+            if line == "":
+                raise EOFError("the stream ended")
+            line = line.rstrip("\r\n")
+            if line == "":
+                if fields:
+                    message = {"id": int(fields["id"]), "event": fields["event"], "data": json.loads(fields["data"])}
+                    self.events.append(message)
+                    return message
+                continue
+            if line.startswith(":"):
+                self.comments.append(line)
+                continue
+            key, _, value = line.partition(":")
+            fields[key] = value[1:] if value.startswith(" ") else value
+
+    async def next(self, timeout=5.0):
+        return await asyncio.wait_for(self._read_one(), timeout)
+
+    async def until(self, event, timeout=5.0, **match):
+        """Read until an `event` whose data has every `match` field; return its data."""
+        async def scan():
+            while True:
+                message = await self._read_one()
+                if message["event"] == event and all(message["data"].get(k) == v for k, v in match.items()):
+                    return message["data"]
+        return await asyncio.wait_for(scan(), timeout)
+
+    def names(self):
+        return [message["event"] for message in self.events]
+
+
+async def start_fake_model(brain=None):
+    fake = await FakeAnthropic(default=brain or Brain()).start()
+    model = AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
+    return fake, model
