@@ -1,0 +1,1 @@
+"""`soulstack body sim`: the real firmware, with fake hardware, on this computer."""
