@@ -262,6 +262,50 @@ async def test_chinese_words_get_a_chinese_filler_and_a_redelivery_joins_the_pen
     assert soul.heard == ["你在吗"]
 
 
+async def test_a_voice_stack_that_hangs_up_still_gets_the_answer_on_redelivery(serve, caplog):
+    caplog.set_level(logging.INFO, logger="soulstack.converse")
+    release = asyncio.Event()
+
+    async def turn(soul, utterance):
+        await release.wait()
+        return [said("I heard you the first time.")]
+
+    soul = ScriptedSoul(turn)
+    converse, client, base = await serve(soul, clock=ManualClock())
+    body = {"messages": [{"role": "user", "content": "did you hear me"}], "stream": True}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(base + "/chat/completions", json=body) as r:
+            first = await r.content.readuntil(b"\n\n")
+            assert b'"role": "assistant"' in first
+            r.close()  # the device dropped off mid-answer
+    release.set()
+    await until(lambda: any("hung up" in r.getMessage() for r in caplog.records), "the hang-up")
+    assert not converse.pending
+    assert await ask(client, "did you hear me", stream=True) == "I heard you the first time."
+    assert soul.heard == ["did you hear me"]
+
+
+async def test_an_answer_missing_for_10_minutes_is_abandoned_and_the_words_heard_anew(serve):
+    clock = ManualClock()
+
+    async def turn(soul, utterance):
+        if len(soul.heard) == 1:
+            await asyncio.Event().wait()  # a turn that never answers
+        return [said("Sorry, I got lost in thought.")]
+
+    soul = ScriptedSoul(turn)
+    _, client, _ = await serve(soul, clock=clock)
+    first = asyncio.create_task(ask(client, "hello"))
+    await until(lambda: clock.sleepers, "the guard timer")
+    clock.advance(45)
+    assert await first == FILLER["en"]
+    clock.advance(600)
+    assert await ask(client, "hello") == "Sorry, I got lost in thought."
+    assert soul.heard == ["hello", "hello"]
+    for task in soul.tasks:
+        task.cancel()
+
+
 # --- speak as the answer ------------------------------------------------------
 
 

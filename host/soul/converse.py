@@ -254,7 +254,12 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
     except ConnectionResetError:
-        log.info("converse: the voice stack hung up before the answer; it stays cached")
+        log.info("converse: the voice stack hung up before the answer to %r", utterance)
+    except asyncio.CancelledError:
+        # aiohttp cancels a handler whose client went away. The answer being
+        # made goes on regardless and is kept for a re-delivery.
+        log.info("converse: the voice stack hung up before the answer to %r", utterance)
+        raise
     return response
 
 
