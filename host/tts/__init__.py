@@ -1,0 +1,1 @@
+"""`soulstack tts`: text in, 16 kHz mono WAV out, for bodies that cannot speak on their own."""

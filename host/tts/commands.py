@@ -1,0 +1,28 @@
+"""`soulstack tts`: host text-to-speech for devices."""
+
+from host.cli import UsageError
+
+DEFAULT_PORT = 9204
+
+
+def tts(args) -> int:
+    from aiohttp import web
+
+    from host.tts.server import create_app
+
+    if not 1 <= args.port <= 65535:
+        raise UsageError("--port must be from 1 to 65535")
+    print(f"tts: POST http://{args.host}:{args.port}/tts {{\"text\": ...}} -> 16 kHz mono WAV", flush=True)
+    web.run_app(create_app(args.token), host=args.host, port=args.port, print=None)
+    return 0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "tts", help="text-to-speech for devices: text in, 16 kHz mono WAV out (espeak-ng)",
+        description="Serves POST /tts {\"text\", optional \"voice\"} and answers a 16 kHz mono 16-bit WAV made by espeak-ng.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument("--token", help="bearer token callers must send (default: none)")
+    parser.set_defaults(func=tts)

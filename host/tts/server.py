@@ -1,0 +1,155 @@
+"""The TTS server: POST /tts {"text", optional "voice"/"lang"} -> audio/wav, 16 kHz mono 16-bit.
+
+espeak-ng (a Debian package) speaks offline at its native 22050 Hz; the result
+is resampled to the 16 kHz the firmware plays, with sox when it is installed
+and with a small linear resampler otherwise.
+"""
+
+import array
+import asyncio
+import io
+import re
+import shutil
+import sys
+import tempfile
+import wave
+from pathlib import Path
+
+from aiohttp import web
+
+
+TARGET_RATE = 16000
+MAX_TEXT = 2000
+VOICE_PATTERN = re.compile(r"^[A-Za-z0-9_+\-]{1,40}$")
+TOKEN_KEY = web.AppKey("token", str)
+
+
+class TtsError(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _fail(status, message):
+    return web.json_response({"message": message}, status=status)
+
+
+def parse_request(payload):
+    """(text, voice) from a request body, or TtsError(400) naming what is wrong."""
+    if not isinstance(payload, dict):
+        raise TtsError(400, 'send a JSON object like {"text": "hello"}')
+    text = payload.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise TtsError(400, '"text" must be a non-empty string')
+    if len(text) > MAX_TEXT:
+        raise TtsError(400, f'"text" is {len(text)} characters; at most {MAX_TEXT}')
+    voice = payload.get("voice", payload.get("lang", "en"))
+    if not isinstance(voice, str) or not VOICE_PATTERN.match(voice):
+        raise TtsError(400, '"voice"/"lang" must be an espeak-ng voice name such as "en", "en-us" or "zh"')
+    return text, voice
+
+
+def resample_linear(samples: array.array, rate: int, target: int) -> array.array:
+    """16-bit mono samples from `rate` to `target` Hz by linear interpolation (good enough for speech)."""
+    if rate == target or not samples:
+        return samples
+    count = max(1, int(len(samples) * target / rate))
+    out = array.array("h", bytes(2 * count))
+    step = rate / target
+    last = len(samples) - 1
+    for i in range(count):
+        position = i * step
+        left = int(position)
+        right = min(left + 1, last)
+        fraction = position - left
+        out[i] = int(samples[min(left, last)] * (1 - fraction) + samples[right] * fraction)
+    return out
+
+
+def to_16k_mono(wav_bytes: bytes) -> bytes:
+    """Any 16-bit PCM WAV -> 16 kHz mono 16-bit WAV, in Python."""
+    with wave.open(io.BytesIO(wav_bytes)) as source:
+        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
+        frames = source.readframes(source.getnframes())
+    if width != 2:
+        raise TtsError(500, f"espeak-ng wrote {8 * width}-bit audio; expected 16-bit")
+    samples = array.array("h", frames)
+    if sys.byteorder == "big":
+        samples.byteswap()
+    if channels > 1:
+        samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
+    samples = resample_linear(samples, rate, TARGET_RATE)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as target:
+        target.setnchannels(1)
+        target.setsampwidth(2)
+        target.setframerate(TARGET_RATE)
+        target.writeframes(samples.tobytes() if sys.byteorder == "little" else _swapped(samples))
+    return out.getvalue()
+
+
+def _swapped(samples):
+    copy = array.array("h", samples)
+    copy.byteswap()
+    return copy.tobytes()
+
+
+async def _run(argv, stdin=None):
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await process.communicate(stdin)
+    if process.returncode:
+        raise TtsError(500, f"{Path(argv[0]).name} failed: {err.decode(errors='replace').strip()[:200]}")
+    return out
+
+
+async def synthesize(text: str, voice: str) -> bytes:
+    """16 kHz mono WAV bytes of `text` spoken by espeak-ng."""
+    espeak = shutil.which("espeak-ng")
+    if not espeak:
+        raise TtsError(503, "espeak-ng is not installed on this computer (sudo apt install espeak-ng)")
+    with tempfile.TemporaryDirectory(prefix="soulstack-tts-") as folder:
+        raw = Path(folder) / "speech.wav"
+        try:
+            await _run([espeak, "-v", voice, "--stdin", "-w", str(raw)], text.encode())
+        except TtsError as problem:
+            if "voice" in problem.message.lower():
+                raise TtsError(400, f'espeak-ng has no voice "{voice}"') from None
+            raise
+        sox = shutil.which("sox")
+        if sox:
+            # Into a file, not stdout: sox can only write correct WAV sizes when it can seek.
+            resampled = Path(folder) / "speech-16k.wav"
+            await _run([sox, str(raw), "-r", str(TARGET_RATE), "-c", "1", "-b", "16", "-e", "signed-integer", str(resampled)])
+            return resampled.read_bytes()
+        return to_16k_mono(raw.read_bytes())
+
+
+@web.middleware
+async def require_token(request, handler):
+    token = request.app[TOKEN_KEY]
+    if token and request.headers.get("Authorization", "") != f"Bearer {token}":
+        return _fail(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
+    return await handler(request)
+
+
+async def speak(request):
+    try:
+        payload = await request.json()
+    except ValueError:
+        return _fail(400, "the request body is not valid JSON")
+    try:
+        text, voice = parse_request(payload)
+        audio = await synthesize(text, voice)
+    except TtsError as problem:
+        return _fail(problem.status, problem.message)
+    return web.Response(body=audio, content_type="audio/wav")
+
+
+def create_app(token: str | None = None) -> web.Application:
+    app = web.Application(middlewares=[require_token], client_max_size=64 * 1024)
+    app[TOKEN_KEY] = token or ""
+    app.router.add_post("/tts", speak)
+    app.router.add_post("/", speak)
+    return app
