@@ -18,7 +18,16 @@ from host.llm.types import (
     ToolCall,
     ToolResult,
 )
-from tests.fakes.anthropic_api import FakeAnthropic, PromptCache, cacheable_blocks, error, message, text, tool_use
+from tests.fakes.anthropic_api import (  # noqa: F401 (fake_anthropic is a fixture)
+    FakeAnthropic,
+    PromptCache,
+    cacheable_blocks,
+    error,
+    fake_anthropic,
+    message,
+    text,
+    tool_use,
+)
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
 LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
@@ -37,7 +46,9 @@ def model_for(fake, **options):
 
 async def test_text_reply_and_request_shape(fake):
     fake.reply("Good morning.")
-    reply = await model_for(fake).complete("You are a small robot.", [Message.user("hello")], max_tokens=300)
+    model = model_for(fake)
+    reply = await model.complete("You are a small robot.", [Message.user("hello")], max_tokens=300)
+    await model.aclose()
     assert reply.message.role == "assistant"
     assert reply.message.text() == "Good morning."
     assert reply.stop_reason == "end_turn"
@@ -332,7 +343,8 @@ async def test_fake_rejects_what_the_api_rejects(fake, messages, complaint):
     assert list(fake.script) == ["never"]  # a rejected request does not use up a scripted reply
 
 
-async def test_fake_default_reply_and_empty_script(fake):
+async def test_fake_default_reply_and_empty_script(fake_anthropic):
+    fake = fake_anthropic
     model = model_for(fake)
     with pytest.raises(ModelError, match="no reply left") as caught:
         await model.complete("sys", [Message.user("hi")])

@@ -8,7 +8,7 @@ import pytest
 
 from host.llm.openai import OpenAIModel
 from host.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult
-from tests.fakes.openai_api import FakeOpenAI, completion, error, text, tool_call
+from tests.fakes.openai_api import FakeOpenAI, completion, error, fake_openai, text, tool_call  # noqa: F401 (fixture)
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
 LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
@@ -160,7 +160,7 @@ async def test_fake_streams_text_tool_calls_and_usage(fake):
         stream_options={"include_usage": True},
     )
     words, arguments, finish, usage = "", "", None, None
-    async for chunk in stream:
+    async for chunk in stream:  # the fake's SSE chunks, parsed by the SDK
         if chunk.usage:
             usage = chunk.usage
         for choice in chunk.choices:
@@ -173,8 +173,8 @@ async def test_fake_streams_text_tool_calls_and_usage(fake):
     assert fake.requests[0].raw.count(b'"stream": true') + fake.requests[0].raw.count(b'"stream":true') == 1
 
 
-async def test_fake_lists_models_and_rejects_orphan_tool_messages(fake):
-    client = openai.AsyncOpenAI(api_key="k", base_url=fake.base_url + "/v1", max_retries=0)
+async def test_fake_lists_models_and_rejects_orphan_tool_messages(fake_openai):
+    client = openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url + "/v1", max_retries=0)
     models = await client.models.list()
     assert [m.id for m in models.data] == ["llama3.1"]
     with pytest.raises(openai.BadRequestError):

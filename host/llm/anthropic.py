@@ -104,6 +104,10 @@ class AnthropicModel:
             response = await self.send(dict(params, tool_choice={"type": "auto"}))
         return to_reply(response)
 
+    async def aclose(self):
+        """Close the HTTP connections (the process's end; tests)."""
+        await self.client.close()
+
     async def send(self, params):
         try:
             return await self.client.messages.create(**params)

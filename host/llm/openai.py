@@ -81,6 +81,10 @@ class OpenAIModel:
             raise ModelError("openai-compatible server answered without a choice", 200, True)
         return to_reply(response)
 
+    async def aclose(self):
+        """Close the HTTP connections (the process's end; tests)."""
+        await self.client.close()
+
     async def send(self, params):
         try:
             return await self.client.chat.completions.create(**params)

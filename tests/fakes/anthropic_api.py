@@ -25,6 +25,7 @@ the request JSON and returning one of those (sync or async: it may wait on an
 `asyncio.Event` to play a slow model). `FakeAnthropic(default=...)` answers
 once the script is empty. `stream: true` requests get the real SSE event
 sequence. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
+Importing the `fake_anthropic` fixture into a test module gives a started fake.
 """
 
 import hashlib
@@ -32,6 +33,7 @@ import itertools
 import json
 import time
 
+import pytest
 from aiohttp import web
 
 from tests.fakes.scripted_server import ScriptedServer, sse
@@ -371,3 +373,10 @@ def stream_events(reply):
 def pieces(s, size=8):
     """Split a string into small chunks, as a streaming model would (at least one)."""
     return [s[i : i + size] for i in range(0, len(s), size)] or [""]
+
+
+@pytest.fixture
+async def fake_anthropic():
+    """A started FakeAnthropic for one test: `from tests.fakes.anthropic_api import fake_anthropic`, then take `fake_anthropic` as an argument."""
+    async with FakeAnthropic() as fake:
+        yield fake

@@ -21,12 +21,14 @@ for several calls, `error(status)`, or a callable taking the request JSON and
 returning one of those (sync or async). `FakeOpenAI(default=...)` answers once
 the script is empty. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
+Importing the `fake_openai` fixture into a test module gives a started fake.
 """
 
 import itertools
 import json
 import time
 
+import pytest
 from aiohttp import web
 
 from tests.fakes.scripted_server import ScriptedServer, sse
@@ -212,3 +214,10 @@ def stream_chunks(base, spec, usage):
         out.append(json.dumps(dict(base, choices=[], usage=usage)))
     out.append("[DONE]")
     return out
+
+
+@pytest.fixture
+async def fake_openai():
+    """A started FakeOpenAI for one test: `from tests.fakes.openai_api import fake_openai`, then take `fake_openai` as an argument."""
+    async with FakeOpenAI() as fake:
+        yield fake
