@@ -2,7 +2,7 @@
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -12,7 +12,6 @@ from host.soul.drives import (
     MISSING_TEXTS,
     ROUTINE_TOOLS,
     Drives,
-    NightWindow,
     is_human_words,
 )
 
@@ -147,29 +146,3 @@ def test_corrupt_file_is_set_aside_not_fatal(tmp_path):
     assert drives.boredom == 0
     assert (tmp_path / "DRIVES.json.corrupt").read_text() == "{not json"
     assert json.loads((tmp_path / "DRIVES.json").read_text())["boredom"] == 0
-
-
-@pytest.mark.parametrize(
-    "start,end,hour,night",
-    [
-        (0, 7, 0, True),
-        (0, 7, 6, True),
-        (0, 7, 7, False),
-        (0, 7, 23, False),
-        (23, 7, 23, True),
-        (23, 7, 2, True),
-        (23, 7, 7, False),
-        (23, 7, 12, False),
-        (22, 22, 23, False),  # equal hours: no night
-    ],
-)
-def test_night_window_wraps_past_midnight(start, end, hour, night):
-    window = NightWindow(start, end, BERLIN)
-    assert window.contains(datetime(2025, 3, 10, hour, 30, tzinfo=BERLIN)) is night
-
-
-def test_night_window_uses_the_souls_timezone():
-    window = NightWindow(0, 7, ZoneInfo("Asia/Shanghai"))
-    # 20:00 UTC is 04:00 in Shanghai: night there, evening in London
-    assert window.contains(datetime(2025, 3, 10, 20, 0, tzinfo=timezone.utc))
-    assert not window.contains(datetime(2025, 3, 10, 2, 0, tzinfo=timezone.utc))

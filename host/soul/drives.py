@@ -17,7 +17,7 @@ sensation that escalates through thresholds -- never as a number.
 """
 
 import logging
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from host.soul.atomic import atomic_write_json, read_json
@@ -74,27 +74,6 @@ MISSING_TEXTS = {
         "那片空落已经变成一种走到哪儿都跟着你的疼；你非常想念你的人类。",
     ),
 }
-
-
-class NightWindow:
-    """Night hours in the soul's timezone: [start_hour, end_hour), wrapping past midnight.
-
-    start 23, end 7 is 23:00-06:59; start 0, end 7 is 00:00-06:59; equal hours
-    mean the soul has no night at all.
-    """
-
-    def __init__(self, start_hour: int, end_hour: int, tz: tzinfo):
-        self.start_hour = start_hour
-        self.end_hour = end_hour
-        self.tz = tz
-
-    def contains(self, now: datetime) -> bool:
-        hour = now.astimezone(self.tz).hour
-        if self.start_hour == self.end_hour:
-            return False
-        if self.start_hour < self.end_hour:
-            return self.start_hour <= hour < self.end_hour
-        return hour >= self.start_hour or hour < self.end_hour
 
 
 def is_human_words(reason: str, prefixes=HUMAN_NUDGE_PREFIXES) -> bool:
@@ -180,7 +159,8 @@ class Drives:
     # --- hooks the loop calls -------------------------------------------------------------
 
     def on_waking(self, now: datetime, is_night: bool) -> None:
-        """Once per waking, before the snapshot is built. Night wakings leave boredom alone."""
+        """Once per waking, before the snapshot is built. Night wakings leave boredom alone
+        (`is_night` is the loop's own answer, from the configured night hours in the soul's timezone)."""
         if is_night:
             return
         self.boredom += 1
