@@ -1,0 +1,45 @@
+"""firmware/core: the same tests under CPython (here) and under real MicroPython (subprocess)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "firmware"
+TESTS = ROOT / "tests" / "firmware"
+for path in (str(FIRMWARE), str(TESTS)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import core_tests  # noqa: E402
+
+NAMES = sorted(name for name in dir(core_tests) if name.startswith("test_"))
+MICROPYTHON = Path(sys.executable).parent / "micropython"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_core_under_cpython(name):
+    getattr(core_tests, name)()
+
+
+def micropython(script, *args, heap="256K"):
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(FIRMWARE), str(TESTS)]))
+    return subprocess.run([str(MICROPYTHON), "-X", f"heapsize={heap}", str(script), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_core_under_micropython():
+    result = micropython(TESTS / "run.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{len(NAMES)} passed, 0 failed" in result.stdout, result.stdout
+
+
+def test_core_heap_under_micropython_is_small():
+    result = micropython(TESTS / "heap.py")
+    assert result.returncode == 0, result.stderr
+    used = int(re.search(r"core_heap_bytes (\d+)", result.stdout).group(1))
+    assert 0 < used < 64 * 1024, f"the core holds {used} bytes of heap after import; goal < 64 KB"
