@@ -163,18 +163,19 @@ class NudgeSender:
                 await self._attempt(session)
 
     async def _attempt(self, session: aiohttp.ClientSession):
-        batch = self._undelivered + self.debouncer.take()
-        self._undelivered = []
+        # The batch stays in `_undelivered` while in flight, so a stop mid-send still knows it.
+        batch = self._undelivered = self._undelivered + self.debouncer.take()
         status, detail = await self._post(session, merge(batch))
         if 200 <= status < 300:
+            self._undelivered = []
             self.debouncer.sent()
             self._backoff_s = self.first_backoff_s
             self.listener(NudgeEvent("delivered", batch))
         elif 400 <= status < 500 and status not in RETRYABLE_4XX:
+            self._undelivered = []
             log.error("the soul refused a nudge (answered %s); giving up on: %s", detail, merge(batch))
             self.listener(NudgeEvent("rejected", batch, detail))
         else:
-            self._undelivered = batch
             self._retry_at = self.clock() + self._backoff_s
             self.listener(NudgeEvent("retrying", batch, detail, retry_in_s=self._backoff_s))
             log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
