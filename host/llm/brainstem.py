@@ -1,0 +1,128 @@
+"""The brainstem: a `Model` with no model behind it.
+
+It keeps a soul's rhythm when no language model is configured, or while the
+configured one keeps failing. It cannot think, and says so plainly. Each
+waking it makes the same few calls, each only if the tool exists:
+
+1. body_status — is the body there?
+2. then, in one step: express (sleepy at night, glad when someone spoke,
+   neutral otherwise; only if the body answered), speak once to each thing
+   the human said ("I heard you, I will think about it when my mind is
+   back"), one diary line with what woke it and what it heard, and
+   sleep(the default).
+
+It reads what woke it from `situation()`, a callable the soul hands it, so it
+never parses the snapshot's prose.
+"""
+
+import itertools
+import logging
+from dataclasses import dataclass, field
+from typing import Callable
+
+from host.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
+
+log = logging.getLogger("soul.brainstem")
+
+WORDS = {
+    "en": {
+        "answer": "I heard you: \u201c{words}\u201d. My mind is away right now; I will think about it when it is back.",
+        "diary": "Woke ({why}) without my mind; only my brainstem kept the rhythm.",
+        "heard": " Heard: {words}.",
+        "nothing": "my own alarm",
+        "rest": "(resting; no mind to think with)",
+    },
+    "zh": {
+        "answer": "我听见了：“{words}”。我的脑子现在不在，等它回来我再好好想。",
+        "diary": "醒了（{why}），脑子不在，只有脑干在维持作息。",
+        "heard": "听见：{words}。",
+        "nothing": "自己的闹钟",
+        "rest": "（在休息；没有脑子可以想事）",
+    },
+}
+
+
+@dataclass
+class Situation:
+    """What the brainstem needs to know about the current waking."""
+
+    reasons: list = field(default_factory=list)  # why it woke, in words
+    heard: list = field(default_factory=list)  # the human's own words this waking
+    night: bool = False
+    language: str = "en"
+    default_sleep_minutes: float = 20
+    step: int = 0  # model calls already made in this waking (0: it just woke)
+
+
+class Brainstem:
+    provider = "brainstem"
+    model_id = "brainstem"
+
+    def __init__(self, situation: Callable[[], Situation] | None = None):
+        self.situation = situation or Situation
+        self._answered: set = set()
+        self._ids = itertools.count(1)
+
+    def _call(self, name: str, **arguments) -> ToolCall:
+        return ToolCall(f"brainstem_{next(self._ids):05d}", name, arguments)
+
+    async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> Reply:
+        names = {tool.name for tool in tools or []}
+        now = self.situation()
+        words = WORDS.get(now.language, WORDS["en"])
+        if now.step == 0 and "body_status" in names:
+            return self._reply([self._call("body_status")])
+        if now.step == 0 or (now.step == 1 and _previous_calls(messages) == ["body_status"]):
+            return self._reply(self._live(names, now, words, body_answered=now.step == 0 or _status_answered(messages)))
+        # The waking's acts are done. Words that arrived since get their answer; otherwise rest.
+        answers = self._answers(names, now, words)
+        if answers:
+            return self._reply(answers + [self._call("sleep", minutes=now.default_sleep_minutes)])
+        return Reply(Message("assistant", [TextBlock(words["rest"])]), "end_turn", Usage(), self.model_id)
+
+    def _live(self, names, now: Situation, words, body_answered: bool) -> list:
+        calls = []
+        if "express" in names and body_answered:
+            feeling = "sleepy" if now.night else ("happy" if now.heard else "neutral")
+            calls.append(self._call("express", emotion=feeling))
+        calls += self._answers(names, now, words)
+        if "diary" in names:
+            entry = words["diary"].format(why="; ".join(now.reasons) or words["nothing"])
+            if now.heard:
+                entry += words["heard"].format(words=" / ".join(f"\u201c{w}\u201d" for w in now.heard))
+            calls.append(self._call("diary", entry=entry))
+        calls.append(self._call("sleep", minutes=now.default_sleep_minutes))
+        return calls
+
+    def _answers(self, names, now: Situation, words) -> list:
+        """One speak per thing the human said, never twice for the same words."""
+        calls = []
+        for heard in now.heard:
+            if heard in self._answered or "speak" not in names:
+                continue
+            self._answered.add(heard)
+            calls.append(self._call("speak", text=words["answer"].format(words=heard)))
+        return calls
+
+    def _reply(self, calls: list) -> Reply:
+        return Reply(Message("assistant", calls), "tool_use", Usage(), self.model_id)
+
+
+def _previous_calls(messages: list) -> list:
+    """Names of the tools called by the assistant message just before the last user message."""
+    if len(messages) < 2 or messages[-2].role != "assistant":
+        return []
+    return [call.name for call in messages[-2].tool_calls()]
+
+
+def _status_answered(messages: list) -> bool:
+    """Whether the body answered the body_status call just made (a failure comes back as an error)."""
+    if len(messages) < 2 or messages[-2].role != "assistant":
+        return True  # no status call was made: try to express anyway; a failure is reported honestly: try to express anyway; a failure will be reported honestly
+    ids = {call.id for call in messages[-2].tool_calls() if call.name == "body_status"}
+    if not ids:
+        return True
+    for block in messages[-1].content:
+        if isinstance(block, ToolResult) and block.tool_call_id in ids:
+            return not block.is_error
+    return False

@@ -1,0 +1,66 @@
+"""Hooks: how features built on the soul (metabolism, converse) watch and steer it without editing the loop.
+
+Each attribute is a list of plain functions; append yours. They run in the
+soul's event loop, must be quick and not block; an exception in one is logged
+and ignored (a meter must never end a life). Every function gets the soul
+first.
+
+  on_waking(soul, waking)            a waking begins, before its snapshot is built
+  felt(soul, now) -> str | None      lines for the snapshot's "what you feel" part
+  transform_messages(soul, messages) -> messages
+                                     before each model call (e.g. hide old images);
+                                     what is sent, never what is stored
+  on_usage(soul, waking, reply)      after each model call: reply.usage, reply.model
+  on_assistant(soul, waking, message) each assistant message, as it arrives
+  before_tool(soul, call) -> str | None
+                                     a string answers the call instead of running it
+  on_tool_result(soul, event)        after each tool: event.name, .input, .ok, .result
+  adjust_sleep(soul, plan) -> plan   may lengthen/shorten a sleep; set plan.why to
+                                     words the soul reads (it is told the real value)
+  on_waking_end(soul, waking)        the turn is over (waking.sleep holds the plan)
+  on_nudge(soul, reason)             a nudge arrived (asleep or thinking)
+"""
+
+import logging
+from dataclasses import dataclass
+
+from host.llm.types import ToolResult
+
+log = logging.getLogger("soul.hooks")
+
+NAMES = ("on_waking", "felt", "transform_messages", "on_usage", "on_assistant", "before_tool",
+         "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge")
+
+
+@dataclass
+class ToolEvent:
+    name: str
+    input: dict
+    ok: bool
+    result: ToolResult
+    waking: object
+
+
+class Hooks:
+    def __init__(self):
+        for name in NAMES:
+            setattr(self, name, [])
+
+    def each(self, name: str, *args) -> list:
+        """Call every function of hook `name`; their results, failures left out."""
+        results = []
+        for function in getattr(self, name):
+            try:
+                results.append(function(*args))
+            except Exception:
+                log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
+        return results
+
+    def chain(self, name: str, soul, value):
+        """Pass `value` through every function of hook `name` in turn (transform_messages, adjust_sleep)."""
+        for function in getattr(self, name):
+            try:
+                value = function(soul, value)
+            except Exception:
+                log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
+        return value

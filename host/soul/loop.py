@@ -1,0 +1,263 @@
+"""The soul: wake -> snapshot -> one turn with the model and its tools -> sleep -> ...
+
+`Soul.live()` runs until cancelled. Nothing that goes wrong in a waking (a
+model that keeps failing, a body that is gone, a bug in a tool) ends it: the
+waking is logged and the soul sleeps errorSleepMinutes.
+
+Two ways in from the outside, both safe at any moment and never dropped:
+  nudge(reason)      asleep: it wakes at once; thinking: the reason is kept
+                     for the next waking, which starts right after this turn.
+  deliver(words)     the human speaking now. Asleep: it wakes with them;
+                     thinking: they join the running turn before its next
+                     model step (see turn.py).
+"""
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from host.body.client import BodyError
+from host.llm.brainstem import Brainstem, Situation
+from host.llm.types import Message, TextBlock
+from host.soul import rhythm, snapshot
+from host.soul.clock import Clock
+from host.soul.hooks import Hooks
+from host.soul.prompts import texts
+from host.soul.snapshot import BodySense, WakeReasons, fmt_minutes
+from host.soul.turn import run_turn
+
+log = logging.getLogger("soul")
+
+STATUS_PROBE_S = 5.0
+HUMAN_PREFIXES = ("your human typed:", "your human said:", "你的人类打字说:", "你的人类说:")
+
+
+@dataclass
+class Arrival:
+    """Something from outside waiting for the soul: a nudge's reason or the human's words."""
+
+    text: str
+    heard: bool = False  # the human's own words (enter the conversation), else a nudge reason
+    while_thinking: bool = False
+    on_enter: Callable | None = None  # called once the words are in the model's context
+
+
+@dataclass
+class Waking:
+    number: int
+    started: object  # aware datetime
+    why: WakeReasons
+    arrivals: list = field(default_factory=list)
+    step: int = 0  # model calls made so far
+    tools_used: list = field(default_factory=list)
+    sleep: rhythm.SleepPlan | None = None
+    on_brainstem: bool = False
+    fell_back: bool = False
+    error: str | None = None
+    heard_in_turn: list = field(default_factory=list)  # words that joined the running turn
+
+
+def words_in_reason(reason: str) -> str | None:
+    """The human's words when a nudge carries them ("your human typed: hi" -> "hi")."""
+    head = reason.lstrip()
+    for prefix in HUMAN_PREFIXES:
+        if head.lower().startswith(prefix.lower()):
+            return head[len(prefix):].strip() or None
+    return None
+
+
+def collapse(items: list) -> list:
+    """Exact duplicates collapsed, first-come order kept."""
+    seen, out = set(), []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+class Soul:
+    def __init__(self, cfg: dict, *, model, life, session, toolbox, body=None, clock: Clock | None = None,
+                 hooks: Hooks | None = None, rng: random.Random | None = None):
+        self.cfg = cfg
+        self.clock = clock or Clock()
+        self.tz = rhythm.zone(cfg["timezone"])
+        self.T = texts(cfg["persona"]["language"])
+        self.life = life
+        self.session = session
+        self.body = body  # a BodyClient, or None when no endpoint is configured
+        self.toolbox = toolbox
+        self.hooks = hooks or Hooks()
+        self.rng = rng or random.Random()
+        self.brainstem = Brainstem(self.situation)
+        self.model = model or self.brainstem
+        if self.model is self.brainstem:
+            log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
+                        "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
+        self.system = self.T.system_prompt(cfg["persona"], cfg["body"]["name"])
+        self.tools = toolbox.specs()
+        self.state = "starting"  # starting | thinking | asleep
+        self.waking: Waking | None = None
+        self.wakings = 0
+        self.last_error: str | None = None
+        self._pending: list = []  # Arrivals for the next waking
+        self._incoming: list = []  # Arrivals for the running turn
+        self._wake = asyncio.Event()
+        self._slept_at: float | None = None
+        self._alarm_s: float | None = None
+
+    # --- time -------------------------------------------------------------------------
+
+    def local_now(self):
+        return self.clock.now().astimezone(self.tz)
+
+    def is_night(self) -> bool:
+        return rhythm.night_now(self.cfg["loop"], self.local_now())
+
+    def plan_sleep(self, asked: float | None) -> rhythm.SleepPlan:
+        plan = rhythm.plan_sleep(self.cfg["loop"], self.local_now(), asked)
+        return self.hooks.chain("adjust_sleep", self, plan)
+
+    # --- the ways in --------------------------------------------------------------------
+
+    def nudge(self, reason: str) -> None:
+        self._pending.append(Arrival(reason, while_thinking=self.state == "thinking"))
+        self.hooks.each("on_nudge", self, reason)
+        self._wake.set()  # asleep: wakes now; thinking: the next waking starts right after this turn
+
+    def deliver(self, words: str, on_enter: Callable | None = None) -> None:
+        """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
+        arrival = Arrival(words, heard=True, while_thinking=self.state == "thinking", on_enter=on_enter)
+        if self.state == "thinking":
+            self._incoming.append(arrival)
+        else:
+            self._pending.append(arrival)
+            self._wake.set()
+
+    def has_incoming(self) -> bool:
+        return bool(self._incoming)
+
+    def take_incoming(self) -> list:
+        """Arrivals for the running turn (turn.py calls this before every model step)."""
+        taken, self._incoming = self._incoming, []
+        return taken
+
+    def situation(self) -> Situation:
+        """What the brainstem knows of this waking."""
+        waking = self.waking
+        if waking is None:
+            return Situation(language=self.cfg["persona"]["language"])
+        reasons = [*waking.why.nudged, *waking.why.arrived] or (["start"] if waking.why.first else [])
+        # The human's words: spoken to it, or typed into a body (a nudge that carries them).
+        typed = [words_in_reason(reason) for reason in reasons]
+        heard = collapse([*waking.why.heard, *(w for w in typed if w), *waking.heard_in_turn])
+        return Situation(reasons, heard, self.is_night(), self.cfg["persona"]["language"],
+                         self.cfg["loop"]["defaultSleepMinutes"], waking.step)
+
+    # --- a life -------------------------------------------------------------------------
+
+    async def live(self) -> None:
+        """Wake, live, sleep, forever (until cancelled)."""
+        first = True
+        while True:
+            waking = self._begin(first)
+            first = False
+            try:
+                await self._live_one(waking)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                waking.error = f"{type(error).__name__}: {error}"
+                self.last_error = waking.error
+                log.exception("waking %d failed", waking.number)
+            sleep_s = self._end(waking)
+            await self._sleep(sleep_s)
+
+    def _begin(self, first: bool) -> Waking:
+        self.state = "thinking"
+        self._wake.clear()  # nudges from now on belong to the next waking
+        arrivals, self._pending = self._pending, []
+        slept = early = None
+        if self._slept_at is not None:
+            slept = (self.clock.monotonic() - self._slept_at) / 60
+            early = max(0.0, (self._alarm_s / 60) - slept) if self._alarm_s is not None else None
+        why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early)
+        for arrival in arrivals:
+            if arrival.heard:
+                why.heard.append(arrival.text)
+            else:
+                (why.arrived if arrival.while_thinking else why.nudged).append(arrival.text)
+        why.nudged, why.arrived, why.heard = collapse(why.nudged), collapse(why.arrived), collapse(why.heard)
+        self.wakings += 1
+        self.waking = Waking(self.wakings, self.clock.now(), why, arrivals)
+        return self.waking
+
+    async def _live_one(self, waking: Waking) -> None:
+        local = self.local_now()
+        self.life.backup_daily(local.date())
+        body = await self.sense_body()
+        self.hooks.each("on_waking", self, waking)
+        felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
+        blocks = [
+            snapshot.inner_block(self.life, self.T, local, self.rng),
+            snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
+                               waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt),
+        ]
+        self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
+        for arrival in waking.arrivals:
+            if arrival.on_enter:
+                arrival.on_enter()
+        await run_turn(self, waking)
+
+    async def sense_body(self) -> BodySense:
+        """The passive body sense: a /status probe with a short timeout."""
+        if self.body is None or not self.body.has("status"):
+            return BodySense("none")
+        try:
+            answer = await self.body.status(timeout_s=STATUS_PROBE_S)
+        except BodyError as error:
+            return BodySense("silent", error.message or str(error))
+        return BodySense("awake" if answer["online"] else "dormant")
+
+    def _end(self, waking: Waking) -> float:
+        """Log the waking in one line; the seconds to sleep."""
+        # Words that arrived after the last model step are not lost: they open the next waking.
+        for arrival in self.take_incoming():
+            self._pending.append(arrival)
+        if waking.error:
+            minutes = self.cfg["loop"]["errorSleepMinutes"]
+            plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"
+        else:
+            if waking.sleep is None:
+                waking.sleep = self.plan_sleep(None)
+            minutes = waking.sleep.minutes
+            asked = "" if waking.sleep.asked is None else f", asked {fmt_minutes(waking.sleep.asked)}"
+            plan_text = f"sleeps {fmt_minutes(minutes)} min{asked}"
+        self.hooks.each("on_waking_end", self, waking)
+        if self._pending:
+            plan_text += "; woken again at once (something arrived while it was thinking)"
+        log.info("waking %d: %s — tools: %s — %s%s", waking.number, self._why_text(waking.why),
+                 ", ".join(waking.tools_used) or "none", plan_text,
+                 " [brainstem]" if (waking.on_brainstem or self.model is self.brainstem) else "")
+        self.state = "asleep"
+        return minutes * 60
+
+    @staticmethod
+    def _why_text(why: WakeReasons) -> str:
+        parts = []
+        if why.first:
+            parts.append("started")
+        parts += [f"nudged ({r})" for r in why.nudged]
+        parts += [f"arrived while thinking ({r})" for r in why.arrived]
+        parts += [f"heard ({w})" for w in why.heard]
+        if not parts and why.slept_minutes is not None:
+            parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")
+        return "woke: " + "; ".join(parts)
+
+    async def _sleep(self, seconds: float) -> None:
+        self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
+        if self._pending:
+            self._wake.set()
+        await self.clock.sleep_until_woken(seconds, self._wake)

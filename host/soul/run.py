@@ -1,0 +1,115 @@
+"""Putting a soul together from its config, and running it until Ctrl+C.
+
+`build_soul(cfg, ...)` wires the parts (model, body client, life files,
+session, tools, hooks); tests call it with a ScaledClock. `run_soul` is what
+`soulstack soul` runs.
+"""
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+
+from host.body.client import BodyClient
+from host.llm import providers
+from host.soul.clock import Clock
+from host.soul.hooks import Hooks
+from host.soul.life import Life
+from host.soul.loop import Soul
+from host.soul.server import make_soul_app, ports, start
+from host.soul.session import Session
+from host.soul.tools import Toolbox
+from host.soul.tools.body import body_tools
+from host.soul.tools.inner import inner_tools
+from host.soul.tools.mind import mind_tools
+from host.soul.tools.rhythm import rhythm_tools
+
+log = logging.getLogger("soul")
+
+# model.thinking -> an extended-thinking token budget (Anthropic)
+THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
+
+
+class StartError(Exception):
+    """The soul cannot start as configured; one line saying what to change."""
+
+
+def make_model(cfg: dict, env=None):
+    """The configured model, or None for the brainstem."""
+    env = os.environ if env is None else env
+    provider = providers.choose_provider(cfg["model"]["provider"], env)
+    if provider == "brainstem":
+        return None
+    options = {"env": env}
+    if provider == "anthropic":
+        options["cache_ttl"] = cfg["model"]["cacheTtl"]
+        options["thinking"] = THINKING_BUDGET[cfg["model"]["thinking"]]
+    try:
+        return providers.make_model(provider, cfg["model"]["id"], **options)
+    except ValueError as error:
+        raise StartError(f"model.provider {provider}: {error}") from None
+
+
+def make_tools(cfg: dict) -> list:
+    tools = rhythm_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools()
+    if cfg["shell"]["enabled"]:
+        from host.soul.tools.shell import shell_tools
+
+        tools += shell_tools(cfg)
+    return tools
+
+
+def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(), hooks=None, rng=None) -> Soul:
+    soul_dir = Path(cfg["soulDir"])
+    life = Life(soul_dir, cfg["persona"]["sharedMoodPath"])
+    session = Session(soul_dir / "session.jsonl").load()
+    for warning in session.warnings:
+        log.warning(warning)
+    if session.messages:
+        log.info("resuming: %d messages in %s", len(session.messages), session.path)
+    endpoints = {name: url for name, url in cfg["body"]["endpoints"].items() if url}
+    body = BodyClient(endpoints, token=cfg["body"]["token"]) if endpoints else None
+    chosen = make_model(cfg, env) if model == "auto" else model
+    toolbox = Toolbox(make_tools(cfg) + list(extra_tools))
+    return Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
+                clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+
+
+async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):
+    """Serve the soul's HTTP routes and live; returns when cancelled."""
+    app = make_soul_app(soul)
+    runner, bound = await start(app, host, ports(soul.cfg))
+    (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
+    try:
+        await soul.live()
+    finally:
+        await runner.cleanup()
+        if soul.body is not None:
+            await soul.body.close()
+        soul.session.close()
+        await close_model(soul.model)
+
+
+async def close_model(model):
+    client = getattr(model, "client", None)
+    closer = getattr(client, "close", None)
+    if closer is not None:
+        try:
+            await closer()
+        except Exception:
+            pass
+
+
+def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
+    from host.body.server import run_until_stopped
+    from host.cli import UsageError
+
+    try:
+        soul = build_soul(cfg)
+    except StartError as error:
+        raise UsageError(str(error)) from None
+    provider = "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
+    log.info("%s wakes in %s, mind: %s", cfg["persona"]["name"], cfg["soulDir"], provider)
+    code = run_until_stopped(serve_and_live(soul, host))
+    log.info("stopped; its life is kept in %s", cfg["soulDir"])
+    return code

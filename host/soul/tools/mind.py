@@ -1,0 +1,34 @@
+"""keep_in_mind and settle_mind: matters the soul carries until they are settled (MIND.md).
+
+Kept matters come back at every waking; after three days they fade to a short
+line (a stale matter repeated in full every waking teaches a soul to wait).
+"""
+
+from host.soul import life as lifefiles
+from host.soul.tools import Outcome, SoulTool
+
+
+async def keep_in_mind(soul, matter: str) -> Outcome:
+    if not matter.strip():
+        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="matter is empty"), ok=False)
+    soul.life.add_entry(lifefiles.MIND, soul.local_now().replace(tzinfo=None), matter)
+    return Outcome.text(soul.T.TEXT["kept_done"])
+
+
+async def settle_mind(soul, matter: str) -> Outcome:
+    """Settle one matter, matched exactly or by a unique prefix; otherwise nothing is removed and the soul is told why."""
+    T = soul.T.TEXT
+    removed, why_not = soul.life.settle(matter)
+    if removed is None:
+        return Outcome.text(T[f"settle_{why_not}"], ok=False)
+    return Outcome.text(T["settled"].format(text=removed))
+
+
+def mind_tools() -> list:
+    s = {"type": "string"}
+    return [
+        SoulTool("keep_in_mind", "Keep a matter in mind; it comes back at every waking until you settle it.",
+                 {"matter": s}, keep_in_mind, ["matter"]),
+        SoulTool("settle_mind", "Let a kept matter go: give it exactly, or its beginning if that is unique.",
+                 {"matter": s}, settle_mind, ["matter"]),
+    ]

@@ -1,0 +1,99 @@
+"""One waking's turn: model step, tools, model step, ... until the soul sleeps.
+
+Before EVERY model step the turn takes what arrived for it (the human's words
+delivered while it was thinking) and appends it to the conversation, so the
+model sees them within this turn. Every message is written to session.jsonl
+the moment it exists.
+
+The model is called with retries (host.llm.providers.complete_with_retry);
+when it keeps failing, the rest of the waking runs on the brainstem.
+"""
+
+import logging
+
+from host.llm.providers import complete_with_retry
+from host.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
+from host.soul.hooks import ToolEvent
+
+log = logging.getLogger("soul")
+thoughts = logging.getLogger("soul.thoughts")
+
+RETRY_BACKOFF_S = 2.0
+
+
+async def run_turn(soul, waking) -> None:
+    for _ in range(soul.cfg["loop"]["maxStepsPerWaking"]):
+        take_arrivals(soul, waking)
+        reply = await think(soul, waking)
+        waking.step += 1
+        soul.session.append(reply.message, at=soul.clock.now().isoformat())
+        soul.hooks.each("on_assistant", soul, waking, reply.message)
+        if soul.cfg["log"]["streamThoughts"]:
+            stream_thoughts(reply.message)
+        calls = reply.message.tool_calls()
+        if not calls:
+            if soul.has_incoming():
+                continue  # the human spoke while it was finishing: let it answer
+            return
+        results = []
+        for call in calls:
+            results.append(await use_tool(soul, waking, call))
+        soul.session.append(Message("user", results), at=soul.clock.now().isoformat())
+        if waking.sleep is not None and not soul.has_incoming():
+            return
+    log.warning("waking %d reached loop.maxStepsPerWaking without sleeping; it sleeps the default", waking.number)
+
+
+def take_arrivals(soul, waking) -> None:
+    arrivals = soul.take_incoming()
+    if not arrivals:
+        return
+    human = soul.cfg["persona"]["human"]
+    blocks = [TextBlock(soul.T.TEXT["heard"].format(human=human, words=a.text)) for a in arrivals]
+    soul.session.append(Message("user", blocks), at=soul.clock.now().isoformat())
+    for arrival in arrivals:
+        waking.heard_in_turn.append(arrival.text)
+        if arrival.on_enter:
+            arrival.on_enter()
+
+
+async def think(soul, waking):
+    messages = soul.hooks.chain("transform_messages", soul, soul.session.history())
+    max_tokens = soul.cfg["model"]["maxTokens"]
+    reply = None
+    if not waking.on_brainstem and soul.model is not soul.brainstem:
+        try:
+            reply = await complete_with_retry(
+                soul.model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
+                attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
+            )
+        except ModelError as error:
+            soul.last_error = f"{soul.model.provider}: {error}"
+            log.error("waking %d: %s keeps failing (%s); this waking goes on with the brainstem",
+                      waking.number, soul.model.provider, error)
+            waking.on_brainstem = waking.fell_back = True
+    if reply is None:
+        reply = await soul.brainstem.complete(soul.system, messages, soul.tools, max_tokens=max_tokens)
+    soul.hooks.each("on_usage", soul, waking, reply)
+    return reply
+
+
+async def use_tool(soul, waking, call) -> ToolResult:
+    waking.tools_used.append(call.name)
+    answers = [a for a in soul.hooks.each("before_tool", soul, call) if isinstance(a, str)]
+    if answers:
+        result, ok = ToolResult(call.id, [TextBlock(answers[0])]), True
+    else:
+        result, ok = await soul.toolbox.run(soul, call)
+    soul.hooks.each("on_tool_result", soul, ToolEvent(call.name, call.input, ok, result, waking))
+    return result
+
+
+def stream_thoughts(message: Message) -> None:
+    for block in message.content:
+        if isinstance(block, ThinkingBlock) and block.thinking.strip():
+            thoughts.info("(thinking) %s", block.thinking.strip())
+        elif isinstance(block, TextBlock) and block.text.strip():
+            thoughts.info("%s", block.text.strip())
+    for call in message.tool_calls():
+        thoughts.info("-> %s %s", call.name, call.input)

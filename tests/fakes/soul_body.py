@@ -1,0 +1,83 @@
+"""A small real body for the soul's tests, built on host/body/server.py.
+
+It serves all four endpoints over loopback, records every request it gets,
+answers /look with a real JPEG (8x8, orange), and can be told to fail one
+endpoint with a given HTTP status, honestly, as a broken device would.
+"""
+
+import base64
+
+from aiohttp import web
+
+from host.body.server import error_response, make_body_app
+
+# An 8x8 orange baseline JPEG (made with libjpeg-turbo's cjpeg, quality 70); it decodes.
+JPEG_B64 = (
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAoHBwgHBgoICAgLCgoLDhgQDg0NDh0VFhEYIx8lJCIfIiEmKzcvJik0KSEiMEExNDk7Pj4+JS5ESUM8SDc9Pjv/"
+    "2wBDAQoLCw4NDhwQEBw7KCIoOzs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozs7Ozv/wAARCAAIAAgDASIAAhEBAxEB/8QAHwAA"
+    "AQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRol"
+    "JicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW"
+    "19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdh"
+    "cRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJma"
+    "oqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDpqKKK+CPrj//Z"
+)
+JPEG = base64.b64decode(JPEG_B64)
+
+
+class RecordingBody:
+    """`async with RecordingBody() as body:` -> body.base_url, body.received, body.spoken."""
+
+    def __init__(self, online: bool = True, fail: dict | None = None, token: str | None = None):
+        self.online = online
+        self.fail = dict(fail or {})  # endpoint -> HTTP status to answer instead of acting
+        self.token = token
+        self.received: list = []  # (endpoint, request dict), in order
+        self.runner = None
+        self.base_url = ""
+
+    @property
+    def spoken(self) -> list:
+        return [request["text"] for endpoint, request in self.received if endpoint == "speak"]
+
+    def endpoints(self) -> dict:
+        return {name: f"{self.base_url}/{name}" for name in ("status", "look", "speak", "express")}
+
+    def app(self) -> web.Application:
+        async def status(request):
+            self.received.append(("status", request))
+            return {"online": self.online}
+
+        async def look(request):
+            self.received.append(("look", request))
+            return {"image": JPEG_B64, "mimeType": "image/jpeg"}
+
+        async def speak(request):
+            self.received.append(("speak", request))
+            return {}
+
+        async def express(request):
+            self.received.append(("express", request))
+            return {}
+
+        @web.middleware
+        async def failing(request, handler):
+            endpoint = request.path.strip("/")
+            if endpoint in self.fail:
+                self.received.append((f"{endpoint} (failed)", await request.json()))
+                return error_response(self.fail[endpoint], f"the {endpoint} device is broken")
+            return await handler(request)
+
+        app = make_body_app({"status": status, "look": look, "speak": speak, "express": express}, token=self.token)
+        app.middlewares.insert(0, failing)
+        return app
+
+    async def __aenter__(self):
+        self.runner = web.AppRunner(self.app(), access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.base_url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.runner.cleanup()

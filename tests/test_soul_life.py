@@ -1,0 +1,212 @@
+"""The soul end to end over real HTTP: a real body on loopback, the real anthropic SDK
+against tests/fakes/anthropic_api.py, nudges through the soul's own server, virtual time."""
+
+import asyncio
+import json
+from datetime import datetime, timezone
+
+import aiohttp
+import pytest
+
+from host.llm.anthropic import AnthropicModel
+from host.soul import config, life
+from host.soul.clock import ScaledClock
+from host.soul.run import build_soul, serve_and_live
+from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
+from tests.fakes.soul_body import JPEG_B64, RecordingBody
+
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+
+
+def make_cfg(tmp_path, body, port=0, **overrides):
+    raw = {
+        "soulDir": str(tmp_path / "soul"),
+        "timezone": "UTC",
+        "body": {"name": "the test body", "endpoints": body.endpoints()},
+        "persona": {"name": "Pip", "human": "Ana"},
+        "nudge": {"port": port},
+        "model": {"retries": 1},
+    }
+    for key, value in overrides.items():
+        raw.setdefault(key, {}).update(value) if isinstance(value, dict) else raw.__setitem__(key, value)
+    cfg, warnings = config.from_dict(raw)
+    assert warnings == []
+    return cfg
+
+
+class Running:
+    """A soul living in the background of a test, with its HTTP server up."""
+
+    def __init__(self, soul):
+        self.soul = soul
+        self.lines = []
+        self.task = None
+
+    async def __aenter__(self):
+        self.task = asyncio.create_task(serve_and_live(self.soul, announce=self.lines.append))
+        for _ in range(200):
+            if self.lines:
+                break
+            await asyncio.sleep(0.01)
+        self.url = self.lines[0].split()[2]
+        return self
+
+    async def __aexit__(self, *exc):
+        self.task.cancel()
+        try:
+            await self.task
+        except asyncio.CancelledError:
+            pass
+
+    async def post(self, path, payload=None, headers=None, raw=None):
+        async with aiohttp.ClientSession() as http:
+            kwargs = {"data": raw} if raw is not None else {"json": payload}
+            async with http.post(self.url + path, headers=headers, **kwargs) as response:
+                return response.status, await response.json(content_type=None)
+
+
+async def until(condition, timeout=10.0, what="the condition"):
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def anthropic_model(fake):
+    return AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
+
+
+def texts_of(message) -> str:
+    """All text in one API message, tool results included."""
+    out = []
+    for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
+        if block["type"] == "text":
+            out.append(block["text"])
+        elif block["type"] == "tool_result":
+            content = block.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            else:
+                out += [b["text"] for b in content or [] if b["type"] == "text"]
+    return "\n".join(out)
+
+
+def sleep_forever(body):
+    return tool_use("sleep", {"minutes": 60})
+
+
+async def test_wakes_looks_speaks_and_sleeps_clamped(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
+        fake.reply(
+            tool_use("look", {"question": "who is there?"}, text="Let me see."),
+            tool_use("speak", {"text": "Hello, Ana!"}),
+            tool_use("sleep", {"minutes": 500}),
+        )
+        cfg = make_cfg(tmp_path, body)
+        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=60 * 600), model=anthropic_model(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 4, what="the second waking")
+        first = fake.bodies[0]
+        # The snapshot is the last user message; the volatile part is its last block.
+        snapshot = first["messages"][-1]["content"]
+        assert snapshot[-1]["text"].startswith("It is 2024-05-01 1")
+        assert "You have just started" in snapshot[-1]["text"]
+        assert "Your body (the test body) is awake" in snapshot[-1]["text"]
+        assert [t["name"] for t in first["tools"]][:6] == ["sleep", "wait", "body_status", "look", "speak", "express"]
+        # The look came back to the model as an image inside the tool result.
+        result = fake.bodies[1]["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and not result.get("is_error")
+        images = [b for b in result["content"] if b["type"] == "image"]
+        assert images[0]["source"] == {"type": "base64", "media_type": "image/jpeg", "data": JPEG_B64}
+        assert ("look", {"question": "who is there?"}) in body.received
+        assert body.spoken == ["Hello, Ana!"]
+        # Told the real, clamped sleep.
+        told = texts_of(fake.bodies[3]["messages"][-1])
+        assert "You will sleep 60 minutes (you asked for 500; the longest sleep right now is 60 minutes)." in told
+        assert "Your own alarm woke you after 60" in told
+        # The system prompt and tools are byte-identical between wakings.
+        assert fake.bodies[3]["system"] == first["system"] and fake.bodies[3]["tools"] == first["tools"]
+        lines = (tmp_path / "soul" / "session.jsonl").read_text().splitlines()
+        assert len(lines) >= 7 and all(json.loads(line)["type"] == "message" for line in lines)
+
+
+async def test_night_ceiling_wraps_past_midnight(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
+        fake.reply(tool_use("sleep", {"minutes": 500}))
+        cfg = make_cfg(tmp_path, body, loop={"nightStartHour": 22, "nightEndHour": 6, "nightMaxSleepMinutes": 240})
+        night = datetime(2024, 5, 1, 23, 30, tzinfo=timezone.utc)
+        soul = build_soul(cfg, clock=ScaledClock(night, scale=60 * 6000), model=anthropic_model(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 2, what="the second waking")
+        assert "It is night." in texts_of(fake.bodies[0]["messages"][-1])
+        assert "at most 240 minutes" in texts_of(fake.bodies[0]["messages"][-1])
+        assert "You will sleep 240 minutes (you asked for 500; the longest sleep right now is 240 minutes)." in texts_of(fake.bodies[1]["messages"][-1])
+
+
+async def test_a_nudge_wakes_a_sleeping_soul_at_once(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
+        cfg = make_cfg(tmp_path, body, nudge={"token": "s3cret"})
+        # 60 virtual minutes take 60 real seconds here: only a nudge can wake it within the test.
+        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=60), model=anthropic_model(fake))
+        async with Running(soul) as running:
+            await until(lambda: soul.state == "asleep", what="the soul to fall asleep")
+            assert await running.post("/nudge", {"reason": "a face appeared"}) == (401, {"message": "missing bearer token; send Authorization: Bearer <token>"})
+            auth = {"Authorization": "Bearer s3cret"}
+            status, answer = await running.post("/nudge", {"reason": ""}, auth)
+            assert status == 400 and "reason" in answer["message"]
+            status, answer = await running.post("/nudge", raw=b"{nope", headers=auth)
+            assert status == 400 and "not JSON" in answer["message"]
+            assert await running.post("/nudge", {"reason": "a face appeared"}, auth) == (202, {"queued": True, "state": "asleep"})
+            await until(lambda: len(fake.bodies) >= 2, timeout=5, what="the nudged waking")
+        snapshot = texts_of(fake.bodies[1]["messages"][-1])
+        assert "Woken by: a face appeared" in snapshot
+        assert "minutes before your alarm" in snapshot
+
+
+async def test_nudges_during_a_turn_are_kept_and_collapsed(tmp_path):
+    release = asyncio.Event()
+
+    async def slow_model(request):
+        await release.wait()
+        return tool_use("sleep", {"minutes": 60})
+
+    async with RecordingBody() as body, FakeAnthropic([slow_model], default=sleep_forever) as fake:
+        cfg = make_cfg(tmp_path, body)
+        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=60), model=anthropic_model(fake))
+        async with Running(soul) as running:
+            await until(lambda: len(fake.bodies) >= 1, what="the first model call")
+            for reason in ("the door opened", "a cat walked by", "the door opened"):
+                status, answer = await running.post("/nudge", {"reason": reason})
+                assert (status, answer["state"]) == (202, "thinking")
+            release.set()
+            await until(lambda: len(fake.bodies) >= 2, timeout=5, what="the waking right after the turn")
+        snapshot = texts_of(fake.bodies[1]["messages"][-1])
+        assert snapshot.count("While you were thinking, this arrived: the door opened") == 1
+        assert "While you were thinking, this arrived: a cat walked by" in snapshot
+
+
+async def test_a_body_that_fails_to_speak_is_reported_as_a_failure(tmp_path):
+    async with RecordingBody(fail={"speak": 500}) as body, FakeAnthropic(default=sleep_forever) as fake:
+        fake.reply(tool_use("speak", {"text": "Are you there?"}))
+        soul = build_soul(make_cfg(tmp_path, body), clock=ScaledClock(AFTERNOON, scale=36000), model=anthropic_model(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 2, what="the step after speaking")
+        result = fake.bodies[1]["messages"][-1]["content"][0]
+        assert result["is_error"] is True
+        assert "Your body did not respond (the speak device is broken). Nothing was said." == texts_of({"content": [result]})
+        assert body.spoken == [] and ("speak (failed)", {"text": "Are you there?"}) in body.received
+
+
+async def test_a_failing_provider_hands_the_waking_to_the_brainstem(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=error(529)) as fake:
+        cfg = make_cfg(tmp_path, body)
+        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=36000), model=anthropic_model(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings >= 2, what="a waking on the brainstem")
+        assert len(fake.bodies) >= 2  # retried before giving up
+        assert [e for e, _ in body.received][:2] == ["status", "status"]  # the probe, then body_status
+        assert ("express", {"emotion": "neutral"}) in body.received
+        diary = life.Life(tmp_path / "soul").entries(life.DIARY)
+        assert "without my mind" in diary[0][1]
+        assert soul.last_error.startswith("anthropic:")
