@@ -268,7 +268,35 @@ async def test_sdk_reads_anthropic_base_url_itself(fake, monkeypatch):
     assert reply.message.text() == "hi"
 
 
+@pytest.mark.parametrize(
+    "thinking, fields",
+    [
+        (None, {}),
+        (4096, {"thinking": {"type": "enabled", "budget_tokens": 4096}}),
+        ("between_tools", {"thinking": {"type": "between_tools"}}),
+        ("off", {}),
+        ("medium", {"output_config": {"effort": "medium"}}),
+        ({"type": "adaptive", "display": "summarized"}, {"thinking": {"type": "adaptive", "display": "summarized"}}),
+    ],
+)
+async def test_thinking_option_reaches_the_request(fake, thinking, fields):
+    fake.reply("ok")
+    await model_for(fake, thinking=thinking).complete("sys", [Message.user("hi")])
+    body = fake.bodies[0]
+    assert {k: body[k] for k in ("thinking", "output_config") if k in body} == fields
+
+
+async def test_thinking_level_on_an_older_model_is_a_budget_with_room_to_answer(fake):
+    fake.reply("ok")
+    model = AnthropicModel("claude-sonnet-4-6", api_key="k", base_url=fake.base_url, thinking="medium")
+    await model.complete("sys", [Message.user("hi")], max_tokens=1000)
+    assert fake.bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert fake.bodies[0]["max_tokens"] == 5096
+
+
 def test_missing_key_and_bad_options_are_clear():
+    with pytest.raises(ValueError, match="token budget"):
+        AnthropicModel("claude-sonnet-5-5", api_key="k", thinking=True, env={})
     with pytest.raises(ValueError, match="ANTHROPIC_API_KEY"):
         AnthropicModel("claude-sonnet-5-5", env={})
     with pytest.raises(ValueError, match="cache_ttl"):

@@ -50,9 +50,12 @@ STOP_REASONS = {
 
 
 class AnthropicModel:
-    """A `Model` backed by Claude. `thinking` is None (the model's default), a
-    token budget (int, for models with extended thinking), a type string
-    ("adaptive", "between_tools", ...) or the API's dict, sent as given."""
+    """A `Model` backed by Claude. `thinking` is None or "off" (send nothing:
+    the model's default — Claude 5 and later think adaptively, and Sonnet 5.5
+    refuses "disabled"), a level "low" | "medium" | "high" | "xhigh" | "max"
+    (an effort on Claude 5 and later, a token budget before), a token budget
+    (int), a thinking type ("adaptive", "between_tools", "disabled") or the
+    API's thinking dict, sent as given."""
 
     provider = "anthropic"
 
@@ -74,7 +77,7 @@ class AnthropicModel:
             raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY or pass api_key")
         self.model_id = model_id
         self.cache_ttl = cache_ttl
-        self.thinking = thinking_param(thinking)
+        self.thinking = thinking_params(thinking, model_id)
         self.base_url = base_url or env.get("ANTHROPIC_BASE_URL") or None
         # Retries are ours (host.llm.providers.complete_with_retry), so the SDK makes one attempt.
         self.client = anthropic.AsyncAnthropic(
@@ -130,8 +133,10 @@ class AnthropicModel:
                 params["tools"][-1]["cache_control"] = mark
         if tool_choice:
             params["tool_choice"] = {"type": "tool", "name": tool_choice}
-        if self.thinking:
-            params["thinking"] = self.thinking
+        params.update(self.thinking)
+        budget = params.get("thinking", {}).get("budget_tokens", 0)
+        if budget >= max_tokens:
+            params["max_tokens"] = budget + max_tokens  # max_tokens counts thinking too: keep room to answer
         if mark:
             mark_history(params["messages"], mark)
         return params
@@ -156,18 +161,30 @@ def mark_history(api_messages, mark):
             return
 
 
-def thinking_param(thinking):
-    if thinking is None or thinking is False:
-        return None
-    if isinstance(thinking, bool):
-        raise ValueError("thinking: give a token budget, a type such as \"adaptive\", or the API's dict")
-    if isinstance(thinking, int):
-        return {"type": "enabled", "budget_tokens": thinking}
-    if isinstance(thinking, str):
-        return {"type": thinking}
+THINKING_TYPES = ("adaptive", "between_tools", "disabled")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+# Claude 5 and later think adaptively by default and take an effort instead of a budget.
+EFFORT_MODELS = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5", "claude-fable", "claude-mythos")
+BUDGETS = {"low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768, "max": 65536}
+
+
+def thinking_params(thinking, model_id: str) -> dict:
+    """The request fields for the `thinking` option (see AnthropicModel)."""
+    if thinking is None or thinking in ("default", "off"):
+        return {}
+    if thinking in EFFORTS:
+        if model_id.startswith(EFFORT_MODELS):
+            return {"output_config": {"effort": thinking}}
+        thinking = BUDGETS[thinking]
+    if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking > 0:
+        return {"thinking": {"type": "enabled", "budget_tokens": thinking}}  # models before Claude 5
+    if thinking in THINKING_TYPES:
+        return {"thinking": {"type": thinking}}
     if isinstance(thinking, dict) and "type" in thinking:
-        return dict(thinking)
-    raise ValueError(f"thinking: cannot use {thinking!r}")
+        return {"thinking": dict(thinking)}
+    raise ValueError(
+        f"thinking must be a token budget, one of {', '.join(THINKING_TYPES + EFFORTS)}, or the API's dict; not {thinking!r}"
+    )
 
 
 # --- our types -> the Messages API ------------------------------------------
