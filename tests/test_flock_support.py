@@ -156,6 +156,13 @@ class SSE:
                     return message["data"]
         return await asyncio.wait_for(scan(), timeout)
 
+    async def seen_or_next(self, event, timeout=5.0, **match):
+        """Like `until`, but an event already read counts too (for events of several items interleaving)."""
+        for message in self.events:
+            if message["event"] == event and all(message["data"].get(k) == v for k, v in match.items()):
+                return message["data"]
+        return await self.until(event, timeout, **match)
+
     def names(self):
         return [message["event"] for message in self.events]
 
