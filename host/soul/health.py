@@ -1,0 +1,157 @@
+"""GET /health: the soul's vital signs for a person (or a monitor) to read at a glance.
+
+`build_health` is a pure function of drives, vitals and a `SoulState` taken
+from the running soul; `add_health_route` serves it. Alarms name what a
+person should look at:
+
+- cache_ratio_low: cache-read tokens are under 10x cache-written ones, once
+  an hour has passed since the day's first waking (the first wakings of a
+  day write the cache; after that, reads should dominate -- lesson 6)
+- rut: the last diary entries keep opening the same way (lesson 7)
+- budget_exhausted: a daily budget is used up; sleeps are being stretched
+- provider_failing: the model provider failed and the soul fell back to
+  the brainstem, or the last model call failed
+
+The rut detector: an entry's *opening* is its first three words, lowercased,
+with digits and punctuation dropped (so "07:10 Woke up again" and "08:30
+woke up, again" open alike); an entry that starts with Chinese/Japanese
+characters opens with its first four characters. Variety is the number of
+distinct openings among the last 10 entries; a rut is at least 5 entries
+with variety at most half their number.
+"""
+
+import inspect
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, tzinfo
+
+from aiohttp import web
+
+from host.body.server import bearer_matches, error_response
+
+RATIO_ALARM_BELOW = 10.0
+RATIO_GRACE = timedelta(hours=1)
+RUT_WINDOW = 10
+RUT_MIN_ENTRIES = 5
+OPENING_WORDS = 3
+OPENING_CJK_CHARS = 4
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKENS = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]+")
+
+
+@dataclass
+class SoulState:
+    """What /health needs from the running soul, besides drives and vitals."""
+
+    provider: str = "brainstem"
+    model_id: str = ""
+    fell_back: bool = False  # the last waking fell back to the brainstem
+    last_error: str | None = None
+    mood: str = ""
+    diary: list = field(default_factory=list)  # [(datetime | date | "YYYY-MM-DD...", text)], oldest first
+
+
+def opening(text: str) -> str:
+    """How an entry begins, normalised for the rut detector (see the module notes)."""
+    tokens = _TOKENS.findall(text.lower())
+    if not tokens:
+        return ""
+    if re.match(rf"[{_CJK}]", tokens[0]):
+        return "".join(tokens[:OPENING_CJK_CHARS])
+    return " ".join(tokens[:OPENING_WORDS])
+
+
+def diary_variety(entries: list) -> dict:
+    """Distinct openings among the last RUT_WINDOW entries, and whether that is a rut."""
+    last = [text for _when, text in entries[-RUT_WINDOW:]]
+    distinct = len({opening(text) for text in last})
+    rut = len(last) >= RUT_MIN_ENTRIES and distinct * 2 <= len(last)
+    return {"distinctOpenings": distinct, "of": len(last), "rut": rut}
+
+
+def _entry_date(when) -> str:
+    if isinstance(when, datetime):
+        return when.date().isoformat()
+    if isinstance(when, date):
+        return when.isoformat()
+    return str(when)[:10]
+
+
+def diary_today(entries: list, today: date) -> int:
+    """Entries dated exactly `today` (the soul's local date, as DIARY.md's stamps are)."""
+    day = today.isoformat()
+    return sum(1 for when, _text in entries if _entry_date(when) == day)
+
+
+def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) -> dict:
+    """The /health JSON."""
+    today = now.astimezone(tz).date()
+    spent = vitals.spent_today(now)
+    ratio = spent.cache_ratio()
+    budget = vitals.budget_state(now)
+    variety = diary_variety(state.diary)
+    since_first = vitals.hours_since_first_wake(now)
+
+    alarms = []
+    if ratio is not None and ratio < RATIO_ALARM_BELOW and since_first is not None and since_first >= RATIO_GRACE / timedelta(hours=1):
+        alarms.append({"code": "cache_ratio_low", "message": f"cache read:write is {ratio:.1f}:1 today, below {RATIO_ALARM_BELOW:g}:1"})
+    if variety["rut"]:
+        alarms.append({"code": "rut", "message": f"the last {variety['of']} diary entries open only {variety['distinctOpenings']} ways"})
+    if budget["hunger"] == "starving":
+        alarms.append({"code": "budget_exhausted", "message": "a daily budget is used up; every sleep is stretched"})
+    if state.fell_back or (state.last_error and state.provider != "brainstem"):
+        alarms.append({"code": "provider_failing", "message": state.last_error or f"{state.provider} failed; the brainstem stood in"})
+
+    usage = spent.usage
+    return {
+        "date": today.isoformat(),
+        "time": now.astimezone(tz).isoformat(timespec="seconds"),
+        "wakesToday": vitals.wakes_today(now),
+        "budget": budget,
+        "boredom": drives.boredom,
+        "boredomLevel": drives.boredom_level(),
+        "silenceHours": round(drives.silence_hours(now), 1),
+        "lastContact": drives.last_contact_kind,
+        "diaryToday": diary_today(state.diary, today),
+        "diaryVariety": variety,
+        "mood": state.mood,
+        "provider": {"name": state.provider, "model": state.model_id, "fellBackToBrainstem": state.fell_back},
+        "lastError": state.last_error,
+        "today": {
+            "tokens": {
+                "input": usage.input_tokens,
+                "output": usage.output_tokens,
+                "cacheRead": usage.cache_read_tokens,
+                "cacheWrite": usage.cache_write_tokens,
+                "total": usage.total,
+            },
+            "usd": round(spent.usd, 6),
+            "calls": spent.calls,
+            "cacheReadWriteRatio": None if ratio is None else round(ratio, 2),
+        },
+        "alarms": alarms,
+    }
+
+
+def add_health_route(app: web.Application, get_state, token: str | None = None) -> None:
+    """GET /health on `app`, answering `get_state()` (a dict, or an awaitable of one) as JSON.
+
+    With `token`, a request without `Authorization: Bearer <token>` gets 401 {"message"}.
+    """
+
+    async def health(request: web.Request) -> web.Response:
+        if token and not bearer_matches(request, token):
+            reason = "wrong bearer token" if "Authorization" in request.headers else "missing bearer token"
+            return error_response(401, f"{reason}; send Authorization: Bearer <token>")
+        state = get_state()
+        if inspect.isawaitable(state):
+            state = await state
+        return web.json_response(state, dumps=_dumps)
+
+    app.router.add_get("/health", health)
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
