@@ -1,0 +1,109 @@
+"""kill -9 and restart: the real `soulstack flock` in a subprocess, on the same data dir.
+
+After the restart the event log replays (ids carry on), a pending approval is
+still pending with the same deadline, an item whose model call died with the
+process is skipped as "interrupted", and an item that had not started resumes.
+"""
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import unused_port
+
+from tests.test_flock_support import SSE, Brain
+from tests.fakes.anthropic_api import FakeAnthropic
+
+
+class Server:
+    def __init__(self, data_dir, fake_url):
+        self.data_dir, self.fake_url = data_dir, fake_url
+        self.port = unused_port()
+        self.process = None
+
+    async def start(self):
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "host.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
+             "--provider", "anthropic", "--concurrency", "1"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
+        for _ in range(300):
+            try:
+                async with self.session.get("/api/crows") as response:
+                    if response.status == 200:
+                        return self
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+        raise AssertionError("the flock did not start: " + self.process.stderr.read().decode()[-2000:])
+
+    async def kill(self):
+        await self.session.close()
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def pending(self):
+        with sqlite3.connect(self.data_dir / "flock.db") as db:
+            return db.execute("SELECT item_id, target, deadline FROM pending ORDER BY item_id").fetchall()
+
+
+@pytest.fixture
+async def fake():
+    brain = Brain()
+    async with FakeAnthropic(default=brain) as fake:
+        yield fake
+    brain.hang.set()
+
+
+async def test_kill_9_then_restart_keeps_log_approvals_and_tells_the_truth(tmp_path, fake):
+    server = await Server(tmp_path, fake.base_url).start()
+    try:
+        async with server.session.post("/api/lists", json={"text": "research alpha\nhang beta\nresearch gamma",
+                                                            "requester": "ada"}) as response:
+            assert response.status == 202
+            list_id = (await response.json())["list_id"]
+        async with SSE(server.session, list_id) as before:
+            await before.until("item.triaged", item_id=f"{list_id}-1", timeout=10)
+            await before.until("crow.flying", item_id=f"{list_id}-2", timeout=10)  # the Sentry hangs in the air
+        pending_before = server.pending()
+        assert [(i, t) for i, t, _ in pending_before] == [(f"{list_id}-1", "triage")]
+    finally:
+        await server.kill()
+
+    server = await Server(tmp_path, fake.base_url).start()
+    try:
+        assert server.pending() == pending_before  # same item, same deadline
+        last_seen = before.events[-1]["id"]
+        async with SSE(server.session, list_id, last_event_id=last_seen) as after:
+            interrupted = await after.until("item.skipped", timeout=10)
+            third = await after.until("item.triaged", item_id=f"{list_id}-3", timeout=10)
+            assert await verdict(server, f"{list_id}-1", "triage") == 204
+            answered = await after.until("item.answered", item_id=f"{list_id}-1", timeout=10)
+            assert await verdict(server, f"{list_id}-1", "output") == 204
+            assert await verdict(server, f"{list_id}-3", "triage", False) == 204
+            finished = await after.until("list.finished", timeout=10)
+        assert interrupted == {**interrupted, "item_id": f"{list_id}-2", "reason": "interrupted"}
+        assert third["needs_approval"] is True and answered["answer"].startswith("done:")
+        assert finished["tokens_used"] > 0
+        assert after.events[0]["id"] > last_seen  # replay starts after what the client had
+        # A fresh client replays the whole list, ids still rising across the restart.
+        async with SSE(server.session, list_id) as everything:
+            await everything.until("list.finished", timeout=10)
+        ids = [m["id"] for m in everything.events]
+        assert ids == sorted(ids) and ids[: len(before.events)] == [m["id"] for m in before.events]
+        assert [m["id"] for m in everything.events[len(before.events):]] == [m["id"] for m in after.events]
+        assert server.pending() == []
+    finally:
+        await server.kill()
+
+
+async def verdict(server, item_id, target, approve=True):
+    body = {"item_id": item_id, "target": target, "approve": approve}
+    async with server.session.post("/api/verdicts", json=body) as response:
+        return response.status
