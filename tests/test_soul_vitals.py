@@ -10,7 +10,7 @@ import pytest
 from host.llm.prices import DEFAULT_PRICES, price_for
 from host.llm.types import Usage
 from host.soul.costs import Meter, prices_from_config
-from host.soul.vitals import HUNGER_TEXTS, Vitals
+from host.soul.vitals import HUNGER_TEXTS, STRETCH_TEXTS, Vitals
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 MORNING = datetime(2025, 3, 10, 8, 0, tzinfo=SHANGHAI)
@@ -171,3 +171,8 @@ def test_corrupt_vitals_are_set_aside(tmp_path):
     vitals = load(tmp_path)
     assert vitals.wakes == 0
     assert (tmp_path / "VITALS.json.corrupt").exists()
+
+
+def test_stretch_texts_name_the_real_minutes():
+    assert "150 minutes" in STRETCH_TEXTS["en"].format(minutes=150)
+    assert "150 分钟" in STRETCH_TEXTS["zh"].format(minutes=150)

@@ -41,6 +41,12 @@ HUNGER_TEXTS = {
     ),
 }
 
+# Why a sleep grew, for the sleep tool's answer (the soul is told the real value).
+STRETCH_TEXTS = {
+    "en": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes (a nudge still wakes you)",
+    "zh": "你饿坏了：今天的预算已经用完，所以至少要睡 {minutes:g} 分钟（被叫醒依然会醒）",
+}
+
 
 class Vitals:
     def __init__(
