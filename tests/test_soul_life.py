@@ -136,7 +136,7 @@ async def test_night_ceiling_wraps_past_midnight(tmp_path):
         fake.reply(tool_use("sleep", {"minutes": 500}))
         cfg = make_cfg(tmp_path, body, loop={"nightStartHour": 22, "nightEndHour": 6, "nightMaxSleepMinutes": 240})
         night = datetime(2024, 5, 1, 23, 30, tzinfo=timezone.utc)
-        soul = build_soul(cfg, clock=ScaledClock(night, scale=60 * 6000), model=anthropic_model(fake))
+        soul = build_soul(cfg, clock=ScaledClock(night, scale=60 * 600), model=anthropic_model(fake))
         async with Running(soul):
             await until(lambda: len(fake.bodies) >= 2, what="the second waking")
         assert "It is night." in texts_of(fake.bodies[0]["messages"][-1])
