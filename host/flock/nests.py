@@ -46,6 +46,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def validate(body: dict) -> tuple:
     """-> (name, crows) from a POST /api/nests body, or NestError(400)."""
+    if not isinstance(body, dict):
+        raise NestError(400, "the body must be a JSON object")
     name = body.get("name")
     if not isinstance(name, str) or not (1 <= len(name.strip()) <= NAME_MAX):
         raise NestError(400, f"name must be a string of 1-{NAME_MAX} characters after trimming")
