@@ -100,8 +100,22 @@ async def _run(argv, stdin=None):
         *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await process.communicate(stdin)
     if process.returncode:
-        raise TtsError(500, f"{Path(argv[0]).name} failed: {err.decode(errors='replace').strip()[:200]}")
+        complaint = err.decode(errors="replace").strip()
+        raise TtsError(500, f"{Path(argv[0]).name} failed: {complaint[:200]}")
     return out
+
+
+async def known_voices(espeak: str) -> set:
+    """Every name espeak-ng answers to: languages, voice names, files, aliases (it silently
+    falls back to English for an unknown one, so we check first)."""
+    listing = (await _run([espeak, "--voices"])).decode(errors="replace").splitlines()[1:]
+    names = set()
+    for line in listing:
+        fields = line.split()
+        if len(fields) >= 5:
+            names.update((fields[1].lower(), fields[3].lower(), fields[4].rsplit("/", 1)[-1].lower()))
+        names.update(alias.lower() for alias in re.findall(r"\(([^\s()]+) \d+\)", line))
+    return names
 
 
 async def synthesize(text: str, voice: str) -> bytes:
@@ -109,14 +123,11 @@ async def synthesize(text: str, voice: str) -> bytes:
     espeak = shutil.which("espeak-ng")
     if not espeak:
         raise TtsError(503, "espeak-ng is not installed on this computer (sudo apt install espeak-ng)")
+    if voice.split("+", 1)[0].lower() not in await known_voices(espeak):
+        raise TtsError(400, f'espeak-ng has no voice "{voice}" (see espeak-ng --voices)')
     with tempfile.TemporaryDirectory(prefix="soulstack-tts-") as folder:
         raw = Path(folder) / "speech.wav"
-        try:
-            await _run([espeak, "-v", voice, "--stdin", "-w", str(raw)], text.encode())
-        except TtsError as problem:
-            if "voice" in problem.message.lower():
-                raise TtsError(400, f'espeak-ng has no voice "{voice}"') from None
-            raise
+        await _run([espeak, "-v", voice, "--stdin", "-w", str(raw)], text.encode())
         sox = shutil.which("sox")
         if sox:
             # Into a file, not stdout: sox can only write correct WAV sizes when it can seek.

@@ -1,0 +1,69 @@
+"""`soulstack tts`: a real aiohttp server on loopback, real espeak-ng, real WAV checks."""
+
+import io
+import shutil
+import wave
+
+import pytest
+
+from host.tts.server import create_app, resample_linear
+
+needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)")
+
+
+@pytest.fixture
+async def tts(aiohttp_client):
+    return await aiohttp_client(create_app(token="tt"))
+
+
+AUTH = {"Authorization": "Bearer tt"}
+
+
+@needs_espeak
+async def test_returns_16k_mono_wav(tts):
+    response = await tts.post("/tts", json={"text": "Hello, I am a small robot."}, headers=AUTH)
+    assert response.status == 200 and response.content_type == "audio/wav"
+    with wave.open(io.BytesIO(await response.read())) as audio:
+        assert (audio.getframerate(), audio.getnchannels(), audio.getsampwidth()) == (16000, 1, 2)
+        assert 0.5 < audio.getnframes() / 16000 < 10  # about as long as the sentence
+
+
+@needs_espeak
+async def test_voice_and_bad_voice(tts):
+    response = await tts.post("/tts", json={"text": "你好", "voice": "cmn"}, headers=AUTH)
+    assert response.status == 200
+    response = await tts.post("/tts", json={"text": "hi", "voice": "no-such-voice"}, headers=AUTH)
+    assert response.status == 400 and "no voice" in (await response.json())["message"]
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"{broken", "not valid JSON"),
+    (b"[]", "JSON object"),
+    (b'{"text": ""}', "non-empty"),
+    (b'{"text": 3}', "non-empty"),
+    (b'{"text": "hi", "voice": "en; rm -rf /"}', "voice"),
+])
+async def test_bad_input_is_400(tts, body, words):
+    response = await tts.post("/tts", data=body, headers=AUTH)
+    assert response.status == 400
+    assert words in (await response.json())["message"]
+
+
+async def test_token_required(tts):
+    response = await tts.post("/tts", json={"text": "hi"})
+    assert response.status == 401
+
+
+async def test_missing_espeak_is_503(aiohttp_client, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH where no espeak-ng can be found
+    client = await aiohttp_client(create_app())
+    response = await client.post("/tts", json={"text": "hi"})
+    assert response.status == 503 and "espeak-ng" in (await response.json())["message"]
+
+
+def test_linear_resampling_keeps_duration_and_shape():
+    import array
+    source = array.array("h", [0, 1000, 2000, 3000] * 5512)  # 22048 samples at 22050 Hz
+    out = resample_linear(source, 22050, 16000)
+    assert abs(len(out) - 16000) <= 2
+    assert min(out) >= 0 and max(out) <= 3000
