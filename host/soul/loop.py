@@ -233,7 +233,8 @@ class Soul:
             if waking.sleep is None:
                 waking.sleep = self.plan_sleep(None)
             minutes = waking.sleep.minutes
-            asked = "" if waking.sleep.asked is None else f", asked {fmt_minutes(waking.sleep.asked)}"
+            asked = waking.sleep.asked
+            asked = f" (asked {fmt_minutes(asked)})" if asked is not None and asked != minutes else ""
             plan_text = f"sleeps {fmt_minutes(minutes)} min{asked}"
         self.hooks.each("on_waking_end", self, waking)
         if self._pending:

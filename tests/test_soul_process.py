@@ -1,0 +1,122 @@
+"""`soulstack soul` as a real process: kill -9 mid-turn and resume; the brainstem with no key; Ctrl+C."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+from aiohttp.test_utils import unused_port
+
+from tests.fakes.anthropic_api import FakeAnthropic, tool_use
+from tests.fakes.soul_body import RecordingBody
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SOUL_CONFIG")
+
+
+def write_config(tmp_path, body, port, **model):
+    path = tmp_path / "soul.config.json"
+    path.write_text(json.dumps({
+        "soulDir": "soul",
+        "timezone": "UTC",
+        "model": {"retries": 0, **model},
+        "body": {"name": "the test body", "endpoints": body.endpoints()},
+        "persona": {"name": "Pip", "human": "Ana"},
+        "log": {"streamThoughts": True},
+        "nudge": {"port": port},
+    }))
+    return path
+
+
+def start_soul(config_path, log_path, **env):
+    clean = {k: v for k, v in os.environ.items() if k not in KEYS}
+    clean.update(env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "host.cli", "soul", "--config", str(config_path)],
+        cwd=ROOT, env=clean, stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
+    )
+
+
+async def until(condition, timeout=20.0, what="the condition"):
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def stop_with_ctrl_c(process) -> int:
+    process.send_signal(signal.SIGINT)
+    for _ in range(500):
+        if process.poll() is not None:
+            return process.returncode
+        await asyncio.sleep(0.02)
+    process.kill()
+    raise AssertionError("the soul did not stop on Ctrl+C")
+
+
+async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
+    hold = asyncio.Event()
+
+    async def thinking_forever(request):
+        await hold.wait()
+        return tool_use("sleep", {"minutes": 60})
+
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(tool_use("diary", {"entry": "I was here before the crash"}), thinking_forever)
+        config_path = write_config(tmp_path, body, unused_port(), provider="anthropic", id="claude-test")
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
+        process = start_soul(config_path, tmp_path / "soul.log", **env)
+        try:
+            await until(lambda: len(fake.bodies) >= 2, what="the second model step")
+        finally:
+            process.kill()  # SIGKILL, mid-turn: the model is still thinking
+            process.wait()
+        before = fake.bodies[1]["messages"]
+        session = tmp_path / "soul" / "session.jsonl"
+        assert [json.loads(line)["message"]["role"] for line in session.read_text().splitlines()] == ["user", "assistant", "user"]
+
+        fake.default = lambda request: tool_use("sleep", {"minutes": 60})
+        hold.set()
+        process = start_soul(config_path, tmp_path / "soul.log", **env)
+        try:
+            await until(lambda: len(fake.bodies) >= 3, what="the first step after the restart")
+            after = fake.bodies[2]["messages"]
+            assert after[:2] == before[:2]  # the same stream of consciousness
+            assert after[2]["content"][: len(before[2]["content"])] == before[2]["content"]
+            assert "You have just started" in after[2]["content"][-1]["text"]
+            assert "I was here before the crash" in after[2]["content"][-2]["text"]  # its diary survived too
+            await until(lambda: "waking 1:" in (tmp_path / "soul.log").read_text(), what="the waking's log line")
+        finally:
+            code = await stop_with_ctrl_c(process)
+        log = (tmp_path / "soul.log").read_text()
+        assert code == 0 and "Traceback" not in log
+
+
+async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path):
+    async with RecordingBody() as body:
+        port = unused_port()
+        config_path = write_config(tmp_path, body, port)
+        log_path = tmp_path / "soul.log"
+        process = start_soul(config_path, log_path)
+        try:
+            await until(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
+            async with aiohttp.ClientSession() as http:
+                async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": "your human typed: hello there"}) as response:
+                    assert response.status == 202
+            await until(lambda: "waking 2:" in log_path.read_text(), what="the nudged waking")
+        finally:
+            code = await stop_with_ctrl_c(process)
+        log = log_path.read_text()
+        assert code == 0 and "Traceback" not in log
+        assert "WITHOUT a language model" in log
+        assert "waking 1: woke: started — tools: body_status, express, diary, sleep — sleeps 20 min [brainstem]" in log
+        assert "waking 2: woke: nudged (your human typed: hello there) — tools: body_status, express, speak, diary, sleep" in log
+        assert body.spoken == ["I heard you: \u201chello there\u201d. My mind is away right now; I will think about it when it is back."]
+        assert ("express", {"emotion": "happy"}) in body.received
+        diary = (tmp_path / "soul" / "DIARY.md").read_text()
+        assert "your human typed: hello there" in diary and "\u201chello there\u201d" in diary
