@@ -1,0 +1,223 @@
+"""The flock's benchmark (run it as tools/bench-flock).
+
+The server runs in a child process with a zero-latency model: an in-process
+object implementing the Model protocol that answers at once (a triage tool
+call for the Sentry, a line of text for crows and the Elder). The ledger is
+seeded so every holder is trusted, so verdicts are `auto` and nothing waits for
+a human. The parent drives it over loopback HTTP and real SSE connections:
+
+1. items/s end to end: lists of 50 items, from the first POST to the last list.finished;
+2. replay: time for a fresh client to receive 10,000 events via Last-Event-ID;
+3. 200 SSE subscribers on the all-lists stream, spread over 4 reader processes,
+   while a 5-item list arrives every 100 ms: delivery latency of every event
+   (receive time minus the event's `ts`, which has millisecond resolution).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+
+import aiohttp
+from aiohttp.test_utils import unused_port
+
+from host.flock.personas import ROSTER_NAMES
+from host.flock.triage import TASK_TYPES
+from host.llm.types import Message, Reply, TextBlock, ToolCall, Usage
+
+
+class ZeroModel:
+    """Answers instantly; a benchmark stand-in for a model, never used by the server otherwise."""
+
+    provider, model_id = "bench", "zero-latency"
+
+    async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False):
+        if tool_choice == "triage":
+            call = ToolCall("t1", "triage", {"mode": "solo", "task_type": "research", "subtasks": [], "reason": "quick"})
+            return Reply(Message("assistant", [call]), "tool_use", Usage(20, 10))
+        return Reply(Message("assistant", [TextBlock("done")]), "end_turn", Usage(20, 5))
+
+
+def serve(port: int, data_dir: str) -> None:
+    from aiohttp import web
+
+    from host.flock.app import make_app
+    from host.flock.flow import FlockConfig
+    from host.flock.store import Store
+    from host.flock.trust import TRUSTED, TrustLedger
+
+    store = Store(data_dir)
+    ledger = TrustLedger(store)
+    for holder in ["flock", *ROSTER_NAMES]:
+        for task_type in TASK_TYPES:
+            ledger.set_level(holder, task_type, TRUSTED)
+    store.close()
+    config = FlockConfig(lists_per_minute=1_000_000, token_budget=10_000_000, concurrency=50, max_model_calls=256)
+    web.run_app(make_app(data_dir, ZeroModel(), config=config), host="127.0.0.1", port=port, print=None,
+                access_log=None)
+
+
+async def read_events(response, on_event, stop):
+    """Parse an SSE stream, calling on_event(id, name, data_text) until stop() is true.
+
+    Reads whole chunks and splits on the blank line between messages: the readers
+    share two CPUs with the server, so they must stay cheap to measure the server.
+    """
+    buffer = b""
+    async for chunk in response.content.iter_any():
+        buffer += chunk
+        *messages, buffer = buffer.split(b"\r\n\r\n")
+        for message in messages:
+            fields = {}
+            for line in message.decode().split("\r\n"):
+                if not line.startswith(":"):
+                    key, _, value = line.partition(": ")
+                    fields[key] = value
+            if "data" in fields:
+                on_event(int(fields["id"]), fields.get("event"), fields["data"])
+                if stop():
+                    return
+
+
+def parse_ts(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+async def post_lists(session, count, items_per_list, tag):
+    text = "\n".join(f"- {tag} task {n}" for n in range(items_per_list))
+    ids = []
+    for n in range(count):
+        async with session.post("/api/lists", json={"text": text, "requester": f"bench-{tag}-{n}"}) as response:
+            assert response.status == 202, await response.text()
+            ids.append((await response.json())["list_id"])
+    return ids
+
+
+async def items_per_second(session, lists, items_per_list):
+    finished = set()
+    async with session.get("/api/events") as stream:
+        start = time.perf_counter()
+        ids = set(await post_lists(session, lists, items_per_list, "speed"))
+
+        def on_event(_id, name, data):
+            if name == "list.finished":
+                finished.add(json.loads(data)["list_id"])
+
+        await read_events(stream, on_event, lambda: ids <= finished)
+        elapsed = time.perf_counter() - start
+    return lists * items_per_list / elapsed
+
+
+async def replay_seconds(session, count):
+    async with session.get("/api/events") as probe:  # learn the newest id: post one list and see it
+        ids = await post_lists(session, 1, 1, "probe")
+        last = []
+        await read_events(probe, lambda i, n, d: last.append(i), lambda: bool(last) and ids and last[-1] > 0)
+    newest = last[-1]
+    got = []
+    start = time.perf_counter()
+    async with session.get("/api/events", headers={"Last-Event-ID": str(max(0, newest - count))}) as stream:
+        await read_events(stream, lambda i, n, d: got.append(i), lambda: len(got) >= count)
+    elapsed = time.perf_counter() - start
+    assert len(got) >= count, f"only {len(got)} events to replay"
+    return elapsed
+
+
+async def subscribe(base, count, expected):
+    """A reader process: `count` all-lists subscribers; prints "ready", then every latency (s) as JSON."""
+    latencies = []
+    counts = [0] * count
+    async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0)) as session:
+        streams = [await session.get("/api/events") for _ in range(count)]
+
+        async def follow(index, stream):
+            def on_event(_id, name, data):
+                start = data.index('"ts": "') + 7  # cheaper than json.loads for every delivery
+                latencies.append(time.time() - parse_ts(data[start:data.index('"', start)]))
+                counts[index] += 1
+
+            await read_events(stream, on_event, lambda: counts[index] >= expected)
+
+        print("ready", flush=True)
+        await asyncio.wait_for(asyncio.gather(*(follow(i, s) for i, s in enumerate(streams))), 120)
+        for stream in streams:
+            stream.close()
+    print(json.dumps(latencies), flush=True)
+
+
+async def sse_latency(base, subscribers, lists, items_per_list, processes=4):
+    """Subscribers live in `processes` reader processes, so the readers do not slow each other down."""
+    # Every subscriber sees every event of these lists: 2 per list, 8 per item (solo, all auto).
+    expected = lists * (2 + 8 * items_per_list)
+    readers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "host.flock.bench", "--subscribe", base, "--count", str(subscribers // processes),
+            "--expect", str(expected), stdout=asyncio.subprocess.PIPE,
+        )
+        for _ in range(processes)
+    ]
+    for reader in readers:
+        assert (await reader.stdout.readline()).strip() == b"ready"
+    async with aiohttp.ClientSession(base) as session:
+        for n in range(lists):  # a busy but human-scale pace: a list of 5 items every 100 ms
+            await post_lists(session, 1, items_per_list, f"lat{n}")
+            await asyncio.sleep(0.1)
+    latencies = []
+    for reader in readers:
+        latencies += json.loads(await reader.stdout.read())  # the rest of its output: one JSON list
+        await reader.wait()
+    latencies.sort()
+    return latencies[len(latencies) // 2] * 1000, latencies[int(len(latencies) * 0.99)] * 1000, len(latencies)
+
+
+async def drive(base):
+    async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0)) as session:
+        for _ in range(200):
+            try:
+                async with session.get("/api/crows") as response:
+                    if response.status == 200:
+                        break
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+        rate = await items_per_second(session, lists=60, items_per_list=50)
+        print(f"end to end: {rate:.0f} items/s (60 lists x 50 items, zero-latency in-process model, auto verdicts)")
+        replay = await replay_seconds(session, 10_000)
+        print(f"replay: 10000 events in {replay:.3f} s")
+    p50, p99, samples = await sse_latency(base, subscribers=200, lists=20, items_per_list=5)
+    print(f"200 SSE subscribers (4 reader processes), a 5-item list every 100 ms: "
+          f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries")
+    print(f"items_per_s={rate:.0f} sse_p99_ms={p99:.1f} replay_10k_s={replay:.3f}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark the flock server.")
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--subscribe", help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--expect", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.subscribe:
+        asyncio.run(subscribe(args.subscribe, args.count, args.expect))
+        return 0
+    if args.serve:
+        serve(args.serve, args.data)
+        return 0
+    port = unused_port()
+    with tempfile.TemporaryDirectory(prefix="bench-flock-") as data_dir:
+        server = subprocess.Popen([sys.executable, "-m", "host.flock.bench", "--serve", str(port), "--data", data_dir])
+        try:
+            asyncio.run(drive(f"http://127.0.0.1:{port}"))
+        finally:
+            server.terminate()
+            server.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
