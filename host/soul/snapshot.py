@@ -52,7 +52,7 @@ def inner_block(life, T, local: datetime, rng: random.Random) -> TextBlock:
         for when, matter in kept:
             days = (local.replace(tzinfo=None) - when).days
             if days >= FADE_AFTER_DAYS:
-                short = matter if len(matter) <= FADED_CHARS else matter[:FADED_CHARS].rstrip()
+                short = matter if len(matter) <= FADED_CHARS else _cut(matter, FADED_CHARS)
                 lines.append(text["kept_faded"].format(text=short, days=days))
             else:
                 lines.append(text["kept_fresh"].format(text=matter, date=when.strftime("%Y-%m-%d")))
@@ -96,6 +96,14 @@ def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, wh
     lines.append("")
     lines.append(text["closing"])
     return TextBlock("\n".join(lines))
+
+
+def _cut(text: str, limit: int) -> str:
+    """At most `limit` characters, ending on a whole word when there is one to end on."""
+    head = text[:limit]
+    if " " in head and not text[limit:limit + 1].isspace():
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip()
 
 
 def _read(life, name):
