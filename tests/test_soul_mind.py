@@ -115,3 +115,24 @@ async def test_shell_runs_in_the_soul_dir_with_a_timeout_and_a_cap(tmp_path):
         result, ok = await soul.toolbox.run(soul, ToolCall("3", "shell", {"command": "yes | head -c 5000"}))
         assert ok and "characters cut" in result.content[0].text and len(result.content[0].text) < 200
         await soul.body.close()
+
+
+async def test_the_mind_is_chosen_from_the_environment(tmp_path):
+    async with RecordingBody() as body:
+        cfg = make_cfg(tmp_path, body)
+        cfg["model"]["provider"] = None
+        chosen = {}
+        for name, env in {"none": {}, "anthropic": {"ANTHROPIC_API_KEY": "k"},
+                          "openai": {"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}}.items():
+            soul = build_soul(cfg, env=env)
+            chosen[name] = soul.model.provider
+            await soul.body.close()
+        assert chosen == {"none": "brainstem", "anthropic": "anthropic", "openai": "openai"}
+        cfg["model"]["provider"] = "anthropic"
+        from host.soul.run import StartError
+        try:
+            build_soul(cfg, env={})
+        except StartError as error:
+            assert "ANTHROPIC_API_KEY" in str(error)
+        else:
+            raise AssertionError("an anthropic soul without a key must not start")

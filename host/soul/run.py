@@ -69,6 +69,9 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
         log.info("resuming: %d messages in %s", len(session.messages), session.path)
     endpoints = {name: url for name, url in cfg["body"]["endpoints"].items() if url}
     body = BodyClient(endpoints, token=cfg["body"]["token"]) if endpoints else None
+    if cfg["mcp"]:
+        log.warning("mcp: %d server(s) configured, but MCP tools are not built into this soul yet; they are ignored",
+                    len(cfg["mcp"]))
     chosen = make_model(cfg, env) if model == "auto" else model
     toolbox = Toolbox(make_tools(cfg) + list(extra_tools))
     return Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
