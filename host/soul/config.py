@@ -19,6 +19,8 @@ DEFAULT_PORT = 9202
 TERMINAL_BODY = "http://127.0.0.1:9310"
 PROVIDERS = ("anthropic", "openai", "brainstem")
 ENDPOINT_NAMES = ("status", "look", "speak", "express")
+# model.thinking -> an extended-thinking token budget (Anthropic); added on top of model.maxTokens
+THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
 
 
 class ConfigError(ValueError):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from host.body.client import BodyClient
 from host.llm import providers
+from host.soul import config
 from host.soul.clock import Clock
 from host.soul.hooks import Hooks
 from host.soul.life import Life
@@ -26,8 +27,6 @@ from host.soul.tools.rhythm import rhythm_tools
 
 log = logging.getLogger("soul")
 
-# model.thinking -> an extended-thinking token budget (Anthropic)
-THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
 
 
 class StartError(Exception):
@@ -43,7 +42,7 @@ def make_model(cfg: dict, env=None):
     options = {"env": env}
     if provider == "anthropic":
         options["cache_ttl"] = cfg["model"]["cacheTtl"]
-        options["thinking"] = THINKING_BUDGET[cfg["model"]["thinking"]]
+        options["thinking"] = config.THINKING_BUDGET[cfg["model"]["thinking"]]
     try:
         return providers.make_model(provider, cfg["model"]["id"], **options)
     except ValueError as error:

@@ -13,6 +13,7 @@ import logging
 
 from host.llm.providers import complete_with_retry
 from host.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
+from host.soul.config import THINKING_BUDGET
 from host.soul.hooks import ToolEvent
 
 log = logging.getLogger("soul")
@@ -59,7 +60,8 @@ def take_arrivals(soul, waking) -> None:
 
 async def think(soul, waking):
     messages = soul.hooks.chain("transform_messages", soul, soul.session.history())
-    max_tokens = soul.cfg["model"]["maxTokens"]
+    # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
+    max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
     reply = None
     if not waking.on_brainstem and soul.model is not soul.brainstem:
         try:
