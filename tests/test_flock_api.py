@@ -195,3 +195,28 @@ async def test_web_page_is_served(brainstem):
     async with brainstem.session.get("/") as response:
         page = await response.text()
     assert response.status == 200 and "/api/events" in page
+
+
+async def test_nests_and_the_event_log_survive_a_restart(tmp_path):
+    config = FlockConfig(heartbeat_s=0.05)
+    first = await Flock(tmp_path, config=config).start()
+    try:
+        assert (await first.post("/api/nests", {"name": "Night shift", "crows": ["Soot"]}))[0] == 201
+        list_id = await first.new_list("one")
+        async with first.events(list_id) as stream:
+            await stream.until("list.finished")
+    finally:
+        await first.stop()
+    second = await Flock(tmp_path, config=config).start()
+    try:
+        _, nests = await second.get("/api/nests")
+        assert [n["nest_id"] for n in nests["nests"]] == ["todo", "night-shift"]
+        assert (await second.post("/api/nests", {"name": "night SHIFT", "crows": ["Soot"]}))[0] == 409
+        async with second.events(list_id) as replay:
+            await replay.until("list.finished")
+        assert [m["id"] for m in replay.events] == [m["id"] for m in stream.events]
+        later = await second.new_list("two")
+        async with second.events(later) as fresh:
+            assert (await fresh.next())["id"] > stream.events[-1]["id"]
+    finally:
+        await second.stop()

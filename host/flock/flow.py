@@ -52,7 +52,7 @@ class Approvals:
     async def wait(self, item_id: str, target: str, deadline: float) -> str:
         """-> "approved", "rejected" or "timeout". The pending row outlives a crash."""
         key = (item_id, target)
-        future = asyncio.get_running_loop().create_future()
+        future = self.waiting.get(key) or asyncio.get_running_loop().create_future()
         self.waiting[key] = future
         self.store.add_pending(item_id, target, deadline)
         timer = asyncio.ensure_future(self.clock.sleep_until(deadline))
@@ -64,6 +64,12 @@ class Approvals:
                 del self.waiting[key]
         self.store.remove_pending(item_id, target)
         return future.result() if future.done() else "timeout"
+
+    def expect_stored(self) -> None:
+        """After a restart, accept verdicts for stored pending approvals at once, before their items resume."""
+        loop = asyncio.get_running_loop()
+        for item_id, target, _deadline in self.store.all_pending():
+            self.waiting.setdefault((item_id, target), loop.create_future())
 
     def answer(self, item_id: str, target: str, approve: bool) -> bool:
         """Record a human's verdict; False when nothing is waiting (so the caller says 404)."""
@@ -96,6 +102,7 @@ class Flock:
 
     def resume(self) -> None:
         """After a restart: carry on every list that had not finished."""
+        self.approvals.expect_stored()
         for list_id in self.store.unfinished_lists():
             self._spawn(self._run_list(list_id))
 
