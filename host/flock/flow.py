@@ -73,7 +73,7 @@ class Approvals:
 
     def answer(self, item_id: str, target: str, approve: bool) -> bool:
         """Record a human's verdict; False when nothing is waiting (so the caller says 404)."""
-        future = self.waiting.pop((item_id, target), None)
+        future = self.waiting.get((item_id, target))  # `wait` removes it; a done one means "answered"
         if future is None or future.done():
             return False
         future.set_result("approved" if approve else "rejected")
