@@ -1,0 +1,273 @@
+"""`soulstack flash` as a plan: a list of steps, each able to say what it will do and to do it.
+
+`--dry-run` prints every step's description and stops there; a real run prints
+the same descriptions and then acts. One code path, so the dry run cannot
+drift from what really happens. A step that depends on an earlier one (the
+port found, UIFlow2 or upstream) describes itself with what is known so far.
+"""
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from host.bridge.ports import USB_ID, find_esp32s3, open_serial
+from host.flash import provision, tools
+from host.flash.ready import wait_for_ready
+
+DESTINATIONS = {"uiflow": "/flash/", "upstream": "/"}
+FLAVOUR_NAMES = {"uiflow": "M5Stack UIFlow2", "upstream": "upstream MicroPython"}
+DETECT_SCRIPT = (
+    "import os\n"
+    "f = 'upstream'\n"
+    "if 'flash' in os.listdir('/'):\n"
+    "    f = 'uiflow'\n"
+    "else:\n"
+    "    try:\n"
+    "        import M5\n"
+    "        f = 'uiflow'\n"
+    "    except ImportError:\n"
+    "        pass\n"
+    "print('SOULSTACK-FLAVOUR', f)\n"
+)
+ESP_IMAGE_MAGIC = 0xE9
+
+
+@dataclass
+class Flash:
+    """What one run knows: the options, then what the steps learn along the way."""
+
+    options: object
+    config: dict
+    port: str | None = None  # None until found (with --port auto)
+    flavour: str | None = None  # "uiflow" / "upstream"; None until detected
+    ip: str | None = None
+    out: object = sys.stdout
+    temp_files: list = field(default_factory=list)
+
+    @property
+    def port_shown(self) -> str:
+        return self.port or "PORT"
+
+    @property
+    def dest(self) -> str:
+        return DESTINATIONS[self.flavour] if self.flavour else "DEST/"
+
+    def say(self, line: str = ""):
+        print(line, file=self.out, flush=True)
+
+
+@dataclass
+class Step:
+    title: str
+    describe: Callable[[Flash], list]  # lines shown in the dry run and before acting
+    act: Callable[[Flash], None]
+
+
+# --- the steps ------------------------------------------------------------------
+
+
+def find_port_step(options) -> Step:
+    def describe(run):
+        if options.port == "auto":
+            return [f"search the serial ports for USB id {USB_ID} (the ESP32-S3's own USB); PORT below is what it finds"]
+        return [f"use {options.port}"]
+
+    def act(run):
+        run.port = find_esp32s3() if options.port == "auto" else options.port
+        if options.port == "auto":
+            run.say(f"  found {run.port}")
+
+    return Step("find the robot", describe, act)
+
+
+def open_port_step() -> Step:
+    def act(run):
+        open_serial(run.port).close()  # PortError says dialout / busy / missing in one line
+
+    return Step("check the port can be opened", lambda run: [f"open {run.port_shown} and close it again"], act)
+
+
+def firmware_steps(image: Path) -> list[Step]:
+    def erase(run):
+        tools.esptool(run.port, "erase-flash", out=run.out)
+
+    def write(run):
+        tools.esptool(run.port, "write-flash", "0", str(image), out=run.out)
+
+    def wait(run):
+        # The chip restarts into MicroPython; the USB port drops and returns.
+        from host.flash.ready import wait_for_port
+
+        wait_for_port(run.port, timeout_s=30)
+
+    return [
+        Step("erase the flash (checks the chip is an ESP32-S3)", lambda run: [tools.shown(tools.esptool_argv(run.port_shown, "erase-flash"))], erase),
+        Step(
+            f"write MicroPython ({image.name}, {image.stat().st_size // 1024} KB) at offset 0",
+            lambda run: [tools.shown(tools.esptool_argv(run.port_shown, "write-flash", "0", str(image)))],
+            write,
+        ),
+        Step("wait for MicroPython to start", lambda run: [f"wait up to 30 s for {run.port_shown} to come back"], wait),
+    ]
+
+
+def detect_step(target: str) -> Step:
+    def describe(run):
+        if target != "auto":
+            return [f"--target {target}: {FLAVOUR_NAMES[target]}, files go to {DESTINATIONS[target]}"]
+        return [
+            tools.shown(tools.mpremote_argv(run.port_shown, ["exec", "<does /flash exist, or import M5 work?>"])),
+            "DEST below: /flash/ on UIFlow2, / on upstream MicroPython",
+        ]
+
+    def act(run):
+        if target != "auto":
+            run.flavour = target
+            return
+        # A MicroPython board answers in about a second; mpremote itself gives up after 10 s.
+        output = tools.mpremote(run.port, ["exec", DETECT_SCRIPT], out=_Quiet(), timeout_s=12)
+        run.flavour = "uiflow" if "SOULSTACK-FLAVOUR uiflow" in output else "upstream"
+        run.say(f"  {FLAVOUR_NAMES[run.flavour]}: files go to {run.dest}")
+
+    return Step("check it runs MicroPython (UIFlow2 or upstream)", describe, act)
+
+
+def upload_commands(dest: str) -> list[list[str]]:
+    """mpremote commands copying firmware/ and microdot into `dest`, folders made first."""
+    layout = provision.firmware_files()
+    folders = [dest + folder for folder in layout if folder]
+    make = "import os\nfor d in %r:\n    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n" % (folders,)
+    commands = [["exec", make]]
+    for folder, files in layout.items():
+        commands.append(["fs", "cp", *[str(f) for f in files], ":" + dest + (folder + "/" if folder else "")])
+    return commands
+
+
+def upload_step() -> Step:
+    def describe(run):
+        layout = provision.firmware_files()
+        count = sum(len(files) for files in layout.values())
+        return [
+            f"copy {count} files (firmware/ and microdot's {', '.join(provision.MICRODOT_FILES)}) into {run.dest} with:",
+            *("  " + tools.shown(["mpremote", *command]) for command in upload_commands(run.dest)[1:]),
+        ]
+
+    def act(run):
+        tools.mpremote(run.port, *upload_commands(run.dest), out=run.out, timeout_s=300)
+
+    return Step("upload the firmware", describe, act)
+
+
+def config_step() -> Step:
+    def describe(run):
+        return [f"write {run.dest}config.json:", *provision.masked(run.config).splitlines()]
+
+    def act(run):
+        local = provision.write_private(run.config)
+        run.temp_files.append(local)
+        tools.mpremote(run.port, ["fs", "cp", str(local), f":{run.dest}config.json"], out=_Quiet(), timeout_s=60)
+
+    return Step("write the robot's config.json", describe, act)
+
+
+def reset_step() -> Step:
+    def act(run):
+        tools.mpremote(run.port, ["reset"], out=_Quiet(), timeout_s=20)
+
+    return Step("restart the robot", lambda run: [tools.shown(tools.mpremote_argv(run.port_shown, ["reset"]))], act)
+
+
+def ready_step(options) -> Step:
+    def describe(run):
+        return [f"listen on {run.port_shown} up to {options.wait:g} s for the robot to report its Wi-Fi and address"]
+
+    def act(run):
+        # With --port auto the restarted robot may come back under another name: find it again.
+        locate = find_esp32s3 if options.port == "auto" else run.port
+        info = wait_for_ready(locate, timeout_s=options.wait, want_wifi=not options.no_wifi)
+        run.ip = info.get("ip")
+        run.say(f"  {info.get('hal')} firmware {info.get('version')}, Wi-Fi: {info.get('wifi')}, address: {run.ip}")
+
+    return Step("wait for the robot to come online", describe, act)
+
+
+def check_step() -> Step:
+    def describe(run):
+        return [f"soulstack body-check {provision.body_url(run.ip or '<IP>')} --token <the token>"]
+
+    def act(run):
+        from host.body.check import run_checks, summary
+
+        url = provision.body_url(run.ip)
+        results = asyncio.run(run_checks(url, run.config["token"]))
+        for result in results:
+            run.say("  " + result.line())
+        failed = [r for r in results if not r.passed]
+        if failed:
+            raise tools.FlashError(f"body-check failed on {url}: {failed[0].name}: {failed[0].detail}")
+        run.say("  " + summary(url, results))
+
+    return Step("check the robot keeps Body Protocol v1", describe, act)
+
+
+def build_plan(options, config: dict) -> list[Step]:
+    """Every step of this run, in order, from the command line's options."""
+    steps = [find_port_step(options), open_port_step()]
+    if options.firmware:
+        steps += firmware_steps(options.firmware)
+    steps += [detect_step(options.target), upload_step(), config_step(), reset_step(), ready_step(options)]
+    if not options.no_wifi:
+        steps.append(check_step())
+    return steps
+
+
+def check_image(path: Path):
+    """A --firmware that is not an ESP32 app image is caught before anything is erased."""
+    from host.cli import UsageError
+
+    try:
+        with open(path, "rb") as image:
+            first = image.read(1)
+    except OSError as error:
+        raise UsageError(f"--firmware {path}: {error.strerror}") from None
+    if not first or first[0] != ESP_IMAGE_MAGIC:
+        raise UsageError(f"--firmware {path} is not an ESP32 firmware image (.bin starting with 0xE9); download ESP32_GENERIC_S3 from micropython.org or UIFlow2 from M5Stack")
+
+
+class _Quiet:
+    """An output sink for tool chatter the person does not need (a detect script, a copy of one file)."""
+
+    def write(self, text):
+        pass
+
+    def flush(self):
+        pass
+
+
+def execute(run: Flash, steps: list[Step], dry_run: bool) -> None:
+    total = len(steps)
+    for number, step in enumerate(steps, 1):
+        run.say(f"[{number}/{total}] {step.title}")
+        for line in step.describe(run):
+            run.say(f"    {line}")
+        if not dry_run:
+            step.act(run)
+    run.say()
+    if dry_run:
+        run.say("dry run: nothing was touched. Without --dry-run, the steps above run in this order.")
+        return
+    print_body_section(run)
+
+
+def print_body_section(run: Flash):
+    if run.options.no_wifi:
+        run.say("The robot is set up for the cable only. Serve it to the soul with:")
+        run.say(f"  soulstack bridge serial --device {run.options.port} --token {run.config['token']}")
+        base = "http://127.0.0.1:9201"
+    else:
+        base = provision.body_url(run.ip)
+        run.say("The robot is online. Paste this into soul.config.json:")
+    run.say(json.dumps(provision.body_section(base, run.config["token"]), indent=2))

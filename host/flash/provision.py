@@ -1,0 +1,135 @@
+"""What goes onto the device: the files to upload and its config.json, from flags or prompts.
+
+The config is checked with the firmware's own `core.config.parse` before it is
+written, so a value the device would refuse is caught on the computer.
+"""
+
+import getpass
+import json
+import os
+import secrets
+import socket
+import tempfile
+from pathlib import Path
+
+import microdot
+
+from host.bridge.frames import FIRMWARE_DIR  # also puts firmware/ on sys.path for core.config
+
+MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
+MASK = "********"
+SKIP_NAMES = ("__pycache__", "config.json")
+
+
+def firmware_files(root: Path = FIRMWARE_DIR) -> dict[str, list[Path]]:
+    """Device directory ('' for the top) -> the local files to copy there, in a stable order."""
+    layout: dict[str, list[Path]] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_dir() or any(part in SKIP_NAMES or part.startswith(".") for part in relative.parts):
+            continue
+        if path.suffix != ".py":
+            continue
+        folder = "" if relative.parent == Path(".") else relative.parent.as_posix()
+        layout.setdefault(folder, []).append(path)
+    microdot_dir = Path(microdot.__file__).parent
+    layout["microdot"] = [microdot_dir / name for name in MICRODOT_FILES]
+    return layout
+
+
+def lan_address() -> str:
+    """This computer's address on the LAN (no packet is sent), for the default nudge URL."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: routing decides the source address, nothing leaves
+            return probe.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def ask(prompt: str, default: str = "", secret: bool = False) -> str:
+    if secret:
+        return getpass.getpass(f"{prompt}: ")  # never echoed, never trimmed: spaces may be part of it
+    shown = f" [{default}]" if default else ""
+    return input(f"{prompt}{shown}: ").strip() or default
+
+
+def gather(options, interactive: bool) -> dict:
+    """The settings for config.json: flags first, prompts for what is missing when interactive.
+
+    A dry run asks nothing: what would be asked shows as a placeholder.
+    """
+    from host.cli import UsageError
+
+    ssid, password = options.ssid, options.password
+    if options.dry_run:
+        ssid = "<asked at run time>" if ssid is None else ssid
+        password = "<asked at run time>" if password is None else password
+    nudge_url, tts_url = options.nudge_url, options.tts_url
+    if not options.no_wifi:
+        if ssid is None:
+            if not interactive:
+                raise UsageError("give --ssid NAME (and --password) for the robot's Wi-Fi, or --no-wifi for a cable-only robot")
+            ssid = ask("Wi-Fi network name (2.4 GHz)")
+            if not ssid:
+                raise UsageError("a Wi-Fi network name is needed (or run with --no-wifi for a cable-only robot)")
+        if password is None:
+            password = ask(f"password for {ssid} (not shown; empty for an open network)", secret=True) if interactive else ""
+        if nudge_url is None and interactive:
+            nudge_url = ask("the soul's nudge URL, as the robot reaches it", f"http://{lan_address()}:9202/nudge")
+        if tts_url is None and interactive:
+            tts_url = ask("a `soulstack tts` URL for speech (empty: none)", "")
+    return {
+        "wifi": {"ssid": "" if options.no_wifi else ssid, "password": "" if options.no_wifi else password},
+        "token": options.token or secrets.token_urlsafe(24),
+        "nudge_url": nudge_url or None,
+        "nudge_token": options.nudge_token,
+        "tts_url": tts_url or None,
+        "serial": True,  # the cable keeps working as a body, and is how flash learns the robot's address
+    }
+
+
+def check(config: dict) -> list[str]:
+    """The firmware's own verdict on `config`: raises UsageError listing problems; returns warnings."""
+    from core.config import ConfigError, parse
+
+    from host.cli import UsageError
+
+    try:
+        _, warnings = parse(json.dumps(config))
+    except ConfigError as error:
+        raise UsageError("the device would refuse this config.json: " + "; ".join(str(error).splitlines())) from None
+    return warnings
+
+
+def masked(config: dict) -> str:
+    """config.json as shown on screen: the Wi-Fi password never appears."""
+    shown = json.loads(json.dumps(config))
+    if shown["wifi"].get("password"):
+        shown["wifi"]["password"] = MASK
+    return json.dumps(shown, indent=2)
+
+
+def write_private(config: dict) -> Path:
+    """config.json in a private temp file (it holds the Wi-Fi password); the caller deletes it."""
+    handle, name = tempfile.mkstemp(prefix="soulstack-config-", suffix=".json")
+    with os.fdopen(handle, "w") as file:  # mkstemp makes it 0600
+        json.dump(config, file)
+        file.flush()
+        os.fsync(file.fileno())
+    return Path(name)
+
+
+def body_url(ip: str, port: int = 80) -> str:
+    return f"http://{ip}" if port == 80 else f"http://{ip}:{port}"
+
+
+def body_section(base_url: str, token: str, name: str = "stackchan") -> dict:
+    """What to paste into soul.config.json for this robot."""
+    return {
+        "body": {
+            "name": name,
+            "token": token,
+            "endpoints": {endpoint: f"{base_url}/{endpoint}" for endpoint in ("status", "look", "speak", "express")},
+        }
+    }
