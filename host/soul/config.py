@@ -112,9 +112,28 @@ def port(optional=False):
     return check
 
 
-def number_list(path, value):
+def number_list(path, value, most=None):
     if not isinstance(value, list) or not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value):
         raise ConfigError(f"{path} must be a list of positive numbers, not {json.dumps(value)}")
+    if most is not None and len(value) > most:
+        raise ConfigError(f"{path} must list at most {most} numbers (one per felt level), not {len(value)}")
+    return value
+
+
+def levels(most):
+    return lambda path, value: number_list(path, value, most)
+
+
+def prices(path, value):
+    """The cost meter's own price table (host/soul/costs.py); checked here so start-up names the key."""
+    from host.soul.costs import prices_from_config
+
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path} must be an object: model id -> USD per million tokens, not {json.dumps(value)[:40]}")
+    try:
+        prices_from_config(value)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     return value
 
 
@@ -171,9 +190,10 @@ SPEC = {
         "port": (None, port(optional=True)),  # None: served on nudge.port
     },
     "drives": {
-        "boredomThresholds": ([6, 20, 40], number_list),
-        "missingHours": ([18, 48], number_list),
+        "boredomThresholds": ([6, 20, 40], levels(3)),
+        "missingHours": ([18, 48], levels(2)),
     },
+    "prices": ({}, prices),  # model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}
     "budget": {
         "maxWakesPerDay": (60, number(1, integer=True)),
         "hungrySleepMinutes": (120, number(1)),

@@ -143,9 +143,10 @@ def with_summary(messages: list, summary: str | None, language: str = "en") -> l
     return [Message(first.role, [TextBlock(f"{header}\n{summary}")] + list(first.content))] + list(messages[1:])
 
 
-def summary_request(folded: list, language: str = "en") -> list:
-    """A valid request history asking the model to summarize `folded` (for a model summarizer)."""
-    instruction = TextBlock(SUMMARY_INSTRUCTION.get(language, SUMMARY_INSTRUCTION["en"]))
+def summary_request(folded: list, language: str = "en", instruction: str | None = None) -> list:
+    """A valid request history asking the model to summarize `folded` (for a model summarizer).
+    `instruction` replaces the default SUMMARY_INSTRUCTION text."""
+    instruction = TextBlock(instruction or SUMMARY_INSTRUCTION.get(language, SUMMARY_INSTRUCTION["en"]))
     messages = list(folded)
     if messages and messages[-1].role == "user":
         messages[-1] = Message("user", list(messages[-1].content) + [instruction])

@@ -28,7 +28,6 @@ from datetime import date, datetime, timedelta, tzinfo
 
 from aiohttp import web
 
-from host.body.server import bearer_matches, error_response
 
 RATIO_ALARM_BELOW = 10.0
 RATIO_GRACE = timedelta(hours=1)
@@ -141,16 +140,49 @@ def add_health_route(app: web.Application, get_state, token: str | None = None) 
     With `token`, a request without `Authorization: Bearer <token>` gets 401 {"message"}.
     """
 
+    from host.soul.server import token_refusal  # the soul server's one token check
+
     async def health(request: web.Request) -> web.Response:
-        if token and not bearer_matches(request, token):
-            reason = "wrong bearer token" if "Authorization" in request.headers else "missing bearer token"
-            return error_response(401, f"{reason}; send Authorization: Bearer <token>")
+        refusal = token_refusal(request, token)
+        if refusal is not None:
+            return refusal
         state = get_state()
         if inspect.isawaitable(state):
             state = await state
         return web.json_response(state, dumps=_dumps)
 
     app.router.add_get("/health", health)
+
+
+def soul_state(soul) -> SoulState:
+    """What /health needs from a running soul (host/soul/loop.py's Soul with a metabolism)."""
+    from host.soul import life as lifefiles
+
+    on_brainstem = soul.model is soul.brainstem
+    try:
+        mood, diary = soul.life.read(lifefiles.MOOD).strip(), soul.life.entries(lifefiles.DIARY)
+    except lifefiles.Unreadable:
+        mood, diary = "", []
+    return SoulState(
+        provider="brainstem" if on_brainstem else soul.model.provider,
+        model_id="" if on_brainstem else soul.model.model_id,
+        fell_back=soul.metabolism.last_fell_back or bool(soul.waking and soul.waking.fell_back),
+        last_error=soul.last_error,
+        mood=mood,
+        diary=diary,
+    )
+
+
+def add_routes(app: web.Application, soul) -> None:
+    """GET /health for the soul's server (host/soul/server.py calls this); only a soul with a metabolism has one."""
+    metabolism = getattr(soul, "metabolism", None)
+    if metabolism is None:
+        return
+
+    def current() -> dict:
+        return build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))
+
+    add_health_route(app, current, soul.cfg["nudge"]["token"])
 
 
 def _dumps(value) -> str:

@@ -19,6 +19,12 @@ first.
                                      words the soul reads (it is told the real value)
   on_waking_end(soul, waking)        the turn is over (waking.sleep holds the plan)
   on_nudge(soul, reason)             a nudge arrived (asleep or thinking)
+  on_contact(soul, kind)             the human really reached the soul ("converse": words
+                                     delivered by loop.deliver; "typed"/"speak" come via
+                                     on_nudge / on_tool_result)
+  before_turn(soul, waking)          AWAITED (async functions), once per waking, after the
+                                     snapshot is stored and before the first model step
+                                     (the metabolism's fold); see each_awaited
 """
 
 import logging
@@ -29,7 +35,7 @@ from host.llm.types import ToolResult
 log = logging.getLogger("soul.hooks")
 
 NAMES = ("on_waking", "felt", "transform_messages", "on_usage", "on_assistant", "before_tool",
-         "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge")
+         "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge", "on_contact", "before_turn")
 
 
 @dataclass
@@ -55,6 +61,14 @@ class Hooks:
             except Exception:
                 log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
         return results
+
+    async def each_awaited(self, name: str, *args) -> None:
+        """Await every (async) function of hook `name` in turn; a failure is logged and ignored."""
+        for function in getattr(self, name):
+            try:
+                await function(*args)
+            except Exception:
+                log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
 
     def chain(self, name: str, soul, value):
         """Pass `value` through every function of hook `name` in turn (transform_messages, adjust_sleep)."""

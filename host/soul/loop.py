@@ -23,6 +23,7 @@ from host.llm.brainstem import Brainstem, Situation
 from host.llm.types import Message, TextBlock
 from host.soul import rhythm, snapshot
 from host.soul.clock import Clock
+from host.soul.drives import HUMAN_NUDGE_PREFIXES
 from host.soul.hooks import Hooks
 from host.soul.prompts import texts
 from host.soul.snapshot import BodySense, WakeReasons, fmt_minutes
@@ -31,7 +32,7 @@ from host.soul.turn import run_turn
 log = logging.getLogger("soul")
 
 STATUS_PROBE_S = 5.0
-HUMAN_PREFIXES = ("your human typed:", "your human said:", "你的人类打字说:", "你的人类说:")
+HUMAN_PREFIXES = HUMAN_NUDGE_PREFIXES  # one list: how a body marks typed words (host/soul/drives.py)
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Soul:
     def deliver(self, words: str, on_enter: Callable | None = None) -> None:
         """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
         arrival = Arrival(words, heard=True, while_thinking=self.state == "thinking", on_enter=on_enter)
+        self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
             self._incoming.append(arrival)
         else:
@@ -209,6 +211,7 @@ class Soul:
         for arrival in waking.arrivals:
             if arrival.on_enter:
                 arrival.on_enter()
+        await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the metabolism's fold
         await run_turn(self, waking)
 
     async def sense_body(self) -> BodySense:

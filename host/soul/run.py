@@ -12,7 +12,7 @@ from pathlib import Path
 
 from host.body.client import BodyClient
 from host.llm import providers
-from host.soul import config
+from host.soul import config, metabolism
 from host.soul.clock import Clock
 from host.soul.hooks import Hooks
 from host.soul.life import Life
@@ -73,8 +73,10 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
                     len(cfg["mcp"]))
     chosen = make_model(cfg, env) if model == "auto" else model
     toolbox = Toolbox(make_tools(cfg) + list(extra_tools))
-    return Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
+    soul = Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
                 clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+    metabolism.attach(soul)  # drives, hunger, cost meter, the fold, /health (host/soul/metabolism.py)
+    return soul
 
 
 async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):

@@ -69,6 +69,7 @@ async def think(soul, waking):
                 soul.model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
                 attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
             )
+            soul.last_error = None  # the provider answers again: an old failure is no longer news
         except ModelError as error:
             soul.last_error = f"{soul.model.provider}: {error}"
             log.error("waking %d: %s keeps failing (%s); this waking goes on with the brainstem",
