@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 
 from host.llm.types import Message, TextBlock, ToolCall
 from host.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens
-from host.soul.converse_reply import ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
+from host.soul.converse_reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
 
 
 # --- test doubles -------------------------------------------------------------
@@ -490,3 +490,14 @@ def test_estimate_tokens():
 ])
 def test_spoken_reply(text, spoken):
     assert spoken_reply(text) == spoken
+
+
+async def test_end_turn_with_an_error_fails_only_the_answers_not_yet_caught():
+    catchers, caught, uncaught = ReplyCatchers(), ReplyCatcher("hi"), ReplyCatcher("and?")
+    catchers.arm(caught)
+    catchers.feed(said("Hello."))
+    catchers.arm(uncaught)
+    catchers.end_turn(RuntimeError("the waking failed"))
+    assert await caught.wait() == "Hello."
+    with pytest.raises(RuntimeError, match="the waking failed"):
+        await uncaught.wait()

@@ -28,6 +28,7 @@ from host.soul.clock import Clock
 from host.soul.converse_reply import (
     BadChatBody,
     ReplyCatcher,
+    ReplyCatchers,
     is_chinese,
     normalize,
     utterance_from_chat,
@@ -320,6 +321,82 @@ class _Shape:
             "choices": [],
             "usage": self.usage(answer),
         }
+
+
+# --- the soul behind the endpoint ----------------------------------------------
+
+# The tool result of a `speak` whose words the voice stack says instead of the body.
+SAID_BY_VOICE = {
+    "en": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
+    "zh": "已说出：这句话由语音对话传给{human}，身体没有再说一遍。",
+}
+
+
+class SoulListener:
+    """The soul at the Listener seam, wired through its hooks and `deliver`.
+
+    Words heard go in by `soul.deliver`, so they follow the soul's own rules:
+    asleep, it wakes with them; thinking, they join the running turn before
+    its next model step. A catcher is armed only once its words are in the
+    model's context, and every catcher armed in a waking is settled when
+    that waking ends, whether it went well or not.
+    """
+
+    def __init__(self, soul):
+        self.soul = soul
+        self.catchers = ReplyCatchers()
+        soul.hooks.on_assistant.append(self._on_assistant)
+        soul.hooks.before_tool.append(self._before_tool)
+        soul.hooks.on_waking_end.append(self._on_waking_end)
+
+    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
+        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
+        count_contact(self.soul)
+
+    def _on_assistant(self, soul, waking, message) -> None:
+        self.catchers.feed(message)
+
+    def _before_tool(self, soul, call) -> str | None:
+        if not self.catchers.answered_by(call):
+            return None
+        return SAID_BY_VOICE[_language(soul)].format(human=soul.cfg["persona"]["human"])
+
+    def _on_waking_end(self, soul, waking) -> None:
+        error = RuntimeError(waking.error) if waking.error else None
+        # Words the waking took but never showed the model (it failed first) are not left waiting.
+        for arrival in waking.arrivals:
+            arm = arrival.on_enter
+            if isinstance(arm, _Arm) and not arm.entered:
+                arm.catcher.fail(error or RuntimeError("the words never reached the soul's mind"))
+        self.catchers.end_turn(error)
+
+
+class _Arm:
+    """`on_enter` for one utterance: arms its catcher when the words enter the model's context."""
+
+    def __init__(self, catchers: ReplyCatchers, catcher: ReplyCatcher):
+        self.catchers, self.catcher, self.entered = catchers, catcher, False
+
+    def __call__(self) -> None:
+        if not self.entered:
+            self.entered = True
+            self.catchers.arm(self.catcher)
+
+
+def _language(soul) -> str:
+    return "zh" if soul.cfg["persona"]["language"] == "zh" else "en"
+
+
+def count_contact(soul) -> None:
+    """Words heard through converse are contact with the human (for the `missing` drive)."""
+    # Filled in once the metabolism exposes its contact seam.
+
+
+def add_routes(app: web.Application, soul) -> Converse:
+    """Mount the endpoint on the soul's server (found by host.soul.server.make_soul_app)."""
+    cfg = soul.cfg
+    token = cfg["converse"]["token"] or cfg["nudge"]["token"]
+    return add_converse_route(app, SoulListener(soul), token=token, clock=soul.clock)
 
 
 async def _models(request: web.Request) -> web.Response:

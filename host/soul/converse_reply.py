@@ -223,7 +223,10 @@ class ReplyCatchers:
     def answered_by(self, call: ToolCall) -> bool:
         return any(catcher.answered_by(call) for catcher in self._armed)
 
-    def end_turn(self) -> None:
+    def end_turn(self, error: BaseException | None = None) -> None:
+        """The turn is over. After a failed turn an uncaught answer fails with `error`."""
         for catcher in self._armed:
+            if error is not None:
+                catcher.fail(error)
             catcher.end()
         self._armed.clear()
