@@ -112,6 +112,12 @@ def port(optional=False):
     return check
 
 
+def header_map(path, value):
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ConfigError(f"{path} must be an object of header names to string values, not {json.dumps(value)[:60]}")
+    return dict(value)
+
+
 def number_list(path, value, most=None):
     if not isinstance(value, list) or not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value):
         raise ConfigError(f"{path} must be a list of positive numbers, not {json.dumps(value)}")
@@ -216,6 +222,8 @@ MCP_ENTRY = {
     "region": (None, string(optional=True)),
     "service": (None, string(optional=True)),
     "maxOutputChars": (8000, number(100, integer=True)),
+    "headers": ({}, header_map),  # extra HTTP headers sent with every request
+    "timeoutSeconds": (30, number(1)),  # per request, a tool call included
 }
 
 
@@ -251,6 +259,8 @@ def check_mcp(value, warnings):
         server = _fill(MCP_ENTRY, entry, f"mcp[{index}]", warnings)
         if server["name"] is None or server["url"] is None:
             raise ConfigError(f"mcp[{index}] needs a \"name\" and a \"url\"")
+        if server["auth"] == "bearer" and not server["token"]:
+            raise ConfigError(f"mcp[{index}].token is needed when auth is \"bearer\"")
         if server["name"] in names:
             raise ConfigError(f"mcp[{index}].name {json.dumps(server['name'])} is used twice")
         names.add(server["name"])

@@ -19,9 +19,10 @@ from host.soul.life import Life
 from host.soul.loop import Soul
 from host.soul.server import make_soul_app, ports, start
 from host.soul.session import Session
-from host.soul.tools import Toolbox
+from host.soul.tools import Toolbox, refresh_tools
 from host.soul.tools.body import body_tools
 from host.soul.tools.inner import inner_tools
+from host.soul.tools.mcp import McpTools
 from host.soul.tools.mind import mind_tools
 from host.soul.tools.rhythm import rhythm_tools
 
@@ -68,13 +69,13 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
         log.info("resuming: %d messages in %s", len(session.messages), session.path)
     endpoints = {name: url for name, url in cfg["body"]["endpoints"].items() if url}
     body = BodyClient(endpoints, token=cfg["body"]["token"]) if endpoints else None
-    if cfg["mcp"]:
-        log.warning("mcp: %d server(s) configured, but MCP tools are not built into this soul yet; they are ignored",
-                    len(cfg["mcp"]))
+    sources = [McpTools(cfg["mcp"])] if cfg["mcp"] else []  # MCP servers' tools (host/soul/tools/mcp.py)
     chosen = make_model(cfg, env) if model == "auto" else model
-    toolbox = Toolbox(make_tools(cfg) + list(extra_tools))
+    toolbox = Toolbox(make_tools(cfg) + list(extra_tools), sources)
     soul = Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
                 clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+    if sources:
+        soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
     metabolism.attach(soul)  # drives, hunger, cost meter, the fold, /health (host/soul/metabolism.py)
     return soul
 
@@ -91,6 +92,7 @@ async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):
         if soul.body is not None:
             await soul.body.close()
         soul.session.close()
+        await soul.toolbox.close()
         await close_model(soul.model)
 
 

@@ -4,6 +4,10 @@
 byte-identical between wakings), checks each call's input against its schema,
 runs it, and turns the outcome into a `ToolResult`. A tool that fails returns
 `ok=False` with an honest text; the soul sees `is_error` and the words.
+
+Tool sources (MCP servers, tools/mcp.py) add tools while the soul lives:
+`refresh_tools` (a before_turn hook) asks them at each waking; tools that joined
+come after the built-ins and the list stays the same until something joins.
 """
 
 import logging
@@ -32,8 +36,11 @@ class SoulTool:
     parameters: dict  # property name -> JSON schema
     run: Callable[..., Awaitable[Outcome]]  # run(soul, **arguments) -> Outcome
     required: list = field(default_factory=list)
+    schema: dict | None = None  # a whole input schema passed through as is (MCP); then every argument reaches run
 
     def spec(self) -> Tool:
+        if self.schema is not None:
+            return Tool(self.name, self.description, self.schema)
         schema = {"type": "object", "properties": self.parameters}
         if self.required:
             schema["required"] = list(self.required)
@@ -52,8 +59,8 @@ def input_problem(tool: SoulTool, arguments) -> str | None:
             return f"{tool.name} needs {name}"
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
-        if schema is None:
-            continue  # models sometimes add a field; ignoring it is kinder than refusing
+        if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+            continue  # an extra field (models add some) or a type we do not check here
         wanted = JSON_TYPES.get(schema.get("type"))
         if wanted and (not isinstance(value, wanted) or (isinstance(value, bool) and wanted is not bool)):
             return f"{name} must be a {schema['type']}"
@@ -61,12 +68,30 @@ def input_problem(tool: SoulTool, arguments) -> str | None:
 
 
 class Toolbox:
-    def __init__(self, tools: list):
+    def __init__(self, tools: list, sources=()):
         self.tools: dict = {}
         for tool in tools:
             if tool.name in self.tools:
                 raise ValueError(f"two tools are called {tool.name}")
             self.tools[tool.name] = tool
+        self.builtin = dict(self.tools)
+        # Each source: async refresh(taken_names) -> bool (new tools?), tools() -> list, async close().
+        self.sources = list(sources)
+
+    async def refresh(self) -> bool:
+        """Ask the sources for tools they did not have yet; True when the list changed."""
+        changed = False
+        for source in self.sources:
+            changed = await source.refresh(set(self.tools)) or changed
+        if changed:
+            self.tools = dict(self.builtin)
+            for source in self.sources:
+                self.tools.update((tool.name, tool) for tool in source.tools() if tool.name not in self.builtin)
+        return changed
+
+    async def close(self) -> None:
+        for source in self.sources:
+            await source.close()
 
     def specs(self) -> list:
         return [tool.spec() for tool in self.tools.values()]
@@ -85,10 +110,19 @@ class Toolbox:
             if problem:
                 outcome = Outcome.text(T["bad_input"].format(problem=problem), ok=False)
             else:
-                arguments = {k: v for k, v in call.input.items() if k in tool.parameters}
+                if tool.schema is not None:
+                    arguments = dict(call.input)  # the tool's own server judges its arguments
+                else:
+                    arguments = {k: v for k, v in call.input.items() if k in tool.parameters}
                 try:
                     outcome = await tool.run(soul, **arguments)
                 except Exception as error:  # a bug or a disk error in one tool must not end the waking
                     log.exception("tool %s failed", call.name)
                     outcome = Outcome.text(T["tool_failed"].format(problem=f"{type(error).__name__}: {error}"), ok=False)
         return ToolResult(call.id, outcome.content, is_error=not outcome.ok), outcome.ok
+
+
+async def refresh_tools(soul, waking=None) -> None:
+    """before_turn hook: tools that joined since the last waking reach the model from this turn on."""
+    if await soul.toolbox.refresh():
+        soul.tools = soul.toolbox.specs()
