@@ -12,7 +12,7 @@ from aiohttp.test_utils import unused_port
 from host.body.check import run_checks
 from host.body.client import BodyClient, BodyError
 from host.body.nudge import Debouncer, NudgeSender
-from host.body.server import listening
+from host.body.server import BodyUnavailable, listening
 from host.bridge.app import make_bridge_app
 from host.bridge.serial_link import SerialLink
 
@@ -255,3 +255,58 @@ async def test_nudges_are_kept_while_the_soul_is_down(device):
             await wait_until(delivered)
     joined = "; ".join(soul.reasons)
     assert "a face appeared" in joined and "the room went dark" in joined
+
+
+# --- the command itself -------------------------------------------------------------
+
+SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+async def test_the_bridge_command_serves_the_robot(device):
+    port = unused_port()
+    process = await asyncio.create_subprocess_exec(
+        *SOULSTACK, "bridge", "serial", "--device", device.path, "--listen", f"127.0.0.1:{port}", "--token", TOKEN,
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        while b"listening on" not in await asyncio.wait_for(process.stdout.readline(), 10):
+            pass
+        async with BodyClient.at(f"http://127.0.0.1:{port}", token=TOKEN) as client:
+
+            async def online():
+                return (await client.status())["online"]
+
+            await wait_until(online)
+            assert await client.look("hello?") == {"text": "I see the answer to: hello?"}
+    finally:
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 10) == 0  # SIGTERM is a clean stop
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--device", "/dev/ttyACM0", "--listen", "nowhere"], "--listen takes HOST:PORT"),
+    (["--device", "/dev/ttyACM0", "--nudge-url", "soul:9202"], "--nudge-url must be an http(s) URL"),
+])
+def test_bridge_usage_mistakes_are_one_line(args, says):
+    import subprocess
+
+    result = subprocess.run([*SOULSTACK, "bridge", "serial", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+async def test_auto_with_no_robot_says_what_it_saw():
+    from host.bridge.commands import locator
+
+    link = SerialLink(locator("auto"), reopen_interval_s=0.05)
+    task = asyncio.create_task(link.run())
+    try:
+        await wait_until(lambda: asyncio.sleep(0, "saw:" in link.reason))
+    finally:
+        task.cancel()
+    if "no device with USB id 303a:1001" not in link.reason:
+        pytest.skip(f"an ESP32-S3 seems to be attached: {link.reason}")
+    with pytest.raises(BodyUnavailable) as caught:
+        await link.request("speak", {"text": "hi"})
+    assert "not connected over USB" in str(caught.value) and "saw:" in str(caught.value)
