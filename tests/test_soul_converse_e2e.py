@@ -8,8 +8,9 @@ Time is real, plus jumps the test makes (`JumpClock`), so the 45 s guard and the
 
 import asyncio
 import logging
-from datetime import timezone, datetime
+from datetime import datetime, timezone
 
+import aiohttp
 import openai
 import pytest
 from openai import AsyncOpenAI
@@ -17,7 +18,7 @@ from openai import AsyncOpenAI
 from host.soul.clock import ScaledClock
 from host.soul.converse import FAILED, FILLER
 from host.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until
 
@@ -94,10 +95,9 @@ def requests_hearing(fake, words) -> list:
     return [i for i, body in enumerate(fake.bodies) if words in texts_of(body["messages"][-1])]
 
 
-async def asleep_soul(tmp_path, body, fake, clock=None, **overrides):
-    soul = build_soul(make_cfg(tmp_path, body, **overrides), clock=clock or JumpClock(AFTERNOON),
+def a_soul(tmp_path, body, fake, clock=None, **overrides):
+    return build_soul(make_cfg(tmp_path, body, **overrides), clock=clock or JumpClock(AFTERNOON),
                       model=anthropic_model(fake))
-    return soul
 
 
 async def fell_asleep(soul, wakings=1):
@@ -110,7 +110,7 @@ async def fell_asleep(soul, wakings=1):
 @pytest.mark.parametrize("stream", [False, True])
 async def test_three_identical_posts_within_a_second_make_one_turn_and_three_same_answers(tmp_path, stream):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(slow(text("(tilts head) Hello, Ana!")))
@@ -131,7 +131,7 @@ async def test_three_identical_posts_within_a_second_make_one_turn_and_three_sam
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_sleeping_soul_wakes_with_the_words_and_answers_without_its_monologue(tmp_path, stream):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(text("\uff08\u4f38\u61d2\u8170\uff09Good morning, Ana (she is back (at last)). Slept well?"))
@@ -152,7 +152,7 @@ async def test_words_that_arrive_while_it_thinks_reach_the_model_within_that_tur
             waits_for(gate, text("\uff08\u7b11\uff09I'm right here, Ana."),
                       seen=lambda request: seen.setdefault("waking", soul.waking.number)),
         )
-        soul = await asleep_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await until(lambda: len(fake.requests) == 1, what="the first model step to be under way")
             asking = asyncio.create_task(ask(running.url, "are you there?", stream=True))
@@ -172,7 +172,7 @@ async def test_words_that_arrive_while_it_thinks_reach_the_model_within_that_tur
 
 async def test_a_speak_call_is_the_answer_and_the_body_does_not_say_it_twice(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(
@@ -192,7 +192,7 @@ async def test_a_speak_call_is_the_answer_and_the_body_does_not_say_it_twice(tmp
 async def test_the_45_s_guard_answers_a_filler_and_the_late_answer_goes_to_the_redelivery(tmp_path, caplog):
     clock = JumpClock(AFTERNOON)
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake, clock=clock)
+        soul = a_soul(tmp_path, body, fake, clock=clock)
         async with Running(soul) as running:
             await fell_asleep(soul)
             gate = asyncio.Event()
@@ -218,7 +218,7 @@ async def test_the_45_s_guard_answers_a_filler_and_the_late_answer_goes_to_the_r
 
 async def test_a_mind_that_is_down_still_answers_honestly_through_the_brainstem(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake, model={"retries": 0})
+        soul = a_soul(tmp_path, body, fake, model={"retries": 0})
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(error(529))
@@ -230,7 +230,7 @@ async def test_a_mind_that_is_down_still_answers_honestly_through_the_brainstem(
 
 async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
             broken = lambda soul, now: 42  # a buggy feature: its felt line is not text, so the snapshot fails
@@ -245,7 +245,7 @@ async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tm
 
 async def test_converse_token_or_else_nudge_token_is_the_api_key(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = await asleep_soul(tmp_path, body, fake, nudge={"token": "nudge-secret"},
+        soul = a_soul(tmp_path, body, fake, nudge={"token": "nudge-secret"},
                                  converse={"token": "talk-secret"})
         async with Running(soul) as running:
             await fell_asleep(soul)
@@ -253,10 +253,26 @@ async def test_converse_token_or_else_nudge_token_is_the_api_key(tmp_path):
                 await ask(running.url, "let me in", api_key="nudge-secret")
             fake.reply(text("Welcome."))
             assert await ask(running.url, "let me in", api_key="talk-secret") == "Welcome."
-        soul = await asleep_soul(tmp_path / "second", body, fake, nudge={"token": "nudge-secret"})
+        soul = a_soul(tmp_path / "second", body, fake, nudge={"token": "nudge-secret"})
         async with Running(soul) as running:
             await fell_asleep(soul, wakings=1)
             with pytest.raises(openai.AuthenticationError):
                 await ask(running.url, "me again", api_key="wrong")
             fake.reply(text("Hello again."))
             assert await ask(running.url, "me again", api_key="nudge-secret") == "Hello again."
+
+
+async def test_words_heard_through_converse_are_contact_with_the_human(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running, aiohttp.ClientSession() as http:
+            await fell_asleep(soul)
+            async with http.get(running.url + "/health") as response:
+                before = await response.json()
+            fake.reply(text("Nice to hear you."))
+            assert await ask(running.url, "I'm home") == "Nice to hear you."
+            async with http.get(running.url + "/health") as response:
+                after = await response.json()
+        assert before["lastContact"] is None
+        assert after["lastContact"] == "converse" and after["silenceHours"] == 0
+        assert body.spoken == []  # the contact came from her words, not from a speak

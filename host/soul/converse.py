@@ -350,8 +350,8 @@ class SoulListener:
         soul.hooks.on_waking_end.append(self._on_waking_end)
 
     async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
+        # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
-        count_contact(self.soul)
 
     def _on_assistant(self, soul, waking, message) -> None:
         self.catchers.feed(message)
@@ -385,11 +385,6 @@ class _Arm:
 
 def _language(soul) -> str:
     return "zh" if soul.cfg["persona"]["language"] == "zh" else "en"
-
-
-def count_contact(soul) -> None:
-    """Words heard through converse are contact with the human (for the `missing` drive)."""
-    # Filled in once the metabolism exposes its contact seam.
 
 
 def add_routes(app: web.Application, soul) -> Converse:
