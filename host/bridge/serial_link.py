@@ -108,8 +108,8 @@ class SerialLink:
 
     async def status(self, timeout_s: float | None = None) -> dict:
         """The device's own /status, or {"online": false} when it cannot be asked or does not answer."""
-        if not self.is_open:
-            return {"online": False}
+        if not self.is_open or self.answering is False:
+            return {"online": False}  # the prober keeps asking, and flips this back when it answers
         try:
             return await self._exchange("status", {}, timeout_s or self.probe_timeout_s)
         except (BodyUnavailable, DeviceError):
