@@ -1,0 +1,148 @@
+"""The prompt cache and the context ceiling in a living soul, checked on the exact requests the
+real anthropic SDK sent to tests/fakes/anthropic_api.py (whose cache runs on the soul's virtual clock)."""
+
+import json
+from datetime import datetime, timezone
+
+from host.soul.clock import ScaledClock
+from host.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from host.soul.run import build_soul
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
+from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from tests.test_soul_life import Running, texts_of, until
+from tests.test_soul_metabolism import anthropic_env, cfg_for
+
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+
+
+def last_breakpoint(body) -> int:
+    return max(i for i, (_canon, _tokens, ttl) in enumerate(cacheable_blocks(body)) if ttl)
+
+
+def same_prefix(earlier, later) -> bool:
+    """`later` repeats `earlier` block for block (cache_control aside) up to earlier's last breakpoint."""
+    end = last_breakpoint(earlier) + 1
+    a = [canon for canon, _t, _ttl in cacheable_blocks(earlier)[:end]]
+    b = [canon for canon, _t, _ttl in cacheable_blocks(later)[:end]]
+    return a == b
+
+
+def tokens_to_last_breakpoint(body) -> int:
+    return sum(tokens for _c, tokens, _ttl in cacheable_blocks(body)[: last_breakpoint(body) + 1])
+
+
+def has_history_breakpoint(body) -> bool:
+    return any(block.get("cache_control") for m in body["messages"] for block in m["content"])
+
+
+async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
+    clock = ScaledClock(AFTERNOON, scale=36000)
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=tool_use("sleep", {"minutes": 30})) as fake:
+        fake.reply(
+            tool_use("look", {"question": "who is there?"}), tool_use("sleep", {"minutes": 30}),  # waking 1: 0, 1
+            tool_use("diary", {"entry": "A quiet afternoon."}), tool_use("sleep", {"minutes": 30}),  # waking 2: 2, 3
+            tool_use("sleep", {"minutes": 30}),  # waking 3: 4
+            tool_use("sleep", {"minutes": 30}),  # waking 4: 5
+        )
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 6, what="four wakings")
+    bodies, usages = fake.bodies, fake.usages
+    # Every call asks for the cache, with the configured TTL (1 h by default), on system, tools and history.
+    for request in bodies[:6]:
+        assert request["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+        assert request["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    # Waking to waking (last call of one, first call of the next) and step to step inside a waking:
+    for earlier, later in ((2, 3), (3, 4), (4, 5)):
+        assert has_history_breakpoint(bodies[earlier])
+        assert same_prefix(bodies[earlier], bodies[later]), (earlier, later)
+        assert usages[later]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[earlier])
+    # A waking's first call ends with its snapshot, after the last breakpoint (it is never cached).
+    for request in (bodies[0], bodies[2], bodies[4], bodies[5]):
+        assert "your local time" in request["messages"][-1]["content"][-1]["text"]
+        assert last_breakpoint(request) < len(cacheable_blocks(request)) - len(request["messages"][-1]["content"])
+    # The image of waking 1 is sent within waking 1, then replaced by one and the same placeholder.
+    assert JPEG_B64 in json.dumps(bodies[1]) and JPEG_B64 not in json.dumps(bodies[2:6])
+    placeholders = [json.dumps(b).count(IMAGE_PLACEHOLDER) for b in bodies[2:6]]
+    assert placeholders == [1, 1, 1, 1]
+    # session.jsonl keeps the image itself.
+    assert JPEG_B64 in (tmp_path / "soul" / "session.jsonl").read_text()
+
+
+def living(summaries):
+    """Each waking: write in the diary, then sleep 30. A fold's summary request gets 'SUMMARY <n>'."""
+
+    def answer(request):
+        said = texts_of(request["messages"][-1])
+        if SUMMARY_INSTRUCTION["en"][:60] in said:
+            summaries.append(request)
+            return text(f"SUMMARY {len(summaries)}: I wrote in my diary and slept.")
+        if "Written in your diary." in said:
+            return tool_use("sleep", {"minutes": 30})
+        return tool_use("diary", {"entry": "Another page."})
+
+    return answer
+
+
+def fold_records(tmp_path) -> list:
+    lines = (tmp_path / "soul" / "session.jsonl").read_text().splitlines()
+    return [record for record in map(json.loads, lines) if record["type"] == "fold"]
+
+
+async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_cache_read(tmp_path):
+    clock = ScaledClock(AFTERNOON, scale=36000)
+    summaries = []
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=living(summaries)) as fake:
+        # A ceiling this low (system and tools alone pass it) folds every waking down to the newest one.
+        cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 8 and soul.state == "asleep", what="three wakings, two folds")
+        soul.session.close()
+        bodies = list(fake.bodies[:8])
+        records = fold_records(tmp_path)
+        assert [r["summary"] for r in records] == ["SUMMARY 1: I wrote in my diary and slept.",
+                                                   "SUMMARY 2: I wrote in my diary and slept."]
+        assert 0 < records[0]["upto"] < records[1]["upto"]
+        assert soul.metabolism.folds == 2
+        # waking 1: 0 diary, 1 sleep; waking 2: 2 summary, 3 diary, 4 sleep; waking 3: 5 summary, 6 diary, 7 sleep
+        first_diary_call = bodies[1]["messages"][1]["content"][0]["id"]
+        after_fold = bodies[3]
+        assert after_fold["messages"][0]["content"][0]["text"] == f"{SUMMARY_HEADER['en']}\n{records[0]['summary']}"
+        assert first_diary_call not in json.dumps(after_fold)  # waking 1 is folded away
+        # The summary is asked with the history exactly as the turn sent it: the prefix is a cache read.
+        assert same_prefix(bodies[4], bodies[5])
+        assert fake.usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[4])
+        assert "SUMMARY 1" in json.dumps(bodies[5])  # the earlier summary is folded into the next one
+        vitals = json.loads((tmp_path / "soul" / "VITALS.json").read_text())
+        assert vitals["today"]["calls"] == 8  # the summaries are metered too
+
+        # A restart rebuilds the shortened memory from session.jsonl.
+        again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        assert again.session.fold_summary == records[1]["summary"]
+        async with Running(again):
+            await until(lambda: len(fake.bodies) >= 10, what="the first waking after the restart")
+        again.session.close()
+        resumed = fake.bodies[8]  # the restarted soul's first request: its fold's summary request
+        assert resumed["messages"][0]["content"][0]["text"] == f"{SUMMARY_HEADER['en']}\n{records[1]['summary']}"
+        assert first_diary_call not in json.dumps(fake.bodies[8:10])
+
+
+async def test_a_failed_summary_folds_a_plain_digest(tmp_path):
+    clock = ScaledClock(AFTERNOON, scale=36000)
+    summaries = []
+    answer = living(summaries)
+
+    def refuse_summaries(request):
+        reply = answer(request)
+        return error(400, "no summaries today") if summaries and summaries[-1] is request else reply
+
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=refuse_summaries) as fake:
+        cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fold_records(tmp_path)) >= 1 and len(fake.bodies) >= 4, what="a fold")
+        soul.session.close()
+    digest = fold_records(tmp_path)[0]["summary"]
+    assert digest.startswith("1 wakings folded; tools used: diary x1, sleep x1")
+    assert "diary: Another page." in digest
