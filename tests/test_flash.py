@@ -111,7 +111,8 @@ def test_config_passes_the_firmware_own_check_and_masks_the_password():
                               tts_url=None, token=None, nudge_token="n", dry_run=False)
     config = provision.gather(options, interactive=False)
     assert provision.check(config) == []
-    assert len(config["token"]) >= 24 and config["serial"] is True
+    assert len(config["token"]) >= 24
+    assert config["serial"] is False  # over Wi-Fi, nudges must go to nudge_url, not down the cable
     shown = provision.masked(config)
     assert PASSWORD not in shown and provision.MASK in shown
     local = provision.write_private(config)
@@ -120,6 +121,14 @@ def test_config_passes_the_firmware_own_check_and_masks_the_password():
         assert json.loads(local.read_text())["wifi"]["password"] == PASSWORD
     finally:
         local.unlink()
+
+
+def test_cable_only_config_turns_serial_mode_on():
+    options = SimpleNamespace(ssid=None, password=None, no_wifi=True, nudge_url=None, tts_url=None, token="t0k",
+                              nudge_token=None, dry_run=False)
+    config = provision.gather(options, interactive=False)
+    assert config["serial"] is True and config["wifi"] == {"ssid": "", "password": ""} and config["token"] == "t0k"
+    assert any("only answer over the USB serial line" in w for w in provision.check(config))
 
 
 def test_a_config_the_device_would_refuse_is_one_line_exit_2():

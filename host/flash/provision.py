@@ -85,7 +85,9 @@ def gather(options, interactive: bool) -> dict:
         "nudge_url": nudge_url or None,
         "nudge_token": options.nudge_token,
         "tts_url": tts_url or None,
-        "serial": True,  # the cable keeps working as a body, and is how flash learns the robot's address
+        # Serial mode makes the cable the robot's way in *and* the only way its nudges go out, so it is
+        # for cable-only robots. The `ready` frame flash waits for is printed on the cable either way.
+        "serial": bool(options.no_wifi),
     }
 
 
