@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import aiohttp
 import openai
 import pytest
+from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
 from host.soul.clock import ScaledClock
@@ -276,3 +277,14 @@ async def test_words_heard_through_converse_are_contact_with_the_human(tmp_path)
         assert before["lastContact"] is None
         assert after["lastContact"] == "converse" and after["silenceHours"] == 0
         assert body.spoken == []  # the contact came from her words, not from a speak
+
+
+async def test_converse_port_is_served_beside_the_nudge_port(tmp_path):
+    port = unused_port()
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake, converse={"port": port})
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            assert f"http://127.0.0.1:{port}" in running.lines[0]
+            fake.reply(text("Over here."))
+            assert await ask(f"http://127.0.0.1:{port}", "where are you?", stream=True) == "Over here."
