@@ -328,3 +328,60 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
                 await until(lambda: len(fake.bodies) >= 3, what="the third waking")
                 assert tool_names(fake.bodies[2])[-1] == "late__echo"
                 assert tool_names(fake.bodies[2])[:-1] == tool_names(fake.bodies[0])
+
+
+# --- cross-checks with the official MCP SDK (PyPI `mcp`, a dev dependency) ---------------
+
+
+@pytest.mark.parametrize("json_response", [True, False], ids=["json", "sse"])
+async def test_our_client_against_the_official_server(tmp_path, json_response):
+    """The soul lists and calls tools of a server built with the official SDK, answering JSON or SSE."""
+    uvicorn = pytest.importorskip("uvicorn")
+    mcpserver = pytest.importorskip("mcp.server.mcpserver")
+    server = mcpserver.MCPServer("official")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    port = unused_port()
+    app = server.streamable_http_app(json_response=json_response)
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(running.serve())
+    await until(lambda: running.started, what="the official server")
+    try:
+        soul = soul_for(tmp_path, [{"name": "official", "url": f"http://127.0.0.1:{port}/mcp"}])
+        await refresh_tools(soul)
+        try:
+            spec = next(t for t in soul.tools if t.name == "official__add")
+            assert spec.input_schema["required"] == ["a", "b"] and spec.description == "(from official) Add two numbers."
+            result, ok = await use(soul, "official__add", {"a": 2, "b": 3})
+            assert ok and text_of(result) == "5"
+        finally:
+            await soul.toolbox.close()
+    finally:
+        running.should_exit = True
+        await task
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
+async def test_the_official_client_against_our_fake(sse):
+    """The fake server is protocol-true enough for the official SDK's client: handshake, pages, calls, pings."""
+    streamable_http = pytest.importorskip("mcp.client.streamable_http")
+    session_module = pytest.importorskip("mcp.client.session")
+    types = pytest.importorskip("mcp_types")
+    async with FakeMcp([echo_tool(f"tool{i}") for i in range(3)], page_size=2, sse=sse, ping_first=sse) as fake:
+        async with streamable_http.streamable_http_client(fake.url) as streams:
+            async with session_module.ClientSession(streams[0], streams[1]) as session:
+                assert (await session.initialize()).protocol_version == "2025-06-18"
+                page = await session.list_tools()
+                names = [tool.name for tool in page.tools]
+                while page.next_cursor:
+                    page = await session.list_tools(params=types.PaginatedRequestParams(cursor=page.next_cursor))
+                    names += [tool.name for tool in page.tools]
+                assert names == ["tool0", "tool1", "tool2"]
+                result = await session.call_tool("tool1", {"text": "hi"})
+                assert result.content[0].text == "echo: hi" and not result.is_error
+    assert fake.calls == [("tool1", {"text": "hi"})]
+    assert fake.requests[-1].http_method == "DELETE"
