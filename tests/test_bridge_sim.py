@@ -30,10 +30,10 @@ pytestmark = pytest.mark.skipif(
 class Sim:
     """`soulstack body sim --serial` as a subprocess: the real firmware, fake hardware, a pty for a cable."""
 
-    def __init__(self):
+    def __init__(self, *extra, http_port=0):
         env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         self.process = subprocess.Popen(
-            [*SOULSTACK, "body", "sim", "--serial", "--port", "0"],
+            [*SOULSTACK, "body", "sim", "--serial", "--port", str(http_port), *extra],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         first = self.process.stdout.readline().strip()
@@ -126,3 +126,29 @@ async def test_a_face_in_front_of_the_real_firmware_nudges_the_soul_through_the_
 
         await wait_until(nudged, timeout_s=15)
     assert "face" in soul.reasons[0].lower()
+
+
+def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
+    """The last steps of `soulstack flash` against the real firmware: ready frame -> body-check -> body section."""
+    import io
+    import json
+    from types import SimpleNamespace
+
+    from aiohttp.test_utils import unused_port
+
+    from host.flash import plan
+
+    http_port = unused_port()
+    sim = Sim("--token", "flash-token", http_port=http_port)
+    try:
+        options = SimpleNamespace(port=sim.path, wait=20, no_wifi=False)
+        out = io.StringIO()
+        run = plan.Flash(options=options, config={"token": "flash-token", "port": http_port}, port=sim.path, out=out)
+        plan.execute(run, [plan.ready_step(options), plan.check_step()], dry_run=False)
+    finally:
+        sim.kill()
+    printed = out.getvalue()
+    assert "keeps Body Protocol v1" in printed and "FAIL" not in printed
+    section = json.loads(printed[printed.index("{"):])
+    assert section["body"]["token"] == "flash-token"
+    assert section["body"]["endpoints"]["look"] == f"http://127.0.0.1:{http_port}/look"

@@ -196,12 +196,12 @@ def ready_step(options) -> Step:
 
 def check_step() -> Step:
     def describe(run):
-        return [f"soulstack body-check {provision.body_url(run.ip or '<IP>')} --token <the token>"]
+        return [f"soulstack body-check {provision.body_url(run.ip or '<IP>', run.config.get('port', 80))} --token <the token>"]
 
     def act(run):
         from host.body.check import run_checks, summary
 
-        url = provision.body_url(run.ip)
+        url = provision.body_url(run.ip, run.config.get("port", 80))
         results = asyncio.run(run_checks(url, run.config["token"]))
         for result in results:
             run.say("  " + result.line())
@@ -268,6 +268,6 @@ def print_body_section(run: Flash):
         run.say(f"  soulstack bridge serial --device {run.options.port} --token {run.config['token']}")
         base = "http://127.0.0.1:9201"
     else:
-        base = provision.body_url(run.ip)
+        base = provision.body_url(run.ip, run.config.get("port", 80))
         run.say("The robot is online. Paste this into soul.config.json:")
     run.say(json.dumps(provision.body_section(base, run.config["token"]), indent=2))
