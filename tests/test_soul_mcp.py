@@ -187,6 +187,25 @@ async def test_an_unknown_protocol_version_is_refused_honestly(tmp_path, caplog)
     assert any("'2024-11-05'" in r.getMessage() for r in caplog.records if r.name == "soul.mcp")
 
 
+@pytest.mark.parametrize("entry, message", [
+    ({"name": "a", "url": "http://x/mcp", "headers": {"X-N": 1}}, "mcp[0].headers must be an object of header names"),
+    ({"name": "a", "url": "http://x/mcp", "timeoutSeconds": 0}, "mcp[0].timeoutSeconds must be a number >= 1"),
+    ({"name": "a", "url": "http://x/mcp", "auth": "bearer"}, 'mcp[0].token is needed when auth is "bearer"'),
+    ({"name": "a", "url": "ftp://x"}, "mcp[0].url must be an http:// or https:// URL"),
+])
+def test_config_mistakes_name_the_key(entry, message):
+    with pytest.raises(config.ConfigError, match=re.escape(message)):
+        config.from_dict({"mcp": [entry]})
+
+
+async def test_an_unsupported_auth_is_left_out_loudly(tmp_path, caplog):
+    soul = soul_for(tmp_path, [{"name": "aws", "url": "http://127.0.0.1:1/mcp", "auth": "aws-sigv4"}])
+    await refresh_tools(soul)
+    await soul.toolbox.close()
+    assert soul.toolbox.names() == list(soul.toolbox.builtin)
+    assert any("aws-sigv4 is not supported" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
 # --- calls -----------------------------------------------------------------------------
 
 
