@@ -10,6 +10,9 @@ same words share one pending answer, and a finished answer is reused for
 `CACHE_S` seconds. Nothing here may hang a voice stack: after
 `filler_after_s` a request gets a short, honest "still thinking" line and the
 late answer is kept for the re-delivery that usually follows.
+
+`add_routes(app, soul)` (called by the soul's server) mounts the endpoint in
+front of a `SoulListener`: the soul's own `deliver` and hooks, no loop of its own.
 """
 
 import asyncio
@@ -350,6 +353,7 @@ class SoulListener:
         soul.hooks.on_waking_end.append(self._on_waking_end)
 
     async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
+        log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
 
