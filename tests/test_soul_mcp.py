@@ -222,7 +222,8 @@ async def test_output_is_capped_and_content_mapped(tmp_path):
     def structured(args):
         return {"content": [], "structuredContent": {"temperature": 21}}
 
-    tools = [FakeTool("big", big), FakeTool("picture", picture), FakeTool("structured", structured)]
+    tools = [FakeTool("big", big), FakeTool("picture", picture), FakeTool("structured", structured),
+             FakeTool("silent", lambda args: text_result(""))]
     async with FakeMcp(tools) as server:
         soul = soul_for(tmp_path, [{"name": "fake", "url": server.url, "maxOutputChars": 1000}])
         await refresh_tools(soul)
@@ -237,6 +238,8 @@ async def test_output_is_capped_and_content_mapped(tmp_path):
             assert "[link: file:///notes.txt — notes]" in text_of(result)
             result, ok = await use(soul, "fake__structured", {})
             assert ok and text_of(result) == '{"temperature": 21}'
+            result, ok = await use(soul, "fake__silent", {})  # never an empty text block
+            assert ok and text_of(result) == "(no output)"
         finally:
             await soul.toolbox.close()
 

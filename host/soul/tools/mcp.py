@@ -297,8 +297,10 @@ def to_outcome(result: dict, limit: int) -> Outcome:
             texts.append(describe_item(item))
     if not texts and not images and result.get("structuredContent") is not None:
         texts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
-    text = cap("\n".join(texts), limit) if texts else ("" if images else "(no output)")
-    blocks = ([TextBlock(text)] if text else []) + images
+    text = cap("\n".join(texts), limit)
+    if not text.strip() and not images:
+        text = "(no output)"  # an empty text block is refused by the model APIs
+    blocks = ([TextBlock(text)] if text.strip() else []) + images
     return Outcome(blocks, ok=not result.get("isError"))
 
 
