@@ -14,10 +14,10 @@ import pytest
 from host.bridge.ports import PortError, explain_open_error, find_esp32s3, open_serial
 from host.flash import plan, provision
 from host.flash.ready import wait_for_ready
-from host.flash.tools import FlashError, explain_esptool
+from host.flash.tools import FlashError
 
 sys.path.insert(0, os.path.dirname(__file__))
-from fakes.serial_device import FakeSerialDevice  # noqa: E402
+from fakes.serial_device import FakeEspRom, FakeSerialDevice  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
@@ -218,11 +218,16 @@ def test_esptool_that_cannot_reach_the_bootloader_says_how_to_enter_download_mod
     assert "could not reach the ESP32-S3 bootloader" in result.stderr and "download mode" in result.stderr
 
 
-def test_wrong_chip_message_from_esptool_output():
-    # esptool's own wording (loader.py: "This chip is {chip_type}, not {CHIP_NAME}. Wrong chip argument?");
-    # producing it for real needs an ESP32 that is not an S3 on the cable.
-    output = "Connecting....\nA fatal error occurred: This chip is ESP32-C3, not ESP32-S3. Wrong chip argument?"
-    assert "wrong chip" in explain_esptool("/dev/ttyACM0", output) and "ESP32-C3" in explain_esptool("/dev/ttyACM0", output)
+def test_wrong_chip_is_named_from_esptool_own_detection(image):
+    rom = FakeEspRom()  # a classic ESP32's ROM bootloader on the cable, not an S3
+    try:
+        result = soulstack("--port", rom.path, "--no-wifi", "--firmware", str(image), timeout=60)
+    finally:
+        rom.close()
+    assert result.returncode == 1
+    assert f"wrong chip on {rom.path}: esptool found an ESP32, not an ESP32-S3" in result.stderr
+    assert FakeEspRom.READ_REG in rom.commands  # esptool really asked the chip...
+    assert 0xD0 not in rom.commands  # ...and never got as far as ERASE_FLASH
 
 
 # --- waiting for the robot to report in ---------------------------------------------------

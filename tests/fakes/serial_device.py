@@ -124,3 +124,71 @@ class FakeSerialDevice:
             threading.Thread(target=reply, daemon=True).start()
         else:
             reply()
+
+
+class FakeEspRom:
+    """The ROM bootloader of a *classic ESP32* on a pty, enough for esptool to find out what chip it is.
+
+    It answers esptool's SLIP packets the way the ROM does: SYNC with the eight
+    replies, GET_SECURITY_INFO with a failure (classic ESP32s lack it), and
+    READ_REG of the chip-detect register with the ESP32's magic value — so
+    `esptool --chip esp32s3` stops with its own "This chip is ESP32, not
+    ESP32-S3" message, as it would with the wrong board on the cable.
+    """
+
+    SYNC, READ_REG, GET_SECURITY_INFO = 0x08, 0x0A, 0x14
+    CHIP_DETECT_MAGIC_REG = 0x40001000
+    ESP32_MAGIC = 0x00F01D83
+
+    def __init__(self):
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        self.path = os.ttyname(self._slave)
+        self.commands: list[int] = []
+        self._open = True
+        threading.Thread(target=self._serve, daemon=True, name="fake-esp-rom").start()
+
+    def close(self):
+        if self._open:
+            self._open = False
+            os.close(self._master)
+            os.close(self._slave)
+
+    @staticmethod
+    def _slip(packet: bytes) -> bytes:
+        return b"\xc0" + packet.replace(b"\xdb", b"\xdb\xdd").replace(b"\xc0", b"\xdb\xdc") + b"\xc0"
+
+    def _reply(self, op: int, value: int = 0x12345678, status: bytes = b"\x00\x00"):
+        import struct
+
+        os.write(self._master, self._slip(struct.pack("<BBHI", 0x01, op, len(status), value) + status))
+
+    def _serve(self):
+        import struct
+
+        buffer = b""
+        while self._open:
+            try:
+                chunk = os.read(self._master, 4096)
+            except OSError:
+                return
+            buffer += chunk
+            while buffer.count(b"\xc0") >= 2:
+                start = buffer.index(b"\xc0")
+                end = buffer.index(b"\xc0", start + 1)
+                packet, buffer = buffer[start + 1:end], buffer[end:]
+                if not packet:
+                    continue  # two delimiters in a row: the end of one frame is the start of the next
+                buffer = buffer[1:]
+                packet = packet.replace(b"\xdb\xdc", b"\xc0").replace(b"\xdb\xdd", b"\xdb")
+                if len(packet) < 8 or packet[0] != 0x00:
+                    continue
+                op = packet[1]
+                self.commands.append(op)
+                if op == self.SYNC:
+                    for _ in range(8):
+                        self._reply(op)
+                elif op == self.READ_REG and struct.unpack("<I", packet[8:12])[0] == self.CHIP_DETECT_MAGIC_REG:
+                    self._reply(op, self.ESP32_MAGIC)
+                else:
+                    self._reply(op, 0, b"\x01\x05")  # failed: "invalid message", as the ROM says
