@@ -277,3 +277,38 @@ def test_upload_makes_every_folder_first():
         assert repr(folder) in commands[0][1]
     targets = [command[-1] for command in commands[1:]]
     assert targets[0] == ":/flash/" and ":/flash/microdot/" in targets
+
+
+def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password():
+    import pty
+    import select
+
+    pid, terminal = pty.fork()  # a real controlling terminal, so getpass turns echo off as it would for a person
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execv(sys.executable, [*SOULSTACK, "flash", "--port", "/nonexistent/ttyACM9"])
+    answers = [(b"Wi-Fi network name", b"home\n"), (b"password for home", PASSWORD.encode() + b"\n"),
+               (b"nudge URL", b"\n"), (b"soulstack tts", b"\n")]
+    output = b""
+    try:
+        while True:
+            ready, _, _ = select.select([terminal], [], [], 30)
+            assert ready, f"no prompt within 30 s; so far: {output!r}"
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the child closed its terminal: it has finished
+                break
+            if not chunk:
+                break
+            output += chunk
+            if answers and answers[0][0] in output:
+                os.write(terminal, answers.pop(0)[1])
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(terminal)
+    text = output.decode(errors="replace")
+    assert not answers, f"never asked: {[a[0] for a in answers]}\n{text}"
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert "/nonexistent/ttyACM9 does not exist" in text
+    assert PASSWORD not in text
+    assert "9202/nudge" in text  # the default nudge URL offered is this computer's address
