@@ -158,7 +158,7 @@ class SerialLink:
         self._last_heard = self.clock()
         self._set_answering(True)
         if "id" in frame and "status" in frame:
-            future = self._pending.get(frame["id"])
+            future = self._pending.get(frame["id"]) if isinstance(frame["id"], int) else None
             if future is None or future.done():
                 log.debug("reply to a request nobody waits for any more: id %r", frame["id"])
                 return

@@ -26,6 +26,7 @@ BOOT_NOISE = (
     b"@ss1 {broken json\r\n"  # a frame cut short by the reset
     b'@ss1 {"id": 99999, "status": 200, "body": {}}\r\n'  # a reply from before the reset
     b"@ss1 [1, 2, 3]\r\n"
+    b'@ss1 {"id": [1], "status": "ok"}\r\n'  # a frame of the right kind with nonsense inside
 )
 
 
