@@ -101,7 +101,9 @@ class Metabolism:
     async def before_turn(self, soul, waking) -> None:
         """The context ceiling: fold when the live history (with system and tools) is too big."""
         session, model_cfg = soul.session, soul.cfg["model"]
-        live = session.messages[session.fold_upto:]
+        # Estimated as it is sent: images of earlier wakings are already placeholders.
+        start = self.waking_start if self.waking_start is not None else len(session.messages) - 1
+        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto)
         result = await folding.fold_context(
             live, lambda folded: self._summarize(soul, live, folded),
             max_context_tokens=model_cfg["maxContextTokens"], keep_recent_tokens=model_cfg["keepRecentTokens"],
