@@ -16,7 +16,6 @@ front of a `SoulListener`: the soul's own `deliver` and hooks, no loop of its ow
 """
 
 import asyncio
-import hmac
 import json
 import logging
 import math
@@ -27,6 +26,7 @@ from typing import Protocol
 
 from aiohttp import web
 
+from host.body.server import bearer_matches
 from host.soul.clock import Clock
 from host.soul.converse_reply import (
     BadChatBody,
@@ -198,8 +198,7 @@ def _unauthorized(request: web.Request) -> web.Response | None:
     token = request.app[CONVERSE].token
     if not token:
         return None
-    given = request.headers.get("Authorization", "")
-    if hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+    if bearer_matches(request, token):
         return None
     return _openai_error(401, "missing or wrong bearer token", "invalid_request_error", "invalid_api_key")
 
