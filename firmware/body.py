@@ -20,6 +20,10 @@ from core.speech import SpeechQueue
 FRAME_MS = 50            # ~20 fps face
 PCM_CHUNK = 2048         # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
 TALK_MS_PER_CHAR = 60    # how long the mouth moves for text spoken without a TTS server
+# The `ready` frame is said at once, then repeated this often for a minute after boot or a Wi-Fi change:
+# tools/flash reopens the USB port after a reset and may only be listening after the first one went by.
+READY_REPEAT_MS = 5000
+READY_REPEAT_FOR_MS = 60000
 
 
 def log(*parts):
@@ -51,6 +55,8 @@ class Body:
         self.dispatcher = Dispatcher(self, config["token"], self.report)
         self.wifi = (False, None, "not tried yet")
         self.errors = 0
+        self.ready_line = None  # the latest `ready` frame, and when it changed
+        self.ready_since = 0
 
     # --- the dispatcher's device interface ---
 
@@ -105,16 +111,54 @@ class Body:
     # --- nudges ---
 
     async def deliver(self, kind, reason):
+        """Send one nudge where the soul is most likely to hear it; raise when it reached nowhere.
+
+        nudge_url over Wi-Fi when there are both; otherwise, in serial mode, up the cable
+        (the bridge forwards it to the soul). In serial mode a failed POST is reported and
+        the nudge goes up the cable too, so it is never lost without a trace.
+        """
+        url = self.config["nudge_url"]
+        if url and (self.wifi[0] or not self.serial_out):
+            try:
+                await self.post_nudge(url, reason)
+                return True
+            except Exception as failure:
+                if not self.serial_out:
+                    raise  # the sender reports it and leaves the window open for the next event
+                self.report("nudge to " + url + " (sending it up the cable instead)", failure)
+        elif url:
+            log("Wi-Fi is down: nudge up the cable instead of to", url)
         if self.serial_out:
             self.serial_out(serial_frames.nudge(reason))
             return True
-        url = self.config["nudge_url"]
-        if not url:
-            log("nudge (nowhere to send it: no nudge_url):", reason)
-            return True
+        log("nudge (nowhere to send it: no nudge_url):", reason)
+        return True
+
+    async def post_nudge(self, url, reason):
         status, _ = await httpc.send_json(url, {"reason": reason}, self.config["nudge_token"])
         if not 200 <= status < 300:
             raise httpc.HttpError("the soul answered " + str(status))
+
+    # --- the ready frame: how tools/flash learns the address ---
+
+    def send_line(self, line):
+        # In serial mode the link writes whole lines; otherwise stdout is the USB cable all the same.
+        if self.serial_out:
+            self.serial_out(line)
+        else:
+            print(line, end="")
+
+    def announce(self, state):
+        """Say `ready` for this Wi-Fi `state` now; ready_again repeats it for a while."""
+        self.ready_line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name)
+        self.ready_since = self.clock.ms()
+        self.send_line(self.ready_line)
+
+    def ready_again(self):
+        """Repeat the latest `ready` frame while it is under a minute old; True when it was sent."""
+        if self.ready_line is None or self.clock.ms() - self.ready_since >= READY_REPEAT_FOR_MS:
+            return False
+        self.send_line(self.ready_line)
         return True
 
     # --- speech ---
@@ -170,7 +214,7 @@ class Body:
     # --- the tasks ---
 
     def tasks(self):
-        return [self.animate(), self.watch_faces(), self.speak_queue(), self.send_nudges(), self.keep_wifi()]
+        return [self.animate(), self.watch_faces(), self.speak_queue(), self.send_nudges(), self.keep_wifi(), self.repeat_ready()]
 
     async def guarded(self, name, step, pause_ms):
         """Run `step` forever; an exception is shown and logged, then the loop goes on."""
@@ -269,11 +313,7 @@ class Body:
                 self.wifi = state
                 if state != announced:
                     announced = state
-                    line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name)
-                    if self.serial_out:
-                        self.serial_out(line)
-                    else:
-                        print(line, end="")
+                    self.announce(state)
                 if state[0]:
                     backoff_ms = 1000
                     await sleep_ms(2000)
@@ -283,3 +323,9 @@ class Body:
             except Exception as failure:
                 self.report("Wi-Fi", failure)
                 await sleep_ms(backoff_ms)
+
+    async def repeat_ready(self):
+        async def step():
+            self.ready_again()
+
+        await self.guarded("ready", step, READY_REPEAT_MS)

@@ -257,6 +257,25 @@ async def test_nudges_are_kept_while_the_soul_is_down(device):
     assert "a face appeared" in joined and "the room went dark" in joined
 
 
+async def test_repeated_ready_frames_are_taken_quietly(device, caplog):
+    """The firmware repeats `ready` for a minute after boot: the bridge keeps the latest and logs only changes."""
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        with caplog.at_level("DEBUG", logger="host.bridge.serial_link"):
+            for _ in range(4):
+                device.send_ready("192.168.1.23")
+            device.send_ready(None, wifi="beacon lost")
+
+            async def changed():
+                return (bridge.link.device_info or {}).get("wifi") == "beacon lost"
+
+            await wait_until(changed)
+        assert await bridge.client.express("happy") == {}  # requests go on as before
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "ready" in r.getMessage()]
+    assert [level for level, _ in said] == ["INFO", "DEBUG", "DEBUG", "DEBUG", "INFO"], said
+    assert "beacon lost" in said[-1][1]
+
+
 # --- the command itself -------------------------------------------------------------
 
 SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]

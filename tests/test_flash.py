@@ -112,7 +112,8 @@ def test_config_passes_the_firmware_own_check_and_masks_the_password():
     config = provision.gather(options, interactive=False)
     assert provision.check(config) == []
     assert len(config["token"]) >= 24
-    assert config["serial"] is False  # over Wi-Fi, nudges must go to nudge_url, not down the cable
+    # The cable stays a way in; the firmware still sends nudges to nudge_url over Wi-Fi (tests/test_sim.py).
+    assert config["serial"] is True and config["nudge_url"] == "http://10.0.0.2:9202/nudge"
     shown = provision.masked(config)
     assert PASSWORD not in shown and provision.MASK in shown
     local = provision.write_private(config)

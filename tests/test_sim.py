@@ -192,3 +192,85 @@ def test_serial_round_trip_over_a_pty():
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
+
+
+# --- serial mode on a robot that also has Wi-Fi -------------------------------------
+
+
+def serial_sim(nudge_url=None, nudge_token=None):
+    """A --serial simulator with the nudge settings a flashed Wi-Fi robot has (Simulator has no nudge_token flag)."""
+    simulator = Simulator(unused_port(), serial=True, nudge_url=nudge_url)
+    config = json.loads(simulator.config_path.read_text())
+    config["nudge_token"] = nudge_token
+    simulator.config_path.write_text(json.dumps(config))
+    return simulator.start()
+
+
+def cable_frames(port, seconds, until=lambda frame: False):
+    """The frames read from the sim's pty for `seconds`, or until one satisfies `until`."""
+    seen = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        frame = serial_frames.decode(port.readline())
+        if frame:
+            seen.append(frame)
+            if until(frame):
+                break
+    return seen
+
+
+async def test_serial_mode_sends_the_face_nudge_to_nudge_url_with_its_token():
+    """In serial mode with a nudge_url and Wi-Fi up, the face nudge goes over HTTP (with the token), not down the cable."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fakes.nudge_receiver import NudgeReceiver
+
+    soul = NudgeReceiver(token="nudge-t0k")
+    runner = web.AppRunner(soul.app())
+    await runner.setup()
+    soul_port = unused_port()
+    await web.TCPSite(runner, "127.0.0.1", soul_port).start()
+    simulator = serial_sim(f"http://127.0.0.1:{soul_port}/nudge", "nudge-t0k")
+    try:
+        port = serial.Serial(simulator.serial_path, timeout=0.2)
+        simulator.face_file.touch()
+        assert await soul.wait_for(1, timeout_s=15) == ["someone's face appeared in front of me"]
+        on_cable = await asyncio.to_thread(cable_frames, port, 2)
+        assert not [f for f in on_cable if "nudge" in f], on_cable  # once, over Wi-Fi only
+        assert soul.attempts == 1
+        port.close()
+    finally:
+        simulator.stop()
+        await runner.cleanup()
+
+
+async def test_serial_mode_sends_the_nudge_up_the_cable_when_nudge_url_fails():
+    """The soul is unreachable over Wi-Fi: the nudge still leaves the robot, up the cable, for the bridge."""
+    simulator = serial_sim(f"http://127.0.0.1:{unused_port()}/nudge")  # nothing listens there
+    try:
+        port = serial.Serial(simulator.serial_path, timeout=0.2)
+        simulator.face_file.touch()
+        seen = await asyncio.to_thread(cable_frames, port, 15, lambda frame: "nudge" in frame)
+        assert seen and seen[-1] == {"nudge": "someone's face appeared in front of me"}, seen
+        port.close()
+    finally:
+        simulator.stop()
+
+
+def test_a_late_reader_still_hears_ready():
+    """tools/flash reopens the port after a reset; the robot's first `ready` may already have gone by."""
+    from body import READY_REPEAT_MS
+    from host.flash.ready import wait_for_ready
+
+    simulator = Simulator(unused_port(), serial=True).start()
+    try:
+        port = serial.Serial(simulator.serial_path, timeout=0.2)
+        first = cable_frames(port, 20, lambda frame: "ready" in frame)
+        assert first and "ready" in first[-1], "no ready frame at boot"
+        port.close()
+        # Opening the port again discards whatever was not read (pyserial flushes on open), as a USB reconnect does.
+        started = time.monotonic()
+        info = wait_for_ready(simulator.serial_path, timeout_s=READY_REPEAT_MS / 1000 + 3)
+        assert info == {"ip": "127.0.0.1", "wifi": "connected", "version": "0.1.0", "hal": "fake"}
+        assert time.monotonic() - started < READY_REPEAT_MS / 1000 + 1
+    finally:
+        simulator.stop()

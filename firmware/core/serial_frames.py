@@ -65,7 +65,8 @@ def nudge(reason):
 
 
 def ready(ip, wifi, hal, version=VERSION):
-    """The boot/Wi-Fi-change announcement `tools/flash` waits for to learn the IP."""
+    """The announcement `tools/flash` waits for to learn the IP: at boot and on each Wi-Fi change,
+    then repeated every few seconds for a minute (body.py), so a late reader still hears it."""
     return encode({"ready": {"ip": ip, "wifi": wifi, "version": version, "hal": hal}})
 
 

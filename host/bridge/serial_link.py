@@ -168,9 +168,11 @@ class SerialLink:
             if isinstance(frame["nudge"], str):
                 self.on_nudge(frame["nudge"])
         elif "ready" in frame:
-            self.device_info = frame["ready"] if isinstance(frame["ready"], dict) else None
-            log.info("the robot says it is ready: %s", self.device_info)
-            self.on_ready(self.device_info)
+            info = frame["ready"] if isinstance(frame["ready"], dict) else None
+            # The firmware repeats `ready` for a minute after boot or a Wi-Fi change: log only news.
+            (log.info if info != self.device_info else log.debug)("the robot says it is ready: %s", info)
+            self.device_info = info
+            self.on_ready(info)
         else:
             log.debug("ignored a frame of no known kind: %s", frame)
 

@@ -85,9 +85,9 @@ def gather(options, interactive: bool) -> dict:
         "nudge_url": nudge_url or None,
         "nudge_token": options.nudge_token,
         "tts_url": tts_url or None,
-        # Serial mode makes the cable the robot's way in *and* the only way its nudges go out, so it is
-        # for cable-only robots. The `ready` frame flash waits for is printed on the cable either way.
-        "serial": bool(options.no_wifi),
+        # The cable stays a way in on every robot (soulstack bridge serial); nudges still go to
+        # nudge_url over Wi-Fi when there is one, and up the cable only when there is not.
+        "serial": True,
     }
 
 

@@ -1,8 +1,10 @@
 """After a restart: wait for the robot's `ready` frame over serial to learn its address.
 
 The firmware announces `{"ready": {"ip", "wifi", "version", "hal"}}` once Wi-Fi
-has been tried (and again when Wi-Fi changes). The USB port drops while the
-chip restarts, so both waits here reopen the port until their deadline.
+has been tried and on each Wi-Fi change, then repeats it every 5 s for a
+minute, so a port reopened after the first one went by still hears it. The
+USB port drops while the chip restarts, so both waits here reopen the port
+until their deadline.
 """
 
 import os

@@ -1,0 +1,124 @@
+"""firmware/body.py in-process under CPython, with the fake HAL and a hand-moved clock.
+
+What needs a clock seam or a Wi-Fi outage lives here: the `ready` repeat schedule,
+and where a nudge goes when Wi-Fi is down or the soul fails. The same code under
+real MicroPython is exercised through `soulstack body sim` in tests/test_sim.py.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import unused_port
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (str(ROOT / "firmware"), str(ROOT / "tests")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from body import READY_REPEAT_FOR_MS, READY_REPEAT_MS, Body  # noqa: E402
+from core import config as config_mod  # noqa: E402
+from core import httpc, serial_frames  # noqa: E402
+from core.clock import FakeClock  # noqa: E402
+from fakes.nudge_receiver import NudgeReceiver  # noqa: E402
+from hal.fake import Hal  # noqa: E402
+
+REASON = "someone's face appeared in front of me"
+
+
+def make_body(serial=True, **settings):
+    config, _ = config_mod.parse(json.dumps({"wifi": {"ssid": "home", "password": ""}, "hal": "fake", **settings}))
+    clock = FakeClock(1000)
+    lines = []
+    body = Body(Hal(config, clock=clock), config, serial_out=lines.append if serial else None)
+    return body, clock, lines
+
+
+@pytest.fixture
+async def soul():
+    """A soul's /nudge on loopback: (receiver, its URL)."""
+    receiver = NudgeReceiver(token="n0k")
+    runner = web.AppRunner(receiver.app())
+    await runner.setup()
+    port = unused_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    yield receiver, f"http://127.0.0.1:{port}/nudge"
+    await runner.cleanup()
+
+
+# --- the ready frame ---------------------------------------------------------------
+
+
+def test_ready_repeats_every_few_seconds_for_a_minute_after_a_change_then_stops():
+    body, clock, lines = make_body()
+    assert not body.ready_again()  # nothing to repeat before Wi-Fi was tried
+    body.announce((True, "192.168.1.23", "connected"))
+    ready = serial_frames.ready("192.168.1.23", "connected", "fake")
+    assert lines == [ready]
+    clock.advance(READY_REPEAT_MS)
+    assert body.ready_again() and lines[-1] == ready
+    clock.advance(READY_REPEAT_FOR_MS - READY_REPEAT_MS - 1)
+    assert body.ready_again()
+    clock.advance(1)
+    assert not body.ready_again() and len(lines) == 3  # a minute on: the cable goes quiet again
+    # Wi-Fi drops: the new state is said at once and repeated for another minute.
+    body.announce((False, None, "beacon lost"))
+    lost = serial_frames.ready(None, "beacon lost", "fake")
+    assert lines[-1] == lost
+    clock.advance(READY_REPEAT_FOR_MS - 1)
+    assert body.ready_again() and lines[-1] == lost
+
+
+def test_without_serial_mode_ready_is_printed_on_stdout(capsys):
+    body, clock, _ = make_body(serial=False)
+    body.announce((True, "10.0.0.7", "connected"))
+    clock.advance(READY_REPEAT_MS)
+    body.ready_again()
+    out = capsys.readouterr().out
+    assert out == serial_frames.ready("10.0.0.7", "connected", "fake") * 2
+
+
+# --- where nudges go ------------------------------------------------------------------
+
+
+async def test_serial_mode_with_wifi_up_posts_the_nudge_with_its_token(soul):
+    receiver, url = soul
+    body, _, lines = make_body(nudge_url=url, nudge_token="n0k")
+    body.wifi = body.hal.wifi_status()  # as keep_wifi records it: connected
+    await body.deliver("face", REASON)
+    assert receiver.reasons == [REASON] and lines == []
+
+
+async def test_serial_mode_with_wifi_down_sends_the_nudge_up_the_cable(soul):
+    receiver, url = soul
+    body, _, lines = make_body(nudge_url=url, nudge_token="n0k")
+    body.wifi = (False, None, "beacon lost")  # as keep_wifi records an outage
+    await body.deliver("face", REASON)
+    assert lines == [serial_frames.nudge(REASON)] and receiver.attempts == 0
+
+
+async def test_serial_mode_reports_a_failed_post_and_sends_the_nudge_up_the_cable(soul):
+    receiver, url = soul
+    body, _, lines = make_body(nudge_url=url, nudge_token="wrong")  # the soul answers 401
+    body.wifi = body.hal.wifi_status()
+    await body.deliver("face", REASON)
+    assert receiver.attempts == 1 and receiver.reasons == []
+    assert lines == [serial_frames.nudge(REASON)]
+    assert body.errors == 1 and "401" in body.hal.errors[0] and "up the cable" in body.hal.errors[0]
+
+
+async def test_without_serial_mode_a_failed_post_is_a_failure(soul):
+    receiver, url = soul
+    body, _, _ = make_body(serial=False, nudge_url=url)  # no token: 401
+    body.wifi = body.hal.wifi_status()
+    with pytest.raises(httpc.HttpError, match="401"):
+        await body.deliver("face", REASON)
+
+
+async def test_serial_mode_without_nudge_url_uses_the_cable():
+    body, _, lines = make_body()
+    body.wifi = body.hal.wifi_status()
+    await body.deliver("touch", "someone touched my face")
+    assert lines == [serial_frames.nudge("someone touched my face")]
