@@ -3,9 +3,14 @@
 Every event is written to the store first (that assigns its global, monotonic
 id) and then handed to live subscribers. A subscriber that reconnects with
 `Last-Event-ID` is replayed from the store, so nothing is lost between
-connections. A per-list stream opened without `Last-Event-ID` replays that
-list from its start (a list is finite, and its `list.started` usually fires
-before the client can connect); the all-lists stream starts live.
+connections. `?after=<id>` means the same for clients that cannot set headers
+(a browser's EventSource); the header wins when both are present.
+
+Without either, a per-list stream replays that list from its start (a list is
+finite, and its `list.started` usually fires before the client can connect);
+the all-lists stream starts live, unless `?recent=N` asks for an opening view:
+every event of the N lists started last and of every list still unfinished
+(which holds every pending approval), then live. The web page opens that way.
 """
 
 import asyncio
@@ -74,24 +79,49 @@ def frame(event_id: int, name: str, data: str) -> bytes:
     return f"id: {event_id}\r\nevent: {name}\r\ndata: {data}\r\n\r\n".encode()
 
 
-def parse_last_event_id(value: str | None) -> int | None:
-    """The client's Last-Event-ID as an int; None when absent; ValueError when it is not ours."""
-    if value is None or value.strip() == "":
-        return None
-    number = int(value.strip())
-    if number < 0:
+RECENT_MAX = 100  # lists in an opening view
+
+
+def parse_event_id(value: str, newest: int) -> int:
+    """An event id a client sent back; ValueError unless it is one this server could have sent."""
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) > newest:
         raise ValueError(value)
-    return number
+    return int(value)
+
+
+def where_to_start(request: web.Request, store, list_id: str | None) -> tuple:
+    """-> (after, recent): replay events after id `after`, or (after None) the opening view of
+    `recent` lists. Every value given is checked, even one that a stronger one overrides."""
+    newest = store.last_event_id()
+    header = request.headers.get("Last-Event-ID", "").strip() or None
+    query_after = request.query.get("after")
+    recent = request.query.get("recent")
+    try:
+        header = None if header is None else parse_event_id(header, newest)
+    except ValueError:
+        raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent")
+    try:
+        query_after = None if query_after is None else parse_event_id(query_after, newest)
+    except ValueError:
+        raise web.HTTPBadRequest(reason=f"after must be an event id this server sent (0 to {newest})")
+    if recent is not None:
+        if list_id is not None:
+            raise web.HTTPBadRequest(reason="recent is for the all-lists stream; a list's stream replays it whole")
+        if not (recent.isascii() and recent.isdigit() and 1 <= int(recent) <= RECENT_MAX):
+            raise web.HTTPBadRequest(reason=f"recent must be a number of lists from 1 to {RECENT_MAX}")
+        recent = int(recent)
+    after = header if header is not None else query_after
+    if after is not None:
+        return after, None
+    if recent is not None:
+        return None, recent
+    return (0 if list_id is not None else newest), None
 
 
 async def stream(request: web.Request, log_: EventLog, list_id: str | None, heartbeat_s: float) -> web.StreamResponse:
     """Serve one SSE connection: replay what the client missed, then follow live events."""
-    try:
-        after = parse_last_event_id(request.headers.get("Last-Event-ID"))
-    except ValueError:
-        raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent")
-    if after is None:
-        after = 0 if list_id is not None else log_.store.last_event_id()
+    after, recent = where_to_start(request, log_.store, list_id)
     subscriber = Subscriber(list_id)
     # Subscribe before reading the store, so an event emitted in between is in one or the other.
     log_.subscribers.add(subscriber)
@@ -101,12 +131,16 @@ async def stream(request: web.Request, log_: EventLog, list_id: str | None, hear
     response = EventSourceResponse(ping_interval=heartbeat_s)
     try:
         await response.prepare(request)
-        last = after
-        rows = log_.store.events_after(after, list_id)
+        if recent is None:
+            rows = log_.store.events_after(after, list_id)
+            last = rows[-1][0] if rows else after
+        else:
+            # Everything up to `last` was either chosen for the view or deliberately left out;
+            # live events above it all go out.
+            last = log_.store.last_event_id()
+            rows = log_.store.recent_lists_events(recent, last)
         for start in range(0, len(rows), REPLAY_BATCH):
-            batch = rows[start:start + REPLAY_BATCH]
-            await _write(response, b"".join(frame(*row) for row in batch))
-            last = batch[-1][0]
+            await _write(response, b"".join(frame(*row) for row in rows[start:start + REPLAY_BATCH]))
         while True:
             entries = [await subscriber.queue.get()]
             while not subscriber.queue.empty() and len(entries) < REPLAY_BATCH:

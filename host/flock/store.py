@@ -58,6 +58,15 @@ class Store:
             args = (list_id, after_id)
         return self.db.execute(sql, args).fetchall()
 
+    def recent_lists_events(self, count: int, up_to: int) -> list:
+        """[(id, name, data)] up to id `up_to`, oldest first, of the `count` lists started last
+        and of every list not finished yet (rowid is the order lists were started in)."""
+        sql = """SELECT id, name, data FROM events WHERE id <= ? AND list_id IN (
+                     SELECT list_id FROM (SELECT list_id FROM lists ORDER BY rowid DESC LIMIT ?)
+                     UNION SELECT list_id FROM lists WHERE finished = 0)
+                 ORDER BY id"""
+        return self.db.execute(sql, (up_to, count)).fetchall()
+
     def last_event_id(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
 
