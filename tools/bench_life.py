@@ -1,15 +1,25 @@
 """What a day of the soul's life costs (run it as tools/bench-life).
 
 A real soul (host/soul/run.py's build_soul, metabolism attached) lives one
-virtual day on the soul's ScaledClock. Its model is the real anthropic SDK
-talking to tests/fakes/anthropic_api.py, whose prompt cache follows the real
-rules on the same virtual clock: prefix match up to a breakpoint with a 20-block
-lookback, a minimum cacheable length (1024 tokens), 5 m / 1 h TTLs refreshed on
-a hit. Its body is a real Body Protocol server on loopback.
+virtual day on a StepClock: virtual time moves only while the soul sleeps
+(and CALL_SECONDS per model call), so the same seed gives the same day, call
+for call, on any machine. Its model is the real anthropic SDK talking to
+tests/fakes/anthropic_api.py, whose prompt cache follows the real rules on the
+same virtual clock: prefix match up to a breakpoint with a 20-block lookback,
+a minimum cacheable length (1024 tokens), 5 m / 1 h TTLs refreshed on a hit.
+Its body is a real Body Protocol server on loopback.
+
+Where the tokens go: every request the soul sent is cut into its blocks, in
+the order the cache sees them, and each block is put in a category (tools,
+system prompt, the snapshot's inner-life block, its volatile block, thoughts,
+tool calls, tool results, the fold's summary); the usage the fake reported
+says which blocks were read from the cache, written to it or sent uncached,
+so each category gets its share of the day's dollars. The session's messages
+give what each waking adds to the history, per category.
 
 The fake model plays a plausible soul from a seeded script: most wakings it
 thinks aloud a little, writes a diary line, sometimes looks (an image),
-speaks, notes its mood or keeps something in mind, then sleeps 8-28 minutes
+speaks, notes its mood or keeps something in mind, then sleeps 9-31 minutes
 by day (90-120 at night). A fold's summary request is answered with ~300
 words. Prices are host/llm/prices.py's for the configured model (default
 claude-sonnet-5-5).
@@ -33,16 +43,55 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host.llm.anthropic import AnthropicModel  # noqa: E402
+from host.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
+from host.llm.prices import price_for  # noqa: E402
 from host.soul import config  # noqa: E402
-from host.soul.clock import ScaledClock  # noqa: E402
-from host.soul.fold import SUMMARY_INSTRUCTION  # noqa: E402
+from host.soul.clock import Clock  # noqa: E402
+from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
-from tests.fakes.anthropic_api import FakeAnthropic, message  # noqa: E402
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
 from tests.fakes.soul_body import RecordingBody  # noqa: E402
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 MIN_CACHE_TOKENS = 1024
+CALL_SECONDS = 5  # virtual time one model call takes
+
+
+class StepClock(Clock):
+    """Virtual time that moves only when the soul waits (and when `advance` is called).
+
+    Nothing depends on how fast this machine is, so a seed gives the same day
+    every run. The first wait that would cross `end` sets `over` and never
+    returns: the day is done and the bench cancels the soul.
+    """
+
+    def __init__(self, start: datetime, end: datetime):
+        self.start, self.end, self.seconds = start, end, 0.0
+        self.over = asyncio.Event()
+
+    def monotonic(self) -> float:
+        return self.seconds
+
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=self.seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.seconds += seconds
+
+    async def sleep(self, seconds: float) -> None:
+        await self._pass(seconds)
+
+    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
+        if not wake.is_set():
+            await self._pass(seconds)
+        return wake.is_set()
+
+    async def _pass(self, seconds: float) -> None:
+        if self.now() + timedelta(seconds=max(0.0, seconds)) >= self.end:
+            self.over.set()
+            await asyncio.Event().wait()  # until cancelled
+        self.seconds += max(0.0, seconds)
+        await asyncio.sleep(0)
 
 SELF = (
     "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "
@@ -79,8 +128,9 @@ SUMMARY = (
 class Player:
     """The fake model's side: a seeded, plausible soul. Answers one request at a time."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, clock: StepClock):
         self.rng = random.Random(seed)
+        self.clock = clock
         self.plan: list = []  # the rest of this waking's calls
         self.ids = 0
         self.summaries = 0
@@ -104,11 +154,12 @@ class Player:
                 plan.append(("keep_in_mind", {"matter": "ask Ana about the bird on the sill"}))
         if rng.random() < (0.3 if night else 0.7):
             plan.append(("diary", {"entry": rng.choice(DIARY)}))
-        minutes = rng.choice([90, 120]) if night else rng.randint(8, 28)
+        minutes = rng.choice([90, 120]) if night else rng.randint(9, 31)
         plan.append(("sleep", {"minutes": minutes}))
         return plan
 
     def answer(self, request):
+        self.clock.advance(CALL_SECONDS)
         last = request["messages"][-1]["content"]
         said = " ".join(b.get("text", "") for b in last if isinstance(b, dict))
         if SUMMARY_INSTRUCTION["en"][:60] in said:
@@ -130,9 +181,10 @@ class Uncached(AnthropicModel):
 
 
 async def live(variant: str, args) -> dict:
-    model_id, scale, seed, days = args.model, args.scale, args.seed, args.days
-    clock = ScaledClock(START, scale=scale)
-    player = Player(seed)
+    model_id, seed, days = args.model, args.seed, args.days
+    end = START + timedelta(days=days)
+    clock = StepClock(START, end)
+    player = Player(seed, clock)
     with tempfile.TemporaryDirectory(prefix="bench-life-") as tmp:
         soul_dir = Path(tmp) / "soul"
         soul_dir.mkdir()
@@ -155,12 +207,12 @@ async def live(variant: str, args) -> dict:
             if variant == "caching off":
                 model = Uncached(model_id, env=env)
             soul = build_soul(cfg, clock=clock, env=env, rng=random.Random(seed), **({"model": model} if model else {}))
-            end = START + timedelta(days=days)
             task = asyncio.create_task(serve_and_live(soul, announce=lambda line: None))
+            over = asyncio.create_task(clock.over.wait())
             try:
-                while clock.now() < end and not task.done():
-                    await asyncio.sleep(0.05)
+                await asyncio.wait([task, over], return_when=asyncio.FIRST_COMPLETED)
             finally:
+                over.cancel()
                 task.cancel()
                 try:
                     await task
@@ -168,8 +220,12 @@ async def live(variant: str, args) -> dict:
                     pass
             if task.done() and not task.cancelled() and task.exception():
                 raise task.exception()
-            return tally(json.loads((soul_dir / "VITALS.json").read_text()), fake.usages, end, variant, days,
-                         soul.metabolism.folds)
+            row = tally(json.loads((soul_dir / "VITALS.json").read_text()), fake.usages, end, variant, days,
+                        soul.metabolism.folds)
+            row["spent"] = spending(fake.bodies, fake.usages, price_for(model_id), days)
+            row["added"] = added_per_waking(soul.session.messages)
+            row["fixed"] = fixed_tokens(fake.bodies)
+            return row
 
 
 def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, folds: int) -> dict:
@@ -187,6 +243,97 @@ def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, fo
         perWaking=vitals["wakings"] if vitals["day"] < stop else [],
     )
     return row
+
+
+# --- where the tokens go ------------------------------------------------------------------
+
+CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
+              "tool results", "fold summary", "fold request")
+HISTORY = CATEGORIES[2:7]  # what a waking adds to the history
+
+
+def block_category(role: str, block: dict) -> str:
+    """The category of one API message block (a snapshot shares its message with the tool results before it)."""
+    kind = block.get("type")
+    if role == "assistant":
+        return "tool calls" if kind == "tool_use" else "thoughts"
+    if kind == "tool_result":
+        return "tool results"
+    words = block.get("text", "")
+    if words.startswith(SUMMARY_HEADER["en"]):
+        return "fold summary"
+    if words.startswith(SUMMARY_INSTRUCTION["en"][:60]):
+        return "fold request"
+    if "your local time" in words or " is speaking to you now" in words:
+        return "volatile (snapshot)"
+    return "inner life (snapshot)"
+
+
+def categories(body: dict) -> list:
+    """One category per entry of cacheable_blocks(body), in the same order."""
+    out = ["tools"] * len(body.get("tools") or []) + ["system prompt"] * len(body.get("system") or [])
+    for msg in body["messages"]:
+        out += [block_category(msg["role"], block) for block in msg["content"]]
+    return out
+
+
+def spending(bodies: list, usages: list, price, days: int) -> dict:
+    """Per category: tokens read from the cache, written to it, sent uncached, and their $ (per day)."""
+    spent = {name: {"read": 0, "write": 0, "input": 0, "usd": 0.0} for name in CATEGORIES + ("output",)}
+    for body, usage in zip(bodies, usages):
+        if not usage:
+            continue
+        read, write = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+        one_hour = usage.get("cache_creation", {}).get("ephemeral_1h_input_tokens", 0) > 0
+        rates = {"read": price.cache_read, "write": price.cache_write_1h if one_hour else price.cache_write_5m,
+                 "input": price.input}
+        done = 0
+        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body), categories(body)):
+            # The fake's read and write end on block boundaries, in this order.
+            how = "read" if done + tokens <= read else "write" if done + tokens <= read + write else "input"
+            spent[name][how] += tokens
+            spent[name]["usd"] += tokens * rates[how] / 1e6
+            done += tokens
+        spent["output"]["input"] += usage["output_tokens"]  # shown in the "sent" column
+        spent["output"]["usd"] += usage["output_tokens"] * price.output / 1e6
+    return {name: {key: value / days for key, value in row.items()} for name, row in spent.items()}
+
+
+def added_per_waking(messages: list) -> dict:
+    """Average tokens each waking adds to the history, per category (as the fake counts them)."""
+    added = dict.fromkeys(HISTORY, 0)
+    wakings = 0
+    for msg in map(to_api_message, messages):
+        for block in msg["content"]:
+            name = block_category(msg["role"], block)
+            if name in added:
+                added[name] += estimate_tokens(block)
+            wakings += name == "volatile (snapshot)" and "your local time" in block.get("text", "")
+    return {name: tokens / max(1, wakings) for name, tokens in added.items()}
+
+
+def fixed_tokens(bodies: list) -> dict:
+    """Tokens of the tool definitions and the system prompt (sent, and read, with every call)."""
+    first = next((b for b in bodies if b), {"messages": []})
+    blocks = cacheable_blocks(dict(first, messages=[]))
+    return dict(zip(("tools", "system prompt"), (
+        sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
+        for name in ("tools", "system prompt"))))
+
+
+def print_spending(row) -> None:
+    print(f"\nwhere the tokens go ({row['variant']}, per day; 'sent' = uncached input, or output):")
+    print(f"  {'':<24}{'read':>10}{'written':>9}{'sent':>8}{'$':>8}")
+    total = sum(r["usd"] for r in row["spent"].values())
+    for name, r in row["spent"].items():
+        if r["read"] or r["write"] or r["input"]:
+            print(f"  {name:<24}{r['read']:>10,.0f}{r['write']:>9,.0f}{r['input']:>8,.0f}{r['usd']:>8.3f}")
+    print(f"  {'total':<24}{'':>27}{total:>8.3f}")
+    fixed = row["fixed"]
+    print(f"  sent with every call: tools {fixed['tools']:,} tokens, system prompt {fixed['system prompt']:,} tokens")
+    added = row["added"]
+    parts = ", ".join(f"{name} {tokens:,.0f}" for name, tokens in added.items())
+    print(f"  each waking adds to the history ~{sum(added.values()):,.0f} tokens: {parts}")
 
 
 def ratio(row) -> float:
@@ -225,8 +372,9 @@ async def main(args) -> None:
     if args.per_waking:
         print_wakings(rows[0])
     print(f"model {args.model}, ceiling {args.max_context}/{args.keep_recent} tokens, {args.days} day(s) from {START:%Y-%m-%d %H:%M} UTC, prices from host/llm/prices.py, "
-          f"seed {args.seed}, clock x{args.scale:g}")
+          f"seed {args.seed}, {CALL_SECONDS} s per model call")
     print_table(rows)
+    print_spending(rows[0])
     default = rows[0]
     print(f"\npeak_context_tokens={default['peak']} folds={default['folds']:.2f}")
     print(f"usd_per_day={default['usd']:.4f} cache_read_write_ratio={ratio(default):.2f}")
@@ -235,7 +383,6 @@ async def main(args) -> None:
 def parse(argv):
     parser = argparse.ArgumentParser(prog="tools/bench-life", description="Simulate a day of the soul's life and print what it costs.")
     parser.add_argument("--model", default="claude-sonnet-5-5", help="model id priced (default claude-sonnet-5-5)")
-    parser.add_argument("--scale", type=float, default=2400, help="virtual seconds per real second (default 2400)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--days", type=int, default=1, help="virtual days per variant; figures are per day (default 1)")
     parser.add_argument("--max-context", type=int, default=100000, help="model.maxContextTokens (default 100000)")
