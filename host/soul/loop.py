@@ -98,6 +98,7 @@ class Soul:
             log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
                         "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
         self.system = self.T.system_prompt(cfg["persona"], cfg["body"]["name"])
+        self.sight = snapshot.InnerSight()  # what of its inner life it already has in view (snapshot.py)
         self.tools = toolbox.specs()
         self.state = "starting"  # starting | thinking | asleep
         self.waking: Waking | None = None
@@ -203,7 +204,7 @@ class Soul:
         self.hooks.each("on_waking", self, waking)
         felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
         blocks = [
-            snapshot.inner_block(self.life, self.T, local, self.rng),
+            self.sight.block(self.life, self.T, local, self.rng, self.session),
             snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
                                waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt),
         ]
@@ -212,6 +213,9 @@ class Soul:
             if arrival.on_enter:
                 arrival.on_enter()
         await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the metabolism's fold
+        restored = self.sight.after_fold(self.life, self.T, local, self.session)
+        if restored:  # the fold took away the message that showed part of its inner life: show it again
+            self.session.append(Message("user", [restored]), at=self.clock.now().isoformat())
         await run_turn(self, waking)
 
     async def sense_body(self) -> BodySense:

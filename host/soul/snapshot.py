@@ -4,19 +4,47 @@ Built as a list of content blocks. The first holds the slower inner life
 (self, aspirations, mood, kept matters, diary); the LAST block holds what is
 volatile (time, why it woke, body sense, felt drives, the closing line), so a
 provider that caches prompts finds everything before it unchanged.
+
+The inner life is shown in full only when the soul does not already have it
+in front of it (`InnerSight`): at the first waking of a process, when a part
+changed, and when a fold took away the message that showed it. A part that
+is still there, unchanged, is only named in one short line. Every snapshot
+stays in the history, so re-sending an unchanged SELF.md every waking made
+it ~600 tokens of each waking's ~950, paid again by every later call
+(tools/bench-life measures it).
 """
 
 import random
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from host.llm.types import TextBlock
+from host.llm.types import TextBlock, ToolCall
 from host.soul import life as lifefiles
+from host.soul.life import one_line
 
 FADE_AFTER_DAYS = 3
 FADED_CHARS = 40
 DIARY_RECENT = 10
 FILE_CAP = 2000
+
+FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), ("mood", lifefiles.MOOD))
+# The words for what this module adds; kept here, next to the rule they describe.
+SIGHT_TEXT = {
+    "en": {
+        "unchanged": "Unchanged since you last saw them above: {parts}.",
+        "self": "who you are", "aspirations": "what you aspire to", "mood": "your mood",
+        "kept": "what you keep in mind", "diary": "your latest diary lines",
+        "diary_new": "New in your diary since then:",
+        "nothing": "(nothing now)",
+    },
+    "zh": {
+        "unchanged": "和你上面最后看到的一样，没有变：{parts}。",
+        "self": "你对自己的认识", "aspirations": "你的追求", "mood": "你的心情",
+        "kept": "心里挂着的事", "diary": "最近几条日记",
+        "diary_new": "那之后日记里新添的：",
+        "nothing": "（现在没有）",
+    },
+}
 
 
 @dataclass
@@ -39,34 +67,135 @@ def fmt_minutes(value: float) -> str:
     return f"{value:g}" if value >= 10 or value == int(value) else f"{value:.1f}"
 
 
+@dataclass
+class Shown:
+    text: object  # what the soul saw: a part's text, or the diary entries it has in view
+    at: int  # index in session.messages of the message that showed it in full
+
+
+class InnerSight:
+    """What of its inner life the soul already has in its live history (this process only).
+
+    `block()` builds a waking's inner block: a part is shown in full when it is
+    new to this process, when it changed, or when the message that showed it
+    was folded away; otherwise it is named in one "unchanged" line. The diary
+    is shown as its new lines when the last listing is still there, leaving
+    out lines the soul wrote itself since (its `diary` call is in the history).
+    `after_fold()` shows again, in full, whatever a fold just took away.
+    """
+
+    def __init__(self):
+        self.shown: dict = {}  # part -> Shown
+        self.last_snapshot = None  # index of the last snapshot built
+
+    def block(self, life, T, local: datetime, rng: random.Random, session=None) -> TextBlock:
+        """The inner block of a snapshot about to be appended to `session` (None: shown in full)."""
+        at = len(session.messages) if session is not None else 0
+        live_from = session.fold_upto if session is not None else 0
+        own = self._own_diary_lines(session) if session is not None else set()
+        self.last_snapshot = at
+        return self._render(life, T, local, at, live_from, own, rng)
+
+    def after_fold(self, life, T, local: datetime, session) -> TextBlock | None:
+        """The parts a fold just took out of the live history, to append as a message; None if none."""
+        if not any(seen.at < session.fold_upto for seen in self.shown.values()):
+            return None
+        block = self._render(life, T, local, len(session.messages), session.fold_upto, set(), None, unchanged_line=False)
+        return block if block.text else None
+
+    def _render(self, life, T, local, at, live_from, own, rng, unchanged_line=True) -> TextBlock:
+        text, words = T.TEXT, SIGHT_TEXT.get(T.__name__.rsplit(".", 1)[-1], SIGHT_TEXT["en"])
+        parts, unchanged = [], []
+        current = {key: _file_part(life, text[key], name) for key, name in FILE_PARTS}
+        current["kept"] = _kept_part(life, text, local)
+        for key in ("self", "aspirations", "mood", "kept"):
+            now, seen = current[key], self.shown.get(key)
+            if seen and seen.at >= live_from and seen.text == now:
+                if now:
+                    unchanged.append(key)
+                continue
+            if now:
+                parts.append(now)
+            elif seen and seen.text and seen.at >= live_from:
+                parts.append(f"{text[key]}\n{words['nothing']}")  # it was there, now it is gone
+            self.shown[key] = Shown(now, at)
+        diary = _entries(life, lifefiles.DIARY)
+        recent = diary[-DIARY_RECENT:]
+        seen = self.shown.get("diary")
+        new = _continues(seen.text, diary) if seen and seen.at >= live_from else None
+        if new is None:
+            if recent:
+                parts.append(text["diary"] + "\n" + "\n".join(_diary_line(e) for e in recent))
+            self.shown["diary"] = Shown(recent, at)
+        else:
+            others = [entry for entry in new if entry[1] not in own]
+            if others:
+                parts.append(words["diary_new"] + "\n" + "\n".join(_diary_line(e) for e in others))
+            elif recent:
+                unchanged.append("diary")
+            seen.text = (list(seen.text) + new)[-DIARY_RECENT:]
+        if rng is not None:
+            older = diary[:-DIARY_RECENT]
+            if older:
+                parts.append(text["memory"] + "\n" + _diary_line(rng.choice(older)))
+            if life.problems:
+                parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
+                life.problems.clear()
+        if unchanged and unchanged_line:
+            parts.insert(0, words["unchanged"].format(parts=", ".join(words[key] for key in unchanged)))
+        if not parts and unchanged_line and not unchanged:
+            return TextBlock(text["empty_life"])
+        return TextBlock("\n\n".join(parts))
+
+    def _own_diary_lines(self, session) -> set:
+        """Diary entries the soul wrote with its own `diary` calls since the last snapshot."""
+        if self.last_snapshot is None:
+            return set()
+        own = set()
+        for message in session.messages[self.last_snapshot:]:
+            for block in message.content:
+                if isinstance(block, ToolCall) and block.name == "diary" and isinstance(block.input, dict):
+                    own.add(one_line(str(block.input.get("entry", ""))))
+        return own
+
+
 def inner_block(life, T, local: datetime, rng: random.Random) -> TextBlock:
-    text = T.TEXT
-    parts = []
-    for key, name in (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), ("mood", lifefiles.MOOD)):
-        content = _read(life, name).strip()
-        if content:
-            parts.append(f"{text[key]}\n{content[:FILE_CAP]}")
+    """The whole inner life, every part in full (a soul seeing it for the first time)."""
+    return InnerSight().block(life, T, local, rng)
+
+
+def _continues(known: list, entries: list) -> list | None:
+    """The entries added after `known` (the diary lines in view) when the diary only grew; else None."""
+    n = len(known)
+    if n == 0:
+        return list(entries) if len(entries) < DIARY_RECENT else None
+    for added in range(DIARY_RECENT):
+        start, end = len(entries) - added - n, len(entries) - added
+        if start < 0:
+            return None
+        if entries[start:end] == list(known):
+            return entries[end:]
+    return None
+
+
+def _file_part(life, heading: str, name: str) -> str:
+    content = _read(life, name).strip()
+    return f"{heading}\n{content[:FILE_CAP]}" if content else ""
+
+
+def _kept_part(life, text: dict, local: datetime) -> str:
     kept = _entries(life, lifefiles.MIND)
-    if kept:
-        lines = []
-        for when, matter in kept:
-            days = (local.replace(tzinfo=None) - when).days
-            if days >= FADE_AFTER_DAYS:
-                short = matter if len(matter) <= FADED_CHARS else _cut(matter, FADED_CHARS)
-                lines.append(text["kept_faded"].format(text=short, days=days))
-            else:
-                lines.append(text["kept_fresh"].format(text=matter, date=when.strftime("%Y-%m-%d")))
-        parts.append(text["kept"] + "\n" + "\n".join(lines))
-    diary = _entries(life, lifefiles.DIARY)
-    if diary:
-        recent, older = diary[-DIARY_RECENT:], diary[:-DIARY_RECENT]
-        parts.append(text["diary"] + "\n" + "\n".join(_diary_line(e) for e in recent))
-        if older:
-            parts.append(text["memory"] + "\n" + _diary_line(rng.choice(older)))
-    if life.problems:
-        parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
-        life.problems.clear()
-    return TextBlock("\n\n".join(parts) if parts else text["empty_life"])
+    if not kept:
+        return ""
+    lines = []
+    for when, matter in kept:
+        days = (local.replace(tzinfo=None) - when).days
+        if days >= FADE_AFTER_DAYS:
+            short = matter if len(matter) <= FADED_CHARS else _cut(matter, FADED_CHARS)
+            lines.append(text["kept_faded"].format(text=short, days=days))
+        else:
+            lines.append(text["kept_fresh"].format(text=matter, date=when.strftime("%Y-%m-%d")))
+    return text["kept"] + "\n" + "\n".join(lines)
 
 
 def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,

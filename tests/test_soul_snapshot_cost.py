@@ -1,0 +1,156 @@
+"""The snapshot's inner life is sent in full only when the soul does not already have it in view.
+
+Over the real loop and the real anthropic SDK against tests/fakes/anthropic_api.py: an unchanged
+inner life is named in one line instead of re-sent; a changed part (MOOD.md, a diary line written
+from outside) is; a line the soul wrote itself is not repeated; a restart and a fold bring it back
+in full. In every request the soul sends, its whole inner life is somewhere in the messages.
+"""
+
+import json
+from datetime import datetime, timezone
+
+from host.soul.clock import ScaledClock
+from host.soul.fold import SUMMARY_INSTRUCTION
+from host.soul.life import DIARY, Life
+from host.soul.run import build_soul
+from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use
+from tests.fakes.soul_body import RecordingBody
+from tests.test_soul_life import Running, texts_of, until
+from tests.test_soul_metabolism import anthropic_env, cfg_for
+from tests.test_soul_metabolism_cache import same_prefix
+
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
+ASPIRATION = "Notice one new thing every day."
+UNCHANGED = "Unchanged since you last saw them above:"
+
+
+def seed_life(tmp_path) -> Life:
+    soul_dir = tmp_path / "soul"
+    soul_dir.mkdir(parents=True, exist_ok=True)
+    (soul_dir / "SELF.md").write_text(SELF_TEXT)
+    (soul_dir / "ASPIRATIONS.md").write_text(ASPIRATION)
+    (soul_dir / "MOOD.md").write_text("calm")
+    life = Life(soul_dir)
+    for hour in range(12):
+        life.add_entry(DIARY, datetime(2024, 4, 30, hour, 0), f"old line {hour}")
+    return life
+
+
+def inner_of(request) -> str:
+    """The inner-life block of a waking's first request: the text block just before the volatile one."""
+    blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
+    volatile = next(i for i, b in enumerate(blocks) if "your local time" in b["text"])
+    return blocks[volatile - 1]["text"]
+
+
+def is_waking(request) -> bool:
+    return "your local time" in texts_of(request["messages"][-1])
+
+
+class Script:
+    """The fake model's side: `steps[n]` answers waking n's calls in turn; then it sleeps 30 minutes."""
+
+    def __init__(self, steps: dict, on_waking=None):
+        self.steps, self.on_waking = steps, on_waking or {}
+        self.waking, self.queue, self.summaries = 0, [], 0
+
+    def __call__(self, request):
+        if SUMMARY_INSTRUCTION["en"][:60] in texts_of(request["messages"][-1]):
+            self.summaries += 1
+            return text(f"SUMMARY {self.summaries}: I lived and slept.")
+        if is_waking(request):
+            self.waking += 1
+            self.queue = list(self.steps.get(self.waking, []))
+            if self.waking in self.on_waking:
+                self.on_waking[self.waking]()  # something changes while the soul lives this waking
+        return self.queue.pop(0) if self.queue else tool_use("sleep", {"minutes": 30})
+
+
+async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(tmp_path):
+    life = seed_life(tmp_path)
+    clock = ScaledClock(AFTERNOON, scale=36000)
+
+    def from_outside():  # during waking 2: the mood file changes and someone else writes in the diary
+        (tmp_path / "soul" / "MOOD.md").write_text("wistful, watching the rain")
+        life.add_entry(DIARY, datetime(2024, 5, 1, 14, 30), "A line from outside.")
+
+    script = Script({1: [tool_use("diary", {"entry": "The light moved over the desk."})]}, {2: from_outside})
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: script.waking >= 4 and len(fake.bodies) >= 5, what="four wakings")
+    bodies = fake.bodies[:5]  # waking 1: 0 diary, 1 sleep; wakings 2, 3, 4: 2, 3, 4
+    first, second, third, fourth = (inner_of(bodies[i]) for i in (0, 2, 3, 4))
+    # Waking 1 (a new process): everything in full.
+    assert SELF_TEXT.strip() in first and ASPIRATION in first and "Your mood:\ncalm" in first
+    assert "Your latest diary lines:" in first and "- 2024-04-30 11:00: old line 11" in first
+    assert UNCHANGED not in first
+    # Waking 2: nothing changed; its own diary line is in its history as its own call, not repeated.
+    assert second.splitlines()[0] == (f"{UNCHANGED} who you are, what you aspire to, your mood, "
+                                      "your latest diary lines.")
+    assert SELF_TEXT.strip() not in second and "The light moved" not in second
+    assert "A memory surfaces on its own:" in second  # the random older line still surfaces every waking
+    # Waking 3: the mood and the diary changed from outside: those parts are sent, the rest named.
+    assert third.splitlines()[0] == f"{UNCHANGED} who you are, what you aspire to."
+    assert "Your mood:\nwistful, watching the rain" in third
+    assert "New in your diary since then:\n- 2024-05-01 14:30: A line from outside." in third
+    assert SELF_TEXT.strip() not in third
+    # Waking 4: unchanged again.
+    assert fourth.splitlines()[0] == (f"{UNCHANGED} who you are, what you aspire to, your mood, "
+                                      "your latest diary lines.")
+    # The whole inner life stays in view in every request, exactly once (never re-sent).
+    for request in bodies:
+        assert json.dumps(request).count(SELF_TEXT.strip()) == 1
+    # The snapshot shrank: wakings 2-4 add a small fraction of waking 1's inner block.
+    assert max(len(second), len(third), len(fourth)) < len(first) / 3
+    # The cache still sees one growing, byte-identical prefix from waking to waking.
+    for earlier, later in ((2, 3), (3, 4)):
+        assert same_prefix(bodies[earlier], bodies[later])
+        assert fake.usages[later]["cache_read_input_tokens"] > 0
+
+
+async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
+    seed_life(tmp_path)
+    clock = ScaledClock(AFTERNOON, scale=36000)
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=Script({})) as fake:
+        cfg = cfg_for(tmp_path, body)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 2, what="two wakings")
+        soul.session.close()
+        assert UNCHANGED in inner_of(fake.bodies[1])
+        again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(again):
+            await until(lambda: len(fake.bodies) >= 4, what="two wakings after the restart")
+        again.session.close()
+    restarted, next_one = inner_of(fake.bodies[2]), inner_of(fake.bodies[3])
+    assert UNCHANGED not in restarted and SELF_TEXT.strip() in restarted and ASPIRATION in restarted
+    assert UNCHANGED in next_one and SELF_TEXT.strip() not in next_one
+
+
+async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
+    seed_life(tmp_path)
+    clock = ScaledClock(AFTERNOON, scale=36000)
+    script = Script({n: [tool_use("diary", {"entry": f"Page {n}."})] for n in range(1, 5)})
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
+        # A ceiling this low folds every waking down to the newest one.
+        cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: script.waking >= 3 and soul.state == "asleep", what="three wakings, two folds")
+        soul.session.close()
+    assert soul.metabolism.folds >= 2
+    turns = [b for b in fake.bodies if SUMMARY_INSTRUCTION["en"][:60] not in texts_of(b["messages"][-1])]
+    # Waking 2's snapshot named the inner life as unchanged; the fold then took waking 1 away,
+    # so the whole inner life came back in full, right after the snapshot, before the model was asked.
+    second = next(b for b in turns if is_waking(b) and b is not turns[0])
+    assert UNCHANGED in inner_of(second)
+    restored = second["messages"][-1]["content"][-1]["text"]
+    assert restored.startswith("Who you think you are (SELF.md):") and ASPIRATION in restored
+    assert "Your latest diary lines:" in restored and "Page 1." in restored
+    # In every request of a turn, folded or not, its whole inner life is in view.
+    for request in turns:
+        assert SELF_TEXT.strip() in json.dumps(request) and ASPIRATION in json.dumps(request)
+    lines = (tmp_path / "soul" / "session.jsonl").read_text()
+    assert lines.count("Who you think you are (SELF.md):") >= 3  # waking 1, then once after each fold
