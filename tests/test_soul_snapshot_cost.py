@@ -7,12 +7,17 @@ in full. In every request the soul sends, its whole inner life is somewhere in t
 """
 
 import json
+import random
 from datetime import datetime, timezone
 
+from host.llm.types import Message, TextBlock
 from host.soul.clock import ScaledClock
 from host.soul.fold import SUMMARY_INSTRUCTION
-from host.soul.life import DIARY, Life
+from host.soul.life import DIARY, MIND, Life
+from host.soul.prompts import texts
 from host.soul.run import build_soul
+from host.soul.session import Session
+from host.soul.snapshot import InnerSight
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
@@ -154,3 +159,40 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
         assert SELF_TEXT.strip() in json.dumps(request) and ASPIRATION in json.dumps(request)
     lines = (tmp_path / "soul" / "session.jsonl").read_text()
     assert lines.count("Who you think you are (SELF.md):") >= 3  # waking 1, then once after each fold
+
+
+# --- the rule itself, on real life files and a real session.jsonl --------------------------------
+
+def shown_after(sight, life, session, language="en"):
+    """Build a snapshot's inner block and store it with an answer, as a waking does; its text."""
+    block = sight.block(life, texts(language), datetime(2024, 5, 1, 14, 0), random.Random(1), session)
+    session.append(Message("user", [block]))
+    session.append(Message("assistant", [TextBlock("I rest a while.")]))
+    return block.text
+
+
+def test_a_part_that_became_empty_is_said_once_and_a_diary_that_did_not_just_grow_is_listed_again(tmp_path):
+    life = seed_life(tmp_path)
+    life.add_entry(MIND, datetime(2024, 5, 1, 9, 0), "ask Ana about the bird")
+    session, sight = Session(tmp_path / "session.jsonl"), InnerSight()
+    assert "Kept in mind:\n- ask Ana about the bird" in shown_after(sight, life, session)
+    life.settle("ask Ana")
+    assert "Kept in mind:\n(nothing now)" in shown_after(sight, life, session)
+    assert "Kept in mind" not in shown_after(sight, life, session)  # said once; nothing to name after that
+    # The diary rewritten by hand (not just grown): the latest lines are listed in full again.
+    (tmp_path / "soul" / "DIARY.md").write_text("- 2024-05-01 10:00: a new beginning\n")
+    again = shown_after(sight, life, session)
+    assert "Your latest diary lines:\n- 2024-05-01 10:00: a new beginning" in again
+    # Ten new lines at once: the listing is simply the latest ten.
+    for minute in range(10):
+        life.add_entry(DIARY, datetime(2024, 5, 1, 11, minute), f"burst {minute}")
+    burst = shown_after(sight, life, session)
+    assert "Your latest diary lines:" in burst and "New in your diary" not in burst and "burst 9" in burst
+
+
+def test_the_chinese_soul_reads_the_unchanged_line_in_chinese(tmp_path):
+    life = seed_life(tmp_path)
+    session, sight = Session(tmp_path / "session.jsonl"), InnerSight()
+    shown_after(sight, life, session, "zh")
+    second = shown_after(sight, life, session, "zh")
+    assert second.splitlines()[0] == "和你上面最后看到的一样，没有变：你对自己的认识、你的追求、你的心情、最近几条日记。"

@@ -35,14 +35,14 @@ SIGHT_TEXT = {
         "self": "who you are", "aspirations": "what you aspire to", "mood": "your mood",
         "kept": "what you keep in mind", "diary": "your latest diary lines",
         "diary_new": "New in your diary since then:",
-        "nothing": "(nothing now)",
+        "nothing": "(nothing now)", "sep": ", ",
     },
     "zh": {
         "unchanged": "和你上面最后看到的一样，没有变：{parts}。",
         "self": "你对自己的认识", "aspirations": "你的追求", "mood": "你的心情",
         "kept": "心里挂着的事", "diary": "最近几条日记",
         "diary_new": "那之后日记里新添的：",
-        "nothing": "（现在没有）",
+        "nothing": "（现在没有）", "sep": "、",
     },
 }
 
@@ -142,7 +142,7 @@ class InnerSight:
                 parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
                 life.problems.clear()
         if unchanged and unchanged_line:
-            parts.insert(0, words["unchanged"].format(parts=", ".join(words[key] for key in unchanged)))
+            parts.insert(0, words["unchanged"].format(parts=words["sep"].join(words[key] for key in unchanged)))
         if not parts and unchanged_line and not unchanged:
             return TextBlock(text["empty_life"])
         return TextBlock("\n\n".join(parts))
