@@ -13,7 +13,10 @@ def tts(args) -> int:
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")
     print(f"tts: POST http://{args.host}:{args.port}/tts {{\"text\": ...}} -> 16 kHz mono WAV", flush=True)
-    web.run_app(create_app(args.token), host=args.host, port=args.port, print=None)
+    try:
+        web.run_app(create_app(args.token), host=args.host, port=args.port, print=None)
+    except OSError as error:  # a taken port or an unknown --host: the user's to fix, not a traceback
+        raise UsageError(f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another --host or --port")
     return 0
 
 
