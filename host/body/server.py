@@ -144,9 +144,9 @@ async def listening(app: web.Application, host: str, port: int):
     site = web.TCPSite(runner, host, port)
     try:
         await site.start()
-    except OSError as error:
+    except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
         await runner.cleanup()
-        raise UsageError(f"cannot listen on {host}:{port} ({error.strerror or error}); choose another --host or --port") from None
+        raise UsageError(f"cannot listen on {host}:{port} ({getattr(error, 'strerror', None) or error}); choose another address or port") from None
     try:
         yield runner.addresses[0][1]
     finally:
