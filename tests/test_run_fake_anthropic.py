@@ -1,0 +1,75 @@
+"""tests/fakes/run_fake_anthropic.py as its own process, called by the real anthropic SDK."""
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+from aiohttp.test_utils import unused_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def start_fake(tmp_path, script, *extra):
+    (tmp_path / "replies.json").write_text(json.dumps(script))
+    port = unused_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.run_fake_anthropic", "--port", str(port),
+         "--script", str(tmp_path / "replies.json"), "--record", str(tmp_path / "requests.jsonl"), *extra],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )
+    line = await asyncio.to_thread(process.stderr.readline)  # "listening on ..." once it is up
+    assert f"listening on http://127.0.0.1:{port}" in line, line
+    return process, f"http://127.0.0.1:{port}"
+
+
+async def test_scripted_replies_in_order_then_default_and_requests_recorded(tmp_path):
+    script = [{"tool": "look", "input": {"question": "who?"}, "text": "Let me see."}, "Hello there.", {"error": 529}]
+    process, url = await start_fake(tmp_path, script, "--default", '{"tool": "sleep", "input": {"minutes": 5}}')
+    try:
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=url, max_retries=0)
+        ask = dict(model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "hi"}])
+        first = await client.messages.create(**ask)
+        assert [b.type for b in first.content] == ["text", "tool_use"]
+        assert first.content[1].name == "look" and first.content[1].input == {"question": "who?"}
+        second = await client.messages.create(**ask)
+        assert second.content[0].text == "Hello there."
+        try:
+            await client.messages.create(**ask)
+            raise AssertionError("the scripted 529 did not arrive")
+        except anthropic.APIStatusError as error:
+            assert error.status_code == 529
+        fourth, fifth = await client.messages.create(**ask), await client.messages.create(**ask)
+        assert fourth.content[0].name == fifth.content[0].name == "sleep"
+        assert fourth.content[0].id != fifth.content[0].id  # each default call gets its own tool_use id
+        await client.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    recorded = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert len(recorded) == 5 and recorded[0]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+async def test_image_data_is_shortened_in_the_record(tmp_path):
+    process, url = await start_fake(tmp_path, ["I see it."])
+    try:
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=url, max_retries=0)
+        image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD" * 10}}
+        await client.messages.create(model="claude-test", max_tokens=100,
+                                     messages=[{"role": "user", "content": [image, {"type": "text", "text": "what?"}]}])
+        await client.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    recorded = json.loads((tmp_path / "requests.jsonl").read_text())
+    assert recorded["messages"][0]["content"][0]["source"]["data"] == "<40 base64 chars>"
+
+
+def test_a_script_that_is_not_a_list_is_one_line(tmp_path):
+    (tmp_path / "replies.json").write_text('{"tool": "look"}')
+    done = subprocess.run([sys.executable, "-m", "tests.fakes.run_fake_anthropic", "--script",
+                           str(tmp_path / "replies.json")], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert done.stderr.strip().endswith("must be a JSON list of replies") and "Traceback" not in done.stderr
