@@ -39,6 +39,8 @@ def handle(args) -> int:
         cfg, warnings = config.load(path)
     except config.ConfigError as error:
         raise UsageError(str(error)) from None
+    except OSError as error:  # --init into a folder that cannot be written
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
     setup_logging()
     for warning in warnings:
         logging.getLogger("soul.config").warning("%s: %s", path, warning)
