@@ -25,7 +25,7 @@ def make_cfg(tmp_path, body, port=0, **overrides):
         "body": {"name": "the test body", "endpoints": body.endpoints()},
         "persona": {"name": "Pip", "human": "Ana"},
         "nudge": {"port": port},
-        "model": {"retries": 1},
+        "model": {"retries": 1, "keepWarm": False},  # these tests count requests; keep-warm: test_soul_keepwarm.py
     }
     for key, value in overrides.items():
         raw.setdefault(key, {}).update(value) if isinstance(value, dict) else raw.__setitem__(key, value)

@@ -155,6 +155,7 @@ SPEC = {
         "thinking": ("off", choice("off", "low", "medium", "high")),
         "maxTokens": (4096, number(256, integer=True)),
         "cacheTtl": ("1h", choice("5m", "1h")),
+        "keepWarm": (True, boolean),  # refresh the 1 h cache during longer sleeps (host/soul/keepwarm.py)
         "maxContextTokens": (100000, number(1000, integer=True)),
         "keepRecentTokens": (20000, number(100, integer=True)),
         "retries": (3, number(0, 10, integer=True)),

@@ -10,7 +10,8 @@ first.
   transform_messages(soul, messages) -> messages
                                      before each model call (e.g. hide old images);
                                      what is sent, never what is stored
-  on_usage(soul, waking, reply)      after each model call: reply.usage, reply.model
+  on_usage(soul, waking, reply)      after each model call: reply.usage, reply.model;
+                                     waking is None for a keep-warm call made asleep
   on_assistant(soul, waking, message) each assistant message, as it arrives
   before_tool(soul, call) -> str | None
                                      a string answers the call instead of running it

@@ -25,6 +25,7 @@ from host.soul import rhythm, snapshot
 from host.soul.clock import Clock
 from host.soul.drives import HUMAN_NUDGE_PREFIXES
 from host.soul.hooks import Hooks
+from host.soul.keepwarm import KeepWarm
 from host.soul.prompts import texts
 from host.soul.snapshot import BodySense, WakeReasons, fmt_minutes
 from host.soul.turn import run_turn
@@ -109,6 +110,8 @@ class Soul:
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
+        self.keep_warm = KeepWarm(self)  # refreshes the prompt cache during long sleeps (keepwarm.py)
+        self.hooks.on_usage.append(self.keep_warm.on_usage)
 
     # --- time -------------------------------------------------------------------------
 
@@ -268,4 +271,4 @@ class Soul:
         self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
         if self._pending:
             self._wake.set()
-        await self.clock.sleep_until_woken(seconds, self._wake)
+        await self.keep_warm.sleep(seconds, self._wake)  # the clock's sleep_until_woken, cache kept warm

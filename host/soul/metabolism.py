@@ -8,12 +8,14 @@ nothing of them. What each hook does:
   felt            the drives and hunger as sensations for the snapshot's last block
   before_turn     awaited once per waking, after the snapshot is stored: the fold
   transform_messages   old images -> placeholders; the fold's summary in front
-  on_usage        price every real model call (the brainstem costs nothing)
+  on_usage        price every real model call (the brainstem costs nothing); waking None:
+                  a keep-warm call made while asleep (host/soul/keepwarm.py), booked apart
   on_tool_result  a successful non-routine tool discharges boredom; a good speak is contact
   on_nudge        a nudge carrying the human's typed words is contact
   on_contact      the human really reached the soul (converse words: loop.deliver)
   adjust_sleep    a starving soul sleeps at least budget.hungrySleepMinutes
-  on_waking_end   remember whether this waking fell back to the brainstem (/health)
+  on_waking_end   remember whether this waking fell back to the brainstem (/health); from
+                  now on every image is an earlier waking's (what keep-warm sends = the next waking)
 
 The fold's summary is asked of the model with the history exactly as the
 turn sends it (same system, tools and messages, so the prefix is a cache
@@ -73,7 +75,8 @@ class Metabolism:
     def on_usage(self, soul, waking, reply) -> None:
         if reply.model == soul.brainstem.model_id:
             return
-        self.vitals.on_model_call(soul.clock.now(), reply.model or soul.model.model_id, reply.usage)
+        self.vitals.on_model_call(soul.clock.now(), reply.model or soul.model.model_id, reply.usage,
+                                  keep_warm=waking is None)
 
     def on_tool_result(self, soul, event) -> None:
         self.drives.on_tool_result(event.name, event.ok, soul.clock.now())
@@ -93,6 +96,9 @@ class Metabolism:
 
     def on_waking_end(self, soul, waking) -> None:
         self.last_fell_back = waking.fell_back
+        # Asleep, the last waking's images are already "earlier" ones: a keep-warm refresh must send
+        # them as the next waking will, as placeholders, or its prefix would not match.
+        self.waking_start = None
 
     def transform_messages(self, soul, messages: list) -> list:
         return folding.with_summary(folding.strip_old_images(messages, self._current_index(soul, messages)),

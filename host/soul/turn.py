@@ -58,8 +58,14 @@ def take_arrivals(soul, waking) -> None:
             arrival.on_enter()
 
 
+def context(soul) -> list:
+    """The messages a model call sends now: the session's history as the hooks present it.
+    Keep-warm (host/soul/keepwarm.py) sends the same, so its bytes match the next waking's."""
+    return soul.hooks.chain("transform_messages", soul, soul.session.history())
+
+
 async def think(soul, waking):
-    messages = soul.hooks.chain("transform_messages", soul, soul.session.history())
+    messages = context(soul)
     # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
     max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
     reply = None

@@ -71,6 +71,7 @@ class Vitals:
         self.first_wake: datetime | None = None
         self.wakes = 0
         self.today = Meter()
+        self.keep_warm = Meter()  # today's keep-warm calls (host/soul/keepwarm.py), also counted in `today`
         self.waking: dict | None = None  # {"started", "reason", "meter": Meter}
         self.wakings: list = []  # today's finished-or-current waking records (JSON)
         self.history: list = []  # [{"day", "wakes", ...Meter.to_json()}], oldest first
@@ -91,6 +92,7 @@ class Vitals:
             vitals.first_wake = datetime.fromisoformat(data["firstWake"]) if data.get("firstWake") else None
             vitals.wakes = int(data.get("wakes", 0))
             vitals.today = Meter.from_json(data.get("today"))
+            vitals.keep_warm = Meter.from_json(data.get("keepWarm"))
             vitals.wakings = list(data.get("wakings") or [])
             vitals.history = list(data.get("history") or [])
             current = data.get("waking")
@@ -113,6 +115,7 @@ class Vitals:
             "firstWake": self.first_wake.isoformat() if self.first_wake else None,
             "wakes": self.wakes,
             "today": self.today.to_json(),
+            "keepWarm": self.keep_warm.to_json(),
             "waking": self._waking_json(),
             "wakings": self.wakings,
             "history": self.history,
@@ -127,9 +130,11 @@ class Vitals:
         if day == self.day:
             return
         if self.day is not None:
-            self.history.append({"day": self.day, "wakes": self.wakes, **self.today.to_json()})
+            self.history.append({"day": self.day, "wakes": self.wakes, **self.today.to_json(),
+                                 "keepWarm": self.keep_warm.to_json()})
             self.history = self.history[-HISTORY_DAYS:]
         self.day, self.first_wake, self.wakes, self.today, self.wakings = day, None, 0, Meter(), []
+        self.keep_warm = Meter()
 
     # --- hooks the loop calls -------------------------------------------------------------
 
@@ -144,12 +149,15 @@ class Vitals:
         self.wakings = self.wakings[-MAX_WAKINGS_KEPT:]
         self.save()
 
-    def on_model_call(self, now: datetime, model_id: str, usage: Usage) -> float:
-        """After every model call (including a fold's summary): prices and records it; returns USD."""
+    def on_model_call(self, now: datetime, model_id: str, usage: Usage, keep_warm: bool = False) -> float:
+        """After every model call (including a fold's summary): prices and records it; returns USD.
+        A keep-warm call (made while asleep) counts for the day and apart, never for a waking."""
         self._roll(now)
         usd = cost_usd(model_id or "", usage, self.cache_ttl, self.prices)
         self.today.add(usage, usd)
-        if self.waking is not None:
+        if keep_warm:
+            self.keep_warm.add(usage, usd)
+        elif self.waking is not None:
             self.waking["meter"].add(usage, usd)
             if self.wakings and self.wakings[-1]["started"] == self.waking["started"]:
                 self.wakings[-1] = self._waking_json()

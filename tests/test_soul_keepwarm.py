@@ -1,0 +1,264 @@
+"""Keep-warm in a living soul: refreshes of the prompt cache during sleeps longer than it lives.
+
+The real loop, the real anthropic SDK against tests/fakes/anthropic_api.py (whose cache applies
+TTLs, refreshed on every hit, on the soul's clock), a real body on loopback. The clock is a step
+clock: virtual time jumps ahead whenever the soul waits, up to a `hold` the test sets, so the
+cache's TTLs are exact and nothing depends on this machine's speed.
+"""
+
+import asyncio
+import json
+import logging
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from host.soul import config
+from host.soul.clock import Clock
+from host.soul.fold import IMAGE_PLACEHOLDER
+from host.soul.keepwarm import PING
+from host.soul.run import build_soul
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
+from tests.fakes.openai_api import FakeOpenAI, completion
+from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from tests.test_soul_life import Running, make_cfg, texts_of, until
+from tests.test_soul_metabolism import anthropic_env
+from tests.test_soul_metabolism import cfg_for as metabolism_cfg
+from tests.test_soul_metabolism_cache import last_breakpoint, same_prefix, tokens_to_last_breakpoint
+
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+MIN = 60.0
+LONG_SLEEPS = {"maxSleepMinutes": 180}  # by day a sleep may last 3 h
+
+
+class HeldClock(Clock):
+    """Virtual time that jumps ahead whenever the soul waits, but never past `hold` (seconds):
+    a wait that would cross it blocks until a nudge wakes it or the test moves `hold`."""
+
+    def __init__(self, start: datetime, hold: float = float("inf")):
+        self.start, self.seconds, self.hold = start, 0.0, hold
+        self._moved = asyncio.Event()
+
+    def monotonic(self) -> float:
+        return self.seconds
+
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=self.seconds)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until_woken(seconds, asyncio.Event())
+
+    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
+        deadline = self.seconds + max(0.0, seconds)
+        while deadline > self.hold and not wake.is_set():
+            self._moved.clear()
+            waits = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(self._moved.wait())]
+            _done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in pending:
+                waiting.cancel()
+        if wake.is_set():
+            return True
+        self.seconds = max(self.seconds, deadline)
+        await asyncio.sleep(0)
+        return wake.is_set()
+
+    def release(self, hold: float) -> None:
+        self.hold = hold
+        self._moved.set()
+
+
+def cfg_for(tmp_path, body, **overrides):
+    """An anthropic soul whose day sleeps may last 3 h, keep-warm on (its default; test_soul_life's helper turns it off)."""
+    overrides["model"] = {"keepWarm": True, **overrides.get("model", {})}
+    overrides["loop"] = {**LONG_SLEEPS, **overrides.get("loop", {})}
+    return metabolism_cfg(tmp_path, body, **overrides)
+
+
+def test_keep_warm_is_on_by_default_and_must_be_a_boolean():
+    assert config.from_dict({})[0]["model"]["keepWarm"] is True
+    with pytest.raises(config.ConfigError, match="model.keepWarm"):
+        config.from_dict({"model": {"keepWarm": "yes"}})
+
+
+def is_keep_warm(request) -> bool:
+    last = request["messages"][-1]["content"]
+    return isinstance(last, list) and last[-1].get("text") == PING
+
+
+class Script:
+    """The fake model: the turn's replies in order (then sleep 120), keep-warm requests answered by `keep_warm`.
+    `at` holds the virtual time each request arrived."""
+
+    def __init__(self, clock, *turns, keep_warm=None):
+        self.clock, self.turns, self.at = clock, list(turns), []
+        self.keep_warm = keep_warm or (lambda request: text("ok", stop_reason="max_tokens"))
+
+    def __call__(self, request):
+        self.at.append(self.clock.monotonic())
+        if is_keep_warm(request):
+            return self.keep_warm(request)
+        return self.turns.pop(0) if self.turns else tool_use("sleep", {"minutes": 120})
+
+
+def prefix_bytes(body) -> str:
+    """The request's bytes up to and including its last cache breakpoint (the history's)."""
+    marked = max(i for i, m in enumerate(body["messages"]) if any(b.get("cache_control") for b in m["content"]))
+    return json.dumps([body["model"], body.get("thinking"), body["tools"], body["system"], body["messages"][: marked + 1]],
+                      sort_keys=True)
+
+
+def vitals(tmp_path) -> dict:
+    return json.loads((tmp_path / "soul" / "VITALS.json").read_text())
+
+
+def waking_one():
+    """Look (an image), write, sleep two hours."""
+    return (tool_use("look", {"question": "who is there?"}), tool_use("diary", {"entry": "Evening light."}),
+            tool_use("sleep", {"minutes": 120}))
+
+
+async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=150 * MIN)  # waking 2 at 120 min, then its own sleep holds
+    script = Script(clock, *waking_one())
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) >= 6 and soul.wakings == 2 and soul.state == "asleep",
+                        what="waking 1, two refreshes, waking 2")
+        bodies, usages = fake.bodies, fake.usages
+    assert [is_keep_warm(b) for b in bodies] == [False, False, False, True, True, False]
+    # Every 55 minutes after the last call that touched the cache, and the alarm still rings at 120.
+    assert script.at == [0, 0, 0, 55 * MIN, 110 * MIN, 120 * MIN]
+    refreshes, waking = bodies[3:5], bodies[5]
+    assert "Your own alarm woke you after 120 minutes" in texts_of(waking["messages"][-1])
+    for refresh in refreshes:
+        assert refresh["max_tokens"] == 1
+        # Byte for byte what the next waking sends, up to and including the last breakpoint...
+        assert prefix_bytes(refresh) == prefix_bytes(waking)
+        assert last_breakpoint(refresh) == last_breakpoint(waking) and same_prefix(refresh, waking)
+        # ...where the image waking 1 saw is already the placeholder the next waking sends.
+        assert IMAGE_PLACEHOLDER in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
+        assert refresh["messages"][-1]["content"][-1] == {"type": "text", "text": PING}
+    # The first refresh reads waking 1's cache; the second and the waking only read.
+    assert usages[3]["cache_read_input_tokens"] > 0
+    assert usages[4]["cache_creation_input_tokens"] == 0
+    assert usages[5]["cache_creation_input_tokens"] == 0
+    assert usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(waking)
+    # The cost meter books them as keep-warm calls of the day, not as a waking's.
+    meter = vitals(tmp_path)
+    assert meter["keepWarm"]["calls"] == 2 and meter["keepWarm"]["usd"] > 0
+    assert meter["today"]["calls"] == 6
+    assert [w["calls"] for w in meter["wakings"]] == [3, 1]
+    # Nothing of it reaches the soul's memory.
+    assert PING not in (tmp_path / "soul" / "session.jsonl").read_text()
+    assert soul.keep_warm.sent == 2
+
+
+async def test_without_keep_warm_the_waking_after_two_hours_writes_the_cache_again(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    script = Script(clock, *waking_one())
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        cfg = cfg_for(tmp_path, body, model={"keepWarm": False})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+        bodies, usages = fake.bodies, fake.usages
+    assert not any(map(is_keep_warm, bodies)) and len(bodies) == 4
+    assert script.at == [0, 0, 0, 120 * MIN]
+    # What keep-warm saves: the whole prefix is written again.
+    assert usages[3]["cache_read_input_tokens"] == 0
+    assert usages[3]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(bodies[3])
+    assert vitals(tmp_path)["keepWarm"]["calls"] == 0
+
+
+@pytest.mark.parametrize("model, minutes", [({}, 50), ({"cacheTtl": "5m"}, 120)], ids=["short sleep", "5m TTL"])
+async def test_no_refresh_when_the_cache_outlives_the_sleep_or_the_ttl_is_5m(tmp_path, model, minutes):
+    clock = HeldClock(AFTERNOON, hold=minutes * MIN + 30 * MIN)
+    script = Script(clock, tool_use("sleep", {"minutes": minutes}), tool_use("sleep", {"minutes": minutes}))
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body, model=model), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+    assert script.at == [0, minutes * MIN]
+    assert not any(map(is_keep_warm, fake.bodies))
+
+
+async def test_a_nudge_wakes_the_soul_at_once_and_no_refresh_follows(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=30 * MIN)  # asleep at 0, the first refresh would be at 55
+    script = Script(clock, tool_use("sleep", {"minutes": 120}))
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings == 1 and soul.state == "asleep", what="the first sleep")
+            soul.nudge("a face appeared")
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="the nudged waking")
+            clock.release(100 * MIN)  # past where the first sleep's refresh was due
+            await until(lambda: clock.seconds == 55 * MIN and len(fake.bodies) == 3, what="the second sleep's refresh")
+    assert [is_keep_warm(b) for b in fake.bodies] == [False, False, True]
+    assert "Woken by: a face appeared" in texts_of(fake.bodies[1]["messages"][-1])
+    assert script.at == [0, 0, 55 * MIN]  # refreshes count from the nudged waking's call, not the old sleep
+
+
+async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=56 * MIN)
+    gate = asyncio.Event()
+
+    async def slow(request):
+        await gate.wait()
+        return text("ok", stop_reason="max_tokens")
+
+    script = Script(clock, tool_use("sleep", {"minutes": 120}), keep_warm=slow)
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: len(fake.bodies) == 2, what="the refresh on its way")
+            assert is_keep_warm(fake.bodies[1]) and soul.state == "asleep"
+            soul.nudge("a face appeared")
+            await until(lambda: soul.wakings == 2, what="the nudged waking")
+            await until(lambda: len(fake.bodies) == 3, what="the nudged waking's request")
+            assert not gate.is_set()  # the refresh never answered: the soul did not wait for it
+            gate.set()
+        assert "Woken by: a face appeared" in texts_of(fake.bodies[2]["messages"][-1])
+        assert soul.keep_warm.sent == 0 and vitals(tmp_path)["keepWarm"]["calls"] == 0
+
+
+async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
+    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    script = Script(clock, *waking_one(), keep_warm=lambda request: error(529, "Overloaded"))
+    caplog.set_level(logging.WARNING, logger="soul.keepwarm")
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+        bodies, usages = fake.bodies, fake.usages
+    # One attempt at 55 min; after it failed the soul slept on, and its alarm rang at 120 as set.
+    assert [is_keep_warm(b) for b in bodies] == [False, False, False, True, False]
+    assert script.at == [0, 0, 0, 55 * MIN, 120 * MIN]
+    assert usages[3] is None
+    assert "Your own alarm woke you after 120 minutes" in texts_of(bodies[4]["messages"][-1])
+    assert any("keep-warm" in r.getMessage() and "529" in r.getMessage() for r in caplog.records)
+    assert soul.last_error is None  # a refresh is no waking: the provider is not reported failing
+    assert usages[4]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(bodies[4])  # paid the rewrite
+    assert vitals(tmp_path)["keepWarm"]["calls"] == 0
+
+
+async def test_the_brainstem_sends_no_refresh(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    async with RecordingBody() as body, FakeAnthropic(default=text("never asked")) as fake:
+        cfg = make_cfg(tmp_path, body, model={"provider": "brainstem", "keepWarm": True},
+                       loop={**LONG_SLEEPS, "defaultSleepMinutes": 120})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two brainstem wakings")
+        assert clock.seconds == 120 * MIN and fake.bodies == []
+        assert soul.keep_warm.interval_s() is None
+
+
+async def test_an_openai_mind_gets_no_refresh(tmp_path):
+    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    async with RecordingBody() as body, FakeOpenAI(default=completion(calls=[("sleep", {"minutes": 120})])) as fake:
+        cfg = make_cfg(tmp_path, body, model={"provider": "openai", "keepWarm": True, "id": "llama3.1"}, loop=LONG_SLEEPS)
+        soul = build_soul(cfg, clock=clock, env={"OPENAI_BASE_URL": fake.base_url + "/v1"})
+        async with Running(soul):
+            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+        assert clock.seconds == 120 * MIN and len(fake.bodies) == 2
