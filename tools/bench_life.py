@@ -21,11 +21,13 @@ The fake model plays a plausible soul from a seeded script: most wakings it
 thinks aloud a little, writes a diary line, sometimes looks (an image),
 speaks, notes its mood or keeps something in mind, then sleeps 9-31 minutes
 by day (90-120 at night). A fold's summary request is answered with ~300
-words. Prices are host/llm/prices.py's for the configured model (default
-claude-sonnet-5-5).
+words; a keep-warm refresh during a long sleep (host/soul/keepwarm.py) with
+one word, taking no virtual time and no draw from the script, so the day is
+the same call for call with keep-warm on or off. Prices are
+host/llm/prices.py's for the configured model (default claude-sonnet-5-5).
 
-Three variants side by side: the default config (1 h cache), caching off, and
-a 5 m TTL. Last lines:
+Four variants side by side: the default config (1 h cache, keep-warm on), the
+same without keep-warm, caching off, and a 5 m TTL. Last lines:
     peak_context_tokens=<n> folds=<n>
     usd_per_day=<n> cache_read_write_ratio=<n>        (the default config)
 """
@@ -48,6 +50,7 @@ from host.llm.prices import price_for  # noqa: E402
 from host.soul import config  # noqa: E402
 from host.soul.clock import Clock  # noqa: E402
 from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
+from host.soul.keepwarm import PING  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
 from tests.fakes.soul_body import RecordingBody  # noqa: E402
@@ -159,9 +162,11 @@ class Player:
         return plan
 
     def answer(self, request):
-        self.clock.advance(CALL_SECONDS)
         last = request["messages"][-1]["content"]
         said = " ".join(b.get("text", "") for b in last if isinstance(b, dict))
+        if PING in said:  # keep-warm while the soul sleeps: not part of its day's script
+            return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
+        self.clock.advance(CALL_SECONDS)
         if SUMMARY_INSTRUCTION["en"][:60] in said:
             self.summaries += 1
             return message({"type": "text", "text": SUMMARY})
@@ -195,6 +200,7 @@ async def live(variant: str, args) -> dict:
             raw = {
                 "soulDir": str(soul_dir), "timezone": "UTC",
                 "model": {"provider": "anthropic", "id": model_id, "cacheTtl": "5m" if variant == "5m TTL" else "1h",
+                          "keepWarm": variant in ("default", "5m TTL"),  # (a 5 m TTL is never kept warm)
                           "maxContextTokens": args.max_context, "keepRecentTokens": args.keep_recent},
                 "body": {"name": "the desk robot", "endpoints": body.endpoints()},
                 "persona": {"name": "Pip", "human": "Ana"},
@@ -231,7 +237,8 @@ async def live(variant: str, args) -> dict:
 def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, folds: int) -> dict:
     """Per-day figures from VITALS.json (its history + today), for the simulated days only."""
     first, stop = START.date().isoformat(), end.date().isoformat()
-    all_days = vitals["history"] + [{"day": vitals["day"], "wakes": vitals["wakes"], **vitals["today"]}]
+    all_days = vitals["history"] + [{"day": vitals["day"], "wakes": vitals["wakes"], **vitals["today"],
+                                     "keepWarm": vitals["keepWarm"]}]
     lived = [d for d in all_days if first <= d["day"] < stop]
     answered = [u for u in usages if u]
     keys = {"input": "input_tokens", "output": "output_tokens", "cacheRead": "cache_read_tokens", "cacheWrite": "cache_write_tokens"}
@@ -239,6 +246,8 @@ def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, fo
     row.update(
         variant=variant, wakings=sum(d["wakes"] for d in lived) / days, calls=sum(d["calls"] for d in lived) / days,
         usd=sum(d["usd"] for d in lived) / days, folds=folds / days,
+        keepWarm=sum(d.get("keepWarm", {}).get("calls", 0) for d in lived) / days,
+        keepWarmUsd=sum(d.get("keepWarm", {}).get("usd", 0) for d in lived) / days,
         peak=max((u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] for u in answered), default=0),
         perWaking=vitals["wakings"] if vitals["day"] < stop else [],
     )
@@ -248,7 +257,7 @@ def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, fo
 # --- where the tokens go ------------------------------------------------------------------
 
 CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
-              "tool results", "fold summary", "fold request")
+              "tool results", "fold summary", "fold request", "keep-warm line")
 HISTORY = CATEGORIES[2:7]  # what a waking adds to the history
 
 
@@ -264,6 +273,8 @@ def block_category(role: str, block: dict) -> str:
         return "fold summary"
     if words.startswith(SUMMARY_INSTRUCTION["en"][:60]):
         return "fold request"
+    if words == PING:
+        return "keep-warm line"
     if "your local time" in words or " is speaking to you now" in words:
         return "volatile (snapshot)"
     return "inner life (snapshot)"
@@ -355,6 +366,7 @@ def print_table(rows) -> None:
     print(head)
     lines = [
         ("wakings", lambda r: f"{r['wakings']:.0f}"), ("model calls", lambda r: f"{r['calls']:.0f}"),
+        ("  of them keep-warm", lambda r: f"{r['keepWarm']:.0f}"), ("  keep-warm $", lambda r: f"{r['keepWarmUsd']:.3f}"),
         ("input tokens", lambda r: f"{r['input']:,.0f}"), ("output tokens", lambda r: f"{r['output']:,.0f}"),
         ("cache read tokens", lambda r: f"{r['cacheRead']:,.0f}"), ("cache write tokens", lambda r: f"{r['cacheWrite']:,.0f}"),
         ("cache read:write", lambda r: f"{ratio(r):.1f}"), ("peak context tokens", lambda r: f"{r['peak']:,}"),
@@ -367,7 +379,7 @@ def print_table(rows) -> None:
 
 async def main(args) -> None:
     rows = []
-    for variant in ("default", "caching off", "5m TTL"):
+    for variant in ("default", "no keep-warm", "caching off", "5m TTL"):
         rows.append(await live(variant, args))
     if args.per_waking:
         print_wakings(rows[0])

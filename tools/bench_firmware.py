@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Print the firmware's memory figures, measured under real MicroPython.
+
+  core_heap_bytes   heap in use after importing all of firmware/core (gc.mem_alloc; goal < 64 KB)
+  smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
+  look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
+"""
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "firmware"))
+
+import aiohttp  # noqa: E402
+from aiohttp.test_utils import unused_port  # noqa: E402
+
+from core import b64json  # noqa: E402
+from host.sim.runner import Simulator, find_tool  # noqa: E402
+
+
+def core_heap():
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(ROOT / "firmware")]))
+    out = subprocess.run([find_tool("micropython"), str(ROOT / "tests/firmware/heap.py")], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"core_heap_bytes (\d+)", out).group(1))
+
+
+async def thirty_looks(heap_kb):
+    port = unused_port()
+    simulator = Simulator(port, heap=f"{heap_kb}K", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            for _ in range(100):
+                try:
+                    async with session.post(url + "/status", json={}) as response:
+                        await response.read()
+                        break
+                except aiohttp.ClientError:
+                    if simulator.process.poll() is not None:
+                        return False
+                    await asyncio.sleep(0.1)
+            else:
+                return False
+            for _ in range(30):
+                async with session.post(url + "/look", json={"question": "?"}) as response:
+                    answer = await response.json()
+                    if response.status != 200 or "image" not in answer:
+                        return False
+        return simulator.process.poll() is None
+    except (aiohttp.ClientError, ValueError):
+        return False
+    finally:
+        simulator.stop()
+
+
+async def smallest_heap():
+    low, high = 16, 256  # KB; 256 passes (tests/test_sim.py)
+    while high - low > 4:
+        middle = (low + high) // 2
+        if await thirty_looks(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def main():
+    print(f"core_heap_bytes   {core_heap()}")
+    print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
+    print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, fake 15.5 KB JPEG per frame)")
+
+
+if __name__ == "__main__":
+    main()
