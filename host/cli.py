@@ -8,6 +8,7 @@ A user mistake raises `UsageError` and becomes one line on stderr, exit 2.
 
 import argparse
 import importlib
+import logging
 import sys
 
 # Feature packages whose `commands.register` adds subcommands, in help order.
@@ -25,6 +26,17 @@ COMMAND_MODULES = [
 
 class UsageError(Exception):
     """A mistake the user can fix; its message is the one line they see."""
+
+
+def setup_logging(level=logging.INFO):
+    """One log format for every long-running command: time, logger, message, on stderr.
+
+    The SDKs' per-request lines ("HTTP Request: POST ...") are kept to warnings,
+    so a soul's log says what it lived, not every call it made.
+    """
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
+    for chatty in ("httpx", "httpcore", "anthropic", "openai"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 def subcommand_group(subparsers, name: str, help: str):
@@ -59,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except KeyboardInterrupt:  # Ctrl+C while the command is still starting up
+        return 130
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

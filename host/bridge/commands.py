@@ -28,14 +28,14 @@ def bridge_serial(args) -> int:
     from host.body.server import run_until_stopped, serve_forever
     from host.bridge.app import make_bridge_app
     from host.bridge.serial_link import SerialLink
-    from host.cli import UsageError
+    from host.cli import UsageError, setup_logging
 
     host, port = parse_listen(args.listen)
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
         raise UsageError(f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}")
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO)
 
     link = SerialLink(locator(args.device), baud=args.baud)
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None

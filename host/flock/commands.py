@@ -1,9 +1,8 @@
 """`soulstack flock`: the flock server and its web page."""
 
-import logging
 import os
 
-from host.cli import UsageError
+from host.cli import UsageError, setup_logging
 from host.flock.flow import FlockConfig
 
 
@@ -62,7 +61,7 @@ def run(args) -> int:
         os.makedirs(args.data, exist_ok=True)
     except OSError as error:
         raise UsageError(f"--data {args.data}: {error.strerror}")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    setup_logging()
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
     try:

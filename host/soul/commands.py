@@ -1,7 +1,6 @@
 """`soulstack soul [--config PATH] [--init] [--host HOST]`: run the soul, or write a starter config."""
 
 import logging
-import sys
 
 from host.soul import config
 
@@ -18,15 +17,6 @@ def register(subparsers):
     parser.set_defaults(func=handle)
 
 
-def setup_logging():
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
-        stream=sys.stderr,
-    )
-
-
 def handle(args) -> int:
     from host.cli import UsageError
 
@@ -41,6 +31,8 @@ def handle(args) -> int:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+    from host.cli import setup_logging
+
     setup_logging()
     for warning in warnings:
         logging.getLogger("soul.config").warning("%s: %s", path, warning)
