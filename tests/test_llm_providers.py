@@ -127,3 +127,10 @@ def test_cost_usd():
     assert cost_usd("claude-haiku-5-5", long) == pytest.approx((150_000 * 0.50 + 1_000 * 2.50) / 1e6)
     custom = {"claude-sonnet-5-5": price_for("claude-opus-5-5")}
     assert cost_usd("claude-sonnet-5-5", Usage(1_000_000), prices=custom) == pytest.approx(4.0)
+
+
+def test_openai_without_a_server_or_model_id_says_what_to_set():
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
+        make_model("openai", env={})
+    assert make_model("openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}).model_id == "llama3.1"
+    assert make_model("openai", "gpt-5-mini", env={"OPENAI_API_KEY": "k"}).model_id == "gpt-5-mini"

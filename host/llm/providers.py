@@ -52,6 +52,13 @@ def make_model(provider: str, model_id: str | None = None, **options):
     if provider == "openai":
         from host.llm.openai import DEFAULT_MODEL, OpenAIModel
 
+        env = options.get("env") or os.environ
+        if not model_id and not (options.get("base_url") or env.get("OPENAI_BASE_URL")):
+            # The default id names a local model; sent to OpenAI itself it can only fail.
+            raise ValueError(
+                f"set OPENAI_BASE_URL to your OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama), "
+                f"or model.id to an OpenAI model; the default {DEFAULT_MODEL!r} is for local servers"
+            )
         return OpenAIModel(model_id or DEFAULT_MODEL, **options)
     if provider == "brainstem":
         raise ValueError("the brainstem is not a language model: build it with host.llm.brainstem")
