@@ -11,7 +11,7 @@ def terminal(args) -> int:
     from host.body.commands import check_url
     from host.body.server import run_until_stopped
 
-    nudge_url = check_url(args.nudge_url) if args.nudge_url else None
+    nudge_url = check_url(args.nudge_url, "--nudge-url", "http://127.0.0.1:9202/nudge") if args.nudge_url else None
     return run_until_stopped(
         run_terminal_body(
             args.host, args.port, token=args.token or None,

@@ -16,16 +16,17 @@ def parse_endpoints(text: str) -> tuple:
     return names
 
 
-def check_url(url: str) -> str:
+def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310") -> str:
+    """`url` without a trailing slash, or a UsageError naming `what` (e.g. --nudge-url) and an example."""
     from host.cli import UsageError
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"URL must look like http://127.0.0.1:9310, not {url!r}")
+        raise UsageError(f"{what} must look like {example}, not {url!r}")
     try:
         parts.port
     except ValueError:
-        raise UsageError(f"URL has a bad port: {url!r}") from None
+        raise UsageError(f"{what} has a bad port: {url!r}") from None
     return url.rstrip("/")
 
 

@@ -15,6 +15,8 @@ def flash(args) -> int:
         plan.check_image(args.firmware)
     if args.wait <= 0:
         raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
+    if args.no_wifi and (args.ssid or args.password):
+        raise UsageError("--no-wifi sets up a cable-only robot; leave out --ssid and --password, or drop --no-wifi")
     interactive = sys.stdin.isatty() and not args.dry_run
     config = provision.gather(args, interactive)
     warnings = provision.check(config)

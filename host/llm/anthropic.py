@@ -74,7 +74,7 @@ class AnthropicModel:
             raise ValueError(f'cache_ttl must be "5m" or "1h", not {cache_ttl!r}')
         api_key = api_key or env.get("ANTHROPIC_API_KEY")
         if not api_key:
-            raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY or pass api_key")
+            raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.model_id = model_id
         self.cache_ttl = cache_ttl
         self.thinking = thinking_params(thinking, model_id)

@@ -95,6 +95,6 @@ async def start(app: web.Application, host: str, port_list: list) -> tuple:
             await site.start()
         except OSError as error:
             await runner.cleanup()
-            raise UsageError(f"cannot listen on {host}:{port} ({error.strerror or error}); change nudge.port in the config or --host") from None
+            raise UsageError(f"cannot listen on {host}:{port} ({error.strerror or error}); change that port in the config (nudge.port, converse.port or health.port) or --host") from None
         bound.append(site._server.sockets[0].getsockname()[1])
     return runner, bound
