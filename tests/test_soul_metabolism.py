@@ -1,8 +1,14 @@
 """The metabolism in a living soul, end to end: real HTTP, the real anthropic SDK against
-tests/fakes/anthropic_api.py, a real body on loopback, the soul's ScaledClock.
+tests/fakes/anthropic_api.py, a real body on loopback, virtual time on a StepClock.
 
 What the model receives is read from the fake's recorded requests: the drives and hunger
 must reach it as felt words in the snapshot's last block, never as numbers.
+
+Virtual time moves only by what the soul sleeps (host/soul/clock.py StepClock), never with
+wall time: on a ScaledClock a loaded machine shifted these wakings by hours (a drive felt
+too early, night turned to day, an hour's cache expired between two steps). Each test
+holds the soul asleep at the sleep it wants to look at (`clock.hold(after=n)`, then
+`clock.held == n + 1`), so the soul cannot run on past what the test checks.
 """
 
 import json
@@ -12,7 +18,7 @@ import aiohttp
 import pytest
 
 from host.soul import config
-from host.soul.clock import ScaledClock
+from host.soul.clock import StepClock
 from host.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
 from host.soul.run import build_soul
 from host.soul.vitals import HUNGER_TEXTS
@@ -51,9 +57,11 @@ def sleep_60(request):
 async def test_boredom_thresholds_are_felt_in_words_and_escalate(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
         cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [2, 3, 4]})
-        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=36000), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold(after=4)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 5, what="five wakings")
+            await until(lambda: clock.held == 5, what="five wakings")
         felt = [snapshot_of(b) for b in fake.bodies[:5]]
     en = BOREDOM_TEXTS["en"]
     assert not any(text in felt[0] for text in en)  # boredom 1: below the first threshold
@@ -71,9 +79,11 @@ async def test_no_boredom_at_night(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
         cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [1, 2, 3]},
                       loop={"nightStartHour": 0, "nightEndHour": 7})
-        soul = build_soul(cfg, clock=ScaledClock(NIGHT, scale=36000), env=anthropic_env(fake))
+        clock = StepClock(NIGHT)
+        clock.hold(after=2)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 3, what="three night wakings")
+            await until(lambda: clock.held == 3, what="three night wakings")
         assert drives_file(tmp_path)["boredom"] == 0
     for request in fake.bodies[:3]:
         text = snapshot_of(request)
@@ -92,9 +102,11 @@ async def test_boredom_is_discharged_only_by_a_non_routine_tool_that_succeeded(t
             sleep_60(None),
         )
         cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [2, 50, 100]})
-        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=36000), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold(after=2)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 6, what="the third waking")
+            await until(lambda: clock.held == 3, what="the third waking")
     first, second, third = fake.bodies[0], fake.bodies[3], fake.bodies[5]
     assert fake.bodies[1]["messages"][-1]["content"][0]["is_error"] is True  # the failed look
     assert BOREDOM_TEXTS["en"][0] not in snapshot_of(first)
@@ -109,17 +121,22 @@ async def test_missing_is_settled_only_by_real_contact(tmp_path):
     async with RecordingBody(fail={"speak": 500}) as body, FakeAnthropic(default=sleep_60) as fake:
         fake.reply(
             tool_use("speak", {"text": "Hello?"}), sleep_60(None),  # waking 1: the speak fails
-            sleep_60(None),  # waking 2 (~1 h of silence)
+            sleep_60(None),  # waking 2 (1 h of silence)
             lambda request: body.fail.pop("speak", None) and tool_use("speak", {"text": "Ana, there you are!"}),
-            sleep_60(None),  # waking 3 (~2 h: missing felt); the speak goes out
-            sleep_60(None),  # waking 4 (~1 h since it spoke)
+            sleep_60(None),  # waking 3 (2 h: missing felt); the speak goes out
+            sleep_60(None),  # waking 4 (1 h since it spoke)
         )
         cfg = cfg_for(tmp_path, body, drives={"missingHours": [1.5, 30]})
-        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=6000), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold(after=1)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 3, timeout=20, what="the second waking")
+            await until(lambda: clock.held == 2, what="the second waking")
+            assert len(fake.bodies) == 3
             assert drives_file(tmp_path)["lastContact"] is None  # a failed speak is no contact
-            await until(lambda: len(fake.bodies) >= 6, timeout=20, what="the fourth waking")
+            clock.release()
+            clock.hold(after=1)
+            await until(lambda: clock.held == 4, what="the fourth waking")
     felt = [snapshot_of(fake.bodies[i]) for i in (0, 2, 3, 5)]
     ache = MISSING_TEXTS["en"][0]
     assert ache not in felt[0] and ache not in felt[1]
@@ -131,9 +148,11 @@ async def test_missing_is_settled_only_by_real_contact(tmp_path):
 
 async def test_typed_words_and_delivered_words_are_contact_a_face_is_not(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
-        soul = build_soul(cfg_for(tmp_path, body), clock=ScaledClock(AFTERNOON, scale=60), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold()  # every sleep lasts until a nudge
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul) as running:
-            await until(lambda: soul.state == "asleep", what="sleep")
+            await until(lambda: clock.held == 1, what="sleep")
             assert (await running.post("/nudge", {"reason": "a face appeared"}))[0] == 202
             assert drives_file(tmp_path)["lastContact"] is None
             assert (await running.post("/nudge", {"reason": "your human typed: hi Pip"}))[0] == 202
@@ -145,14 +164,17 @@ async def test_typed_words_and_delivered_words_are_contact_a_face_is_not(tmp_pat
 async def test_hunger_stretches_sleep_and_a_nudge_still_wakes_it(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=lambda r: tool_use("sleep", {"minutes": 30})) as fake:
         cfg = cfg_for(tmp_path, body, budget={"maxWakesPerDay": 2, "hungrySleepMinutes": 240})
-        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=600), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold(after=1)
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul) as running:
-            # waking 1 sleeps 30 min (3 real seconds); waking 2 spends the budget.
-            await until(lambda: len(fake.bodies) >= 2 and soul.state == "asleep", timeout=15, what="the starving sleep")
+            # waking 1 sleeps 30 min; waking 2 spends the budget.
+            await until(lambda: clock.held == 2, what="the starving sleep")
+            assert len(fake.bodies) == 2
             assert soul.waking.sleep.minutes == 240 and soul.waking.sleep.asked == 30
-            # 240 virtual minutes are 24 real seconds: only the nudge can wake it within the test.
+            # The clock holds this sleep: only the nudge can end it.
             assert (await running.post("/nudge", {"reason": "a face appeared"}))[0] == 202
-            await until(lambda: len(fake.bodies) >= 3, timeout=5, what="the nudged waking")
+            await until(lambda: len(fake.bodies) >= 3, what="the nudged waking")
     assert not any(words in snapshot_of(fake.bodies[0]) for words in HUNGER_TEXTS["en"])  # 1 of 2 wakes: fed
     assert HUNGER_TEXTS["en"][1] in snapshot_of(fake.bodies[1])  # 2 of 2: starving
     assert "You will sleep 30 minutes." in texts_of(fake.bodies[1]["messages"][-1])
@@ -178,13 +200,18 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
             tool_use("diary", {"entry": "Woke up again, nothing new."}), sleep_60(None),  # waking 2
         )
         cfg = cfg_for(tmp_path, body, nudge={"token": "s3cret"}, budget={"maxWakesPerDay": 2})
-        soul = build_soul(cfg, clock=ScaledClock(AFTERNOON, scale=600), env=anthropic_env(fake))
+        clock = StepClock(AFTERNOON)
+        clock.hold()
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul) as running:
-            await until(lambda: soul.wakings >= 1 and soul.state == "asleep", what="the first waking")
+            await until(lambda: clock.held == 1, what="the first waking")
             assert await get(running.url) == (401, {"message": "missing bearer token; send Authorization: Bearer <token>"})
             assert (await get(running.url, "wrong"))[0] == 401
             status, first = await get(running.url, "s3cret")
-            await until(lambda: len(fake.bodies) >= 3 and soul.state == "asleep", what="the second waking's sleep")
+            clock.release()
+            clock.hold()
+            await until(lambda: clock.held == 2, what="the second waking's sleep")
+            assert len(fake.bodies) == 3
             status2, second = await get(running.url, "s3cret")
     assert status == status2 == 200
     assert set(first) >= {"date", "time", "wakesToday", "budget", "boredom", "boredomLevel", "silenceHours", "lastContact",
@@ -207,12 +234,13 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
 
 async def test_health_alarms_on_a_cache_that_expires_between_wakings(tmp_path):
     """A 5 m TTL with hourly wakings writes the cache every time: cache_ratio_low after the first hour."""
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=3)
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60, clock=clock.monotonic) as fake:
         cfg = cfg_for(tmp_path, body, model={"cacheTtl": "5m"})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul) as running:
-            await until(lambda: len(fake.bodies) >= 4, what="four wakings")
+            await until(lambda: clock.held == 4, what="four wakings")
             _, health = await get(running.url)
     assert all(b["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "5m"} for b in fake.bodies)
     assert health["today"]["tokens"]["cacheRead"] < health["today"]["tokens"]["cacheWrite"]

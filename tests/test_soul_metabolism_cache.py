@@ -1,10 +1,15 @@
 """The prompt cache and the context ceiling in a living soul, checked on the exact requests the
-real anthropic SDK sent to tests/fakes/anthropic_api.py (whose cache runs on the soul's virtual clock)."""
+real anthropic SDK sent to tests/fakes/anthropic_api.py (whose cache runs on the soul's virtual clock).
+
+The clock is a StepClock: virtual time moves only by what the soul sleeps, so a busy machine
+cannot age an hour's cache between two steps of one waking (on a ScaledClock at 36000x a
+tenth of a second of load was an hour). Each test holds the soul asleep after the wakings
+it checks (`clock.hold(after=n)`, then `clock.held == n + 1`)."""
 
 import json
 from datetime import datetime, timezone
 
-from host.soul.clock import ScaledClock
+from host.soul.clock import StepClock
 from host.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from host.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
@@ -36,7 +41,8 @@ def has_history_breakpoint(body) -> bool:
 
 
 async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=3)
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=tool_use("sleep", {"minutes": 30})) as fake:
         fake.reply(
             tool_use("look", {"question": "who is there?"}), tool_use("sleep", {"minutes": 30}),  # waking 1: 0, 1
@@ -46,7 +52,8 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
         )
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 6, what="four wakings")
+            await until(lambda: clock.held == 4, what="four wakings")
+        assert len(fake.bodies) == 6
     bodies, usages = fake.bodies, fake.usages
     # Every call asks for the cache, with the configured TTL (1 h by default), on system, tools and history.
     for request in bodies[:6]:
@@ -90,15 +97,17 @@ def fold_records(tmp_path) -> list:
 
 
 async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_cache_read(tmp_path):
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=2)  # three wakings; every later sleep is held (the restarted soul's too)
     summaries = []
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=living(summaries)) as fake:
         # A ceiling this low (system and tools alone pass it) folds every waking down to the newest one.
         cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 8 and soul.state == "asleep", what="three wakings, two folds")
+            await until(lambda: clock.held == 3, what="three wakings, two folds")
         soul.session.close()
+        assert len(fake.bodies) == 8
         bodies = list(fake.bodies[:8])
         records = fold_records(tmp_path)
         assert [r["summary"] for r in records] == ["SUMMARY 1: I wrote in my diary and slept.",
@@ -121,7 +130,7 @@ async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_c
         again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         assert again.session.fold_summary == records[1]["summary"]
         async with Running(again):
-            await until(lambda: len(fake.bodies) >= 10, what="the first waking after the restart")
+            await until(lambda: clock.held == 4, what="the first waking after the restart")
         again.session.close()
         resumed = fake.bodies[8]  # the restarted soul's first request: its fold's summary request
         assert resumed["messages"][0]["content"][0]["text"] == f"{SUMMARY_HEADER['en']}\n{records[1]['summary']}"
@@ -129,7 +138,8 @@ async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_c
 
 
 async def test_a_failed_summary_folds_a_plain_digest(tmp_path):
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=1)
     summaries = []
     answer = living(summaries)
 
@@ -141,7 +151,7 @@ async def test_a_failed_summary_folds_a_plain_digest(tmp_path):
         cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fold_records(tmp_path)) >= 1 and len(fake.bodies) >= 4, what="a fold")
+            await until(lambda: clock.held == 2, what="a fold")
         soul.session.close()
     digest = fold_records(tmp_path)[0]["summary"]
     assert digest.startswith("1 wakings folded; tools used: diary x1, sleep x1")

@@ -3,6 +3,10 @@
 `Clock` is the wall clock. `ScaledClock` runs virtual time `scale` times faster
 than real time from a chosen start, so a test lives a day of wakings in a
 second or two, and a nudge can still arrive while the soul really is asleep.
+`StepClock` moves virtual time only when something waits on it, by exactly
+what it waits: what a test or a bench sees does not depend on how busy the
+machine is (on a ScaledClock at 6000x, a tenth of a second of CPU load is
+ten virtual minutes).
 """
 
 import asyncio
@@ -56,3 +60,80 @@ class ScaledClock(Clock):
 
     def _real_seconds(self, seconds: float) -> float:
         return max(0.0, seconds) / self.scale
+
+
+class StepClock(Clock):
+    """Virtual time that moves only when something waits on it, by exactly what it waits.
+
+    Every wait passes at once (after one turn of the event loop), except:
+    - with `end`: the first wait that would reach `end` sets `over` and never
+      returns; the caller cancels the soul (tools/bench-life: the day is done);
+    - while held (`hold`): a soul's sleep (`sleep_until_woken`) waits in real
+      time, virtual time standing still, until `release()` lets it pass or
+      its wake event (a nudge) ends it early. A test holds the soul asleep at
+      the moment it wants to look, instead of racing it.
+    Plain `sleep` (retry backoffs, timers) is never held.
+    """
+
+    def __init__(self, start: datetime, end: datetime | None = None):
+        if start.tzinfo is None:
+            raise ValueError("StepClock needs an aware start time")
+        self.start, self.end, self.seconds = start, end, 0.0
+        self.over = asyncio.Event()
+        self.sleeps = 0  # sleep_until_woken calls begun so far; the first is number 1
+        self.held = 0  # the number of the sleep being held now, 0 when none
+        self._hold_from: int | None = None  # sleeps numbered this or later are held
+        self._released = asyncio.Event()
+
+    def monotonic(self) -> float:
+        return self.seconds
+
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=self.seconds)
+
+    def advance(self, seconds: float) -> None:
+        """Let virtual time pass without waiting (e.g. what a model call takes)."""
+        self.seconds += max(0.0, seconds)
+
+    def hold(self, after: int = 0) -> None:
+        """Let the next `after` sleeps pass, then hold every sleep until `release()` or its wake."""
+        self._hold_from = self.sleeps + after + 1
+
+    def release(self) -> None:
+        """A held sleep passes its full length; no sleep is held until `hold` again."""
+        self._hold_from = None
+        self._released.set()
+        self._released = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        await self._pass(seconds)
+
+    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
+        if wake.is_set():
+            return True
+        self.sleeps += 1
+        if self._hold_from is not None and self.sleeps >= self._hold_from:
+            await self._held(wake)
+            if wake.is_set():
+                return True  # woken while held: no virtual time passed
+        await self._pass(seconds)
+        return wake.is_set()
+
+    async def _held(self, wake: asyncio.Event) -> None:
+        self.held = self.sleeps
+        released = asyncio.ensure_future(self._released.wait())
+        woken = asyncio.ensure_future(wake.wait())
+        try:
+            await asyncio.wait({released, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            released.cancel()
+            woken.cancel()
+            self.held = 0
+
+    async def _pass(self, seconds: float) -> None:
+        seconds = max(0.0, seconds)
+        if self.end is not None and self.now() + timedelta(seconds=seconds) >= self.end:
+            self.over.set()
+            await asyncio.Event().wait()  # until cancelled
+        self.seconds += seconds
+        await asyncio.sleep(0)
