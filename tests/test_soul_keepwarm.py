@@ -1,24 +1,26 @@
 """Keep-warm in a living soul: refreshes of the prompt cache during sleeps longer than it lives.
 
 The real loop, the real anthropic SDK against tests/fakes/anthropic_api.py (whose cache applies
-TTLs, refreshed on every hit, on the soul's clock), a real body on loopback. The clock is a step
-clock: virtual time jumps ahead whenever the soul waits, up to a `hold` the test sets, so the
-cache's TTLs are exact and nothing depends on this machine's speed.
+TTLs, refreshed on every hit, on the soul's clock), a real body on loopback. The clock is
+host/soul/clock.py's StepClock: virtual time moves only by what the soul sleeps, so the cache's
+TTLs are exact and nothing depends on this machine's speed. Keep-warm cuts a sleep into pieces
+(up to each refresh, then up to the alarm); each piece is one of the clock's sleeps, so the
+`hold(after=n)` of each test also says how many pieces the sleeps before it had.
 """
 
 import asyncio
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 
 from host.soul import config
-from host.soul.clock import Clock
+from host.soul.clock import StepClock
 from host.soul.fold import IMAGE_PLACEHOLDER
 from host.soul.keepwarm import PING
 from host.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 from tests.fakes.openai_api import FakeOpenAI, completion
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
@@ -31,40 +33,11 @@ MIN = 60.0
 LONG_SLEEPS = {"maxSleepMinutes": 180}  # by day a sleep may last 3 h
 
 
-class HeldClock(Clock):
-    """Virtual time that jumps ahead whenever the soul waits, but never past `hold` (seconds):
-    a wait that would cross it blocks until a nudge wakes it or the test moves `hold`."""
-
-    def __init__(self, start: datetime, hold: float = float("inf")):
-        self.start, self.seconds, self.hold = start, 0.0, hold
-        self._moved = asyncio.Event()
-
-    def monotonic(self) -> float:
-        return self.seconds
-
-    def now(self) -> datetime:
-        return self.start + timedelta(seconds=self.seconds)
-
-    async def sleep(self, seconds: float) -> None:
-        await self.sleep_until_woken(seconds, asyncio.Event())
-
-    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
-        deadline = self.seconds + max(0.0, seconds)
-        while deadline > self.hold and not wake.is_set():
-            self._moved.clear()
-            waits = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(self._moved.wait())]
-            _done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            for waiting in pending:
-                waiting.cancel()
-        if wake.is_set():
-            return True
-        self.seconds = max(self.seconds, deadline)
-        await asyncio.sleep(0)
-        return wake.is_set()
-
-    def release(self, hold: float) -> None:
-        self.hold = hold
-        self._moved.set()
+def clock_holding_after(pieces: int) -> StepClock:
+    """A step clock that lets the soul's first `pieces` sleep pieces pass and holds the next one."""
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=pieces)
+    return clock
 
 
 def cfg_for(tmp_path, body, **overrides):
@@ -118,13 +91,12 @@ def waking_one():
 
 
 async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=150 * MIN)  # waking 2 at 120 min, then its own sleep holds
+    clock = clock_holding_after(3)  # sleep 1: to 55, refresh, to 110, refresh, to 120; sleep 2 held
     script = Script(clock, *waking_one())
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 6 and soul.wakings == 2 and soul.state == "asleep",
-                        what="waking 1, two refreshes, waking 2")
+            await until(lambda: clock.held == 4, what="waking 1, two refreshes, waking 2")
         bodies, usages = fake.bodies, fake.usages
     assert [is_keep_warm(b) for b in bodies] == [False, False, False, True, True, False]
     # Every 55 minutes after the last call that touched the cache, and the alarm still rings at 120.
@@ -155,13 +127,13 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
 
 
 async def test_without_keep_warm_the_waking_after_two_hours_writes_the_cache_again(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    clock = clock_holding_after(1)  # sleep 1 in one piece
     script = Script(clock, *waking_one())
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         cfg = cfg_for(tmp_path, body, model={"keepWarm": False})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+            await until(lambda: clock.held == 2, what="two wakings")
         bodies, usages = fake.bodies, fake.usages
     assert not any(map(is_keep_warm, bodies)) and len(bodies) == 4
     assert script.at == [0, 0, 0, 120 * MIN]
@@ -173,34 +145,36 @@ async def test_without_keep_warm_the_waking_after_two_hours_writes_the_cache_aga
 
 @pytest.mark.parametrize("model, minutes", [({}, 50), ({"cacheTtl": "5m"}, 120)], ids=["short sleep", "5m TTL"])
 async def test_no_refresh_when_the_cache_outlives_the_sleep_or_the_ttl_is_5m(tmp_path, model, minutes):
-    clock = HeldClock(AFTERNOON, hold=minutes * MIN + 30 * MIN)
+    clock = clock_holding_after(1)  # sleep 1 in one piece
     script = Script(clock, tool_use("sleep", {"minutes": minutes}), tool_use("sleep", {"minutes": minutes}))
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body, model=model), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+            await until(lambda: clock.held == 2, what="two wakings")
     assert script.at == [0, minutes * MIN]
     assert not any(map(is_keep_warm, fake.bodies))
 
 
 async def test_a_nudge_wakes_the_soul_at_once_and_no_refresh_follows(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=30 * MIN)  # asleep at 0, the first refresh would be at 55
+    clock = clock_holding_after(0)  # asleep at 0, held before the first refresh (due at 55)
     script = Script(clock, tool_use("sleep", {"minutes": 120}))
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: soul.wakings == 1 and soul.state == "asleep", what="the first sleep")
+            await until(lambda: clock.held == 1, what="the first sleep")
             soul.nudge("a face appeared")
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="the nudged waking")
-            clock.release(100 * MIN)  # past where the first sleep's refresh was due
-            await until(lambda: clock.seconds == 55 * MIN and len(fake.bodies) == 3, what="the second sleep's refresh")
-    assert [is_keep_warm(b) for b in fake.bodies] == [False, False, True]
+            await until(lambda: clock.held == 2, what="the nudged waking, asleep again")
+            assert [is_keep_warm(b) for b in fake.bodies] == [False, False]
+            clock.release()
+            clock.hold(after=1)  # the second sleep: to 55, refresh, to 110, refresh, then held
+            await until(lambda: clock.held == 4, what="the second sleep's refreshes")
+    assert [is_keep_warm(b) for b in fake.bodies] == [False, False, True, True]
     assert "Woken by: a face appeared" in texts_of(fake.bodies[1]["messages"][-1])
-    assert script.at == [0, 0, 55 * MIN]  # refreshes count from the nudged waking's call, not the old sleep
+    assert script.at == [0, 0, 55 * MIN, 110 * MIN]  # counted from the nudged waking's call
 
 
 async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=56 * MIN)
+    clock = clock_holding_after(1)  # to 55, the refresh (held up by the fake), then the nudged waking's sleep held
     gate = asyncio.Event()
 
     async def slow(request):
@@ -214,8 +188,8 @@ async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
             await until(lambda: len(fake.bodies) == 2, what="the refresh on its way")
             assert is_keep_warm(fake.bodies[1]) and soul.state == "asleep"
             soul.nudge("a face appeared")
-            await until(lambda: soul.wakings == 2, what="the nudged waking")
-            await until(lambda: len(fake.bodies) == 3, what="the nudged waking's request")
+            await until(lambda: clock.held == 2, what="the nudged waking, asleep again")
+            assert len(fake.bodies) == 3 and script.at == [0, 55 * MIN, 55 * MIN]
             assert not gate.is_set()  # the refresh never answered: the soul did not wait for it
             gate.set()
         assert "Woken by: a face appeared" in texts_of(fake.bodies[2]["messages"][-1])
@@ -223,13 +197,13 @@ async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
 
 
 async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
-    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    clock = clock_holding_after(2)  # to 55, the refresh fails, to 120; sleep 2 held
     script = Script(clock, *waking_one(), keep_warm=lambda request: error(529, "Overloaded"))
     caplog.set_level(logging.WARNING, logger="soul.keepwarm")
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+            await until(lambda: clock.held == 3, what="two wakings")
         bodies, usages = fake.bodies, fake.usages
     # One attempt at 55 min; after it failed the soul slept on, and its alarm rang at 120 as set.
     assert [is_keep_warm(b) for b in bodies] == [False, False, False, True, False]
@@ -243,22 +217,22 @@ async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
 
 
 async def test_the_brainstem_sends_no_refresh(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    clock = clock_holding_after(1)
     async with RecordingBody() as body, FakeAnthropic(default=text("never asked")) as fake:
         cfg = make_cfg(tmp_path, body, model={"provider": "brainstem", "keepWarm": True},
                        loop={**LONG_SLEEPS, "defaultSleepMinutes": 120})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two brainstem wakings")
+            await until(lambda: clock.held == 2, what="two brainstem wakings")
         assert clock.seconds == 120 * MIN and fake.bodies == []
         assert soul.keep_warm.interval_s() is None
 
 
 async def test_an_openai_mind_gets_no_refresh(tmp_path):
-    clock = HeldClock(AFTERNOON, hold=150 * MIN)
+    clock = clock_holding_after(1)
     async with RecordingBody() as body, FakeOpenAI(default=completion(calls=[("sleep", {"minutes": 120})])) as fake:
         cfg = make_cfg(tmp_path, body, model={"provider": "openai", "keepWarm": True, "id": "llama3.1"}, loop=LONG_SLEEPS)
         soul = build_soul(cfg, clock=clock, env={"OPENAI_BASE_URL": fake.base_url + "/v1"})
         async with Running(soul):
-            await until(lambda: soul.wakings == 2 and soul.state == "asleep", what="two wakings")
+            await until(lambda: clock.held == 2, what="two wakings")
         assert clock.seconds == 120 * MIN and len(fake.bodies) == 2

@@ -1,7 +1,7 @@
 """What a day of the soul's life costs (run it as tools/bench-life).
 
 A real soul (host/soul/run.py's build_soul, metabolism attached) lives one
-virtual day on a StepClock: virtual time moves only while the soul sleeps
+virtual day on host/soul/clock.py's StepClock: virtual time moves only while the soul sleeps
 (and CALL_SECONDS per model call), so the same seed gives the same day, call
 for call, on any machine. Its model is the real anthropic SDK talking to
 tests/fakes/anthropic_api.py, whose prompt cache follows the real rules on the
@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from host.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
 from host.llm.prices import price_for  # noqa: E402
 from host.soul import config  # noqa: E402
-from host.soul.clock import Clock  # noqa: E402
+from host.soul.clock import StepClock  # noqa: E402
 from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from host.soul.keepwarm import PING  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
@@ -58,43 +58,6 @@ from tests.fakes.soul_body import RecordingBody  # noqa: E402
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 MIN_CACHE_TOKENS = 1024
 CALL_SECONDS = 5  # virtual time one model call takes
-
-
-class StepClock(Clock):
-    """Virtual time that moves only when the soul waits (and when `advance` is called).
-
-    Nothing depends on how fast this machine is, so a seed gives the same day
-    every run. The first wait that would cross `end` sets `over` and never
-    returns: the day is done and the bench cancels the soul.
-    """
-
-    def __init__(self, start: datetime, end: datetime):
-        self.start, self.end, self.seconds = start, end, 0.0
-        self.over = asyncio.Event()
-
-    def monotonic(self) -> float:
-        return self.seconds
-
-    def now(self) -> datetime:
-        return self.start + timedelta(seconds=self.seconds)
-
-    def advance(self, seconds: float) -> None:
-        self.seconds += seconds
-
-    async def sleep(self, seconds: float) -> None:
-        await self._pass(seconds)
-
-    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
-        if not wake.is_set():
-            await self._pass(seconds)
-        return wake.is_set()
-
-    async def _pass(self, seconds: float) -> None:
-        if self.now() + timedelta(seconds=max(0.0, seconds)) >= self.end:
-            self.over.set()
-            await asyncio.Event().wait()  # until cancelled
-        self.seconds += max(0.0, seconds)
-        await asyncio.sleep(0)
 
 SELF = (
     "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "
