@@ -55,7 +55,7 @@ class KeepWarm:
     def __init__(self, soul):
         self.soul = soul
         self.touched: float | None = None  # clock.monotonic() of the last call that read or wrote the cache
-        self.sent = 0  # refreshes that went through in this process (tools/bench-life reads it)
+        self.sent = 0  # refreshes that went through in this process
 
     def interval_s(self) -> float | None:
         """Seconds between refreshes, or None when keep-warm does not apply to this soul."""
