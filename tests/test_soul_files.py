@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from datetime import date, datetime, timezone
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from host.llm.types import Message, TextBlock, ToolCall, ToolResult
+from host.llm.types import Message, TextBlock, ToolCall
 from host.soul import config, life
 from host.soul.atomic import atomic_write_json, read_json
 from host.soul.clock import ScaledClock

@@ -16,7 +16,6 @@ a human. The parent drives it over loopback HTTP and real SSE connections:
 import argparse
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -20,7 +20,7 @@ from typing import Callable
 
 from host.body.client import BodyError
 from host.llm.brainstem import Brainstem, Situation
-from host.llm.types import Message, TextBlock
+from host.llm.types import Message
 from host.soul import rhythm, snapshot
 from host.soul.clock import Clock
 from host.soul.drives import HUMAN_NUDGE_PREFIXES

@@ -5,7 +5,6 @@ session, tools, hooks); tests call it with a ScaledClock. `run_soul` is what
 `soulstack soul` runs.
 """
 
-import asyncio
 import logging
 import os
 from pathlib import Path
