@@ -4,6 +4,11 @@ Over the real loop and the real anthropic SDK against tests/fakes/anthropic_api.
 inner life is named in one line instead of re-sent; a changed part (MOOD.md, a diary line written
 from outside) is; a line the soul wrote itself is not repeated; a restart and a fold bring it back
 in full. In every request the soul sends, its whole inner life is somewhere in the messages.
+
+The clock is a StepClock (host/soul/clock.py): virtual time moves only by what the soul sleeps,
+so a busy machine cannot expire the hour's cache between two wakings (on a ScaledClock at 36000x
+a tenth of a second of load was an hour). Each test holds the soul asleep after the wakings it
+checks (`clock.hold(after=n)`, then `clock.held == n + 1`).
 """
 
 import json
@@ -11,7 +16,7 @@ import random
 from datetime import datetime, timezone
 
 from host.llm.types import Message, TextBlock
-from host.soul.clock import ScaledClock
+from host.soul.clock import StepClock
 from host.soul.fold import SUMMARY_INSTRUCTION
 from host.soul.life import DIARY, MIND, Life
 from host.soul.prompts import texts
@@ -22,7 +27,7 @@ from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
-from tests.test_soul_metabolism_cache import same_prefix
+from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
@@ -74,7 +79,8 @@ class Script:
 
 async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(tmp_path):
     life = seed_life(tmp_path)
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=3)  # four wakings, each 30 minutes after the last; held in the fourth sleep
 
     def from_outside():  # during waking 2: the mood file changes and someone else writes in the diary
         (tmp_path / "soul" / "MOOD.md").write_text("wistful, watching the rain")
@@ -84,7 +90,8 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: script.waking >= 4 and len(fake.bodies) >= 5, what="four wakings")
+            await until(lambda: clock.held == 4, what="four wakings")
+    assert script.waking == 4 and len(fake.bodies) == 5
     bodies = fake.bodies[:5]  # waking 1: 0 diary, 1 sleep; wakings 2, 3, 4: 2, 3, 4
     first, second, third, fourth = (inner_of(bodies[i]) for i in (0, 2, 3, 4))
     # Waking 1 (a new process): everything in full.
@@ -112,23 +119,26 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
     # The cache still sees one growing, byte-identical prefix from waking to waking.
     for earlier, later in ((2, 3), (3, 4)):
         assert same_prefix(bodies[earlier], bodies[later])
-        assert fake.usages[later]["cache_read_input_tokens"] > 0
+        assert fake.usages[later]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[earlier])
 
 
 async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
     seed_life(tmp_path)
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=1)  # two wakings, then held in the second sleep
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=Script({})) as fake:
         cfg = cfg_for(tmp_path, body)
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: len(fake.bodies) >= 2, what="two wakings")
+            await until(lambda: clock.held == 2, what="two wakings")
         soul.session.close()
-        assert UNCHANGED in inner_of(fake.bodies[1])
+        assert len(fake.bodies) == 2 and UNCHANGED in inner_of(fake.bodies[1])
+        clock.hold(after=1)  # the restarted soul: two wakings, then held in its second sleep (the fourth)
         again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(again):
-            await until(lambda: len(fake.bodies) >= 4, what="two wakings after the restart")
+            await until(lambda: clock.held == 4, what="two wakings after the restart")
         again.session.close()
+        assert len(fake.bodies) == 4
     restarted, next_one = inner_of(fake.bodies[2]), inner_of(fake.bodies[3])
     assert UNCHANGED not in restarted and SELF_TEXT.strip() in restarted and ASPIRATION in restarted
     assert UNCHANGED in next_one and SELF_TEXT.strip() not in next_one
@@ -136,16 +146,19 @@ async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
 
 async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     seed_life(tmp_path)
-    clock = ScaledClock(AFTERNOON, scale=36000)
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=2)  # three wakings, then held in the third sleep
     script = Script({n: [tool_use("diary", {"entry": f"Page {n}."})] for n in range(1, 5)})
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
         # A ceiling this low folds every waking down to the newest one.
         cfg = cfg_for(tmp_path, body, model={"maxContextTokens": 1000, "keepRecentTokens": 100})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
-            await until(lambda: script.waking >= 3 and soul.state == "asleep", what="three wakings, two folds")
+            await until(lambda: clock.held == 3, what="three wakings, two folds")
         soul.session.close()
-    assert soul.metabolism.folds >= 2
+    # waking 1: diary, sleep; wakings 2 and 3: summary, diary, sleep
+    assert script.waking == 3 and script.summaries == 2 and len(fake.bodies) == 8
+    assert soul.metabolism.folds == 2
     turns = [b for b in fake.bodies if SUMMARY_INSTRUCTION["en"][:60] not in texts_of(b["messages"][-1])]
     # Waking 2's snapshot named the inner life as unchanged; the fold then took waking 1 away,
     # so the whole inner life came back in full, right after the snapshot, before the model was asked.
@@ -158,7 +171,7 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     for request in turns:
         assert SELF_TEXT.strip() in json.dumps(request) and ASPIRATION in json.dumps(request)
     lines = (tmp_path / "soul" / "session.jsonl").read_text()
-    assert lines.count("Who you think you are (SELF.md):") >= 3  # waking 1, then once after each fold
+    assert lines.count("Who you think you are (SELF.md):") == 3  # waking 1, then once after each fold
 
 
 # --- the rule itself, on real life files and a real session.jsonl --------------------------------
