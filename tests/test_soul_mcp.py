@@ -12,7 +12,7 @@ from aiohttp.test_utils import unused_port
 from host.llm.anthropic import AnthropicModel
 from host.llm.types import ToolCall
 from host.soul import config
-from host.soul.clock import ScaledClock
+from host.soul.clock import ScaledClock, StepClock
 from host.soul.run import build_soul, serve_and_live
 from host.soul.tools import Outcome, SoulTool, refresh_tools
 from tests.fakes.anthropic_api import FakeAnthropic, tool_use
@@ -334,20 +334,24 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
     url = f"http://127.0.0.1:{port}/mcp"
     caplog.set_level(logging.INFO, logger="soul.mcp")
     async with FakeAnthropic(default=sleep_long) as fake:
-        # 60 virtual minutes are 6 real seconds: only a nudge wakes it within the test.
-        soul = soul_for(tmp_path, [{"name": "late", "url": url}], model=anthropic_model(fake), scale=600)
+        # Virtual time moves only by what the soul sleeps, and every sleep is held: only a nudge wakes it.
+        clock = StepClock(AFTERNOON)
+        clock.hold()
+        soul = build_soul(make_cfg(tmp_path, [{"name": "late", "url": url}]), clock=clock, model=anthropic_model(fake))
         async with Living(soul):
-            await until(lambda: len(fake.bodies) >= 1, what="the first waking")
+            await until(lambda: clock.held == 1, what="the first sleep")
+            assert len(fake.bodies) == 1
             assert not any(name.startswith("late__") for name in tool_names(fake.bodies[0]))
             warned = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]
             assert len(warned) == 1 and "asking again at the next waking" in warned[0].getMessage()
-            await until(lambda: soul.state == "asleep", what="the first sleep")
             soul.nudge("still no server")  # a second waking with the server still down: no second warning
-            await until(lambda: len(fake.bodies) >= 2 and soul.state == "asleep", what="the second waking")
+            await until(lambda: clock.held == 2, what="the second waking")
+            assert len(fake.bodies) == 2 and tool_names(fake.bodies[1]) == tool_names(fake.bodies[0])
             assert len([r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]) == 1
             async with FakeMcp([echo_tool()], port=port):
                 soul.nudge("the server is up")
-                await until(lambda: len(fake.bodies) >= 3, what="the third waking")
+                await until(lambda: clock.held == 3, what="the third waking")
+                assert len(fake.bodies) == 3
                 assert tool_names(fake.bodies[2])[-1] == "late__echo"
                 assert tool_names(fake.bodies[2])[:-1] == tool_names(fake.bodies[0])
 
