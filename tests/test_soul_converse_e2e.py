@@ -2,13 +2,14 @@
 own HTTP server on loopback; behind it, the real anthropic SDK talks to the fake
 Messages API (tests/fakes/anthropic_api.py) and the soul's body is a recording body.
 
-Time is real, plus jumps the test makes (`JumpClock`), so the 45 s guard and the
-15 s cache are tried without waiting for them.
+Time moves only by jumps the test makes (`JumpClock`), so the 45 s guard and the
+15 s cache are tried without waiting for them, and exactly: real time, however slow
+a busy machine makes it, never moves the clock.
 """
 
 import asyncio
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import aiohttp
 import openai
@@ -16,7 +17,7 @@ import pytest
 from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
-from host.soul.clock import ScaledClock
+from host.soul.clock import Clock
 from host.soul.converse import FAILED, FILLER
 from host.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
@@ -26,32 +27,40 @@ from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, u
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 
 
-class JumpClock(ScaledClock):
-    """Real time (scale 1), plus jumps: `jump(45)` moves time on and ends every `sleep` due by then."""
+class JumpClock(Clock):
+    """Time stands still but for the test's jumps: `jump(45)` moves it on and ends every wait due by then.
+
+    (It followed real time once, at 1x: under load a test's own steps took up to 0.4 s of the
+    guard's 1 s of slack after `jump(44)`.) A soul's sleep ends by its wake event or a jump."""
 
     def __init__(self, start):
-        super().__init__(start, scale=1)
-        self.offset = 0.0
-        self._sleepers = set()
+        self.start, self.offset = start, 0.0
+        self._jumped = asyncio.Event()
 
     def monotonic(self) -> float:
-        return super().monotonic() + self.offset
+        return self.offset
+
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=self.offset)
 
     async def sleep(self, seconds: float) -> None:
-        due = self.monotonic() + seconds
-        while (left := due - self.monotonic()) > 0:
-            jumped = asyncio.get_running_loop().create_future()
-            self._sleepers.add(jumped)
+        await self.sleep_until_woken(seconds, asyncio.Event())
+
+    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
+        due = self.offset + max(0.0, seconds)
+        while not wake.is_set() and self.offset < due:
+            jumped, woken = (asyncio.ensure_future(e.wait()) for e in (self._jumped, wake))
             try:
-                await asyncio.wait({jumped}, timeout=left)
+                await asyncio.wait({jumped, woken}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                self._sleepers.discard(jumped)
+                jumped.cancel()
+                woken.cancel()
+        return wake.is_set()
 
     def jump(self, seconds: float) -> None:
         self.offset += seconds
-        for sleeper in list(self._sleepers):
-            if not sleeper.done():
-                sleeper.set_result(None)
+        self._jumped.set()
+        self._jumped = asyncio.Event()
 
 
 def sleep_long(body):
