@@ -310,10 +310,15 @@ async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
     async with FakeMcp([forecast, camera], sse=True) as server, FakeAnthropic(default=sleep_long) as fake:
         fake.reply(tool_use("weather__forecast", {"city": "Oslo"}, text="Will it rain?"),
                    tool_use("weather__snapshot", {}), tool_use("sleep", {"minutes": 60}))
-        soul = soul_for(tmp_path, [{"name": "weather", "url": server.url}], model=anthropic_model(fake),
-                        scale=60 * 600)
+        # Virtual time moves only by what the soul sleeps. The 60-min sleep passes in two
+        # pieces (a keep-warm refresh at 55 min, then 5 min); the sleep after the second
+        # waking is held, so exactly two wakings happen.
+        clock = StepClock(AFTERNOON)
+        clock.hold(after=2)
+        soul = build_soul(make_cfg(tmp_path, [{"name": "weather", "url": server.url}]), clock=clock,
+                          model=anthropic_model(fake))
         async with Living(soul):
-            await until(lambda: len(fake.bodies) >= 4, what="the second waking")
+            await until(lambda: clock.held == 3, what="the second waking")
     first = fake.bodies[0]
     sent = {tool["name"]: tool for tool in first["tools"]}
     assert sent["weather__forecast"]["input_schema"] == forecast.input_schema
@@ -324,8 +329,11 @@ async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
     assert result["content"] == [{"type": "text", "text": "Oslo: sunny, 21°C"}]
     image = fake.bodies[2]["messages"][-1]["content"][0]["content"][0]
     assert image["type"] == "image" and image["source"]["data"] == JPEG_B64
-    # The tool list is byte-identical at the next waking, so the prompt cache holds.
-    assert fake.bodies[3]["tools"] == first["tools"]
+    # Three requests in the first waking, a keep-warm refresh during the 60-min sleep,
+    # then the second waking: its tool list is byte-identical, so the prompt cache holds.
+    assert len(fake.bodies) == 5
+    assert fake.bodies[3]["max_tokens"] == 1  # the keep-warm refresh
+    assert fake.bodies[4]["tools"] == first["tools"]
     assert len(server.received("tools/list")) == 1  # listed once, not at every waking
 
 
