@@ -12,6 +12,7 @@ from core import httpc, serial_frames, wav
 from core.b64json import ImageBody
 from core.emotions import nearest_face
 from core.face import Avatar, audio_level
+from core.log import log
 from core.nudges import Nudger
 from core.protocol import Busy, Dispatcher
 from core.servo import Axis, Head
@@ -24,10 +25,6 @@ TALK_MS_PER_CHAR = 60    # how long the mouth moves for text spoken without a TT
 # tools/flash reopens the USB port after a reset and may only be listening after the first one went by.
 READY_REPEAT_MS = 5000
 READY_REPEAT_FOR_MS = 60000
-
-
-def log(*parts):
-    print("[soulstack]", *parts)
 
 
 async def sleep_ms(ms):
@@ -121,6 +118,7 @@ class Body:
         if url and (self.wifi[0] or not self.serial_out):
             try:
                 await self.post_nudge(url, reason)
+                self.hal.note("nudge -> soul: " + reason)
                 return True
             except Exception as failure:
                 if not self.serial_out:
@@ -130,8 +128,10 @@ class Body:
             log("Wi-Fi is down: nudge up the cable instead of to", url)
         if self.serial_out:
             self.serial_out(serial_frames.nudge(reason))
+            self.hal.note("nudge -> cable: " + reason)
             return True
         log("nudge (nowhere to send it: no nudge_url):", reason)
+        self.hal.note("nudge (nowhere to send it, no nudge_url): " + reason)
         return True
 
     async def post_nudge(self, url, reason):
@@ -310,7 +310,8 @@ class Body:
                     state = hal.wifi_status()
                 elif not ssid and not state[0]:
                     state = (False, None, "no wifi.ssid in config.json")
-                self.wifi = state
+                if state != self.wifi:
+                    self.wifi = state  # kept only when it changed: no fresh long-lived tuple every 2 s
                 if state != announced:
                     announced = state
                     self.announce(state)
@@ -328,4 +329,5 @@ class Body:
         async def step():
             self.ready_again()
 
+        await sleep_ms(READY_REPEAT_MS)  # the first one was just said by announce()
         await self.guarded("ready", step, READY_REPEAT_MS)

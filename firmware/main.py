@@ -3,17 +3,23 @@
 On the device UIFlow2 (or upstream MicroPython) runs this file at boot. The
 simulator runs it with arguments:
     main.py --config PATH --hal fake [--host 127.0.0.1] [--port N] [--serial]
+
+Exit codes the simulator reads: 3 the HTTP port cannot be had, 4 out of memory
+while starting (each after one log line, no traceback).
 """
 
 import asyncio
 import sys
 
-from body import Body, log
 from core import config as config_mod
 from core import serial_frames
-from links import SerialLink, http_app
+from core.log import log
 
 CONFIG_PATHS = ("/flash/config.json", "config.json")
+
+
+class ListenError(Exception):
+    """The HTTP port cannot be had (e.g. another program holds it)."""
 
 
 def parse_args(argv):
@@ -61,6 +67,10 @@ def pick_hal(name, config):
 
 
 async def run(options):
+    # Imported here, not at the top, so running out of memory while loading them is caught by main().
+    from body import Body
+    from links import SerialLink, http_app
+
     config, warnings = read_config(options["config"])
     if options["hal"]:
         config["hal"] = options["hal"]
@@ -79,9 +89,26 @@ async def run(options):
     tasks = [asyncio.create_task(job) for job in body.tasks()]
     if link:
         tasks.append(asyncio.create_task(link.serve()))
-    app = http_app(body.dispatcher)
-    log("serving Body Protocol v1 on", options["host"] + ":" + str(port), "hal", hal.name)
-    await app.start_server(host=options["host"], port=port)
+    await serve(http_app(body.dispatcher), options["host"], port, hal.name)
+
+
+async def serve(app, host, port, hal_name):
+    """Serve HTTP forever; "serving" is logged once the port is really ours, ListenError if it cannot be."""
+    refused = []
+
+    async def listen():
+        try:
+            await app.start_server(host=host, port=port)
+        except OSError as problem:  # caught here, so asyncio never prints it as an unretrieved task error
+            refused.append(problem)
+
+    server = asyncio.create_task(listen())
+    while app.server is None and not refused:
+        await asyncio.sleep(0.02)
+    if refused:
+        raise ListenError("cannot listen on " + host + ":" + str(port) + ": " + str(refused[0]))
+    log("serving Body Protocol v1 on", host + ":" + str(port), "hal", hal_name)
+    await server
 
 
 def main(argv=None):
@@ -93,6 +120,12 @@ def main(argv=None):
         print(serial_frames.ready(None, "config.json: " + str(problem).replace("\n", "; "), "unknown"), end="")
         log("config.json cannot be used:\n" + str(problem))
         raise
+    except ListenError as problem:
+        log(problem)
+        sys.exit(3)
+    except MemoryError as problem:
+        log("out of memory while starting:", problem)
+        sys.exit(4)
     except KeyboardInterrupt:
         log("stopped")
 

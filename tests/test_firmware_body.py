@@ -122,3 +122,46 @@ async def test_serial_mode_without_nudge_url_uses_the_cable():
     body.wifi = body.hal.wifi_status()
     await body.deliver("touch", "someone touched my face")
     assert lines == [serial_frames.nudge("someone touched my face")]
+
+
+# --- the fake HAL's screen, in words (what `soulstack body sim` prints) -----------------
+
+
+def test_the_fake_screen_writes_one_line_per_change(tmp_path):
+    screen = tmp_path / "screen.txt"
+    body, clock, lines = make_body(fake={"screen": str(screen)})
+    hal = body.hal
+
+    def frames(ms):  # the animation loop's part that matters here: draw each changed frame
+        end = clock.now + ms
+        while clock.now < end:
+            hal.draw(body.avatar.update(clock.advance(50)))
+
+    frames(200)
+    body.express("delighted")
+    frames(400)
+    body.avatar.say("hello\nthere", clock.now)
+    frames(3000)  # blinks, glances and breathing change the frame many times: none of them is a line
+    assert body.look("who is there?").data[:2] == b"\xff\xd8"
+    frames(2500)
+    hal.show_error("face detection: OSError 5")
+    assert screen.read_text().splitlines() == [
+        "face: neutral", "face: happy", 'says: "hello there"', "looking: who is there?",
+        "error: face detection: OSError 5",
+    ]
+
+
+async def test_the_fake_screen_notes_where_a_nudge_went(tmp_path):
+    screen = tmp_path / "screen.txt"
+    body, _, lines = make_body(fake={"screen": str(screen)})
+    body.wifi = body.hal.wifi_status()
+    await body.deliver("touch", "someone touched my face")
+    assert screen.read_text() == "nudge -> cable: someone touched my face\n"
+
+
+def test_the_fake_camera_hands_out_one_frame_buffer_allocated_at_start():
+    body, _, _ = make_body()
+    first = body.hal.snapshot_jpeg(70)
+    assert first is body.hal.snapshot_jpeg(70)  # like a camera driver's frame buffer: no 15 KB allocation per /look
+    assert first[:2] == b"\xff\xd8" and first[-2:] == b"\xff\xd9" and len(first) > 15000
+    assert body.hal.snapshots == 2

@@ -30,7 +30,8 @@ DEFAULTS = {
         "face_frames": 3, "face_absent_frames": 10, "face_min_interval_s": 600,
         "pickup_min_interval_s": 120, "touch_min_interval_s": 60, "button_min_interval_s": 30,
     },
-    "fake": {"camera": True, "speaker": True, "display": True, "face_file": None, "jpeg_pad": 14000},
+    "fake": {"camera": True, "speaker": True, "display": True, "face_file": None, "jpeg_pad": 14000,
+             "screen": None},
 }
 
 

@@ -33,12 +33,14 @@ class Frame:
         self.blend = 1.0           # 0 = all previous, 1 = all expression
         self.mouth = 0.0           # 0 closed .. 1 wide open
         self.balloon = []          # lines of text to draw
+        self.text = ""             # the balloon's whole text, for a screen that shows it at once (the simulator)
+        self.caption = False       # True when the balloon holds a caption (the question a /look asked), not speech
 
     def key(self):
         """A compact summary, so the display can skip redrawing an unchanged frame."""
         return (
             int(self.eyes_open * 8), int(self.gaze_x * 8), int(self.gaze_y * 8), int(self.breath * 4),
-            self.expression, int(self.blend * 8), int(self.mouth * 8), tuple(self.balloon),
+            self.expression, int(self.blend * 8), int(self.mouth * 8), tuple(self.balloon), self.caption,
         )
 
 
@@ -74,6 +76,8 @@ class Avatar:
 
     def say(self, text, now_ms):
         self.balloon.show(text, now_ms)
+        self.frame.text = text
+        self.frame.caption = False
 
     def done_speaking(self, now_ms):
         self._mouth_target = 0.0
@@ -83,6 +87,8 @@ class Avatar:
         """A brief caption (e.g. the question a /look asked), gone after `linger_ms`."""
         self.balloon.show(text, now_ms)
         self.balloon.hide_at = now_ms + linger_ms
+        self.frame.text = text
+        self.frame.caption = True
 
     # --- the animation step ---
 
@@ -117,6 +123,9 @@ class Avatar:
             frame.mouth = 0.0
 
         frame.balloon = self.balloon.visible(now_ms)
+        if not frame.balloon:
+            frame.text = ""
+            frame.caption = False
         return frame
 
 

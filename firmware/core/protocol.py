@@ -80,17 +80,20 @@ def validate(endpoint, payload):
     raise BadRequest("unknown endpoint")
 
 
+NO_BODY = "the request has no body; send a JSON object such as {}"
+
+
 def parse_json(raw):
-    """Parse a request body (bytes or str; empty means {}), or BadRequest."""
+    """Parse a request body (bytes or str), or BadRequest; an empty body is one too (docs/body-protocol.md)."""
     if raw is None:
-        return {}
+        raise BadRequest(NO_BODY)
     if isinstance(raw, (bytes, bytearray, memoryview)):
         try:
             raw = bytes(raw).decode("utf-8")
         except UnicodeError:
             raise BadRequest("the request body is not UTF-8 text")
     if not raw.strip():
-        return {}
+        raise BadRequest(NO_BODY)
     try:
         return json.loads(raw)
     except ValueError:

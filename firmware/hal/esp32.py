@@ -108,6 +108,9 @@ class Esp32Hal:
     def show_error(self, text):
         pass
 
+    def note(self, text):
+        pass  # what the body just did (a nudge sent); the log says it too, so a screen need not
+
     def camera_problem(self):
         return "no camera: " + UNAVAILABLE
 

@@ -3,10 +3,20 @@
 Everything it is asked to do is recorded so a test can see it. The camera
 returns a real JPEG (an 80x60 drawing of a face, made once with Pillow and
 kept here as bytes), padded with a JPEG comment segment to the size of a real
-QVGA frame (~15 KB) and built fresh per snapshot, so memory behaves like the
-device's. The face detector follows a script: a list of booleans, or the
+QVGA frame (~15 KB). Like a camera driver's frame buffer, that frame is
+allocated once, at start-up, and handed out again on every snapshot: asking a
+long-running heap for a fresh 15 KB run per /look failed with MemoryError at
+256 KB even with 136 KB free, because the newest small objects (the request's,
+the animation's) sat inside the one free run big enough (docs/firmware.md,
+"Memory"). The face detector follows a script: a list of booleans, or the
 existence of a file (`fake.face_file` in config.json) the simulator's user or
 a test can create and delete.
+
+The screen is words: with `fake.screen` (a file path; the simulator passes one
+end of a pipe) each change of what the robot shows is one line there —
+`face: happy`, `says: "hello"`, `looking: who is there?`, `error: ...`, and
+the notes the body makes (`nudge -> soul: ...`). Blinks, glances and the
+moving mouth are left out: they change many times a second.
 """
 
 import os
@@ -66,12 +76,30 @@ FACE_JPEG = (
 )
 
 
+def _one_line(text, most=160):
+    text = text.replace("\n", " ")
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
 def _exists(path):
     try:
         os.stat(path)
         return True
     except OSError:
         return False
+
+
+def _frame(pad):
+    """SOI, a comment segment of `pad` zero bytes (a comment may hold anything), then the real image."""
+    out = bytearray(2 + (4 + pad if pad else 0) + len(FACE_JPEG) - 2)
+    out[0:2] = FACE_JPEG[0:2]
+    at = 2
+    if pad:
+        length = pad + 2  # a segment length counts its own two bytes
+        out[at:at + 4] = bytes((0xFF, 0xFE, length >> 8, length & 0xFF))
+        at += 4 + pad
+    out[at:] = memoryview(FACE_JPEG)[2:]
+    return out
 
 
 class Hal:
@@ -82,10 +110,14 @@ class Hal:
         fake = config.get("fake", {})
         self.clock = clock or system_clock()
         self.has_camera = fake.get("camera", True)
+        # Allocated at start, while the heap is still in one piece (a camera driver reserves its buffer at init too).
+        try:
+            self.frame_buffer = _frame(fake.get("jpeg_pad", 14000)) if self.has_camera else None
+        except MemoryError:
+            self.frame_buffer = None  # camera_problem says so; the rest of the body still works
         self.has_speaker = fake.get("speaker", True)
         self.has_display = fake.get("display", True)
         self.face_file = fake.get("face_file")
-        self.jpeg_pad = fake.get("jpeg_pad", 14000)
         self.face_script = []      # booleans consumed one per detection, before face_file is asked
         self.frames_drawn = 0
         self.last_frame = None
@@ -97,6 +129,12 @@ class Hal:
         self.snapshots = 0
         self.events = []           # ("touch"|"button") the test or sim injects
         self.accel = (0.0, 0.0, 1.0)
+        screen = fake.get("screen")
+        # Unbuffered bytes: each line leaves at once (MicroPython's flush() fails on a pipe).
+        self.screen = open(screen, "wb", 0) if screen else None
+        self.shown_face = None     # what the screen's lines last said, so only changes are written
+        self.shown_text = ""
+        self.shown_caption = False
 
     def begin(self):
         pass
@@ -120,30 +158,43 @@ class Hal:
     def draw(self, frame):
         self.frames_drawn += 1
         self.last_frame = frame
+        if frame.expression != self.shown_face:
+            self.shown_face = frame.expression
+            self._show("face: " + frame.expression)
+        if frame.text != self.shown_text or frame.caption != self.shown_caption:
+            self.shown_text = frame.text
+            self.shown_caption = frame.caption
+            if frame.text:
+                text = _one_line(frame.text)
+                self._show("looking: " + text if frame.caption else 'says: "' + text + '"')
 
     def show_error(self, text):
         self.errors.append(text)
+        self._show("error: " + _one_line(text))
+
+    def note(self, text):
+        self._show(_one_line(text))
+
+    def _show(self, line):
+        if self.screen:
+            self.screen.write((line + "\n").encode())
 
     # --- camera and faces ---
 
     def camera_problem(self):
-        return None if self.has_camera else "camera not ready: the fake camera is switched off in config"
+        if not self.has_camera:
+            return "camera not ready: the fake camera is switched off in config"
+        if self.frame_buffer is None:
+            return "camera not ready: no memory for its frame buffer (give the simulator a bigger --heap)"
+        return None
 
     def snapshot_jpeg(self, quality=70):
-        """A fresh JPEG per call: SOI, a comment segment of padding, then the real image."""
+        """The camera's frame buffer, holding a JPEG: the same buffer every time (see the module doc)."""
         if not self.has_camera:
             raise OSError("no camera")
         self.snapshots += 1
-        pad = self.jpeg_pad
-        out = bytearray(2 + (4 + pad if pad else 0) + len(FACE_JPEG) - 2)
-        out[0:2] = FACE_JPEG[0:2]
-        at = 2
-        if pad:
-            length = pad + 2  # a segment length counts its own two bytes
-            out[at:at + 4] = bytes((0xFF, 0xFE, length >> 8, length & 0xFF))
-            at += 4 + pad  # padding stays zero bytes: a comment may hold anything
-        out[at:] = memoryview(FACE_JPEG)[2:]
-        return out
+        return self.frame_buffer
+
 
     def detect_face(self):
         """True/False, or None when face detection is unavailable."""

@@ -3,6 +3,8 @@
 import signal
 import socket
 import sys
+import threading
+import time
 
 from host.cli import UsageError, subcommand_group
 
@@ -15,26 +17,64 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def printer():
+    """print() for lines coming from several relay threads at once: whole lines, in order, flushed."""
+    lock = threading.Lock()
+
+    def show(line):
+        with lock:
+            try:
+                print(line, flush=True)
+            except (OSError, ValueError):
+                pass  # nobody reads our output any more: keep draining the firmware's pipes so it never stalls
+
+    return show
+
+
+def why_it_stopped(simulator):
+    """One line for a firmware that stopped before serving; UsageError when the --heap was too small."""
+    time.sleep(0.2)  # let the relay threads read its last words
+    words = [line.strip() for line in simulator.last_words if line.strip()]
+    if simulator.process.returncode == 4 or any("MemoryError" in line or "NLR" in line for line in words):
+        raise UsageError(f"--heap {simulator.heap} is too small: the firmware ran out of memory while starting; "
+                         "try the default 256K")
+    if simulator.process.returncode == 3:  # main.py could not listen: someone took the port after our check
+        raise UsageError(f"port {simulator.port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)")
+    last = words[-1] if words else "no message"
+    return f"soulstack body sim: the firmware stopped before serving (exit {simulator.process.returncode}): {last}"
+
+
 def sim(args) -> int:
-    from host.sim.runner import Simulator
+    from host.sim.runner import Simulator, port_in_use
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be from 0 to 65535 (0 picks a free one)")
+    if args.port and port_in_use(args.port):
+        raise UsageError(f"port {args.port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)")
     port = args.port or free_port()
-    simulator = Simulator(port, token=args.token, serial=args.serial, python=args.python,
-                          heap=args.heap, nudge_url=args.nudge_url, tts_url=args.tts_url)
-    simulator.start()
-    if args.serial:
-        print(f"serial: {simulator.serial_path}", flush=True)
-    runtime = "CPython" if args.python else "MicroPython"
-    print(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, fake hardware)", flush=True)
-    print(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away", flush=True)
+    show = printer()
+    simulator = Simulator(port, token=args.token, serial=args.serial, python=args.python, heap=args.heap,
+                          nudge_url=args.nudge_url, tts_url=args.tts_url, show=show)
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
+        if args.serial:
+            show(f"serial: {simulator.open_pty()}")  # the first line: printed before the firmware can say anything
+        simulator.start()
+        if not simulator.wait_until_serving():
+            if simulator.process.poll() is None:
+                print("soulstack body sim: the firmware did not start serving within 30 s", file=sys.stderr)
+                return 1
+            print(why_it_stopped(simulator), file=sys.stderr)
+            return 1
+        runtime = "CPython" if args.python else "MicroPython"
+        show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, fake hardware)")
+        show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
         code = simulator.process.wait()
         if code:
-            print(f"soulstack body sim: the firmware stopped with exit code {code}", file=sys.stderr)
+            words = [line for line in simulator.last_words if line.strip()]
+            print(f"soulstack body sim: the firmware stopped with exit code {code}" + (f": {words[-1]}" if words else ""),
+                  file=sys.stderr)
         return 1 if code else 0
     except KeyboardInterrupt:
         return 0

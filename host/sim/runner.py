@@ -5,20 +5,31 @@ with `hal.fake` standing in for camera, screen and speaker. Microdot comes from
 the installed PyPI package: copied into a temporary folder at run time (and
 compiled with mpy-cross when available, because compiling its source needs
 more heap than a small MicroPython gets), never vendored into the repository.
+
+With `show` (what `soulstack body sim` passes) a person sees the robot: the
+fake screen writes one line per change into a pipe (`fake.screen`), and the
+firmware's own output is relayed — its `@ss1 ready` frames, meant for
+tools/flash on the USB line, become one `ready: ...` line per change.
 """
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import tty
 from pathlib import Path
 
 import microdot
 
+from host.bridge.frames import decode  # also puts firmware/ on sys.path, for core.config below
 from host.cli import UsageError
+from core import config as firmware_config  # noqa: E402,I001  (the firmware's own validator: one set of rules)
 
 REPO = Path(__file__).resolve().parents[2]
 FIRMWARE = REPO / "firmware"
@@ -47,6 +58,49 @@ def stage_microdot(lib: Path, compile_mpy: bool):
             shutil.copy(source / name, target / name)
 
 
+MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
+FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token"}
+
+
+def parse_heap(text):
+    """Bytes from a size like 256K, 1M or 300000; UsageError when it is not one or is far too small."""
+    match = re.fullmatch(r"(\d+)([KkMm]?)", str(text).strip())
+    if not match:
+        raise UsageError(f"--heap {text} is not a size; give one like 256K or 1M (default 256K)")
+    size = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2).lower()]
+    if size < MIN_HEAP:
+        raise UsageError(f"--heap {text} is too small: the firmware needs well over {MIN_HEAP // 1024}K (default 256K)")
+    return size
+
+
+def check_config(config):
+    """Refuse what the firmware would refuse, before starting it, in the flags' own words."""
+    try:
+        firmware_config.parse(json.dumps(config))
+    except firmware_config.ConfigError as problem:
+        text = "; ".join(str(problem).splitlines())
+        for key, flag in FLAGS.items():
+            text = text.replace(f'"{key}"', flag)
+        raise UsageError(text) from None
+
+
+def port_in_use(port):
+    """True when something on this computer already listens on 127.0.0.1:port."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the firmware's server does
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def ready_line(frame):
+    """`ready: ip=... wifi=...` for a decoded `ready` frame."""
+    ready = frame["ready"]
+    return f"ready: ip={ready.get('ip') or '-'} wifi={ready.get('wifi')}"
+
+
 def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None):
     config = {
         "wifi": {"ssid": "(simulated)", "password": ""},
@@ -67,19 +121,27 @@ class Simulator:
     """One running firmware process. Use as a context manager, or start()/stop()."""
 
     def __init__(self, port, token=None, serial=False, python=False, heap="256K",
-                 nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None):
+                 nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None):
+        parse_heap(heap)
+        config = sim_config(token, "face-present", nudge_url, tts_url, fake)
+        check_config(config)
         self.port = port
         self.serial = serial
         self.python = python
         self.heap = heap
         self.workdir = Path(tempfile.mkdtemp(prefix="soulstack-sim-"))
         self.face_file = self.workdir / "face-present"
+        config["fake"]["face_file"] = str(self.face_file)
         self.config_path = self.workdir / "config.json"
-        self.config_path.write_text(json.dumps(sim_config(token, self.face_file, nudge_url, tts_url, fake)))
+        self.config_path.write_text(json.dumps(config))
         self.stdout = stdout
         self.stderr = stderr
+        self.show = show          # called with each line a person should see (see the module doc)
+        self.last_words = []      # the end of the firmware's stderr, kept when `show` is set (why it stopped)
+        self.serving = False      # once True, its stderr goes on to ours as it comes
         self.serial_path = None
         self._master = self._slave = None
+        self._threads = []
         self.process = None
 
     def command(self):
@@ -101,15 +163,83 @@ class Simulator:
     def start(self):
         argv, env = self.command()
         stdin = stdout = None
+        stderr = self.stderr
+        screen = None
         if self.serial:
+            self.open_pty()
+            stdin = stdout = self._master
+        else:
+            stdout = subprocess.PIPE if self.show else self.stdout
+        if self.show:
+            screen, screen_end = os.pipe()
+            config = json.loads(self.config_path.read_text())
+            config["fake"]["screen"] = f"/dev/fd/{screen_end}"
+            self.config_path.write_text(json.dumps(config))
+            stderr = subprocess.PIPE
+        try:
+            self.process = subprocess.Popen(argv, cwd=FIRMWARE, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                            pass_fds=(screen_end,) if self.show else ())
+        finally:
+            if self.show:
+                os.close(screen_end)
+        if self.show:
+            self._relay(os.fdopen(screen, "rb"), self.show)
+            self._relay(self.process.stderr, self._stderr_line)
+            if not self.serial:
+                self._relay(self.process.stdout, self._usb_line())
+        return self
+
+    def open_pty(self):
+        """The serial line's pty (made by start() if not before); returns its path for the user."""
+        if self._master is None:
             self._master, self._slave = os.openpty()
             tty.setraw(self._slave)  # no echo, no newline translation: the bridge sees exact bytes
             self.serial_path = os.ttyname(self._slave)
-            stdin = stdout = self._master
-        else:
-            stdout = self.stdout
-        self.process = subprocess.Popen(argv, cwd=FIRMWARE, env=env, stdin=stdin, stdout=stdout, stderr=self.stderr)
-        return self
+        return self.serial_path
+
+    def _stderr_line(self, line):
+        self.last_words = (self.last_words + [line])[-20:]
+        if self.serving:
+            print(line, file=sys.stderr, flush=True)
+
+    def _relay(self, stream, each_line):
+        """Hand each line of `stream` to `each_line` from a thread, until the firmware closes it."""
+        def pump():
+            with stream:
+                for raw in stream:
+                    each_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
+
+        thread = threading.Thread(target=pump, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _usb_line(self):
+        """What the firmware prints on its "USB line" outside serial mode, as a person should see it."""
+        said = []
+
+        def each(line):
+            frame = decode(line)
+            if frame is None:
+                self.show(line)  # the device's log
+            elif "ready" in frame and frame != (said[-1] if said else None):
+                said[:] = [frame]  # repeats are for tools/flash's sake; a person needs it once per change
+                self.show(ready_line(frame))
+
+        return each
+
+    def wait_until_serving(self, timeout_s=30):
+        """True once the firmware accepts connections on its port; False when it stopped first."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    self.serving = True
+                    return True
+            except OSError:
+                time.sleep(0.05)
+        return False
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -123,6 +253,8 @@ class Simulator:
             if fd is not None:
                 os.close(fd)
         self._master = self._slave = None
+        for thread in self._threads:
+            thread.join(timeout=2)  # the pipes close with the process: what it said last is shown
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self):

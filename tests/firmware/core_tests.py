@@ -85,7 +85,8 @@ def test_dispatch_answers():
     d = protocol.Dispatcher(FakeDevice(), "tok", lambda where, e: errors.append(where))
     auth_ok = "Bearer tok"
     assert d.handle("status", b"{}", auth_ok) == (200, {"online": True})
-    assert d.handle("status", b"", auth_ok) == (200, {"online": True})
+    for empty in (b"", b"  \n", None, ""):  # an empty body is a 400, as on every host body (docs/body-protocol.md)
+        assert d.handle("status", empty, auth_ok) == (400, {"message": protocol.NO_BODY})
     status, body = d.handle("look", b'{"question": "who?"}', auth_ok)
     assert status == 200 and isinstance(body, b64json.ImageBody)
     assert d.handle("speak", b'{"text": "hi"}', auth_ok) == (200, {})
@@ -224,6 +225,19 @@ def test_saccades_breathing_blend_mouth():
     for t in range(31200, 33000, 50):
         avatar.update(t)
     assert avatar.frame.mouth == 0.0
+
+
+def test_frame_carries_the_whole_text_and_whether_it_is_speech_or_a_caption():
+    avatar = face.Avatar(now_ms=0)
+    avatar.say("hello there, this is more than one line of the balloon", 0)
+    frame = avatar.update(50)
+    assert frame.text == "hello there, this is more than one line of the balloon" and not frame.caption
+    assert frame.balloon == ["hello there, this is", "more than one line of"]  # what a screen draws: two rows
+    avatar.show_text("who is there?", 100)
+    frame = avatar.update(150)
+    assert frame.text == "who is there?" and frame.caption and frame.balloon == ["who is there?"]
+    frame = avatar.update(2100)  # a caption lingers two seconds, then the balloon and its text are gone
+    assert frame.balloon == [] and frame.text == "" and not frame.caption
 
 
 def test_audio_level():
