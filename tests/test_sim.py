@@ -260,6 +260,11 @@ def test_serial_round_trip_over_a_pty():
         assert replies[3]["status"] == 400 and "must be a string" in replies[3]["body"]["message"]
         assert replies[4] == {"id": 4, "status": 200, "body": {}}
         port.close()
+        # The terminal shows the screen in words; frames and the firmware's log stay on the pty.
+        out = Lines(process.stdout)
+        out.wait_for("face: doubtful")
+        assert out.seen[0].startswith("body: http://127.0.0.1:") and out.seen[2] == "face: neutral", out.seen
+        assert not [line for line in out.seen if "@ss1" in line or "[soulstack]" in line], out.seen
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
@@ -475,6 +480,8 @@ def test_the_firmware_says_in_one_line_when_its_port_is_taken():
             assert simulator.process.wait(timeout=20) == 3
         finally:
             simulator.stop()
+    assert said == [] and not simulator.serving  # held: it never served
+    said = simulator.release()
     log = [line for line in said if line.startswith("[soulstack]")]
     assert any("cannot listen on 127.0.0.1:" in line and "EADDRINUSE" in line for line in log), said
     assert not [line for line in said + simulator.last_words if "Traceback" in line or "serving" in line], said

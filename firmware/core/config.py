@@ -65,7 +65,7 @@ class _Checker:
         if value is None or value == "":
             section[key] = None
             return
-        if not isinstance(value, str) or not value.startswith("http://"):
+        if not isinstance(value, str) or not value.startswith("http://") or len(value) == 7 or " " in value:
             self.errors.append('"' + path + '" must be an http:// URL (' + hint + "); https is not supported on the device")
 
     def integer(self, section, key, path, low, high, optional=False):

@@ -70,6 +70,7 @@ def sim(args) -> int:
         runtime = "CPython" if args.python else "MicroPython"
         show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, fake hardware)")
         show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
+        simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         code = simulator.process.wait()
         if code:
             words = [line for line in simulator.last_words if line.strip()]

@@ -137,6 +137,8 @@ class Simulator:
         self.stdout = stdout
         self.stderr = stderr
         self.show = show          # called with each line a person should see (see the module doc)
+        self._held = []           # those lines until release(): the caller says where the body is first
+        self._lock = threading.Lock()
         self.last_words = []      # the end of the firmware's stderr, kept when `show` is set (why it stopped)
         self.serving = False      # once True, its stderr goes on to ours as it comes
         self.serial_path = None
@@ -183,7 +185,7 @@ class Simulator:
             if self.show:
                 os.close(screen_end)
         if self.show:
-            self._relay(os.fdopen(screen, "rb"), self.show)
+            self._relay(os.fdopen(screen, "rb"), self._show)
             self._relay(self.process.stderr, self._stderr_line)
             if not self.serial:
                 self._relay(self.process.stdout, self._usb_line())
@@ -196,6 +198,21 @@ class Simulator:
             tty.setraw(self._slave)  # no echo, no newline translation: the bridge sees exact bytes
             self.serial_path = os.ttyname(self._slave)
         return self.serial_path
+
+    def _show(self, line):
+        with self._lock:
+            if self._held is None:
+                self.show(line)
+            else:
+                self._held.append(line)
+
+    def release(self):
+        """Show the lines held since start, and every later one as it comes; returns the held ones."""
+        with self._lock:
+            held, self._held = self._held or [], None
+            for line in held:
+                self.show(line)
+        return held
 
     def _stderr_line(self, line):
         self.last_words = (self.last_words + [line])[-20:]
@@ -220,10 +237,10 @@ class Simulator:
         def each(line):
             frame = decode(line)
             if frame is None:
-                self.show(line)  # the device's log
+                self._show(line)  # the device's log
             elif "ready" in frame and frame != (said[-1] if said else None):
                 said[:] = [frame]  # repeats are for tools/flash's sake; a person needs it once per change
-                self.show(ready_line(frame))
+                self._show(ready_line(frame))
 
         return each
 

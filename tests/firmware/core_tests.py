@@ -361,6 +361,8 @@ def test_config_errors_name_every_problem():
     for words in ('"wifi.ssid" must be text', '"nudge_url" must be an http:// URL', '"servo.pan_pin"',
                   '"servo.tilt_pin"', '"debounce.face_frames"'):
         assert words in text, words
+    for url in ("notaurl", "ftp://x", "http://", "http://a host/"):
+        assert '"tts_url" must be an http:// URL' in str(raises(config.ConfigError, config.parse, json.dumps({"tts_url": url})))
     assert "not valid JSON" in str(raises(config.ConfigError, config.parse, "{oops"))
     assert "one JSON object" in str(raises(config.ConfigError, config.parse, "[]"))
 
