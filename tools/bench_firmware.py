@@ -74,7 +74,7 @@ async def smallest_heap():
 def main():
     print(f"core_heap_bytes   {core_heap()}")
     print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
-    print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, fake 15.5 KB JPEG per frame)")
+    print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)")
 
 
 if __name__ == "__main__":
