@@ -35,7 +35,7 @@ def test_defaults_fill_every_key(tmp_path):
 def test_stackchan_soul_config_moves_over(tmp_path):
     raw = {
         "soulDir": "/tmp/x", "timezone": "Asia/Singapore",
-        "model": {"provider": "anthropic", "id": "claude-sonnet-4-5", "thinking": "off"},
+        "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "thinking": "off"},
         "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
                  "nightStartHour": 0, "nightEndHour": 7, "nightMaxSleepMinutes": 15},
         "body": {"name": "StackChan", "endpoints": {"status": "http://127.0.0.1:9201/status"}},

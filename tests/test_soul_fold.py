@@ -175,7 +175,7 @@ async def test_fold_and_restart_keep_the_summary(tmp_path):
 async def test_the_folded_history_and_the_summary_request_are_accepted_by_the_api():
     messages = life(60)
     async with FakeAnthropic(default="Summary: many mornings, one lamp.") as fake:
-        model = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url=fake.base_url)
+        model = AnthropicModel("claude-sonnet-5-5", api_key="test", base_url=fake.base_url)
 
         async def summarize(folded):
             reply = await model.complete("You are Pip.", summary_request(folded), max_tokens=800)
