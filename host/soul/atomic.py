@@ -57,3 +57,18 @@ def read_json(path, default=None):
     except FileNotFoundError:
         return default
     return json.loads(text)
+
+
+def read_state_json(path, starting: str, log):
+    """The JSON state in `path` (None when there is none yet), for small state files
+    the soul can live without (drives, vitals). A corrupt file is set aside as
+    `<name>.corrupt` and None returned, with a warning saying the state is `starting`
+    afresh (on the caller's `log`): losing a count is a small thing, stopping the soul is not.
+    """
+    path = Path(path)
+    try:
+        return read_json(path)
+    except (ValueError, OSError) as error:
+        log.warning("%s is unreadable (%s); set aside as %s.corrupt, %s", path, error, path.name, starting)
+        path.replace(path.with_name(path.name + ".corrupt"))
+        return None

@@ -20,7 +20,7 @@ import logging
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from host.soul.atomic import atomic_write_json, read_json
+from host.soul.atomic import atomic_write_json, read_state_json
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +125,7 @@ class Drives:
         fresh: losing a boredom count is a small thing, stopping the soul is not.
         """
         drives = cls(Path(soul_dir) / FILENAME, **options)
-        try:
-            data = read_json(drives.path)
-        except (ValueError, OSError) as error:
-            log.warning("%s is unreadable (%s); set aside as %s.corrupt, starting fresh", drives.path, error, drives.path.name)
-            drives.path.replace(drives.path.with_name(drives.path.name + ".corrupt"))
-            data = None
+        data = read_state_json(drives.path, "starting fresh", log)
         if data is None:
             drives.born = now
             drives.save()

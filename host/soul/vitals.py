@@ -20,7 +20,7 @@ from pathlib import Path
 
 from host.llm.prices import cost_usd
 from host.llm.types import Usage
-from host.soul.atomic import atomic_write_json, read_json
+from host.soul.atomic import atomic_write_json, read_state_json
 from host.soul.costs import Meter
 
 log = logging.getLogger(__name__)
@@ -81,12 +81,7 @@ class Vitals:
         """VITALS.json from soul_dir. A corrupt file is set aside (VITALS.json.corrupt)
         and the day starts over: the soul keeps living, the log says why."""
         vitals = cls(Path(soul_dir) / FILENAME, tz, **options)
-        try:
-            data = read_json(vitals.path)
-        except (ValueError, OSError) as error:
-            log.warning("%s is unreadable (%s); set aside as %s.corrupt, counting afresh", vitals.path, error, vitals.path.name)
-            vitals.path.replace(vitals.path.with_name(vitals.path.name + ".corrupt"))
-            data = None
+        data = read_state_json(vitals.path, "counting afresh", log)
         if data:
             vitals.day = data.get("day")
             vitals.first_wake = datetime.fromisoformat(data["firstWake"]) if data.get("firstWake") else None
