@@ -8,6 +8,7 @@ A user mistake raises `UsageError` and becomes one line on stderr, exit 2.
 
 import argparse
 import importlib
+import importlib.metadata
 import logging
 import sys
 
@@ -52,11 +53,19 @@ def subcommand_group(subparsers, name: str, help: str):
     return groups[name]
 
 
+def installed_version() -> str:
+    try:
+        return importlib.metadata.version("soulstack")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="soulstack",
         description="A life of its own for a desk robot: the soul, its bodies, the flock.",
     )
+    parser.add_argument("--version", action="version", version=f"soulstack {installed_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         try:

@@ -1,0 +1,34 @@
+"""The `soulstack` command itself: help lists what is built, --version, usage mistakes."""
+
+import importlib.metadata
+import subprocess
+
+
+def run(soulstack_cmd, *args):
+    return subprocess.run([*soulstack_cmd, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_help_lists_every_built_subcommand(soulstack_cmd):
+    done = run(soulstack_cmd, "--help")
+    assert done.returncode == 0
+    for name in ("soul", "body-check", "body", "bridge", "tts", "flock", "flash"):
+        assert f"    {name}" in done.stdout, name
+
+
+def test_version_names_the_installed_package(soulstack_cmd):
+    done = run(soulstack_cmd, "--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"soulstack {importlib.metadata.version('soulstack')}"
+
+
+def test_no_subcommand_prints_help_and_exits_2(soulstack_cmd):
+    done = run(soulstack_cmd)
+    assert done.returncode == 2
+    assert "COMMAND" in done.stdout
+
+
+def test_a_user_mistake_is_one_line_and_exit_2(soulstack_cmd):
+    done = run(soulstack_cmd, "body-check", "not-a-url")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("soulstack body-check: ")
