@@ -238,6 +238,20 @@ async def test_a_mind_that_is_down_still_answers_honestly_through_the_brainstem(
         assert body.spoken == []  # the brainstem's speak was the answer; the voice stack says it
 
 
+async def test_a_mind_that_is_down_answers_through_the_brainstem_even_without_a_voice(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        cfg = make_cfg(tmp_path, body, model={"retries": 0})
+        del cfg["body"]["endpoints"]["speak"]  # a body with no voice: no speak tool
+        soul = build_soul(cfg, clock=JumpClock(AFTERNOON), model=anthropic_model(fake))
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(error(529))
+            answer = await ask(running.url, "are you there?")
+            await fell_asleep(soul, wakings=2)
+        assert answer.startswith("I heard you: \u201care you there?\u201d. My mind is away right now")
+        assert body.spoken == []
+
+
 async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         soul = a_soul(tmp_path, body, fake)

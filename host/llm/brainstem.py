@@ -95,17 +95,22 @@ class Brainstem:
         return calls
 
     def _answers(self, names, now: Situation, words) -> list:
-        """One speak per thing the human said, never twice for the same words."""
-        calls = []
+        """One answer per thing the human said, never twice for the same words: spoken
+        through the body, or, for a body with no voice, said as the reply's own text
+        (which is what a voice pipeline talking to the soul hears)."""
+        answers = []
         for heard in now.heard:
-            if heard in self._answered or "speak" not in names:
+            if heard in self._answered:
                 continue
             self._answered.add(heard)
-            calls.append(self._call("speak", text=words["answer"].format(words=heard)))
-        return calls
+            answer = words["answer"].format(words=heard)
+            answers.append(self._call("speak", text=answer) if "speak" in names else TextBlock(answer))
+        return answers
 
-    def _reply(self, calls: list) -> Reply:
-        return Reply(Message("assistant", calls), "tool_use", Usage(), self.model_id)
+    def _reply(self, blocks: list) -> Reply:
+        # Text before tool calls, the order a model writes them in.
+        ordered = [b for b in blocks if isinstance(b, TextBlock)] + [b for b in blocks if not isinstance(b, TextBlock)]
+        return Reply(Message("assistant", ordered), "tool_use", Usage(), self.model_id)
 
 
 def _previous_calls(messages: list) -> list:
