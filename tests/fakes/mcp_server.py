@@ -39,6 +39,8 @@ from typing import Callable
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackServer
+
 VERSIONS = ("2025-06-18", "2025-03-26")
 FALLBACK_VERSION = "2025-03-26"  # assumed when a request has no MCP-Protocol-Version header
 # A 1x1 PNG (a real one: signature, IHDR, IDAT, IEND).
@@ -75,7 +77,7 @@ def echo_tool(name="echo") -> FakeTool:
                     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
 
 
-class FakeMcp:
+class FakeMcp(LoopbackServer):
     def __init__(self, tools=(), *, page_size=None, sse=False, ping_first=False, port=0, token=None,
                  versions=VERSIONS, path="/mcp"):
         self.tools = list(tools)
@@ -89,7 +91,6 @@ class FakeMcp:
         self.requests: list = []
         self.calls: list = []
         self.sessions: dict = {}  # session id -> {"version": str, "ready": bool}
-        self._runner = None
         self._event_ids = 0
 
     @property
@@ -105,26 +106,10 @@ class FakeMcp:
 
     # --- serving ---------------------------------------------------------------------
 
-    async def start(self):
+    def make_app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", self.path, self.handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self):
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self):
-        return await self.start()
-
-    async def __aexit__(self, *exc):
-        await self.stop()
+        return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         headers = {k.lower(): v for k, v in request.headers.items()}

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackServer
+
 
 @dataclass
 class Recorded:
@@ -25,7 +27,7 @@ class Recorded:
     raw: bytes
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """A loopback HTTP server that answers from a queue of scripted replies.
 
     A reply is whatever the subclass understands (a spec dict, a string), or a
@@ -39,8 +41,6 @@ class ScriptedServer:
         self.script = deque(replies)
         self.default = default
         self.requests: list[Recorded] = []
-        self._runner = None
-        self.port = 0
 
     # --- scripting -------------------------------------------------------
     def reply(self, *replies):
@@ -69,26 +69,10 @@ class ScriptedServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self):
+    def make_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self):
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self):
-        return await self.start()
-
-    async def __aexit__(self, *exc):
-        await self.stop()
+        return app
 
     async def record(self, request: web.Request) -> Recorded:
         raw = await request.read()

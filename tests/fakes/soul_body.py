@@ -10,6 +10,7 @@ import base64
 from aiohttp import web
 
 from host.body.server import error_response, make_body_app
+from tests.fakes.loopback import LoopbackServer
 
 # An 8x8 orange baseline JPEG (made with libjpeg-turbo's cjpeg, quality 70); it decodes.
 JPEG_B64 = (
@@ -24,7 +25,7 @@ JPEG_B64 = (
 JPEG = base64.b64decode(JPEG_B64)
 
 
-class RecordingBody:
+class RecordingBody(LoopbackServer):
     """`async with RecordingBody() as body:` -> body.base_url, body.received, body.spoken."""
 
     def __init__(self, online: bool = True, fail: dict | None = None, token: str | None = None):
@@ -32,8 +33,10 @@ class RecordingBody:
         self.fail = dict(fail or {})  # endpoint -> HTTP status to answer instead of acting
         self.token = token
         self.received: list = []  # (endpoint, request dict), in order
-        self.runner = None
-        self.base_url = ""
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def spoken(self) -> list:
@@ -42,7 +45,7 @@ class RecordingBody:
     def endpoints(self) -> dict:
         return {name: f"{self.base_url}/{name}" for name in ("status", "look", "speak", "express")}
 
-    def app(self) -> web.Application:
+    def make_app(self) -> web.Application:
         async def status(request):
             self.received.append(("status", request))
             return {"online": self.online}
@@ -71,13 +74,3 @@ class RecordingBody:
         app.middlewares.insert(0, failing)
         return app
 
-    async def __aenter__(self):
-        self.runner = web.AppRunner(self.app(), access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.base_url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.runner.cleanup()
