@@ -9,15 +9,15 @@ from datetime import datetime, timezone
 import pytest
 from aiohttp.test_utils import unused_port
 
-from host.llm.anthropic import AnthropicModel
 from host.llm.types import ToolCall
 from host.soul import config
 from host.soul.clock import ScaledClock, StepClock
-from host.soul.run import build_soul, serve_and_live
+from host.soul.run import build_soul
 from host.soul.tools import Outcome, SoulTool, refresh_tools
 from tests.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.mcp_server import PNG_B64, FakeMcp, FakeTool, echo_tool, text_result
 from tests.fakes.soul_body import JPEG_B64
+from tests.test_soul_life import Running, anthropic_model, until
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -45,32 +45,6 @@ async def use(soul, name, arguments):
 
 def text_of(result) -> str:
     return "\n".join(block.text for block in result.content if hasattr(block, "text"))
-
-
-async def until(condition, timeout=10.0, what="the condition"):
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Living:
-    """A soul living in the background of a test."""
-
-    def __init__(self, soul):
-        self.soul, self.task = soul, None
-
-    async def __aenter__(self):
-        self.task = asyncio.create_task(serve_and_live(self.soul, announce=lambda line: None))
-        return self
-
-    async def __aexit__(self, *exc):
-        self.task.cancel()
-        try:
-            await self.task
-        except asyncio.CancelledError:
-            pass
 
 
 def tool_names(body) -> list:
@@ -295,10 +269,6 @@ async def test_a_server_that_went_away_and_came_back(tmp_path):
 # --- through the soul, with a model --------------------------------------------------
 
 
-def anthropic_model(fake):
-    return AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
-
-
 def sleep_long(body):
     return tool_use("sleep", {"minutes": 60})
 
@@ -317,7 +287,7 @@ async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
         clock.hold(after=2)
         soul = build_soul(make_cfg(tmp_path, [{"name": "weather", "url": server.url}]), clock=clock,
                           model=anthropic_model(fake))
-        async with Living(soul):
+        async with Running(soul):
             await until(lambda: clock.held == 3, what="the second waking")
     first = fake.bodies[0]
     sent = {tool["name"]: tool for tool in first["tools"]}
@@ -346,7 +316,7 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
         clock = StepClock(AFTERNOON)
         clock.hold()
         soul = build_soul(make_cfg(tmp_path, [{"name": "late", "url": url}]), clock=clock, model=anthropic_model(fake))
-        async with Living(soul):
+        async with Running(soul):
             await until(lambda: clock.held == 1, what="the first sleep")
             assert len(fake.bodies) == 1
             assert not any(name.startswith("late__") for name in tool_names(fake.bodies[0]))
