@@ -185,21 +185,26 @@ async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
         assert body["tools"][-1]["cache_control"] == one_hour
         assert all("cache_control" not in t for t in body["tools"][:-1])
         messages = body["messages"]
-        # The final user message (the snapshot or the tool result) is never marked ...
-        assert all("cache_control" not in b for b in messages[-1]["content"])
-        # ... the history breakpoint is the last block of the message before it ...
+        # The history breakpoints: the last block of the final message and of the message before it.
+        assert messages[-1]["content"][-1]["cache_control"] == one_hour
         assert messages[-2]["content"][-1]["cache_control"] == one_hour
         marked = [b for m in messages for b in m["content"] if "cache_control" in b]
-        assert len(marked) == 1
+        assert len(marked) == 2
 
-    # Waking 2 repeats waking 1's last request byte for byte up to its last breakpoint.
-    previous, latest = cacheable_blocks(fake.bodies[1]), cacheable_blocks(fake.bodies[2])
-    last_bp = max(i for i, (_c, _t, ttl) in enumerate(previous) if ttl)
-    assert [c for c, _t, _ttl in latest[: last_bp + 1]] == [c for c, _t, _ttl in previous[: last_bp + 1]]
-    # And the fake's cache simulation saw it: waking 2 reads what waking 1 wrote.
+    # Each request repeats the one before it byte for byte up to that one's last breakpoint
+    # (the end of its final message), across the waking boundary too ...
+    for before, after in zip(fake.bodies, fake.bodies[1:]):
+        previous, latest = cacheable_blocks(before), cacheable_blocks(after)
+        last_bp = max(i for i, (_c, _t, ttl) in enumerate(previous) if ttl)
+        assert last_bp == len(previous) - 1
+        assert [c for c, _t, _ttl in latest[: last_bp + 1]] == [c for c, _t, _ttl in previous]
+    # ... so the fake's cache simulation reads everything sent before, writes only what is new,
+    # and nothing goes uncached at the full input price.
     assert fake.usages[0]["cache_creation_input_tokens"] > 0 and fake.usages[0]["cache_read_input_tokens"] == 0
-    assert fake.usages[2]["cache_read_input_tokens"] >= sum(t for _c, t, _ttl in previous[: last_bp + 1])
-    assert fake.usages[2]["cache_creation"]["ephemeral_1h_input_tokens"] == fake.usages[2]["cache_creation_input_tokens"]
+    for before, usage in zip(fake.bodies, fake.usages[1:]):
+        assert usage["cache_read_input_tokens"] == sum(t for _c, t, _ttl in cacheable_blocks(before))
+        assert usage["cache_creation_input_tokens"] > 0 and usage["input_tokens"] == 0
+        assert usage["cache_creation"]["ephemeral_1h_input_tokens"] == usage["cache_creation_input_tokens"]
 
 
 async def test_cache_off_sends_no_breakpoints_and_5m_ttl(fake):

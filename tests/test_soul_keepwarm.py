@@ -18,9 +18,9 @@ import pytest
 from host.soul import config
 from host.soul.clock import StepClock
 from host.soul.fold import IMAGE_PLACEHOLDER
-from host.soul.keepwarm import PING
+from host.soul.keepwarm import REFRESH_MAX_TOKENS
 from host.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
 from tests.fakes.openai_api import FakeOpenAI, completion
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
@@ -54,8 +54,7 @@ def test_keep_warm_is_on_by_default_and_must_be_a_boolean():
 
 
 def is_keep_warm(request) -> bool:
-    last = request["messages"][-1]["content"]
-    return isinstance(last, list) and last[-1].get("text") == PING
+    return request["max_tokens"] == REFRESH_MAX_TOKENS
 
 
 class Script:
@@ -73,11 +72,9 @@ class Script:
         return self.turns.pop(0) if self.turns else tool_use("sleep", {"minutes": 120})
 
 
-def prefix_bytes(body) -> str:
-    """The request's bytes up to and including its last cache breakpoint (the history's)."""
-    marked = max(i for i, m in enumerate(body["messages"]) if any(b.get("cache_control") for b in m["content"]))
-    return json.dumps([body["model"], body.get("thinking"), body["tools"], body["system"], body["messages"][: marked + 1]],
-                      sort_keys=True)
+def settings(body) -> str:
+    """What a request sends besides its messages (all of it must match for a cache hit)."""
+    return json.dumps([body["model"], body.get("thinking"), body["tools"], body["system"]], sort_keys=True)
 
 
 def vitals(tmp_path) -> dict:
@@ -106,23 +103,29 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     for refresh in refreshes:
         assert refresh["max_tokens"] == 1
         # Byte for byte what the next waking sends, up to and including the last breakpoint...
-        assert prefix_bytes(refresh) == prefix_bytes(waking)
-        assert last_breakpoint(refresh) == last_breakpoint(waking) and same_prefix(refresh, waking)
+        assert settings(refresh) == settings(waking) and same_prefix(refresh, waking)
         # ...where the image waking 1 saw is already the placeholder the next waking sends.
         assert IMAGE_PLACEHOLDER in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
-        assert refresh["messages"][-1]["content"][-1] == {"type": "text", "text": PING}
-    # The first refresh reads waking 1's cache; the second and the waking only read.
-    assert usages[3]["cache_read_input_tokens"] > 0
+        # Nothing is added after the history: its end (the sleep call's result) is the last breakpoint.
+        assert refresh["messages"][-1]["content"][-1]["type"] == "tool_result"
+        assert last_breakpoint(refresh) == len(cacheable_blocks(refresh)) - 1
+    # The first refresh reads waking 1's cache and writes what followed its last call (the sleep call
+    # and its result); the second only reads; the waking reads all that and writes only its snapshot.
+    assert usages[3]["cache_read_input_tokens"] > 0 and usages[3]["cache_creation_input_tokens"] > 0
     assert usages[4]["cache_creation_input_tokens"] == 0
-    assert usages[5]["cache_creation_input_tokens"] == 0
-    assert usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(waking)
+    assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[0])
+    assert usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])
+    written = tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
+    assert 0 < written == usages[5]["cache_creation_input_tokens"]
+    assert "your local time" in waking["messages"][-1]["content"][-1]["text"]
+    assert usages[5]["input_tokens"] == 0
     # The cost meter books them as keep-warm calls of the day, not as a waking's.
     meter = vitals(tmp_path)
     assert meter["keepWarm"]["calls"] == 2 and meter["keepWarm"]["usd"] > 0
     assert meter["today"]["calls"] == 6
     assert [w["calls"] for w in meter["wakings"]] == [3, 1]
     # Nothing of it reaches the soul's memory.
-    assert PING not in (tmp_path / "soul" / "session.jsonl").read_text()
+    assert "keep-warm" not in (tmp_path / "soul" / "session.jsonl").read_text()
     assert soul.keep_warm.sent == 2
 
 

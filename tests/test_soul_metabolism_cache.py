@@ -64,10 +64,12 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
         assert has_history_breakpoint(bodies[earlier])
         assert same_prefix(bodies[earlier], bodies[later]), (earlier, later)
         assert usages[later]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[earlier])
-    # A waking's first call ends with its snapshot, after the last breakpoint (it is never cached).
+    # A waking's first call ends with its snapshot, the last breakpoint: written once (it stays in the
+    # history), read by every later call, never sent uncached at the full input price.
     for request in (bodies[0], bodies[2], bodies[4], bodies[5]):
         assert "your local time" in request["messages"][-1]["content"][-1]["text"]
-        assert last_breakpoint(request) < len(cacheable_blocks(request)) - len(request["messages"][-1]["content"])
+        assert last_breakpoint(request) == len(cacheable_blocks(request)) - 1
+    assert all(usage["input_tokens"] == 0 for usage in usages[:6])
     # The image of waking 1 is sent within waking 1, then replaced by one and the same placeholder.
     assert JPEG_B64 in json.dumps(bodies[1]) and JPEG_B64 not in json.dumps(bodies[2:6])
     placeholders = [json.dumps(b).count(IMAGE_PLACEHOLDER) for b in bodies[2:6]]

@@ -1,22 +1,26 @@
 """Claude through Anthropic's Messages API, with the real `anthropic` SDK.
 
-Prompt caching (`cache=True`) puts up to three `cache_control` breakpoints,
+Prompt caching (`cache=True`) puts up to four `cache_control` breakpoints,
 all with the same TTL (`cache_ttl`, "1h" by default):
 
 1. the system prompt block,
 2. the last tool definition (the cache orders tools before the system prompt,
    so this breakpoint covers every tool),
-3. the end of the history: the last cacheable block of the message *before*
-   the final user message.
+3. the end of the history: the last block of the final message, so what this
+   call sends new (tool results, a waking's snapshot) is written once, at the
+   write price, and the next call reads it — left unmarked it would be sent at
+   the full input price now and written anyway by the next call;
+4. the end of the message before it (usually the model's last reply), where
+   the previous call's entry lies within the API's 20-block lookback even
+   when the final message holds many blocks.
 
-The final user message is the soul's waking snapshot: volatile (time, senses,
-mood), so it goes last and is never marked. A waking's history only grows, so
-the next waking's request repeats this one's bytes up to breakpoint 3 — the
-cache serves them as a read instead of re-processing (and re-paying) them.
-Breakpoint markers themselves are not part of the cached content, so moving
-breakpoint 3 forward each waking does not break the shared prefix. A 1 h TTL
-outlives the soul's usual sleep; the anchor project paid for a 5 m TTL that
-expired between every pair of wakings.
+The soul's history only grows (its waking snapshot, volatile as it is, stays
+in the history), so each call's request repeats the previous one's bytes up to
+its last breakpoint, and the cache serves them as a read instead of
+re-processing (and re-paying) them. Breakpoint markers themselves are not part
+of the cached content, so moving them forward does not break the shared
+prefix. A 1 h TTL outlives the soul's usual sleep; the anchor project paid for
+a 5 m TTL that expired between every pair of wakings.
 """
 
 import logging
@@ -150,15 +154,13 @@ def refuses_forced_tool(error_message: str) -> bool:
 
 
 def mark_history(api_messages, mark):
-    """Put the history breakpoint on the message before the final user message."""
-    last_user = max((i for i, m in enumerate(api_messages) if m["role"] == "user"), default=-1)
-    if last_user < 1:
-        return
-    # Thinking blocks cannot carry cache_control; any other block can.
-    for block in reversed(api_messages[last_user - 1]["content"]):
-        if block["type"] not in ("thinking", "redacted_thinking"):
-            block["cache_control"] = mark
-            return
+    """Put the history breakpoints on the final message and on the one before it."""
+    for api_message in api_messages[-2:]:
+        # Thinking blocks cannot carry cache_control; any other block can.
+        for block in reversed(api_message["content"]):
+            if block["type"] not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = mark
+                break
 
 
 THINKING_TYPES = ("adaptive", "between_tools", "disabled")

@@ -8,14 +8,18 @@ after it writes its whole context again at 2x the input price (~43k tokens,
 that prefix shortly before the entry expires reads it at 0.1x (~$0.004) and
 renews it.
 
-What a refresh sends: the turn's own request (`turn.context`: the session's
-history as the hooks present it, the same system prompt, tools and cache
-breakpoints) with one short line added to the final user message, and
-max_tokens=1. The next waking's request differs from it only after the last
-breakpoint (its snapshot instead of the line), so the refresh renews exactly
-the entry that waking will read. The line is never written to session.jsonl
-and the soul never sees the reply. Its usage goes to the `on_usage` hooks
-with waking=None: the cost meter books it as a keep-warm call of the day.
+What a refresh sends: the turn's own request, unchanged (`turn.context`: the
+session's history as the hooks present it, the same system prompt, tools and
+cache breakpoints), with max_tokens=1. Its last breakpoint is the end of the
+history (the result of the soul's sleep call), and the next waking's request
+is the same bytes plus its snapshot, so the refresh renews exactly the entry
+that waking will read; anything added to the refresh after the history would
+become an entry of its own, and a second refresh would renew that one instead.
+The one-token reply is dropped: the soul never sees it and nothing is written
+to session.jsonl. A history that ends with the soul's own words (a waking that
+ended without calling sleep) cannot be sent unchanged, so that sleep goes
+without. The refresh's usage goes to the `on_usage` hooks with waking=None:
+the cost meter books it as a keep-warm call of the day.
 
 When: only for the anthropic provider, with `model.keepWarm` on (default)
 and a 1 h TTL. A refresh is due TTL - MARGIN_S after the last request that
@@ -38,7 +42,6 @@ import asyncio
 import logging
 import math
 
-from host.soul.fold import summary_request
 from host.soul.turn import context
 
 log = logging.getLogger("soul.keepwarm")
@@ -48,7 +51,7 @@ MARGIN_S = 300
 # A 1 h write costs 2x the input price, a read 0.1x: 19 refreshes plus the waking's
 # read would cost as much as the waking's rewrite, so a sleep needing more goes without.
 MAX_REFRESHES = 18
-PING = "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)"
+REFRESH_MAX_TOKENS = 1  # the reply is dropped: one token is the least a request may ask for
 
 
 class KeepWarm:
@@ -112,9 +115,12 @@ class KeepWarm:
         """Send one refresh; True when it went through. A failure is logged, never raised."""
         soul = self.soul
         started = soul.clock.monotonic()
-        request = summary_request(context(soul), instruction=PING)  # the line goes after everything cached
+        request = context(soul)
+        if not request or request[-1].role != "user":
+            log.info("keep-warm: the history ends with the soul's own words; this sleep goes without refreshes")
+            return False
         try:
-            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=1, cache=True)
+            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=REFRESH_MAX_TOKENS, cache=True)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a refresh must never disturb the sleep

@@ -28,9 +28,12 @@ sequence. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Importing the `fake_anthropic` fixture into a test module gives a started fake.
 """
 
+import base64
 import hashlib
 import itertools
 import json
+import math
+import struct
 import time
 
 import pytest
@@ -49,7 +52,10 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 TTL_SECONDS = {"5m": 300, "1h": 3600}
-IMAGE_TOKENS = 1600  # roughly what a 1000x1000 picture costs; the exact figure does not matter here
+# An image costs about width x height / 750 tokens; one over ~1600 tokens (or 1568 px on its long
+# edge) is first scaled down to fit, so no image costs more (Anthropic's vision guide).
+PIXELS_PER_TOKEN = 750
+IMAGE_TOKENS = 1600  # the most one image costs, and what an image of unreadable size is counted as
 IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 # Models that think unless told otherwise (Claude 5 and later): they refuse a forced tool choice.
 THINKS_BY_DEFAULT = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5", "claude-fable", "claude-mythos")
@@ -89,10 +95,43 @@ def error(status, message=None, *, type=None, headers=None):
 
 # --- prompt cache simulation ---------------------------------------------
 def estimate_tokens(value) -> int:
-    """About 4 bytes of JSON per token; an image counts a flat IMAGE_TOKENS."""
+    """About 4 bytes of JSON per token; an image (also one inside a tool result) by its pixels."""
     if isinstance(value, dict) and value.get("type") == "image":
-        return IMAGE_TOKENS
+        return image_tokens(value)
+    if isinstance(value, dict) and value.get("type") == "tool_result" and isinstance(value.get("content"), list):
+        images = [b for b in value["content"] if isinstance(b, dict) and b.get("type") == "image"]
+        if images:
+            rest = dict(value, content=[b for b in value["content"] if b not in images])
+            return estimate_tokens(rest) + sum(map(image_tokens, images))
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+def image_tokens(block: dict) -> int:
+    """What the API charges for one image block: its pixels / 750, at most IMAGE_TOKENS."""
+    try:
+        size = image_size(base64.b64decode((block.get("source") or {}).get("data") or ""))
+    except ValueError:
+        size = None
+    if size is None:
+        return IMAGE_TOKENS
+    width, height = size
+    return max(1, min(IMAGE_TOKENS, math.ceil(width * height / PIXELS_PER_TOKEN)))
+
+
+def image_size(data: bytes) -> tuple | None:
+    """(width, height) from a JPEG's frame header or a PNG's IHDR; None when neither is found."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return struct.unpack(">II", data[16:24])
+    if data[:2] != b"\xff\xd8":
+        return None
+    at = 2
+    while at + 4 <= len(data) and data[at] == 0xFF:
+        marker, length = data[at + 1], struct.unpack(">H", data[at + 2:at + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC) and at + 9 <= len(data):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])  # start of frame: precision, height, width
+            return width, height
+        at += 2 + length
+    return None
 
 
 def cacheable_blocks(body):
