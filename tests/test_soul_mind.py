@@ -136,3 +136,14 @@ async def test_the_mind_is_chosen_from_the_environment(tmp_path):
             assert "ANTHROPIC_API_KEY" in str(error)
         else:
             raise AssertionError("an anthropic soul without a key must not start")
+
+
+def test_keeping_a_kept_matter_again_renews_it_instead_of_repeating_it(tmp_path):
+    soul_life = life.Life(tmp_path)
+    assert soul_life.keep(datetime(2024, 5, 1, 9, 0), "ask Ana about the bird") is False
+    assert soul_life.keep(datetime(2024, 5, 2, 9, 0), "water the plant") is False
+    assert soul_life.keep(datetime(2024, 5, 6, 9, 0), "ask Ana about the bird") is True
+    assert soul_life.entries(life.MIND) == [(datetime(2024, 5, 2, 9, 0), "water the plant"),
+                                            (datetime(2024, 5, 6, 9, 0), "ask Ana about the bird")]
+    block = snapshot.inner_block(soul_life, texts("en"), datetime(2024, 5, 6, 12, 0), random.Random(1)).text
+    assert block.count("ask Ana about the bird") == 1 and "ask Ana about the bird (since 2024-05-06)" in block

@@ -53,7 +53,7 @@ from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from host.soul.keepwarm import REFRESH_MAX_TOKENS  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
-from tests.fakes.soul_body import RecordingBody  # noqa: E402
+from tests.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 MIN_CACHE_TOKENS = 1024
@@ -92,19 +92,28 @@ SUMMARY = (
 
 
 class Player:
-    """The fake model's side: a seeded, plausible soul. Answers one request at a time."""
+    """The fake model's side: a seeded, plausible soul. Answers one request at a time.
 
-    def __init__(self, seed: int, clock: StepClock):
+    `batched` (the default) plays a model that follows the system prompt's "Acting" section: a
+    look goes alone (what it shows decides what follows), everything else it has decided on goes
+    in one reply with the sleep. Unbatched, it calls one tool per reply, as a model ignoring that
+    advice would. The waking plans come from one seeded generator and the words from another, so
+    both play the same day, plan for plan."""
+
+    def __init__(self, seed: int, clock: StepClock, batched: bool = True):
         self.rng = random.Random(seed)
+        self.words = random.Random(seed + 1)
         self.clock = clock
+        self.batched = batched
         self.plan: list = []  # the rest of this waking's calls
         self.ids = 0
         self.summaries = 0
 
-    def _call(self, name, arguments, words=None):
-        self.ids += 1
-        blocks = [{"type": "text", "text": words}] if words else []
-        blocks.append({"type": "tool_use", "id": f"toolu_bench{self.ids:06d}", "name": name, "input": arguments})
+    def _reply(self, calls):
+        blocks = [{"type": "text", "text": self.words.choice(THOUGHTS)}] if self.words.random() < 0.6 else []
+        for name, arguments in calls:
+            self.ids += 1
+            blocks.append({"type": "tool_use", "id": f"toolu_bench{self.ids:06d}", "name": name, "input": arguments})
         return message(*blocks)
 
     def _new_waking(self, night: bool) -> list:
@@ -124,6 +133,14 @@ class Player:
         plan.append(("sleep", {"minutes": minutes}))
         return plan
 
+    def _next_calls(self) -> list:
+        if not self.plan:
+            return [("sleep", {"minutes": 30})]
+        if not self.batched or self.plan[0][0] == "look":
+            return [self.plan.pop(0)]
+        calls, self.plan = self.plan, []
+        return calls
+
     def answer(self, request):
         if request["max_tokens"] == REFRESH_MAX_TOKENS:  # keep-warm while the soul sleeps: not part of its day's script
             return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
@@ -135,9 +152,7 @@ class Player:
             return message({"type": "text", "text": SUMMARY})
         if "your local time" in said:  # a new waking's snapshot
             self.plan = self._new_waking("It is night." in said)
-        name, arguments = self.plan.pop(0) if self.plan else ("sleep", {"minutes": 30})
-        words = self.rng.choice(THOUGHTS) if self.rng.random() < 0.6 else None
-        return self._call(name, arguments, words)
+        return self._reply(self._next_calls())
 
 
 class Uncached(AnthropicModel):
@@ -152,18 +167,18 @@ async def live(variant: str, args) -> dict:
     model_id, seed, days = args.model, args.seed, args.days
     end = START + timedelta(days=days)
     clock = StepClock(START, end)
-    player = Player(seed, clock)
+    player = Player(seed, clock, batched=variant != "one tool per reply")
     with (lambda: __import__("contextlib").nullcontext(tempfile.mkdtemp(prefix="bench-life-")))() as tmp:
         soul_dir = Path(tmp) / "soul"
         soul_dir.mkdir()
         (soul_dir / "SELF.md").write_text(SELF)
         (soul_dir / "ASPIRATIONS.md").write_text(ASPIRATIONS)
-        async with RecordingBody() as body, FakeAnthropic(default=player.answer, clock=clock.monotonic,
+        async with RecordingBody(image=QVGA_JPEG) as body, FakeAnthropic(default=player.answer, clock=clock.monotonic,
                                                           min_cache_tokens=MIN_CACHE_TOKENS) as fake:
             raw = {
                 "soulDir": str(soul_dir), "timezone": "UTC",
                 "model": {"provider": "anthropic", "id": model_id, "cacheTtl": "5m" if variant == "5m TTL" else "1h",
-                          "keepWarm": variant in ("default", "5m TTL"),  # (a 5 m TTL is never kept warm)
+                          "keepWarm": variant not in ("no keep-warm", "caching off"),  # (a 5 m TTL is never kept warm)
                           "maxContextTokens": args.max_context, "keepRecentTokens": args.keep_recent},
                 "body": {"name": "the desk robot", "endpoints": body.endpoints()},
                 "persona": {"name": "Pip", "human": "Ana"},
@@ -323,7 +338,7 @@ def print_wakings(row) -> None:
 
 def print_table(rows) -> None:
     print("\nper day:")
-    head = f"  {'':<22}" + "".join(f"{row['variant']:>14}" for row in rows)
+    head = f"  {'':<22}" + "".join(f"{row['variant']:>20}" for row in rows)
     print(head)
     lines = [
         ("wakings", lambda r: f"{r['wakings']:.0f}"), ("model calls", lambda r: f"{r['calls']:.0f}"),
@@ -335,12 +350,12 @@ def print_table(rows) -> None:
         ("$/waking", lambda r: f"{r['usd'] / max(1, r['wakings']):.4f}"),
     ]
     for name, cell in lines:
-        print(f"  {name:<22}" + "".join(f"{cell(row):>14}" for row in rows))
+        print(f"  {name:<22}" + "".join(f"{cell(row):>20}" for row in rows))
 
 
 async def main(args) -> None:
     rows = []
-    for variant in ("default", "no keep-warm", "caching off", "5m TTL"):
+    for variant in ("default", "no keep-warm", "caching off", "5m TTL", "one tool per reply"):
         rows.append(await live(variant, args))
     if args.per_waking:
         print_wakings(rows[0])

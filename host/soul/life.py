@@ -149,6 +149,17 @@ class Life:
     def add_entry(self, name: str, when: datetime, text: str) -> None:
         self.append(name, f"- {when.strftime(STAMP)}: {one_line(text)}\n")
 
+    def keep(self, when: datetime, matter: str) -> bool:
+        """Keep a matter in mind (MIND.md); True when it was kept already: then it is renewed, not
+        repeated (it moves to the end with today's date, so it does not fade)."""
+        wanted = one_line(matter)
+        lines = self.read(MIND).splitlines()
+        others = [line for line in lines if not ((m := ENTRY_LINE.match(line)) and m.group(2) == wanted)]
+        renewed = len(others) < len(lines)
+        others.append(f"- {when.strftime(STAMP)}: {wanted}")
+        self.write(MIND, "\n".join(others) + "\n")
+        return renewed
+
     def settle(self, matter: str):
         """Remove one kept matter matched exactly or by a unique prefix. (removed text | None, why not)."""
         wanted = one_line(matter)

@@ -1,5 +1,10 @@
 """One waking's turn: model step, tools, model step, ... until the soul sleeps.
 
+A reply may call several tools at once; one that calls sleep ends the turn
+right after its tools ran (every further step would re-read the whole context),
+unless it needs another look: a call failed, or a tool answered with something
+to read (`SoulTool.informs`: look, read_diary, ...), or the human spoke.
+
 Before EVERY model step the turn takes what arrived for it (the human's words
 delivered while it was thinking) and appends it to the conversation, so the
 model sees them within this turn. Every message is written to session.jsonl
@@ -40,9 +45,15 @@ async def run_turn(soul, waking) -> None:
         for call in calls:
             results.append(await use_tool(soul, waking, call))
         soul.session.append(Message("user", results), at=soul.clock.now().isoformat())
-        if waking.sleep is not None and not soul.has_incoming():
+        if waking.sleep is not None and not soul.has_incoming() and not worth_reading(soul, calls, results):
             return
     log.warning("waking %d reached loop.maxStepsPerWaking without sleeping; it sleeps the default", waking.number)
+
+
+def worth_reading(soul, calls: list, results: list) -> bool:
+    """Whether a reply that called sleep should still see its answers: one of its calls failed,
+    or told something (what look saw) that the soul has not read yet."""
+    return any(result.is_error for result in results) or any(soul.toolbox.informs(call.name) for call in calls)
 
 
 def take_arrivals(soul, waking) -> None:

@@ -1,11 +1,13 @@
 """A small real body for the soul's tests, built on host/body/server.py.
 
 It serves all four endpoints over loopback, records every request it gets,
-answers /look with a real JPEG (8x8, orange), and can be told to fail one
+answers /look with a real JPEG (8x8, orange; or `image=`, e.g. QVGA_JPEG, the
+size the StackChan's camera sends), and can be told to fail one
 endpoint with a given HTTP status, honestly, as a broken device would.
 """
 
 import base64
+from pathlib import Path
 
 from aiohttp import web
 
@@ -23,13 +25,17 @@ JPEG_B64 = (
     "oqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDpqKKK+CPrj//Z"
 )
 JPEG = base64.b64decode(JPEG_B64)
+# What the StackChan's camera sends: a 320x240 JPEG (a wall, a window, a plant, a desk edge), made once
+# from a generated picture with cjpeg -quality 70. tools/bench-life's body looks with it.
+QVGA_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
 
 
 class RecordingBody(LoopbackServer):
     """`async with RecordingBody() as body:` -> body.base_url, body.received, body.spoken."""
 
-    def __init__(self, online: bool = True, fail: dict | None = None, token: str | None = None):
+    def __init__(self, online: bool = True, fail: dict | None = None, token: str | None = None, image: bytes = JPEG):
         self.online = online
+        self.image_b64 = base64.b64encode(image).decode()  # what /look answers
         self.fail = dict(fail or {})  # endpoint -> HTTP status to answer instead of acting
         self.token = token
         self.received: list = []  # (endpoint, request dict), in order
@@ -52,7 +58,7 @@ class RecordingBody(LoopbackServer):
 
         async def look(request):
             self.received.append(("look", request))
-            return {"image": JPEG_B64, "mimeType": "image/jpeg"}
+            return {"image": self.image_b64, "mimeType": "image/jpeg"}
 
         async def speak(request):
             self.received.append(("speak", request))

@@ -38,9 +38,17 @@ signal to do something different, not a style to keep.
 What you say is really spoken aloud. Speak plainly and briefly, like a person.
 Say little rather than much; at night keep quiet, {human} is asleep.{character}
 
+# Acting
+
+Every reply of yours re-reads your whole life so far, so make each one count:
+call at once every tool you have already decided on (speak, express, diary,
+update_mood, sleep can all go in one reply). Wait for an answer only when your
+next choice depends on it, like what look shows you.
+
 # The one rule
 
-End every waking stretch by calling sleep(minutes) to set your next alarm.
+End every waking stretch by calling sleep(minutes) to set your next alarm,
+in the same reply as your last other actions if you like.
 When that moment comes is up to you."""
 
 
@@ -91,6 +99,7 @@ TEXT = {
     "diary_written": "Written in your diary.",
     "self_rewritten": "Your understanding of yourself is rewritten; the old one is kept in SELF.history.md.",
     "kept_done": "You keep it in mind.",
+    "kept_renewed": "It was in your mind already; it stays, fresh from now.",
     "settled": "Settled and let go: {text}",
     "settle_empty": "Which matter? Nothing was settled: the name was empty.",
     "settle_none": "No kept matter starts with that; nothing was settled.",

@@ -30,9 +30,16 @@ def system_prompt(persona: dict, body_name: str) -> str:
 
 你说的话会真的被念出来。口语、简短、自然。宁可少说。深夜别出声，{human}在睡觉。{character}
 
+# 做事
+
+你的每一次回复都要把你至今的生活重读一遍，所以让每次回复都算数：已经想好要做的事，
+在同一次回复里一起调用（speak、express、diary、update_mood、sleep 都可以放在一起）。
+只有下一步取决于结果时才等结果，比如 look 让你看到了什么。
+
 # 唯一的规矩
 
-每段清醒时光的最后都调用 sleep(minutes) 定好下次闹钟。什么时候算最后，由你决定。"""
+每段清醒时光的最后都调用 sleep(minutes) 定好下次闹钟，可以和最后要做的其他事放在同一次回复里。
+什么时候算最后，由你决定。"""
 
 
 TEXT = {
@@ -81,6 +88,7 @@ TEXT = {
     "diary_written": "记进日记了。",
     "self_rewritten": "对自己的认识改写了；旧的那份存在 SELF.history.md。",
     "kept_done": "挂在心上了。",
+    "kept_renewed": "这件事本来就挂在心上；它留着，从现在起重新算。",
     "settled": "放下了：{text}",
     "settle_empty": "放下哪件事？名字是空的，什么也没放下。",
     "settle_none": "心里没有以这个开头的事，什么也没放下。",

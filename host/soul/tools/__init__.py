@@ -37,6 +37,10 @@ class SoulTool:
     run: Callable[..., Awaitable[Outcome]]  # run(soul, **arguments) -> Outcome
     required: list = field(default_factory=list)
     schema: dict | None = None  # a whole input schema passed through as is (MCP); then every argument reaches run
+    # Whether its answer tells the soul something (look, read_diary, shell, MCP tools) rather than
+    # only confirming an act (speak, diary, sleep): a reply that calls such a tool together with
+    # sleep gets one more step, to read the answer before the waking ends.
+    informs: bool = True
 
     def spec(self) -> Tool:
         if self.schema is not None:
@@ -98,6 +102,10 @@ class Toolbox:
 
     def names(self) -> list:
         return list(self.tools)
+
+    def informs(self, name: str) -> bool:
+        tool = self.tools.get(name)
+        return tool is None or tool.informs
 
     async def run(self, soul, call: ToolCall) -> tuple:
         """(ToolResult, ok) for one call. Never raises for a tool's own failure."""

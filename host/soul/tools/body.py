@@ -68,8 +68,8 @@ def body_tools(endpoints: dict) -> list:
         "look": SoulTool("look", "Look through your body's eyes. You see what it sees (an image, or the body's own words).",
                          {"question": {**string, "description": "what you are looking for"}}, look),
         "speak": SoulTool("speak", "Say something aloud through your body. Short and spoken, like a person.",
-                          {"text": {**string, "description": "the words to say"}}, speak, ["text"]),
+                          {"text": {**string, "description": "the words to say"}}, speak, ["text"], informs=False),
         "express": SoulTool("express", "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
-                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"]),
+                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"], informs=False),
     }
     return [tools[name] for name in ("status", "look", "speak", "express") if endpoints.get(name)]

@@ -4,15 +4,14 @@ Kept matters come back at every waking; after three days they fade to a short
 line (a stale matter repeated in full every waking teaches a soul to wait).
 """
 
-from host.soul import life as lifefiles
 from host.soul.tools import Outcome, SoulTool
 
 
 async def keep_in_mind(soul, matter: str) -> Outcome:
     if not matter.strip():
         return Outcome.text(soul.T.TEXT["bad_input"].format(problem="matter is empty"), ok=False)
-    soul.life.add_entry(lifefiles.MIND, soul.local_now().replace(tzinfo=None), matter)
-    return Outcome.text(soul.T.TEXT["kept_done"])
+    renewed = soul.life.keep(soul.local_now().replace(tzinfo=None), matter)
+    return Outcome.text(soul.T.TEXT["kept_renewed" if renewed else "kept_done"])
 
 
 async def settle_mind(soul, matter: str) -> Outcome:
@@ -28,7 +27,7 @@ def mind_tools() -> list:
     s = {"type": "string"}
     return [
         SoulTool("keep_in_mind", "Keep a matter in mind; it comes back at every waking until you settle it.",
-                 {"matter": s}, keep_in_mind, ["matter"]),
+                 {"matter": s}, keep_in_mind, ["matter"], informs=False),
         SoulTool("settle_mind", "Let a kept matter go: give it exactly, or its beginning if that is unique.",
-                 {"matter": s}, settle_mind, ["matter"]),
+                 {"matter": s}, settle_mind, ["matter"], informs=False),
     ]
