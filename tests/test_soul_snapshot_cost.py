@@ -33,6 +33,7 @@ AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
 ASPIRATION = "Notice one new thing every day."
 UNCHANGED = "Unchanged since you last saw them above:"
+ALL_UNCHANGED = "Your inner life is as you last saw it above."
 
 
 def seed_life(tmp_path) -> Life:
@@ -97,10 +98,9 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
     # Waking 1 (a new process): everything in full.
     assert SELF_TEXT.strip() in first and ASPIRATION in first and "Your mood:\ncalm" in first
     assert "Your latest diary lines:" in first and "- 2024-04-30 11:00: old line 11" in first
-    assert UNCHANGED not in first
+    assert UNCHANGED not in first and ALL_UNCHANGED not in first
     # Waking 2: nothing changed; its own diary line is in its history as its own call, not repeated.
-    assert second.splitlines()[0] == (f"{UNCHANGED} who you are, what you aspire to, your mood, "
-                                      "your latest diary lines.")
+    assert second.splitlines()[0] == ALL_UNCHANGED
     assert SELF_TEXT.strip() not in second and "The light moved" not in second
     assert "A memory surfaces on its own:" in second  # the random older line still surfaces every waking
     # Waking 3: the mood and the diary changed from outside: those parts are sent, the rest named.
@@ -109,8 +109,7 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
     assert "New in your diary since then:\n- 2024-05-01 14:30: A line from outside." in third
     assert SELF_TEXT.strip() not in third
     # Waking 4: unchanged again.
-    assert fourth.splitlines()[0] == (f"{UNCHANGED} who you are, what you aspire to, your mood, "
-                                      "your latest diary lines.")
+    assert fourth.splitlines()[0] == ALL_UNCHANGED
     # The whole inner life stays in view in every request, exactly once (never re-sent).
     for request in bodies:
         assert json.dumps(request).count(SELF_TEXT.strip()) == 1
@@ -132,7 +131,7 @@ async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
         async with Running(soul):
             await until(lambda: clock.held == 2, what="two wakings")
         soul.session.close()
-        assert len(fake.bodies) == 2 and UNCHANGED in inner_of(fake.bodies[1])
+        assert len(fake.bodies) == 2 and ALL_UNCHANGED in inner_of(fake.bodies[1])
         clock.hold(after=1)  # the restarted soul: two wakings, then held in its second sleep (the fourth)
         again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(again):
@@ -140,8 +139,8 @@ async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
         again.session.close()
         assert len(fake.bodies) == 4
     restarted, next_one = inner_of(fake.bodies[2]), inner_of(fake.bodies[3])
-    assert UNCHANGED not in restarted and SELF_TEXT.strip() in restarted and ASPIRATION in restarted
-    assert UNCHANGED in next_one and SELF_TEXT.strip() not in next_one
+    assert ALL_UNCHANGED not in restarted and SELF_TEXT.strip() in restarted and ASPIRATION in restarted
+    assert ALL_UNCHANGED in next_one and SELF_TEXT.strip() not in next_one
 
 
 async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
@@ -163,7 +162,7 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     # Waking 2's snapshot named the inner life as unchanged; the fold then took waking 1 away,
     # so the whole inner life came back in full, right after the snapshot, before the model was asked.
     second = next(b for b in turns if is_waking(b) and b is not turns[0])
-    assert UNCHANGED in inner_of(second)
+    assert ALL_UNCHANGED in inner_of(second)
     restored = second["messages"][-1]["content"][-1]["text"]
     assert restored.startswith("Who you think you are (SELF.md):") and ASPIRATION in restored
     assert "Your latest diary lines:" in restored and "Page 1." in restored
@@ -208,4 +207,7 @@ def test_the_chinese_soul_reads_the_unchanged_line_in_chinese(tmp_path):
     session, sight = Session(tmp_path / "session.jsonl"), InnerSight()
     shown_after(sight, life, session, "zh")
     second = shown_after(sight, life, session, "zh")
-    assert second.splitlines()[0] == "和你上面最后看到的一样，没有变：你对自己的认识、你的追求、你的心情、最近几条日记。"
+    assert second.splitlines()[0] == "你的内心和你上面最后看到的一样。"
+    (tmp_path / "soul" / "MOOD.md").write_text("有点想下雨")
+    third = shown_after(sight, life, session, "zh")
+    assert third.splitlines()[0] == "和你上面最后看到的一样，没有变：你对自己的认识、你的追求、最近几条日记。"

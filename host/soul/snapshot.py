@@ -32,6 +32,7 @@ FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), 
 SIGHT_TEXT = {
     "en": {
         "unchanged": "Unchanged since you last saw them above: {parts}.",
+        "all_unchanged": "Your inner life is as you last saw it above.",
         "self": "who you are", "aspirations": "what you aspire to", "mood": "your mood",
         "kept": "what you keep in mind", "diary": "your latest diary lines",
         "diary_new": "New in your diary since then:",
@@ -39,6 +40,7 @@ SIGHT_TEXT = {
     },
     "zh": {
         "unchanged": "和你上面最后看到的一样，没有变：{parts}。",
+        "all_unchanged": "你的内心和你上面最后看到的一样。",
         "self": "你对自己的认识", "aspirations": "你的追求", "mood": "你的心情",
         "kept": "心里挂着的事", "diary": "最近几条日记",
         "diary_new": "那之后日记里新添的：",
@@ -134,6 +136,7 @@ class InnerSight:
             elif recent:
                 unchanged.append("diary")
             seen.text = (list(seen.text) + new)[-DIARY_RECENT:]
+        changed = bool(parts)
         if rng is not None:
             older = diary[:-DIARY_RECENT]
             if older:
@@ -142,7 +145,9 @@ class InnerSight:
                 parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
                 life.problems.clear()
         if unchanged and unchanged_line:
-            parts.insert(0, words["unchanged"].format(parts=words["sep"].join(words[key] for key in unchanged)))
+            # Most wakings change nothing: one short line then, not the list of every part.
+            named = words["sep"].join(words[key] for key in unchanged)
+            parts.insert(0, words["unchanged"].format(parts=named) if changed else words["all_unchanged"])
         if not parts and unchanged_line and not unchanged:
             return TextBlock(text["empty_life"])
         return TextBlock("\n\n".join(parts))
