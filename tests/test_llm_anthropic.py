@@ -279,7 +279,7 @@ async def test_sdk_reads_anthropic_base_url_itself(fake, monkeypatch):
         (None, {}),
         (4096, {"thinking": {"type": "enabled", "budget_tokens": 4096}}),
         ("between_tools", {"thinking": {"type": "between_tools"}}),
-        ("off", {}),
+        ("off", {"thinking": {"type": "between_tools"}}),  # the least Sonnet 5.5 allows ("disabled" is refused)
         ("medium", {"output_config": {"effort": "medium"}}),
         ({"type": "adaptive", "display": "summarized"}, {"thinking": {"type": "adaptive", "display": "summarized"}}),
     ],
@@ -287,6 +287,25 @@ async def test_sdk_reads_anthropic_base_url_itself(fake, monkeypatch):
 async def test_thinking_option_reaches_the_request(fake, thinking, fields):
     fake.reply("ok")
     await model_for(fake, thinking=thinking).complete("sys", [Message.user("hi")])
+    body = fake.bodies[0]
+    assert {k: body[k] for k in ("thinking", "output_config") if k in body} == fields
+
+
+@pytest.mark.parametrize(
+    "model_id, fields",
+    [
+        ("claude-sonnet-5-5", {"thinking": {"type": "between_tools"}}),
+        ("claude-opus-5-5", {"output_config": {"effort": "low"}}),  # cannot stop thinking: the least of it
+        ("claude-fable-5-1", {"output_config": {"effort": "low"}}),
+        ("claude-sonnet-5", {"thinking": {"type": "disabled"}}),
+        ("claude-opus-5", {"thinking": {"type": "disabled"}}),
+        ("claude-haiku-5-5", {"thinking": {"type": "disabled"}}),
+        ("claude-sonnet-4-6", {}),  # before Claude 5 nothing thinks unless asked
+    ],
+)
+async def test_off_is_the_least_thinking_each_model_allows(fake, model_id, fields):
+    fake.reply("ok")
+    await AnthropicModel(model_id, api_key="k", base_url=fake.base_url, thinking="off").complete("sys", [Message.user("hi")])
     body = fake.bodies[0]
     assert {k: body[k] for k in ("thinking", "output_config") if k in body} == fields
 

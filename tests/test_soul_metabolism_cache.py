@@ -58,6 +58,8 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
     # Every call asks for the cache, with the configured TTL (1 h by default), on system, tools and history.
     for request in bodies[:6]:
         assert request["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+        # model.thinking "off" (the default) is the least thinking Sonnet 5.5 allows, not its default (high).
+        assert request["thinking"] == {"type": "between_tools"} and "output_config" not in request
         assert request["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     # Waking to waking (last call of one, first call of the next) and step to step inside a waking:
     for earlier, later in ((2, 3), (3, 4), (4, 5)):

@@ -54,12 +54,13 @@ STOP_REASONS = {
 
 
 class AnthropicModel:
-    """A `Model` backed by Claude. `thinking` is None or "off" (send nothing:
-    the model's default — Claude 5 and later think adaptively, and Sonnet 5.5
-    refuses "disabled"), a level "low" | "medium" | "high" | "xhigh" | "max"
-    (an effort on Claude 5 and later, a token budget before), a token budget
-    (int), a thinking type ("adaptive", "between_tools", "disabled") or the
-    API's thinking dict, sent as given."""
+    """A `Model` backed by Claude. `thinking` is None (send nothing: the
+    model's default — Claude 5 and later think adaptively, at effort high on
+    Sonnet 5.5), "off" (the least thinking the model allows, see
+    `least_thinking`), a level "low" | "medium" | "high" | "xhigh" | "max" (an
+    effort on Claude 5 and later, a token budget before), a token budget (int),
+    a thinking type ("adaptive", "between_tools", "disabled") or the API's
+    thinking dict, sent as given."""
 
     provider = "anthropic"
 
@@ -170,10 +171,34 @@ EFFORT_MODELS = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5", "claude-f
 BUDGETS = {"low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768, "max": 65536}
 
 
+# "off" per model family, most specific first. Thinking is billed as output (5x the input price)
+# on every call, and sending nothing does not turn it off on Claude 5 and later: there it is on
+# by default. Sonnet 5.5 refuses "disabled" and has "between_tools" (no thinking up front, only
+# short notes between tool calls) as its lowest setting; Opus 5.5, Fable and Mythos cannot stop
+# thinking, so the least of it is effort "low"; Sonnet 5, Opus 5 and Haiku 5.x accept "disabled".
+# Models before Claude 5 do not think unless asked. (Anthropic's migration guides for each model.)
+LEAST_THINKING = (
+    ("claude-sonnet-5-5", {"thinking": {"type": "between_tools"}}),
+    ("claude-opus-5-5", {"output_config": {"effort": "low"}}),
+    ("claude-fable", {"output_config": {"effort": "low"}}),
+    ("claude-mythos", {"output_config": {"effort": "low"}}),
+    ("claude-sonnet-5", {"thinking": {"type": "disabled"}}),
+    ("claude-opus-5", {"thinking": {"type": "disabled"}}),
+    ("claude-haiku-5", {"thinking": {"type": "disabled"}}),
+)
+
+
+def least_thinking(model_id: str) -> dict:
+    """The request fields that keep this model's thinking to the least it allows."""
+    return next((dict(fields) for prefix, fields in LEAST_THINKING if model_id.startswith(prefix)), {})
+
+
 def thinking_params(thinking, model_id: str) -> dict:
     """The request fields for the `thinking` option (see AnthropicModel)."""
-    if thinking is None or thinking in ("default", "off"):
+    if thinking is None or thinking == "default":
         return {}
+    if thinking == "off":
+        return least_thinking(model_id)
     if thinking in EFFORTS:
         if model_id.startswith(EFFORT_MODELS):
             return {"output_config": {"effort": thinking}}

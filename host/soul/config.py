@@ -19,7 +19,9 @@ DEFAULT_PORT = 9202
 TERMINAL_BODY = "http://127.0.0.1:9310"
 PROVIDERS = ("anthropic", "openai", "brainstem")
 ENDPOINT_NAMES = ("status", "look", "speak", "express")
-# model.thinking -> an extended-thinking token budget (Anthropic); added on top of model.maxTokens
+# model.thinking -> room for thinking added on top of model.maxTokens (thinking counts against it).
+# The level itself goes to the provider: "off" is the least thinking the model allows (Claude 5.5
+# models cannot all turn it off), the others an effort on Claude 5 and later, a budget before.
 THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from host.body.client import BodyClient
 from host.llm import providers
-from host.soul import config, metabolism
+from host.soul import metabolism
 from host.soul.clock import Clock
 from host.soul.hooks import Hooks
 from host.soul.life import Life
@@ -42,7 +42,7 @@ def make_model(cfg: dict, env=None):
     options = {"env": env}
     if provider == "anthropic":
         options["cache_ttl"] = cfg["model"]["cacheTtl"]
-        options["thinking"] = config.THINKING_BUDGET[cfg["model"]["thinking"]]
+        options["thinking"] = cfg["model"]["thinking"]  # a level: an effort on Claude 5 and later, a budget before
     try:
         return providers.make_model(provider, cfg["model"]["id"], **options)
     except ValueError as error:
