@@ -9,6 +9,8 @@ it checks (`clock.hold(after=n)`, then `clock.held == n + 1`)."""
 import json
 from datetime import datetime, timezone
 
+import pytest
+
 from host.soul.clock import StepClock
 from host.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from host.soul.run import build_soul
@@ -160,3 +162,36 @@ async def test_a_failed_summary_folds_a_plain_digest(tmp_path):
     digest = fold_records(tmp_path)[0]["summary"]
     assert digest.startswith("1 wakings folded; tools used: diary x1, sleep x1")
     assert "diary: Another page." in digest
+
+
+def prompt_tokens(usage) -> int:
+    return usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+
+
+@pytest.mark.parametrize("bytes_per_token", [4, 2], ids=["provider counts like us", "provider counts twice as many"])
+async def test_the_ceiling_is_in_the_providers_tokens(tmp_path, bytes_per_token):
+    """The soul's own token count is rough; each call's usage says how the provider counted the same request.
+    A provider whose tokenizer counts more tokens for the same text reaches the ceiling sooner."""
+    clock = StepClock(AFTERNOON)
+    clock.hold(after=3)  # four wakings
+    summaries = []
+    ceiling = 2500  # above every request when counted ~like us, below most when counted twice as fine
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=living(summaries),
+                                                      bytes_per_token=bytes_per_token) as fake:
+        cfg = cfg_for(tmp_path, body, model={"maxContextTokens": ceiling, "keepRecentTokens": 200})
+        soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: clock.held == 4, what="four wakings")
+        soul.session.close()
+    counted = [prompt_tokens(u) for u in fake.usages if u]
+    records = fold_records(tmp_path)
+    if bytes_per_token == 4:
+        assert max(counted) < ceiling and records == [] and soul.metabolism.folds == 0
+        assert 1.0 < soul.metabolism.token_scale < 1.6  # our count leaves out the JSON around each block
+    else:
+        assert soul.metabolism.token_scale > 2
+        # It folded although its own count stayed under the ceiling (the same life, counted like us
+        # in the other case, never passed it): the provider's count of the request before was over it.
+        assert records and soul.metabolism.folds >= 1
+        first_fold_waking = next(i for i, b in enumerate(fake.bodies) if SUMMARY_INSTRUCTION["en"][:60] in texts_of(b["messages"][-1]))
+        assert counted[first_fold_waking - 1] > ceiling

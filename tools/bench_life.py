@@ -18,16 +18,21 @@ so each category gets its share of the day's dollars. The session's messages
 give what each waking adds to the history, per category.
 
 The fake model plays a plausible soul from a seeded script: most wakings it
-thinks aloud a little, writes a diary line, sometimes looks (an image),
-speaks, notes its mood or keeps something in mind, then sleeps 9-31 minutes
-by day (90-120 at night). A fold's summary request is answered with ~300
-words; a keep-warm refresh during a long sleep (host/soul/keepwarm.py) with
-one word, taking no virtual time and no draw from the script, so the day is
-the same call for call with keep-warm on or off. Prices are
-host/llm/prices.py's for the configured model (default claude-sonnet-5-5).
+thinks aloud a little, writes a diary line, sometimes looks (a 320x240 JPEG,
+what the StackChan's camera sends), speaks, notes its mood or keeps something
+in mind, then sleeps 9-31 minutes by day (90-120 at night). It follows the
+system prompt's advice to act in as few replies as it can: a look goes alone,
+everything else it decided on goes in one reply with the sleep (Player). A
+fold's summary request is answered with ~300 words; a keep-warm refresh during
+a long sleep (host/soul/keepwarm.py) with one word, taking no virtual time and
+no draw from the script, so the day is the same call for call with keep-warm
+on or off. Prices are host/llm/prices.py's for the configured model (default
+claude-sonnet-5-5).
 
-Four variants side by side: the default config (1 h cache, keep-warm on), the
-same without keep-warm, caching off, and a 5 m TTL. Last lines:
+Five variants side by side: the default config (1 h cache, keep-warm on), the
+same without keep-warm, caching off, a 5 m TTL, and the default config with a
+model that ignores that advice and calls one tool per reply. `--variant`
+picks some (a long `--days` run of the default alone). Last lines:
     peak_context_tokens=<n> folds=<n>
     usd_per_day=<n> cache_read_write_ratio=<n>        (the default config)
 """
@@ -52,7 +57,7 @@ from host.soul.clock import StepClock  # noqa: E402
 from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from host.soul.keepwarm import REFRESH_MAX_TOKENS  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
+from tests.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
 from tests.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
@@ -174,7 +179,8 @@ async def live(variant: str, args) -> dict:
         (soul_dir / "SELF.md").write_text(SELF)
         (soul_dir / "ASPIRATIONS.md").write_text(ASPIRATIONS)
         async with RecordingBody(image=QVGA_JPEG) as body, FakeAnthropic(default=player.answer, clock=clock.monotonic,
-                                                          min_cache_tokens=MIN_CACHE_TOKENS) as fake:
+                                                                          min_cache_tokens=MIN_CACHE_TOKENS,
+                                                                          bytes_per_token=args.bytes_per_token) as fake:
             raw = {
                 "soulDir": str(soul_dir), "timezone": "UTC",
                 "model": {"provider": "anthropic", "id": model_id, "cacheTtl": "5m" if variant == "5m TTL" else "1h",
@@ -206,9 +212,10 @@ async def live(variant: str, args) -> dict:
                 raise task.exception()
             row = tally(json.loads((soul_dir / "VITALS.json").read_text()), fake.usages, end, variant, days,
                         soul.metabolism.folds)
-            row["spent"] = spending(fake.bodies, fake.usages, price_for(model_id), days)
-            row["added"] = added_per_waking(soul.session.messages)
-            row["fixed"] = fixed_tokens(fake.bodies)
+            per = args.bytes_per_token
+            row["spent"] = spending(fake.bodies, fake.usages, price_for(model_id), days, per)
+            row["added"] = added_per_waking(soul.session.messages, per)
+            row["fixed"] = fixed_tokens(fake.bodies, per)
             return row
 
 
@@ -228,6 +235,7 @@ def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, fo
         keepWarmUsd=sum(d.get("keepWarm", {}).get("usd", 0) for d in lived) / days,
         peak=max((u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] for u in answered), default=0),
         perWaking=vitals["wakings"] if vitals["day"] < stop else [],
+        daily=[(d["day"], d["wakes"], d["calls"], d["usd"]) for d in lived],
     )
     return row
 
@@ -264,7 +272,7 @@ def categories(body: dict) -> list:
     return out
 
 
-def spending(bodies: list, usages: list, price, days: int) -> dict:
+def spending(bodies: list, usages: list, price, days: int, bytes_per_token: float) -> dict:
     """Per category: tokens read from the cache, written to it, sent uncached, and their $ (per day)."""
     spent = {name: {"read": 0, "write": 0, "input": 0, "usd": 0.0} for name in CATEGORIES + ("output",)}
     for body, usage in zip(bodies, usages):
@@ -275,7 +283,7 @@ def spending(bodies: list, usages: list, price, days: int) -> dict:
         rates = {"read": price.cache_read, "write": price.cache_write_1h if one_hour else price.cache_write_5m,
                  "input": price.input}
         done = 0
-        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body), categories(body)):
+        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body, bytes_per_token), categories(body)):
             # The fake's read and write end on block boundaries, in this order.
             how = "read" if done + tokens <= read else "write" if done + tokens <= read + write else "input"
             spent[name][how] += tokens
@@ -286,7 +294,7 @@ def spending(bodies: list, usages: list, price, days: int) -> dict:
     return {name: {key: value / days for key, value in row.items()} for name, row in spent.items()}
 
 
-def added_per_waking(messages: list) -> dict:
+def added_per_waking(messages: list, bytes_per_token: float) -> dict:
     """Average tokens each waking adds to the history, per category (as the fake counts them)."""
     added = dict.fromkeys(HISTORY, 0)
     wakings = 0
@@ -294,15 +302,15 @@ def added_per_waking(messages: list) -> dict:
         for block in msg["content"]:
             name = block_category(msg["role"], block)
             if name in added:
-                added[name] += estimate_tokens(block)
+                added[name] += estimate_tokens(block, bytes_per_token)
             wakings += name == "volatile (snapshot)" and "your local time" in block.get("text", "")
     return {name: tokens / max(1, wakings) for name, tokens in added.items()}
 
 
-def fixed_tokens(bodies: list) -> dict:
+def fixed_tokens(bodies: list, bytes_per_token: float) -> dict:
     """Tokens of the tool definitions and the system prompt (sent, and read, with every call)."""
     first = next((b for b in bodies if b), {"messages": []})
-    blocks = cacheable_blocks(dict(first, messages=[]))
+    blocks = cacheable_blocks(dict(first, messages=[]), bytes_per_token)
     return dict(zip(("tools", "system prompt"), (
         sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
         for name in ("tools", "system prompt"))))
@@ -353,15 +361,23 @@ def print_table(rows) -> None:
         print(f"  {name:<22}" + "".join(f"{cell(row):>20}" for row in rows))
 
 
+VARIANTS = ("default", "no keep-warm", "caching off", "5m TTL", "one tool per reply")
+
+
 async def main(args) -> None:
     rows = []
-    for variant in ("default", "no keep-warm", "caching off", "5m TTL", "one tool per reply"):
-        rows.append(await live(variant, args))
+    for variant in VARIANTS:
+        if variant == "default" or not args.variant or variant in args.variant:
+            rows.append(await live(variant, args))
     if args.per_waking:
         print_wakings(rows[0])
     print(f"model {args.model}, ceiling {args.max_context}/{args.keep_recent} tokens, {args.days} day(s) from {START:%Y-%m-%d %H:%M} UTC, prices from host/llm/prices.py, "
-          f"seed {args.seed}, {CALL_SECONDS} s per model call")
+          f"seed {args.seed}, {CALL_SECONDS} s per model call, {args.bytes_per_token:g} bytes of JSON per token")
     print_table(rows)
+    if args.per_day:
+        print("\nday by day (default):")
+        for day, wakes, calls, usd in rows[0]["daily"]:
+            print(f"  {day}  wakings {wakes:>3}  calls {calls:>4}  ${usd:.3f}")
     print_spending(rows[0])
     default = rows[0]
     print(f"\npeak_context_tokens={default['peak']} folds={default['folds']:.2f}")
@@ -376,6 +392,12 @@ def parse(argv):
     parser.add_argument("--max-context", type=int, default=100000, help="model.maxContextTokens (default 100000)")
     parser.add_argument("--keep-recent", type=int, default=20000, help="model.keepRecentTokens (default 20000)")
     parser.add_argument("--per-waking", action="store_true", help="also print every waking of the default config")
+    parser.add_argument("--variant", action="append", choices=VARIANTS[1:],
+                        help="run only these besides the default (repeatable; default: all)")
+    parser.add_argument("--per-day", action="store_true", help="also print the default config's $ for each day")
+    parser.add_argument("--bytes-per-token", type=float, default=BYTES_PER_TOKEN,
+                        help=f"how the fake counts tokens: bytes of a block's JSON per token (default {BYTES_PER_TOKEN}; "
+                             "lower counts more, as Claude 5's tokenizer does)")
     return parser.parse_args(argv)
 
 

@@ -6,9 +6,10 @@ nothing of them. What each hook does:
 
   on_waking       count the waking (vitals), grow boredom outside the night (drives)
   felt            the drives and hunger as sensations for the snapshot's last block
-  before_turn     awaited once per waking, after the snapshot is stored: the fold
+  before_turn     awaited once per waking, after the snapshot is stored: the fold (its ceiling in the
+                  provider's tokens: each model call's usage rescales the soul's own rough count)
   transform_messages   old images -> placeholders; the fold's summary in front
-  on_usage        price every real model call (the brainstem costs nothing); waking None:
+  on_usage        price every real model call (the brainstem costs nothing), rescale the token count; waking None:
                   a keep-warm call made while asleep (host/soul/keepwarm.py), booked apart
   on_tool_result  a successful non-routine tool discharges boredom; a good speak is contact
   on_nudge        a nudge carrying the human's typed words is contact
@@ -32,9 +33,13 @@ from host.llm.types import ModelError, TextBlock
 from host.soul import fold as folding
 from host.soul.costs import prices_from_config
 from host.soul.drives import Drives
+from host.soul.turn import context
 from host.soul.vitals import STRETCH_TEXTS, Vitals
 
 log = logging.getLogger("soul.metabolism")
+
+# Bounds for the token scale: a usage report this far off our count is a provider's quirk, not a tokenizer.
+MIN_TOKEN_SCALE, MAX_TOKEN_SCALE = 0.5, 3.0
 
 KEPT_FROM = {
     "en": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your memory stays word for word.)",
@@ -55,6 +60,11 @@ class Metabolism:
                                   max_usd_per_day=budget["maxUsdPerDay"], hungry_sleep_minutes=budget["hungrySleepMinutes"],
                                   prices=prices_from_config(cfg["prices"]), cache_ttl=cfg["model"]["cacheTtl"])
         self.waking_start = None  # index in session.messages of this waking's snapshot
+        # The context ceiling is in the provider's tokens; the soul's own count (fold.estimate_tokens,
+        # ~4 characters a token) is only a guess, and tokenizers differ (Claude 5's counts about 30%
+        # more than older ones for the same text). Each waking's model call reports the whole prompt
+        # as the provider counted it; the ratio to our count for the same request rescales the ceiling.
+        self.token_scale = 1.0
         self.last_fell_back = False
         self.folds = 0  # folds done by this process (tools/bench-life reads it)
 
@@ -77,6 +87,8 @@ class Metabolism:
             return
         self.vitals.on_model_call(soul.clock.now(), reply.model or soul.model.model_id, reply.usage,
                                   keep_warm=waking is None)
+        if waking is not None:
+            self._calibrate(soul, reply.usage)
 
     def on_tool_result(self, soul, event) -> None:
         self.drives.on_tool_result(event.name, event.ok, soul.clock.now())
@@ -110,9 +122,11 @@ class Metabolism:
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = self.waking_start if self.waking_start is not None else len(session.messages) - 1
         live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto)
+        scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
             live, lambda folded: self._summarize(soul, live, folded),
-            max_context_tokens=model_cfg["maxContextTokens"], keep_recent_tokens=model_cfg["keepRecentTokens"],
+            max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
+            keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
             previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=self._fixed_tokens(soul),
             now=soul.clock.now(), language=self.language,
         )
@@ -135,6 +149,15 @@ class Metabolism:
             if any(block is marker for block in message.content):
                 return index
         return len(messages)
+
+    def _calibrate(self, soul, usage) -> None:
+        """Rescale our token count by the provider's count of the request just answered (run before
+        the reply joins the history, so the turn's context is still exactly what was sent)."""
+        counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        if counted <= 0:
+            return  # a provider that reports no usage (some local servers): keep the last scale
+        ours = folding.estimate_tokens(context(soul)) + self._fixed_tokens(soul)
+        self.token_scale = min(MAX_TOKEN_SCALE, max(MIN_TOKEN_SCALE, counted / max(1, ours)))
 
     @staticmethod
     def _fixed_tokens(soul) -> int:

@@ -94,16 +94,20 @@ def error(status, message=None, *, type=None, headers=None):
 
 
 # --- prompt cache simulation ---------------------------------------------
-def estimate_tokens(value) -> int:
-    """About 4 bytes of JSON per token; an image (also one inside a tool result) by its pixels."""
+# The fake has no tokenizer: it counts a block's JSON (its structure included), this many bytes a token.
+BYTES_PER_TOKEN = 4
+
+
+def estimate_tokens(value, bytes_per_token: float = BYTES_PER_TOKEN) -> int:
+    """About `bytes_per_token` bytes of JSON per token; an image (also one inside a tool result) by its pixels."""
     if isinstance(value, dict) and value.get("type") == "image":
         return image_tokens(value)
     if isinstance(value, dict) and value.get("type") == "tool_result" and isinstance(value.get("content"), list):
         images = [b for b in value["content"] if isinstance(b, dict) and b.get("type") == "image"]
         if images:
             rest = dict(value, content=[b for b in value["content"] if b not in images])
-            return estimate_tokens(rest) + sum(map(image_tokens, images))
-    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+            return estimate_tokens(rest, bytes_per_token) + sum(map(image_tokens, images))
+    return max(1, int(len(json.dumps(value, ensure_ascii=False)) / bytes_per_token))
 
 
 def image_tokens(block: dict) -> int:
@@ -134,7 +138,7 @@ def image_size(data: bytes) -> tuple | None:
     return None
 
 
-def cacheable_blocks(body):
+def cacheable_blocks(body, bytes_per_token: float = BYTES_PER_TOKEN):
     """The request in the order the cache sees it (tools, system, messages), one
     entry per block: (canonical JSON without cache_control, tokens, ttl or None)."""
 
@@ -144,7 +148,7 @@ def cacheable_blocks(body):
             ttl = block["cache_control"].get("ttl", "5m")
             block = {k: v for k, v in block.items() if k != "cache_control"}
         canon = json.dumps([prefix, block], sort_keys=True, ensure_ascii=False)
-        return canon, estimate_tokens(block), ttl
+        return canon, estimate_tokens(block, bytes_per_token), ttl
 
     out = [entry("tool", tool) for tool in body.get("tools") or []]
     system = body.get("system")
@@ -303,10 +307,13 @@ def image_problem(block):
 
 # --- the server ----------------------------------------------------------
 class FakeAnthropic(ScriptedServer):
-    """Fake Messages API. `min_cache_tokens`, `cache_lookback` and `clock` go to its `PromptCache`."""
+    """Fake Messages API. `min_cache_tokens`, `cache_lookback` and `clock` go to its `PromptCache`;
+    `bytes_per_token` sets how it counts tokens (see estimate_tokens)."""
 
-    def __init__(self, replies=(), *, default=None, min_cache_tokens=0, cache_lookback=20, clock=time.monotonic):
+    def __init__(self, replies=(), *, default=None, min_cache_tokens=0, cache_lookback=20, clock=time.monotonic,
+                 bytes_per_token=BYTES_PER_TOKEN):
         super().__init__(replies, default=default)
+        self.bytes_per_token = bytes_per_token
         self.cache = PromptCache(min_tokens=min_cache_tokens, lookback=cache_lookback, clock=clock)
         self.usages = []  # the usage object sent with each answered request, None for errors
         self._message_ids = itertools.count(1)
@@ -345,10 +352,10 @@ class FakeAnthropic(ScriptedServer):
         return web.json_response(reply, headers={"request-id": "req_fake"})
 
     def build_message(self, body, spec):
-        fresh, read, written, by_ttl = self.cache.account(body["model"], cacheable_blocks(body))
+        fresh, read, written, by_ttl = self.cache.account(body["model"], cacheable_blocks(body, self.bytes_per_token))
         usage = {
             "input_tokens": fresh,
-            "output_tokens": max(1, sum(estimate_tokens(b) for b in spec["content"])),
+            "output_tokens": max(1, sum(estimate_tokens(b, self.bytes_per_token) for b in spec["content"])),
             "cache_read_input_tokens": read,
             "cache_creation_input_tokens": written,
             "cache_creation": {
