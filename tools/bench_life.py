@@ -20,7 +20,8 @@ give what each waking adds to the history, per category.
 The fake model plays a plausible soul from a seeded script: most wakings it
 thinks aloud a little, writes a diary line, sometimes looks (a 320x240 JPEG,
 what the StackChan's camera sends), speaks, notes its mood or keeps something
-in mind, then sleeps 9-31 minutes by day (90-120 at night). It follows the
+in mind, then sleeps 10-33 minutes by day (90-120 at night): ~50 wakings a
+day, the rhythm the metabolism issue sets for the default soul. It follows the
 system prompt's advice to act in as few replies as it can: a look goes alone,
 everything else it decided on goes in one reply with the sleep (Player). A
 fold's summary request is answered with ~300 words; a keep-warm refresh during
@@ -134,7 +135,7 @@ class Player:
                 plan.append(("keep_in_mind", {"matter": "ask Ana about the bird on the sill"}))
         if rng.random() < (0.3 if night else 0.7):
             plan.append(("diary", {"entry": rng.choice(DIARY)}))
-        minutes = rng.choice([90, 120]) if night else rng.randint(9, 31)
+        minutes = rng.choice([90, 120]) if night else rng.randint(10, 33)
         plan.append(("sleep", {"minutes": minutes}))
         return plan
 
