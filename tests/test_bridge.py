@@ -162,7 +162,9 @@ async def test_a_request_in_flight_fails_at_once_when_unplugged(device):
         with pytest.raises(BodyError) as caught:
             await look
         assert caught.value.status == 503 and "lost before it answered" in caught.value.message
-        assert time.monotonic() - started < 1
+        # At once: not after the 5 s unplug probe, nor the 55 s request timeout (a loaded machine
+        # may take a moment to schedule the reader, so the bound leaves room below those).
+        assert time.monotonic() - started < 3
 
 
 async def test_device_errors_reach_the_caller_honestly():

@@ -28,6 +28,9 @@ def write_config(tmp_path, body, port, **model):
         "persona": {"name": "Pip", "human": "Ana"},
         "log": {"streamThoughts": True},
         "nudge": {"port": port},
+        # These souls live on the wall clock: no night hours, so what they do does not depend on
+        # when the tests run (at night the brainstem shows a sleepy face, not a glad one).
+        "loop": {"nightStartHour": 0, "nightEndHour": 0},
     }))
     return path
 
