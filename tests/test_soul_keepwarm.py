@@ -18,15 +18,15 @@ import pytest
 from host.soul import config
 from host.soul.clock import StepClock
 from host.soul.fold import IMAGE_PLACEHOLDER
-from host.soul.keepwarm import REFRESH_MAX_TOKENS
+from host.soul.keepwarm import PING
 from host.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
 from tests.fakes.openai_api import FakeOpenAI, completion
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 from tests.test_soul_metabolism import anthropic_env
 from tests.test_soul_metabolism import cfg_for as metabolism_cfg
-from tests.test_soul_metabolism_cache import last_breakpoint, same_prefix, tokens_to_last_breakpoint
+from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 MIN = 60.0
@@ -54,7 +54,8 @@ def test_keep_warm_is_on_by_default_and_must_be_a_boolean():
 
 
 def is_keep_warm(request) -> bool:
-    return request["max_tokens"] == REFRESH_MAX_TOKENS
+    last = request["messages"][-1]["content"]
+    return isinstance(last, list) and last[-1].get("text") == PING
 
 
 class Script:
@@ -75,6 +76,10 @@ class Script:
 def settings(body) -> str:
     """What a request sends besides its messages (all of it must match for a cache hit)."""
     return json.dumps([body["model"], body.get("thinking"), body["tools"], body["system"]], sort_keys=True)
+
+
+def breakpoints(body) -> list:
+    return [i for i, (_canon, _tokens, ttl) in enumerate(cacheable_blocks(body)) if ttl]
 
 
 def vitals(tmp_path) -> dict:
@@ -102,22 +107,23 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     assert "Your own alarm woke you after 120 minutes" in texts_of(waking["messages"][-1])
     for refresh in refreshes:
         assert refresh["max_tokens"] == 1
-        # Byte for byte what the next waking sends, up to and including the last breakpoint...
+        # Byte for byte what the next waking sends, up to and including its last breakpoint: the end of
+        # the soul's last reply, where the waking has a breakpoint too (its own last one is its snapshot)...
         assert settings(refresh) == settings(waking) and same_prefix(refresh, waking)
+        assert breakpoints(refresh)[-1] == breakpoints(waking)[-2]
+        assert refresh["messages"][-2]["content"][-1]["cache_control"] and refresh["messages"][-2]["role"] == "assistant"
         # ...where the image waking 1 saw is already the placeholder the next waking sends.
         assert IMAGE_PLACEHOLDER in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
-        # Nothing is added after the history: its end (the sleep call's result) is the last breakpoint.
-        assert refresh["messages"][-1]["content"][-1]["type"] == "tool_result"
-        assert last_breakpoint(refresh) == len(cacheable_blocks(refresh)) - 1
-    # The first refresh reads waking 1's cache and writes what followed its last call (the sleep call
-    # and its result); the second only reads; the waking reads all that and writes only its snapshot.
+        # ...and the line after it, in the final message, is not cached: no entry of its own.
+        assert refresh["messages"][-1]["content"][-1] == {"type": "text", "text": PING}
+        assert not any(block.get("cache_control") for block in refresh["messages"][-1]["content"])
+    # The first refresh reads waking 1's cache and writes the reply that called sleep; the second
+    # only reads; the waking reads all that and writes only what is new (the sleep's result, its snapshot).
     assert usages[3]["cache_read_input_tokens"] > 0 and usages[3]["cache_creation_input_tokens"] > 0
     assert usages[4]["cache_creation_input_tokens"] == 0
     assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[0])
     assert usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])
-    written = tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
-    assert 0 < written == usages[5]["cache_creation_input_tokens"]
-    assert "your local time" in waking["messages"][-1]["content"][-1]["text"]
+    assert usages[5]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
     assert usages[5]["input_tokens"] == 0
     # The cost meter books them as keep-warm calls of the day, not as a waking's.
     meter = vitals(tmp_path)
@@ -125,8 +131,33 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     assert meter["today"]["calls"] == 6
     assert [w["calls"] for w in meter["wakings"]] == [3, 1]
     # Nothing of it reaches the soul's memory.
-    assert "keep-warm" not in (tmp_path / "soul" / "session.jsonl").read_text()
+    assert PING not in (tmp_path / "soul" / "session.jsonl").read_text()
     assert soul.keep_warm.sent == 2
+
+
+async def test_a_waking_that_ends_in_words_is_kept_warm_too(tmp_path):
+    """A reply that looks and calls sleep gets one more step to see the picture; answered with words
+    only, the history ends with the soul's reply. The refresh still renews what the next waking reads."""
+    clock = clock_holding_after(3)  # sleep 1: to 55, refresh, to 110, refresh, to 120; sleep 2 held
+    look_and_sleep = message({"type": "tool_use", "id": "toolu_kw1", "name": "look", "input": {"question": "who?"}},
+                             {"type": "tool_use", "id": "toolu_kw2", "name": "sleep", "input": {"minutes": 120}})
+    script = Script(clock, look_and_sleep, text("Nobody. The chair is empty."))
+    async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
+        soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await until(lambda: clock.held == 4, what="waking 1, two refreshes, waking 2")
+        bodies, usages = fake.bodies, fake.usages
+    assert [is_keep_warm(b) for b in bodies] == [False, False, True, True, False]
+    refreshes, waking = bodies[2:4], bodies[4]
+    for refresh in refreshes:
+        # The line is a user message of its own after the soul's words; the breakpoint is on those words.
+        assert refresh["messages"][-2] == {"role": "assistant", "content": [
+            {"type": "text", "text": "Nobody. The chair is empty.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
+        assert refresh["messages"][-1]["content"] == [{"type": "text", "text": PING}]
+        assert same_prefix(refresh, waking) and breakpoints(refresh)[-1] == breakpoints(waking)[-2]
+    assert usages[3]["cache_creation_input_tokens"] == 0
+    assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])
+    assert usages[4]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
 
 
 async def test_without_keep_warm_the_waking_after_two_hours_writes_the_cache_again(tmp_path):

@@ -56,7 +56,7 @@ from host.llm.prices import price_for  # noqa: E402
 from host.soul import config  # noqa: E402
 from host.soul.clock import StepClock  # noqa: E402
 from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
-from host.soul.keepwarm import REFRESH_MAX_TOKENS  # noqa: E402
+from host.soul.keepwarm import PING  # noqa: E402
 from host.soul.run import build_soul, serve_and_live  # noqa: E402
 from tests.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
 from tests.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
@@ -148,10 +148,10 @@ class Player:
         return calls
 
     def answer(self, request):
-        if request["max_tokens"] == REFRESH_MAX_TOKENS:  # keep-warm while the soul sleeps: not part of its day's script
-            return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
         last = request["messages"][-1]["content"]
         said = " ".join(b.get("text", "") for b in last if isinstance(b, dict))
+        if PING in said:  # keep-warm while the soul sleeps: not part of its day's script
+            return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
         self.clock.advance(CALL_SECONDS)
         if SUMMARY_INSTRUCTION["en"][:60] in said:
             self.summaries += 1
@@ -244,7 +244,7 @@ def tally(vitals: dict, usages: list, end: datetime, variant: str, days: int, fo
 # --- where the tokens go ------------------------------------------------------------------
 
 CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
-              "tool results", "fold summary", "fold request")
+              "tool results", "fold summary", "fold request", "keep-warm line")
 HISTORY = CATEGORIES[2:7]  # what a waking adds to the history
 
 
@@ -260,6 +260,8 @@ def block_category(role: str, block: dict) -> str:
         return "fold summary"
     if words.startswith(SUMMARY_INSTRUCTION["en"][:60]):
         return "fold request"
+    if words == PING:
+        return "keep-warm line"
     if "your local time" in words or " is speaking to you now" in words:
         return "volatile (snapshot)"
     return "inner life (snapshot)"

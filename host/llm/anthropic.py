@@ -98,8 +98,12 @@ class AnthropicModel:
         tool_choice: str | None = None,
         max_tokens: int = 4096,
         cache: bool = False,
+        cache_final_message: bool = True,
     ) -> Reply:
-        params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache)
+        """One call. `cache_final_message=False` leaves the final message out of the cache: a
+        one-off line after the history (a keep-warm refresh) that no later request repeats."""
+        params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache,
+                              cache_final_message=cache_final_message)
         try:
             response = await self.send(params)
         except ModelError as err:
@@ -126,7 +130,8 @@ class AnthropicModel:
         except anthropic.AnthropicError as err:
             raise ModelError(f"anthropic: {err}", 0, False) from err
 
-    def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> dict:
+    def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False,
+                cache_final_message=True) -> dict:
         """The Messages API request for one call (pure: tests and tools read it)."""
         mark = {"type": "ephemeral", "ttl": self.cache_ttl} if cache else None
         params = {"model": self.model_id, "max_tokens": max_tokens, "messages": [to_api_message(m) for m in messages]}
@@ -143,7 +148,7 @@ class AnthropicModel:
         if budget >= max_tokens:
             params["max_tokens"] = budget + max_tokens  # max_tokens counts thinking too: keep room to answer
         if mark:
-            mark_history(params["messages"], mark)
+            mark_history(params["messages"] if cache_final_message else params["messages"][:-1], mark)
         return params
 
 

@@ -8,18 +8,17 @@ after it writes its whole context again at 2x the input price (~43k tokens,
 that prefix shortly before the entry expires reads it at 0.1x (~$0.004) and
 renews it.
 
-What a refresh sends: the turn's own request, unchanged (`turn.context`: the
-session's history as the hooks present it, the same system prompt, tools and
-cache breakpoints), with max_tokens=1. Its last breakpoint is the end of the
-history (the result of the soul's sleep call), and the next waking's request
-is the same bytes plus its snapshot, so the refresh renews exactly the entry
-that waking will read; anything added to the refresh after the history would
-become an entry of its own, and a second refresh would renew that one instead.
-The one-token reply is dropped: the soul never sees it and nothing is written
-to session.jsonl. A history that ends with the soul's own words (a waking that
-ended without calling sleep) cannot be sent unchanged, so that sleep goes
-without. The refresh's usage goes to the `on_usage` hooks with waking=None:
-the cost meter books it as a keep-warm call of the day.
+What a refresh sends: the turn's own request (`turn.context`: the session's
+history as the hooks present it, the same system prompt, tools and cache
+breakpoints) with one short line added after it, max_tokens=1, and the final
+message (the one holding the line) left out of the cache. So its last
+breakpoint is the end of the soul's last reply, which the next waking's
+request repeats, and every refresh renews that very entry: were the line
+cached too, the second refresh would find and renew the line's own, longer
+entry instead, and let the one the waking needs expire. The line is never
+written to session.jsonl and the soul never sees the reply. Its usage goes to
+the `on_usage` hooks with waking=None: the cost meter books it as a keep-warm
+call of the day.
 
 When: only for the anthropic provider, with `model.keepWarm` on (default)
 and a 1 h TTL. A refresh is due TTL - MARGIN_S after the last request that
@@ -42,6 +41,7 @@ import asyncio
 import logging
 import math
 
+from host.soul.fold import summary_request
 from host.soul.turn import context
 
 log = logging.getLogger("soul.keepwarm")
@@ -51,7 +51,7 @@ MARGIN_S = 300
 # A 1 h write costs 2x the input price, a read 0.1x: 19 refreshes plus the waking's
 # read would cost as much as the waking's rewrite, so a sleep needing more goes without.
 MAX_REFRESHES = 18
-REFRESH_MAX_TOKENS = 1  # the reply is dropped: one token is the least a request may ask for
+PING = "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)"
 
 
 class KeepWarm:
@@ -115,12 +115,10 @@ class KeepWarm:
         """Send one refresh; True when it went through. A failure is logged, never raised."""
         soul = self.soul
         started = soul.clock.monotonic()
-        request = context(soul)
-        if not request or request[-1].role != "user":
-            log.info("keep-warm: the history ends with the soul's own words; this sleep goes without refreshes")
-            return False
+        request = summary_request(context(soul), instruction=PING)  # the line ends the final user message
         try:
-            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=REFRESH_MAX_TOKENS, cache=True)
+            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
+                                              cache_final_message=False)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a refresh must never disturb the sleep
