@@ -463,3 +463,21 @@ def test_prompt_cache_looks_back_at_most_lookback_blocks():
     system_tokens, first_message_tokens = longer[0][1], longer[1][1]
     assert short_sight.account("m", longer)[1] == system_tokens
     assert far_sight.account("m", longer)[1] == system_tokens + first_message_tokens
+
+
+def test_the_fake_counts_an_image_by_its_pixels():
+    """As the API bills it: width x height / 750 tokens, at most ~1600 (bigger ones are scaled down first);
+    inside a tool result too, where the base64 text must not be counted as words."""
+    from tests.fakes.anthropic_api import IMAGE_TOKENS, estimate_tokens, image_tokens
+    from tests.fakes.soul_body import JPEG, QVGA_JPEG
+
+    def block(data: bytes) -> dict:
+        return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": base64.b64encode(data).decode()}}
+
+    assert image_tokens(block(QVGA_JPEG)) == 103  # 320 x 240, what the StackChan's camera sends
+    assert image_tokens(block(JPEG)) == 1  # 8 x 8
+    png_header = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (4000).to_bytes(4, "big") + (3000).to_bytes(4, "big")
+    assert image_tokens(block(png_header)) == IMAGE_TOKENS  # a 12 MP photo is scaled down to the most an image costs
+    assert image_tokens(block(b"not an image")) == IMAGE_TOKENS  # unreadable: counted as the most
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "You see:"}, block(QVGA_JPEG)]}
+    assert 103 < estimate_tokens(result) < 103 + 40
