@@ -77,6 +77,7 @@ class SerialLink:
         self._next_id = 0
         self._last_heard = 0.0
         self._lost = asyncio.Event()
+        self._port_lock = threading.Lock()  # a port's close (reader thread) vs. waking its reader (loop)
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="serial-write")
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -255,10 +256,11 @@ class SerialLink:
             if generation == self._generation:
                 self._loop.call_soon_threadsafe(self._connection_lost, generation, f"reading {self.path} failed ({error})")
         finally:
-            try:
-                port.close()
-            except Exception:  # closing a port that vanished can fail; it is gone either way
-                pass
+            with self._port_lock:
+                try:
+                    port.close()
+                except Exception:  # closing a port that vanished can fail; it is gone either way
+                    pass
 
     def _connection_lost(self, generation: int, reason: str):
         if generation != self._generation or self._port is None:
@@ -272,7 +274,12 @@ class SerialLink:
         self.reason = reason
         self._generation = generation + 1  # the reader thread sees this, stops and closes the port
         if port is not None and hasattr(port, "cancel_read"):
-            port.cancel_read()  # wake the reader now rather than at its next read timeout
+            # Wake the reader now rather than at its next read timeout. Under the lock: a reader that
+            # failed first may be closing the port this very moment, and writing to a descriptor it
+            # just closed fails (EBADF) or, reused, lands in some other file.
+            with self._port_lock:
+                if getattr(port, "is_open", True):
+                    port.cancel_read()
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(BodyUnavailable(f"the USB connection to the robot was lost before it answered: {reason}"))
