@@ -249,6 +249,8 @@ async def test_health_alarms_on_a_cache_that_expires_between_wakings(tmp_path):
 
 @pytest.mark.parametrize("raw, message", [
     ({"prices": {"claude-sonnet-4": {"input": -1}}}, "prices.claude-sonnet-4.input must be a number >= 0"),
+    ({"prices": {"claude-sonnet-4": {"output": None}}}, "prices.claude-sonnet-4.output must be a number >= 0, not null"),
+    ({"prices": {"claude-sonnet-4": {"output": "3"}}}, 'prices.claude-sonnet-4.output must be a number >= 0, not "3"'),
     ({"prices": {"my-local-model": {"input": 1}}}, "prices.my-local-model.output is needed"),
     ({"prices": []}, "prices must be an object"),
     ({"drives": {"boredomThresholds": [1, 2, 3, 4]}}, "drives.boredomThresholds must list at most 3 numbers"),

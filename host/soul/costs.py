@@ -11,6 +11,7 @@ A partial entry keeps the default for the fields it leaves out; an id with
 no default needs all five fields. Keys are id prefixes, like the defaults.
 """
 
+import json
 from dataclasses import dataclass, field, replace
 
 from host.llm.prices import DEFAULT_PRICES, Price, price_for
@@ -39,7 +40,7 @@ def prices_from_config(overrides: dict | None) -> dict:
             raise ValueError(f"prices.{model_id}.{sorted(unknown)[0]} is not a price field ({', '.join(_FIELDS)})")
         for key, value in entry.items():
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"prices.{model_id}.{key} must be a number >= 0, not {value!r}")
+                raise ValueError(f"prices.{model_id}.{key} must be a number >= 0, not {json.dumps(value)}")
         base = price_for(model_id, table)
         values = {_FIELDS[key]: float(value) for key, value in entry.items()}
         if base is None:
