@@ -6,7 +6,7 @@ from host.llm.anthropic import AnthropicModel
 from host.llm.openai import OpenAIModel
 from host.llm.prices import cost_usd, price_for
 from host.llm.providers import choose_provider, complete_with_retry, make_model
-from host.llm.types import Message, ModelError, Usage
+from host.llm.types import Message, ModelError, Usage, retry_after_s
 from tests.fakes.anthropic_api import FakeAnthropic, error
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.openai_api import error as openai_error
@@ -134,3 +134,28 @@ def test_openai_without_a_server_or_model_id_says_what_to_set():
         make_model("openai", env={})
     assert make_model("openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}).model_id == "llama3.1"
     assert make_model("openai", "gpt-5-mini", env={"OPENAI_API_KEY": "k"}).model_id == "gpt-5-mini"
+
+
+async def test_a_servers_retry_after_is_waited_for():
+    """429/529 with Retry-After: wait what the server asked when that is longer than our own backoff
+    (capped by max_backoff_s); a shorter one does not shorten ours. Both SDKs' errors carry it."""
+    async with FakeAnthropic() as fake:
+        fake.reply(error(429, headers={"retry-after": "7"}), error(529, headers={"retry-after": "0.5"}),
+                   error(429, headers={"retry-after": "600"}), "ok")
+        model = make_model("anthropic", api_key="k", base_url=fake.base_url, env={})
+        sleeps = Sleeps()
+        reply = await complete_with_retry(model, "sys", [Message.user("hi")], attempts=4, backoff_s=2, max_backoff_s=60,
+                                          sleep=sleeps)
+    assert reply.message.text() == "ok" and sleeps == [7, 4, 60]
+    async with FakeOpenAI() as fake:
+        fake.reply(openai_error(429, headers={"retry-after-ms": "2500"}), "ok")
+        model = make_model("openai", base_url=fake.base_url + "/v1", env={})
+        sleeps = Sleeps()
+        await complete_with_retry(model, "sys", [Message.user("hi")], backoff_s=1, sleep=sleeps)
+    assert sleeps == [2.5]
+
+
+def test_retry_after_headers_are_read_as_seconds():
+    assert retry_after_s({"retry-after": "3"}) == 3 and retry_after_s({"retry-after-ms": "250"}) == 0.25
+    assert retry_after_s({}) is None and retry_after_s({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}) is None
+    assert retry_after_s({"retry-after": "-1"}) is None

@@ -39,6 +39,7 @@ from host.llm.types import (
     ToolCall,
     ToolResult,
     Usage,
+    retry_after_s,
 )
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ class AnthropicModel:
         try:
             return await self.client.messages.create(**params)
         except anthropic.APIStatusError as err:
-            raise ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code)) from err
+            raise ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code),
+                             retry_after_s(err.response.headers)) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
             raise ModelError(f"anthropic unreachable at {self.client.base_url}: {err}", 0, True) from err
         except anthropic.AnthropicError as err:

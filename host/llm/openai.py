@@ -31,6 +31,7 @@ from host.llm.types import (
     ToolCall,
     ToolResult,
     Usage,
+    retry_after_s,
 )
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,8 @@ class OpenAIModel:
         try:
             return await self.client.chat.completions.create(**params)
         except openai.APIStatusError as err:
-            raise ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code)) from err
+            raise ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code),
+                             retry_after_s(err.response.headers)) from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True) from err
         except openai.OpenAIError as err:

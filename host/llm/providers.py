@@ -81,8 +81,8 @@ async def complete_with_retry(
 ) -> Reply:
     """`model.complete(...)`, tried up to `attempts` times while the error is
     retryable (429, 5xx, 529, timeouts, refused connections), waiting
-    backoff_s, 2*backoff_s, 4*backoff_s... (capped at max_backoff_s) between
-    tries. A non-retryable error, or the last one, is raised as it came.
+    backoff_s, 2*backoff_s, 4*backoff_s... between tries, or longer when the
+    server's Retry-After asks for it (capped at max_backoff_s either way). A non-retryable error, or the last one, is raised as it came.
     `sleep` is a seam so tests need not wait."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
@@ -94,7 +94,8 @@ async def complete_with_retry(
         except ModelError as err:
             if not err.retryable or attempt == attempts:
                 raise
-            delay = min(max_backoff_s, backoff_s * 2 ** (attempt - 1))
+            # The server's own Retry-After wins over our guess when it asks for longer.
+            delay = min(max_backoff_s, max(backoff_s * 2 ** (attempt - 1), err.retry_after_s or 0))
             log.warning("%s call failed (%s); try %d of %d in %.1f s", model.provider, err, attempt + 1, attempts, delay)
             await sleep(delay)
     raise AssertionError("unreachable")

@@ -167,12 +167,27 @@ class Reply:
 
 
 class ModelError(Exception):
-    """A model call failed. `retryable` is true for 429, 5xx, timeouts and refused connections."""
+    """A model call failed. `retryable` is true for 429, 5xx, timeouts and refused connections;
+    `retry_after_s` is how long the server asked us to wait (its Retry-After header), if it did."""
 
-    def __init__(self, message: str, status: int = 0, retryable: bool = False):
+    def __init__(self, message: str, status: int = 0, retryable: bool = False, retry_after_s: float | None = None):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
+
+
+def retry_after_s(headers) -> float | None:
+    """Seconds from a response's `retry-after-ms` or `retry-after` header (a number of seconds;
+    the HTTP-date form is not used by model APIs); None when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            seconds = float(headers.get(name)) * scale
+        except (TypeError, ValueError):
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
 
 
 class Model(Protocol):

@@ -69,9 +69,9 @@ def tool_call(name, arguments=None, *, id=None, text=None, usage=None):
     return completion(text, [{"name": name, "arguments": arguments or {}, "id": id}], usage=usage)
 
 
-def error(status, message=None, *, code=None):
+def error(status, message=None, *, code=None, headers=None):
     """An error answer in OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
-    return {"error_status": status, "message": message or f"fake error {status}", "code": code}
+    return {"error_status": status, "message": message or f"fake error {status}", "code": code, "headers": headers or {}}
 
 
 # --- request validation --------------------------------------------------
@@ -140,10 +140,10 @@ class FakeOpenAI(ScriptedServer):
         app.router.add_post("/v1/chat/completions", self.handle_completions)
         app.router.add_get("/v1/models", self.handle_models)
 
-    def error_response(self, status, msg, code=None):
+    def error_response(self, status, msg, code=None, headers=None):
         kind = ERROR_TYPES.get(status, "server_error")
         body = {"error": {"message": msg, "type": kind, "param": None, "code": code or kind}}
-        return web.json_response(body, status=status)
+        return web.json_response(body, status=status, headers=headers)
 
     async def handle_models(self, request):
         await self.record(request)
@@ -167,7 +167,7 @@ class FakeOpenAI(ScriptedServer):
             spec = text(spec)
         if "error_status" in spec:
             self.usages.append(None)
-            return self.error_response(spec["error_status"], spec["message"], spec["code"])
+            return self.error_response(spec["error_status"], spec["message"], spec["code"], spec.get("headers"))
         body = entry.body
         cached = self.cached_tokens(body) if callable(self.cached_tokens) else self.cached_tokens
         prompt = estimate_tokens(body["messages"]) + (estimate_tokens(body["tools"]) if body.get("tools") else 0)
