@@ -25,6 +25,9 @@ TALK_MS_PER_CHAR = 60    # how long the mouth moves for text spoken without a TT
 # tools/flash reopens the USB port after a reset and may only be listening after the first one went by.
 READY_REPEAT_MS = 5000
 READY_REPEAT_FOR_MS = 60000
+# A soul answers /nudge at once; one that does not (a laptop asleep, a wrong address that swallows
+# packets) must not hold the nudge: after this long it goes up the cable or is reported.
+NUDGE_TIMEOUT_S = 5
 
 
 async def sleep_ms(ms):
@@ -33,6 +36,8 @@ async def sleep_ms(ms):
 
 
 class Body:
+    nudge_timeout_s = NUDGE_TIMEOUT_S
+
     def __init__(self, hal, config, serial_out=None):
         self.hal = hal
         self.config = config
@@ -135,7 +140,11 @@ class Body:
         return True
 
     async def post_nudge(self, url, reason):
-        status, _ = await httpc.send_json(url, {"reason": reason}, self.config["nudge_token"])
+        try:
+            status, _ = await asyncio.wait_for(
+                httpc.send_json(url, {"reason": reason}, self.config["nudge_token"]), self.nudge_timeout_s)
+        except asyncio.TimeoutError:
+            raise httpc.HttpError("the soul did not answer within " + str(self.nudge_timeout_s) + " s")
         if not 200 <= status < 300:
             raise httpc.HttpError("the soul answered " + str(status))
 

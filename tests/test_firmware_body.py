@@ -5,6 +5,7 @@ and where a nudge goes when Wi-Fi is down or the soul fails. The same code under
 real MicroPython is exercised through `soulstack body sim` in tests/test_sim.py.
 """
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -115,6 +116,31 @@ async def test_without_serial_mode_a_failed_post_is_a_failure(soul):
     body.wifi = body.hal.wifi_status()
     with pytest.raises(httpc.HttpError, match="401"):
         await body.deliver("face", REASON)
+
+
+async def test_a_soul_that_never_answers_does_not_hold_the_nudge():
+    """A /nudge that accepts the connection and then says nothing: after the timeout the nudge goes
+    up the cable (serial mode), reported; without a cable it is a failure the sender reports."""
+    async def silent(reader, writer):
+        await reader.read(65536)  # takes the request, answers nothing, keeps the line open
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/nudge"
+    try:
+        body, _, lines = make_body(nudge_url=url)
+        body.nudge_timeout_s = 0.3
+        body.wifi = body.hal.wifi_status()
+        await asyncio.wait_for(body.deliver("face", REASON), 5)
+        assert lines == [serial_frames.nudge(REASON)]
+        assert "did not answer within 0.3 s" in body.hal.errors[0] and "up the cable" in body.hal.errors[0]
+        alone, _, _ = make_body(serial=False, nudge_url=url)
+        alone.nudge_timeout_s = 0.3
+        alone.wifi = alone.hal.wifi_status()
+        with pytest.raises(httpc.HttpError, match="did not answer"):
+            await asyncio.wait_for(alone.deliver("face", REASON), 5)
+    finally:
+        server.close()
 
 
 async def test_serial_mode_without_nudge_url_uses_the_cable():
