@@ -13,6 +13,7 @@ from aiohttp.test_utils import unused_port
 
 from tests.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.soul_body import RecordingBody
+from tests.test_soul_metabolism_cache import same_prefix
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SOUL_CONFIG")
@@ -62,15 +63,6 @@ async def stop_with_ctrl_c(process) -> int:
     raise AssertionError("the soul did not stop on Ctrl+C")
 
 
-def unmarked(value):
-    """`value` (API messages or blocks) without its cache_control markers."""
-    if isinstance(value, list):
-        return [unmarked(item) for item in value]
-    if isinstance(value, dict):
-        return {key: unmarked(item) for key, item in value.items() if key != "cache_control"}
-    return value
-
-
 async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
     hold = asyncio.Event()
 
@@ -98,9 +90,9 @@ async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
         try:
             await until(lambda: len(fake.bodies) >= 3, what="the first step after the restart")
             after = fake.bodies[2]["messages"]
-            # The same stream of consciousness (cache breakpoints move with the end of the history).
-            assert unmarked(after[:2]) == unmarked(before[:2])
-            assert unmarked(after[2]["content"][: len(before[2]["content"])]) == unmarked(before[2]["content"])
+            # The same stream of consciousness: block for block what was sent before the kill, up to its
+            # end (cache breakpoints aside: they move with the end of the history).
+            assert same_prefix(fake.bodies[1], fake.bodies[2])
             assert "You have just started" in after[2]["content"][-1]["text"]
             assert "I was here before the crash" in after[2]["content"][-2]["text"]  # its diary survived too
             await until(lambda: "waking 1:" in (tmp_path / "soul.log").read_text(), what="the waking's log line")
