@@ -14,14 +14,14 @@ import sys
 
 # Feature packages whose `commands.register` adds subcommands, in help order.
 COMMAND_MODULES = [
-    "host.soul.commands",
-    "host.body.commands",
-    "adapters.terminal.commands",
-    "host.sim.commands",
-    "host.bridge.commands",
-    "host.tts.commands",
-    "host.flock.commands",
-    "host.flash.commands",
+    "soulstack.soul.commands",
+    "soulstack.protocol.commands",
+    "soulstack.adapters.terminal.commands",
+    "soulstack.sim.commands",
+    "soulstack.bridge.commands",
+    "soulstack.tts.commands",
+    "soulstack.flock.commands",
+    "soulstack.flash.commands",
 ]
 
 
@@ -98,8 +98,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the imported module's main, so `python -m host.cli` raises and catches the
+    # Run the imported module's main, so `python -m soulstack.cli` raises and catches the
     # same UsageError class the command modules import (not a __main__ copy of it).
-    from host.cli import main as imported_main
+    from soulstack.cli import main as imported_main
 
     sys.exit(imported_main())

@@ -14,4 +14,4 @@ if str(ROOT) not in sys.path:
 @pytest.fixture
 def soulstack_cmd():
     """The argv prefix that runs the real `soulstack` command in a subprocess."""
-    return [sys.executable, "-m", "host.cli"]
+    return [sys.executable, "-m", "soulstack.cli"]

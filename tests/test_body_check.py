@@ -8,10 +8,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
-from adapters.terminal.body import TerminalBody
-from adapters.terminal.screen import Screen
-from host.body.check import run_checks
-from host.body.server import make_body_app
+from soulstack.adapters.terminal.body import TerminalBody
+from soulstack.adapters.terminal.screen import Screen
+from soulstack.protocol.check import run_checks
+from soulstack.protocol.body_app import make_body_app
 from tests.fakes.broken_body import make_broken_body_app
 
 TOKEN = "check-token"

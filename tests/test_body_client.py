@@ -6,8 +6,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
-from host.body.client import BodyClient, BodyError
-from host.body.server import BodyUnavailable, make_body_app
+from soulstack.protocol.client import BodyClient, BodyError
+from soulstack.protocol.body_app import BodyUnavailable, make_body_app
 from tests.fakes.broken_body import make_broken_body_app
 
 TOKEN = "client-token"

@@ -1,11 +1,11 @@
-"""host/body/server.py over real HTTP on loopback: every bad-input path and honest failure."""
+"""host/protocol/body_app.py over real HTTP on loopback: every bad-input path and honest failure."""
 
 import aiohttp
 import pytest
 from aiohttp import web
 
-from host.body.server import BodyUnavailable, listening, make_body_app
-from host.cli import UsageError
+from soulstack.protocol.body_app import BodyUnavailable, listening, make_body_app
+from soulstack.cli import UsageError
 
 TOKEN = "s3cret-token"
 

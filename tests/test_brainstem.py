@@ -1,7 +1,7 @@
 """The brainstem: a soul's rhythm with no model behind it (host/llm/brainstem.py)."""
 
-from host.llm.brainstem import Brainstem, Situation
-from host.llm.types import Message, TextBlock, Tool
+from soulstack.llm.brainstem import Brainstem, Situation
+from soulstack.llm.types import Message, TextBlock, Tool
 
 SCHEMA = {"type": "object"}
 

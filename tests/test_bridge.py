@@ -9,12 +9,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
-from host.body.check import run_checks
-from host.body.client import BodyClient, BodyError
-from host.body.nudge import Debouncer, NudgeSender
-from host.body.server import BodyUnavailable, listening
-from host.bridge.app import make_bridge_app
-from host.bridge.serial_link import SerialLink
+from soulstack.protocol.check import run_checks
+from soulstack.protocol.client import BodyClient, BodyError
+from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.body_app import BodyUnavailable, listening
+from soulstack.bridge.app import make_bridge_app
+from soulstack.bridge.serial_link import SerialLink
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fakes.serial_device import FakeSerialDevice, default_answer  # noqa: E402
@@ -263,7 +263,7 @@ async def test_repeated_ready_frames_are_taken_quietly(device, caplog):
     """The firmware repeats `ready` for a minute after boot: the bridge keeps the latest and logs only changes."""
     async with Bridge(lambda: device.path) as bridge:
         await wait_until(bridge.online)
-        with caplog.at_level("DEBUG", logger="host.bridge.serial_link"):
+        with caplog.at_level("DEBUG", logger="soulstack.bridge.serial_link"):
             for _ in range(4):
                 device.send_ready("192.168.1.23")
             device.send_ready(None, wifi="beacon lost")
@@ -280,7 +280,7 @@ async def test_repeated_ready_frames_are_taken_quietly(device, caplog):
 
 # --- the command itself -------------------------------------------------------------
 
-SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -318,7 +318,7 @@ def test_bridge_usage_mistakes_are_one_line(args, says):
 
 
 async def test_auto_with_no_robot_says_what_it_saw():
-    from host.bridge.commands import locator
+    from soulstack.bridge.commands import locator
 
     link = SerialLink(locator("auto"), reopen_interval_s=0.05)
     task = asyncio.create_task(link.run())

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from host.body.check import run_checks
-from host.body.client import BodyError
-from host.body.nudge import Debouncer, NudgeSender
-from host.body.server import listening
+from soulstack.protocol.check import run_checks
+from soulstack.protocol.client import BodyError
+from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.body_app import listening
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_bridge import TOKEN, Bridge, Soul, wait_until  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("micropython") or (Path(sys.executable).parent / "micropython").exists()),
@@ -136,7 +136,7 @@ def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
 
     from aiohttp.test_utils import unused_port
 
-    from host.flash import plan
+    from soulstack.flash import plan
 
     http_port = unused_port()
     sim = Sim("--token", "flash-token", http_port=http_port)

@@ -11,16 +11,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from host.bridge.ports import PortError, explain_open_error, find_esp32s3, open_serial
-from host.flash import plan, provision
-from host.flash.ready import wait_for_ready
-from host.flash.tools import FlashError
+from soulstack.bridge.ports import PortError, explain_open_error, find_esp32s3, open_serial
+from soulstack.flash import plan, provision
+from soulstack.flash.ready import wait_for_ready
+from soulstack.flash.tools import FlashError
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fakes.serial_device import FakeEspRom, FakeSerialDevice  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 PASSWORD = "hunter2-secret"
 
 
@@ -91,8 +91,9 @@ def test_dry_run_lists_every_firmware_file_and_microdot_from_the_wheel(device):
 
     result = soulstack("--dry-run", "--port", device.path, "--target", "upstream", "--no-wifi")
     for path in (ROOT / "firmware").rglob("*.py"):
-        if "__pycache__" not in path.parts:
+        if "__pycache__" not in path.parts and path != ROOT / "firmware" / "__init__.py":
             assert str(path) in result.stdout
+    assert str(ROOT / "firmware" / "__init__.py") not in result.stdout  # it only makes firmware/ a host package
     for name in ("__init__.py", "microdot.py", "helpers.py"):
         assert str(Path(microdot.__file__).parent / name) in result.stdout
 

@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from host.flock.flow import FlockConfig
-from host.flock.trust import PROMOTE_AFTER
+from soulstack.flock.flow import FlockConfig
+from soulstack.flock.trust import PROMOTE_AFTER
 from tests.test_flock_support import Brain, Flock, start_fake_model
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from host.flock.flow import FlockConfig
+from soulstack.flock.flow import FlockConfig
 from tests.test_flock_support import Flock
 
 json_values = st.recursive(

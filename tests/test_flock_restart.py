@@ -29,7 +29,7 @@ class Server:
     async def start(self):
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "host.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
+            [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
              "--provider", "anthropic", "--concurrency", "1"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )

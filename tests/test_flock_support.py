@@ -15,10 +15,10 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from host.flock.app import FLOCK, make_app
-from host.flock.clock import ManualClock
-from host.flock.flow import FlockConfig
-from host.llm.anthropic import AnthropicModel
+from soulstack.flock.app import FLOCK, make_app
+from soulstack.flock.clock import ManualClock
+from soulstack.flock.flow import FlockConfig
+from soulstack.llm.anthropic import AnthropicModel
 from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 
 

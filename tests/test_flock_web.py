@@ -11,7 +11,7 @@ import subprocess
 import aiohttp
 import pytest
 
-from host.flock.flow import FlockConfig
+from soulstack.flock.flow import FlockConfig
 from tests.test_flock_support import SSE, Flock, start_fake_model
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)

@@ -7,8 +7,8 @@ import json
 import anthropic
 import pytest
 
-from host.llm.anthropic import AnthropicModel
-from host.llm.types import (
+from soulstack.llm.anthropic import AnthropicModel
+from soulstack.llm.types import (
     ImageBlock,
     Message,
     ModelError,

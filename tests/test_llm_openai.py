@@ -6,8 +6,8 @@ import json
 import openai
 import pytest
 
-from host.llm.openai import OpenAIModel
-from host.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult
+from soulstack.llm.openai import OpenAIModel
+from soulstack.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult
 from tests.fakes.openai_api import FakeOpenAI, completion, error, fake_openai, text, tool_call  # noqa: F401 (fixture)
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()

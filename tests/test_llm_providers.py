@@ -2,11 +2,11 @@
 
 import pytest
 
-from host.llm.anthropic import AnthropicModel
-from host.llm.openai import OpenAIModel
-from host.llm.prices import cost_usd, price_for
-from host.llm.providers import choose_provider, complete_with_retry, make_model
-from host.llm.types import Message, ModelError, Usage, retry_after_s
+from soulstack.llm.anthropic import AnthropicModel
+from soulstack.llm.openai import OpenAIModel
+from soulstack.llm.prices import cost_usd, price_for
+from soulstack.llm.providers import choose_provider, complete_with_retry, make_model
+from soulstack.llm.types import Message, ModelError, Usage, retry_after_s
 from tests.fakes.anthropic_api import FakeAnthropic, error
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.openai_api import error as openai_error
@@ -43,7 +43,7 @@ def test_make_model():
     local = make_model("openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"})
     assert isinstance(local, OpenAIModel) and local.model_id == "llama3.1"
     assert local.base_url == "http://127.0.0.1:11434/v1"
-    with pytest.raises(ValueError, match="host.llm.brainstem"):
+    with pytest.raises(ValueError, match="soulstack.llm.brainstem"):
         make_model("brainstem")
     with pytest.raises(ValueError, match="unknown model provider"):
         make_model("gemini")

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from aiohttp.test_utils import unused_port
 
-from host.body.nudge import Debouncer, NudgeSender
+from soulstack.protocol.nudges import Debouncer, NudgeSender
 from tests.fakes.nudge_receiver import NudgeReceiver
 
 

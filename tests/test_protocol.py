@@ -1,11 +1,11 @@
-"""Body Protocol v1 shapes and the emotion mapping (host/body/protocol.py)."""
+"""Body Protocol v1 shapes and the emotion mapping (host/protocol/shapes.py)."""
 
 import base64
 
 import pytest
 
-from host.body import protocol
-from host.body.protocol import EmotionMap, ProtocolError, nearest_emotion
+from soulstack.protocol import shapes as protocol
+from soulstack.protocol.shapes import EmotionMap, ProtocolError, nearest_emotion
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 PNG = protocol.PNG_SIGNATURE + b"\x00" * 16

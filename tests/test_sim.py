@@ -18,8 +18,8 @@ import serial
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
-from host.body import check
-from host.sim.runner import Simulator
+from soulstack.protocol import check
+from soulstack.sim.runner import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware"))
@@ -200,7 +200,7 @@ async def test_face_nudge_reaches_the_soul_once(sim_factory):
 
 
 async def test_speak_fetches_speech_from_tts(sim_factory):
-    from host.tts.server import create_app
+    from soulstack.tts.server import create_app
 
     asked = []
 
@@ -234,7 +234,7 @@ async def test_speak_fetches_speech_from_tts(sim_factory):
 
 def test_serial_round_trip_over_a_pty():
     """`soulstack body sim --serial` prints the pty first; framed requests get framed replies."""
-    process = subprocess.Popen([sys.executable, "-m", "host.cli", "body", "sim", "--port", "0", "--serial"],
+    process = subprocess.Popen([sys.executable, "-m", "soulstack.cli", "body", "sim", "--port", "0", "--serial"],
                                cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         first = process.stdout.readline().strip()
@@ -335,7 +335,7 @@ async def test_serial_mode_sends_the_nudge_up_the_cable_when_nudge_url_fails():
 def test_a_late_reader_still_hears_ready():
     """tools/flash reopens the port after a reset; the robot's first `ready` may already have gone by."""
     from body import READY_REPEAT_MS
-    from host.flash.ready import wait_for_ready
+    from soulstack.flash.ready import wait_for_ready
 
     simulator = Simulator(unused_port(), serial=True).start()
     try:

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from host.soul.clock import StepClock
+from soulstack.soul.clock import StepClock
 
 START = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 

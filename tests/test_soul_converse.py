@@ -16,9 +16,9 @@ import pytest
 from aiohttp import web
 from openai import AsyncOpenAI
 
-from host.llm.types import Message, TextBlock, ToolCall
-from host.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens
-from host.soul.converse_reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
+from soulstack.llm.types import Message, TextBlock, ToolCall
+from soulstack.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens
+from soulstack.soul.converse_reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
 
 
 # --- test doubles -------------------------------------------------------------

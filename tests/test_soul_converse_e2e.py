@@ -17,9 +17,9 @@ import pytest
 from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
-from host.soul.clock import Clock
-from host.soul.converse import FAILED, FILLER
-from host.soul.run import build_soul
+from soulstack.soul.clock import Clock
+from soulstack.soul.converse import FAILED, FILLER
+from soulstack.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until

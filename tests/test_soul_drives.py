@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from host.soul.drives import (
+from soulstack.soul.drives import (
     BOREDOM_TEXTS,
     MISSING_TEXTS,
     ROUTINE_TOOLS,

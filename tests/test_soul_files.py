@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from host.llm.types import Message, TextBlock, ToolCall
-from host.soul import config, life
-from host.soul.atomic import atomic_write_json, read_json
-from host.soul.clock import ScaledClock
-from host.soul.session import INTERRUPTED, Session
+from soulstack.llm.types import Message, TextBlock, ToolCall
+from soulstack.soul import config, life
+from soulstack.soul.atomic import atomic_write_json, read_json
+from soulstack.soul.clock import ScaledClock
+from soulstack.soul.session import INTERRUPTED, Session
 
 ROOT = Path(__file__).resolve().parents[1]
-SOULSTACK = [sys.executable, "-m", "host.cli"]
+SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 
 
 # --- config -------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from host.llm.anthropic import AnthropicModel
-from host.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult
-from host.soul.fold import (
+from soulstack.llm.anthropic import AnthropicModel
+from soulstack.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult
+from soulstack.soul.fold import (
     IMAGE_PLACEHOLDER,
     IMAGE_TOKENS,
     SUMMARY_HEADER,
@@ -22,7 +22,7 @@ from host.soul.fold import (
     summary_request,
     with_summary,
 )
-from host.soul.session import Session, coalesce
+from soulstack.soul.session import Session, coalesce
 from tests.fakes.anthropic_api import FakeAnthropic
 
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)

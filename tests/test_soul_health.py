@@ -8,10 +8,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from host.llm.types import Usage
-from host.soul.drives import Drives
-from host.soul.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
-from host.soul.vitals import Vitals
+from soulstack.llm.types import Usage
+from soulstack.soul.drives import Drives
+from soulstack.soul.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
+from soulstack.soul.vitals import Vitals
 
 TZ = ZoneInfo("Europe/Berlin")
 MORNING = datetime(2025, 3, 10, 7, 0, tzinfo=TZ)

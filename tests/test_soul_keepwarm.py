@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from host.soul import config
-from host.soul.clock import StepClock
-from host.soul.fold import IMAGE_PLACEHOLDER
-from host.soul.keepwarm import PING
-from host.soul.run import build_soul
+from soulstack.soul import config
+from soulstack.soul.clock import StepClock
+from soulstack.soul.fold import IMAGE_PLACEHOLDER
+from soulstack.soul.keepwarm import PING
+from soulstack.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
 from tests.fakes.openai_api import FakeOpenAI, completion
 from tests.fakes.soul_body import JPEG_B64, RecordingBody

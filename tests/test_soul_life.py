@@ -13,10 +13,10 @@ from datetime import datetime, timezone
 import aiohttp
 import pytest
 
-from host.llm.anthropic import AnthropicModel
-from host.soul import config, life
-from host.soul.clock import StepClock
-from host.soul.run import build_soul, serve_and_live
+from soulstack.llm.anthropic import AnthropicModel
+from soulstack.soul import config, life
+from soulstack.soul.clock import StepClock
+from soulstack.soul.run import build_soul, serve_and_live
 from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 

@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 import pytest
 from aiohttp.test_utils import unused_port
 
-from host.llm.types import ToolCall
-from host.soul import config
-from host.soul.clock import ScaledClock, StepClock
-from host.soul.run import build_soul
-from host.soul.tools import Outcome, SoulTool, refresh_tools
+from soulstack.llm.types import ToolCall
+from soulstack.soul import config
+from soulstack.soul.clock import ScaledClock, StepClock
+from soulstack.soul.run import build_soul
+from soulstack.soul.tools import Outcome, SoulTool, refresh_tools
 from tests.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.mcp_server import PNG_B64, FakeMcp, FakeTool, echo_tool, text_result
 from tests.fakes.soul_body import JPEG_B64

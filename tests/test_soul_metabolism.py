@@ -17,11 +17,11 @@ from datetime import datetime, timezone
 import aiohttp
 import pytest
 
-from host.soul import config
-from host.soul.clock import StepClock
-from host.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
-from host.soul.run import build_soul
-from host.soul.vitals import HUNGER_TEXTS
+from soulstack.soul import config
+from soulstack.soul.clock import StepClock
+from soulstack.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
+from soulstack.soul.run import build_soul
+from soulstack.soul.vitals import HUNGER_TEXTS
 from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until

@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from host.soul.clock import StepClock
-from host.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
-from host.soul.run import build_soul
+from soulstack.soul.clock import StepClock
+from soulstack.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from soulstack.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, texts_of, until

@@ -4,12 +4,12 @@ import asyncio
 import random
 from datetime import datetime, timezone
 
-from host.llm.anthropic import AnthropicModel
-from host.llm.types import TextBlock
-from host.soul import life, rhythm, snapshot
-from host.soul.clock import ScaledClock
-from host.soul.prompts import texts
-from host.soul.run import build_soul
+from soulstack.llm.anthropic import AnthropicModel
+from soulstack.llm.types import TextBlock
+from soulstack.soul import life, rhythm, snapshot
+from soulstack.soul.clock import ScaledClock
+from soulstack.soul.prompts import texts
+from soulstack.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import AFTERNOON, Running, make_cfg, texts_of, until
@@ -100,9 +100,9 @@ async def test_words_delivered_while_thinking_reach_the_model_within_the_turn_an
 
 
 async def test_shell_runs_in_the_soul_dir_with_a_timeout_and_a_cap(tmp_path):
-    from host.llm.types import ToolCall
-    from host.soul.tools import Toolbox
-    from host.soul.tools.shell import shell_tools
+    from soulstack.llm.types import ToolCall
+    from soulstack.soul.tools import Toolbox
+    from soulstack.soul.tools.shell import shell_tools
 
     async with RecordingBody() as body:
         cfg = make_cfg(tmp_path, body, shell={"enabled": True, "timeoutSeconds": 1, "maxOutputChars": 100})
@@ -129,7 +129,7 @@ async def test_the_mind_is_chosen_from_the_environment(tmp_path):
             await soul.body.close()
         assert chosen == {"none": "brainstem", "anthropic": "anthropic", "openai": "openai"}
         cfg["model"]["provider"] = "anthropic"
-        from host.soul.run import StartError
+        from soulstack.soul.run import StartError
         try:
             build_soul(cfg, env={})
         except StartError as error:

@@ -40,7 +40,7 @@ def start_soul(config_path, log_path, **env):
     clean = {k: v for k, v in os.environ.items() if k not in KEYS}
     clean.update(env)
     return subprocess.Popen(
-        [sys.executable, "-m", "host.cli", "soul", "--config", str(config_path)],
+        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path)],
         cwd=ROOT, env=clean, stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
     )
 

@@ -15,14 +15,14 @@ import json
 import random
 from datetime import datetime, timezone
 
-from host.llm.types import Message, TextBlock
-from host.soul.clock import StepClock
-from host.soul.fold import SUMMARY_INSTRUCTION
-from host.soul.life import DIARY, MIND, Life
-from host.soul.prompts import texts
-from host.soul.run import build_soul
-from host.soul.session import Session
-from host.soul.snapshot import InnerSight
+from soulstack.llm.types import Message, TextBlock
+from soulstack.soul.clock import StepClock
+from soulstack.soul.fold import SUMMARY_INSTRUCTION
+from soulstack.soul.life import DIARY, MIND, Life
+from soulstack.soul.prompts import texts
+from soulstack.soul.run import build_soul
+from soulstack.soul.session import Session
+from soulstack.soul.snapshot import InnerSight
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until

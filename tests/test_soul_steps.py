@@ -4,8 +4,8 @@ calls sleep ends the waking right after its tools ran — unless an answer still
 
 Real body on loopback, the real anthropic SDK against tests/fakes/anthropic_api.py, StepClock."""
 
-from host.soul.clock import StepClock
-from host.soul.run import build_soul
+from soulstack.soul.clock import StepClock
+from soulstack.soul.run import build_soul
 from tests.fakes.anthropic_api import FakeAnthropic, message
 from tests.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until

@@ -8,11 +8,11 @@ import signal
 import pytest
 from aiohttp.test_utils import unused_port
 
-from adapters.terminal.body import TerminalBody
-from adapters.terminal.screen import CLEAR, FACES, Scene, Screen, describe, face_lines, frame
-from host.body.client import BodyClient, BodyError
-from host.body.protocol import REFERENCE_EMOTIONS
-from host.body.server import make_body_app
+from soulstack.adapters.terminal.body import TerminalBody
+from soulstack.adapters.terminal.screen import CLEAR, FACES, Scene, Screen, describe, face_lines, frame
+from soulstack.protocol.client import BodyClient, BodyError
+from soulstack.protocol.shapes import REFERENCE_EMOTIONS
+from soulstack.protocol.body_app import make_body_app
 from tests.fakes.nudge_receiver import NudgeReceiver
 
 # --- the screen ---------------------------------------------------------------

@@ -6,7 +6,7 @@ import wave
 
 import pytest
 
-from host.tts.server import create_app, resample_linear
+from soulstack.tts.server import create_app, resample_linear
 
 needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)")
 

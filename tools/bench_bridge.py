@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from host.bridge import frames  # noqa: E402
-from host.bridge.ports import open_serial  # noqa: E402
+from soulstack.bridge import frames  # noqa: E402
+from soulstack.bridge.ports import open_serial  # noqa: E402
 
-SOULSTACK = [sys.executable, "-c", "import sys; from host.cli import main; sys.exit(main())"]
+SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 CALLS = {"status": {}, "express": {"emotion": "happy"}, "look": {"question": "what is there?"}}
 
 

@@ -21,7 +21,7 @@ import aiohttp  # noqa: E402
 from aiohttp.test_utils import unused_port  # noqa: E402
 
 from core import b64json  # noqa: E402
-from host.sim.runner import Simulator, find_tool  # noqa: E402
+from soulstack.sim.runner import Simulator, find_tool  # noqa: E402
 
 
 def core_heap():

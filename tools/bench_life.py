@@ -51,13 +51,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
-from host.llm.prices import price_for  # noqa: E402
-from host.soul import config  # noqa: E402
-from host.soul.clock import StepClock  # noqa: E402
-from host.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
-from host.soul.keepwarm import PING  # noqa: E402
-from host.soul.run import build_soul, serve_and_live  # noqa: E402
+from soulstack.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
+from soulstack.llm.prices import price_for  # noqa: E402
+from soulstack.soul import config  # noqa: E402
+from soulstack.soul.clock import StepClock  # noqa: E402
+from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
+from soulstack.soul.keepwarm import PING  # noqa: E402
+from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
 from tests.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
 from tests.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 

@@ -11,10 +11,10 @@ import logging
 import sys
 import threading
 
-from adapters.terminal.screen import Scene, Screen, describe
-from host.body.nudge import Debouncer, NudgeEvent, NudgeSender
-from host.body.protocol import EmotionMap
-from host.body.server import BodyUnavailable, listening, make_body_app
+from soulstack.adapters.terminal.screen import Scene, Screen, describe
+from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
+from soulstack.protocol.shapes import EmotionMap
+from soulstack.protocol.body_app import BodyUnavailable, listening, make_body_app
 
 # A human types on purpose, so repeats collapse only briefly and lines go out quickly.
 TYPED_SAME_WINDOW_S = 10.0
@@ -124,7 +124,7 @@ async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=
         debouncer = Debouncer(same_reason_window_s=TYPED_SAME_WINDOW_S, min_interval_s=TYPED_MIN_INTERVAL_S)
         sender = NudgeSender(nudge_url, token=nudge_token, debouncer=debouncer)
         # The screen already says when the soul is down; only a refusal also goes to the log.
-        logging.getLogger("host.body.nudge").setLevel(logging.ERROR)
+        logging.getLogger("soulstack.protocol.nudges").setLevel(logging.ERROR)
     body = TerminalBody(screen, sender)
     app = make_body_app(body.handlers(), token=token)
     async with listening(app, host, port) as bound:

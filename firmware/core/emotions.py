@@ -1,7 +1,7 @@
 """Free-form emotion words -> the faces the avatar can draw.
 
 The soul says what it feels in its own words ("a bit wistful", "开心");
-the face has six expressions. Same rule as host/body/protocol.py's EmotionMap:
+the face has six expressions. Same rule as host/protocol/shapes.py's EmotionMap:
 exact word, then a known word inside the phrase, then neutral.
 """
 

@@ -7,9 +7,9 @@ draws a `Frame`. Timings follow StackChan's avatar conventions.
 
 import math
 
-from core.balloon import Balloon
-from core.clock import Rng
-from core.emotions import FACES
+from .balloon import Balloon
+from .clock import Rng
+from .emotions import FACES
 
 BLINK_OPEN_MS = (2500, 4500)
 BLINK_CLOSED_MS = (300, 500)

@@ -2,7 +2,7 @@
 
 `Dispatcher.handle(endpoint, raw_body, authorization)` returns (status, body).
 `body` is a dict, or a b64json.ImageBody for a /look with pixels, which the
-transport streams in pieces. The shapes follow host/body/protocol.py; this is
+transport streams in pieces. The shapes follow host/protocol/shapes.py; this is
 a separate copy only because the device cannot import the host package.
 
 The dispatcher calls a `device` with four methods (main.Body is the real one):
@@ -14,8 +14,8 @@ The dispatcher calls a `device` with four methods (main.Body is the real one):
 
 import json
 
-from core import auth
-from core.b64json import ImageBody
+from . import auth
+from .b64json import ImageBody
 
 ENDPOINTS = ("status", "look", "speak", "express")
 MAX_SPEAK_CHARS = 2000

@@ -4,7 +4,7 @@
 playback may take longer); when the queue is full it answers 503, honestly.
 """
 
-from core.protocol import Busy
+from .protocol import Busy
 
 
 class SpeechQueue:

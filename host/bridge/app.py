@@ -6,9 +6,9 @@ import logging
 
 from aiohttp import web
 
-from host.body.nudge import NudgeSender
-from host.body.server import make_body_app
-from host.bridge.serial_link import SerialLink
+from soulstack.protocol.nudges import NudgeSender
+from soulstack.protocol.body_app import make_body_app
+from soulstack.bridge.serial_link import SerialLink
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ DEFAULT_LISTEN = "127.0.0.1:9201"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -16,7 +16,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def locator(device: str):
     """What the link calls before each (re)open: the fixed path, or a fresh search by USB id."""
-    from host.bridge.ports import find_esp32s3
+    from soulstack.bridge.ports import find_esp32s3
 
     if device == "auto":
         return find_esp32s3
@@ -24,11 +24,11 @@ def locator(device: str):
 
 
 def bridge_serial(args) -> int:
-    from host.body.nudge import NudgeSender
-    from host.body.server import run_until_stopped, serve_forever
-    from host.bridge.app import make_bridge_app
-    from host.bridge.serial_link import SerialLink
-    from host.cli import UsageError, setup_logging
+    from soulstack.protocol.nudges import NudgeSender
+    from soulstack.protocol.body_app import run_until_stopped, serve_forever
+    from soulstack.bridge.app import make_bridge_app
+    from soulstack.bridge.serial_link import SerialLink
+    from soulstack.cli import UsageError, setup_logging
 
     host, port = parse_listen(args.listen)
     if args.baud <= 0:
@@ -45,7 +45,7 @@ def bridge_serial(args) -> int:
 
 
 def register(subparsers):
-    from host.cli import subcommand_group
+    from soulstack.cli import subcommand_group
 
     group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
     parser = group.add_parser(

@@ -18,9 +18,9 @@ import logging
 import threading
 import time
 
-from host.body.server import BodyUnavailable
-from host.bridge import frames
-from host.bridge.ports import PortError, open_serial
+from soulstack.protocol.body_app import BodyUnavailable
+from soulstack.bridge import frames
+from soulstack.bridge.ports import PortError, open_serial
 
 log = logging.getLogger(__name__)
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 
 def flash(args) -> int:
-    from host.bridge.ports import PortError
-    from host.cli import UsageError
-    from host.flash import plan, provision
-    from host.flash.tools import FlashError
+    from soulstack.bridge.ports import PortError
+    from soulstack.cli import UsageError
+    from soulstack.flash import plan, provision
+    from soulstack.flash.tools import FlashError
 
     if args.firmware:
         args.firmware = Path(args.firmware)

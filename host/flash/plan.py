@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from host.bridge.ports import USB_ID, find_esp32s3, open_serial
-from host.flash import provision, tools
-from host.flash.ready import wait_for_ready
+from soulstack.bridge.ports import USB_ID, find_esp32s3, open_serial
+from soulstack.flash import provision, tools
+from soulstack.flash.ready import wait_for_ready
 
 DESTINATIONS = {"uiflow": "/flash/", "upstream": "/"}
 FLAVOUR_NAMES = {"uiflow": "M5Stack UIFlow2", "upstream": "upstream MicroPython"}
@@ -99,7 +99,7 @@ def firmware_steps(image: Path) -> list[Step]:
 
     def wait(run):
         # The chip restarts into MicroPython; the USB port drops and returns.
-        from host.flash.ready import wait_for_port
+        from soulstack.flash.ready import wait_for_port
 
         wait_for_port(run.port, timeout_s=30)
 
@@ -199,7 +199,7 @@ def check_step() -> Step:
         return [f"soulstack body-check {provision.body_url(run.ip or '<IP>', run.config.get('port', 80))} --token <the token>"]
 
     def act(run):
-        from host.body.check import run_checks, summary
+        from soulstack.protocol.check import run_checks, summary
 
         url = provision.body_url(run.ip, run.config.get("port", 80))
         results = asyncio.run(run_checks(url, run.config["token"]))
@@ -226,7 +226,7 @@ def build_plan(options, config: dict) -> list[Step]:
 
 def check_image(path: Path):
     """A --firmware that is not an ESP32 app image is caught before anything is erased."""
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     try:
         with open(path, "rb") as image:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import microdot
 
-from host.bridge.frames import FIRMWARE_DIR  # also puts firmware/ on sys.path for core.config
+from soulstack.firmware import FIRMWARE_DIR
+from soulstack.firmware.core import config as firmware_config
 
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 MASK = "********"
@@ -28,7 +29,7 @@ def firmware_files(root: Path = FIRMWARE_DIR) -> dict[str, list[Path]]:
         relative = path.relative_to(root)
         if path.is_dir() or any(part in SKIP_NAMES or part.startswith(".") for part in relative.parts):
             continue
-        if path.suffix != ".py":
+        if path.suffix != ".py" or relative == Path("__init__.py"):  # that one makes it a host package
             continue
         folder = "" if relative.parent == Path(".") else relative.parent.as_posix()
         layout.setdefault(folder, []).append(path)
@@ -59,7 +60,7 @@ def gather(options, interactive: bool) -> dict:
 
     A dry run asks nothing: what would be asked shows as a placeholder.
     """
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     ssid, password = options.ssid, options.password
     if options.dry_run:
@@ -93,13 +94,11 @@ def gather(options, interactive: bool) -> dict:
 
 def check(config: dict) -> list[str]:
     """The firmware's own verdict on `config`: raises UsageError listing problems; returns warnings."""
-    from core.config import ConfigError, parse
-
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     try:
-        _, warnings = parse(json.dumps(config))
-    except ConfigError as error:
+        _, warnings = firmware_config.parse(json.dumps(config))
+    except firmware_config.ConfigError as error:
         raise UsageError("the device would refuse this config.json: " + "; ".join(str(error).splitlines())) from None
     return warnings
 

@@ -10,9 +10,9 @@ until their deadline.
 import os
 import time
 
-from host.bridge import frames
-from host.bridge.ports import PortError, open_serial
-from host.flash.tools import FlashError
+from soulstack.bridge import frames
+from soulstack.bridge.ports import PortError, open_serial
+from soulstack.flash.tools import FlashError
 
 RETRY_S = 0.3
 

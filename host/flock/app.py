@@ -10,16 +10,16 @@ from pathlib import Path
 
 from aiohttp import web
 
-from host.flock import events as sse
-from host.flock.bodies import BadRequest, list_body, verdict_body
-from host.flock.clock import SystemClock
-from host.flock.events import EventLog
-from host.flock.flow import Flock, FlockConfig
-from host.flock.nests import NestError, Nests
-from host.flock.personas import all_crows
-from host.flock.pranks import Pranks
-from host.flock.store import Store
-from host.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
+from soulstack.flock import events as sse
+from soulstack.flock.bodies import BadRequest, list_body, verdict_body
+from soulstack.flock.clock import SystemClock
+from soulstack.flock.events import EventLog
+from soulstack.flock.flow import Flock, FlockConfig
+from soulstack.flock.nests import NestError, Nests
+from soulstack.flock.personas import all_crows
+from soulstack.flock.pranks import Pranks
+from soulstack.flock.store import Store
+from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
 
 log = logging.getLogger(__name__)
 

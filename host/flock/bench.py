@@ -25,9 +25,9 @@ from datetime import datetime
 import aiohttp
 from aiohttp.test_utils import unused_port
 
-from host.flock.personas import ROSTER_NAMES
-from host.flock.triage import TASK_TYPES
-from host.llm.types import Message, Reply, TextBlock, ToolCall, Usage
+from soulstack.flock.personas import ROSTER_NAMES
+from soulstack.flock.triage import TASK_TYPES
+from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, Usage
 
 
 class ZeroModel:
@@ -45,10 +45,10 @@ class ZeroModel:
 def serve(port: int, data_dir: str) -> None:
     from aiohttp import web
 
-    from host.flock.app import make_app
-    from host.flock.flow import FlockConfig
-    from host.flock.store import Store
-    from host.flock.trust import TRUSTED, TrustLedger
+    from soulstack.flock.app import make_app
+    from soulstack.flock.flow import FlockConfig
+    from soulstack.flock.store import Store
+    from soulstack.flock.trust import TRUSTED, TrustLedger
 
     store = Store(data_dir)
     ledger = TrustLedger(store)
@@ -155,7 +155,7 @@ async def sse_latency(base, subscribers, lists, items_per_list, processes=4):
     expected = lists * (2 + 8 * items_per_list)
     readers = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "host.flock.bench", "--subscribe", base, "--count", str(subscribers // processes),
+            sys.executable, "-m", "soulstack.flock.bench", "--subscribe", base, "--count", str(subscribers // processes),
             "--expect", str(expected), stdout=asyncio.subprocess.PIPE,
         )
         for _ in range(processes)
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
         return 0
     port = unused_port()
     with tempfile.TemporaryDirectory(prefix="bench-flock-") as data_dir:
-        server = subprocess.Popen([sys.executable, "-m", "host.flock.bench", "--serve", str(port), "--data", data_dir])
+        server = subprocess.Popen([sys.executable, "-m", "soulstack.flock.bench", "--serve", str(port), "--data", data_dir])
         try:
             asyncio.run(drive(f"http://127.0.0.1:{port}"))
         finally:

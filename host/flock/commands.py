@@ -2,8 +2,8 @@
 
 import os
 
-from host.cli import UsageError, setup_logging
-from host.flock.flow import FlockConfig
+from soulstack.cli import UsageError, setup_logging
+from soulstack.flock.flow import FlockConfig
 
 
 def register(subparsers) -> None:
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
 def build_model(provider_flag, model_id):
     """The flock's model, or None for the brainstem (no model: items are skipped honestly)."""
-    from host.llm.providers import choose_provider, make_model
+    from soulstack.llm.providers import choose_provider, make_model
 
     try:
         provider = choose_provider(provider_flag, os.environ)
@@ -43,7 +43,7 @@ def build_model(provider_flag, model_id):
 def run(args) -> int:
     from aiohttp import web
 
-    from host.flock.app import make_app
+    from soulstack.flock.app import make_app
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be 1-65535")

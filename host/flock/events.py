@@ -20,7 +20,7 @@ import logging
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse
 
-from host.flock.clock import rfc3339
+from soulstack.flock.clock import rfc3339
 
 log = logging.getLogger(__name__)
 

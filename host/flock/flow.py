@@ -17,10 +17,10 @@ import logging
 import secrets
 from dataclasses import dataclass
 
-from host.flock import triage as sentry
-from host.flock.personas import BY_NAME, crow_system, elder_system
-from host.llm.providers import complete_with_retry
-from host.llm.types import Message, ModelError
+from soulstack.flock import triage as sentry
+from soulstack.flock.personas import BY_NAME, crow_system, elder_system
+from soulstack.llm.providers import complete_with_retry
+from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from host.flock.personas import ROSTER_NAMES
+from soulstack.flock.personas import ROSTER_NAMES
 
 DEFAULT_NEST = "todo"
 MAX_NESTS = 20  # counting `todo`

@@ -12,7 +12,7 @@ window of recent lists is kept in memory.
 import math
 from collections import defaultdict, deque
 
-from host.flock.personas import ROSTER
+from soulstack.flock.personas import ROSTER
 
 BASE_COOLDOWN_S = 60
 MAX_COOLDOWN_S = 3600

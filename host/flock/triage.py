@@ -6,8 +6,8 @@ fixed set; `abuse` marks an item that is a prank, which costs its requester a
 strike.
 """
 
-from host.llm.types import Message, TextBlock, Tool, ToolResult
-from host.flock.personas import SENTRY
+from soulstack.llm.types import Message, TextBlock, Tool, ToolResult
+from soulstack.flock.personas import SENTRY
 
 MODES = ("solo", "split", "murder")
 TASK_TYPES = ("research", "writing", "copy", "code", "planning", "numbers", "message", "other", "abuse")

@@ -28,7 +28,7 @@ import os
 
 import anthropic
 
-from host.llm.types import (
+from soulstack.llm.types import (
     ImageBlock,
     Message,
     ModelError,
@@ -85,7 +85,7 @@ class AnthropicModel:
         self.cache_ttl = cache_ttl
         self.thinking = thinking_params(thinking, model_id)
         self.base_url = base_url or env.get("ANTHROPIC_BASE_URL") or None
-        # Retries are ours (host.llm.providers.complete_with_retry), so the SDK makes one attempt.
+        # Retries are ours (soulstack.llm.providers.complete_with_retry), so the SDK makes one attempt.
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=self.base_url, timeout=timeout_s, max_retries=0
         )

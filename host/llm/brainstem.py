@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
-from host.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
+from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
 
 log = logging.getLogger("soul.brainstem")
 

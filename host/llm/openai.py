@@ -20,7 +20,7 @@ import os
 
 import openai
 
-from host.llm.types import (
+from soulstack.llm.types import (
     ImageBlock,
     Message,
     ModelError,
@@ -55,7 +55,7 @@ class OpenAIModel:
             api_key=api_key or env.get("OPENAI_API_KEY") or "not-needed",
             base_url=self.base_url,
             timeout=timeout_s,
-            max_retries=0,  # retries are ours: host.llm.providers.complete_with_retry
+            max_retries=0,  # retries are ours: soulstack.llm.providers.complete_with_retry
         )
 
     async def complete(

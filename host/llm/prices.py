@@ -11,7 +11,7 @@ models). Prices change: the soul's config may pass its own table.
 
 from dataclasses import dataclass
 
-from host.llm.types import Usage
+from soulstack.llm.types import Usage
 
 
 @dataclass(frozen=True)

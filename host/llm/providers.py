@@ -9,7 +9,7 @@ import asyncio
 import logging
 import os
 
-from host.llm.types import ModelError, Reply
+from soulstack.llm.types import ModelError, Reply
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,9 @@ def choose_provider(explicit: str | None = None, env=None) -> str:
 
 def default_model_id(provider: str) -> str:
     if provider == "anthropic":
-        from host.llm.anthropic import DEFAULT_MODEL
+        from soulstack.llm.anthropic import DEFAULT_MODEL
     elif provider == "openai":
-        from host.llm.openai import DEFAULT_MODEL
+        from soulstack.llm.openai import DEFAULT_MODEL
     else:
         raise ValueError(f"no default model id for provider {provider!r}")
     return DEFAULT_MODEL
@@ -46,11 +46,11 @@ def make_model(provider: str, model_id: str | None = None, **options):
     the model's constructor (api_key, base_url, timeout_s, env; for anthropic
     also cache_ttl and thinking). A missing API key raises ValueError."""
     if provider == "anthropic":
-        from host.llm.anthropic import DEFAULT_MODEL, AnthropicModel
+        from soulstack.llm.anthropic import DEFAULT_MODEL, AnthropicModel
 
         return AnthropicModel(model_id or DEFAULT_MODEL, **options)
     if provider == "openai":
-        from host.llm.openai import DEFAULT_MODEL, OpenAIModel
+        from soulstack.llm.openai import DEFAULT_MODEL, OpenAIModel
 
         env = options.get("env") or os.environ
         if not model_id and not (options.get("base_url") or env.get("OPENAI_BASE_URL")):
@@ -61,7 +61,7 @@ def make_model(provider: str, model_id: str | None = None, **options):
             )
         return OpenAIModel(model_id or DEFAULT_MODEL, **options)
     if provider == "brainstem":
-        raise ValueError("the brainstem is not a language model: build it with host.llm.brainstem")
+        raise ValueError("the brainstem is not a language model: build it with soulstack.llm.brainstem")
     raise ValueError(f"unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}")
 
 

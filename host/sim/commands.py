@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 
-from host.cli import UsageError, subcommand_group
+from soulstack.cli import UsageError, subcommand_group
 
 DEFAULT_PORT = 9311
 
@@ -45,7 +45,7 @@ def why_it_stopped(simulator):
 
 
 def sim(args) -> int:
-    from host.sim.runner import Simulator, port_in_use
+    from soulstack.sim.runner import Simulator, port_in_use
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be from 0 to 65535 (0 picks a free one)")

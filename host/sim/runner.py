@@ -27,12 +27,10 @@ from pathlib import Path
 
 import microdot
 
-from host.bridge.frames import decode  # also puts firmware/ on sys.path, for core.config below
-from host.cli import UsageError
-from core import config as firmware_config  # noqa: E402,I001  (the firmware's own validator: one set of rules)
-
-REPO = Path(__file__).resolve().parents[2]
-FIRMWARE = REPO / "firmware"
+from soulstack.bridge.frames import decode
+from soulstack.cli import UsageError
+from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
+from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 
 

@@ -2,7 +2,7 @@
 
 import logging
 
-from host.soul import config
+from soulstack.soul import config
 
 
 def register(subparsers):
@@ -18,7 +18,7 @@ def register(subparsers):
 
 
 def handle(args) -> int:
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     path = config.resolve_path(args.config)
     try:
@@ -31,11 +31,11 @@ def handle(args) -> int:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
-    from host.cli import setup_logging
+    from soulstack.cli import setup_logging
 
     setup_logging()
     for warning in warnings:
         logging.getLogger("soul.config").warning("%s: %s", path, warning)
-    from host.soul.run import run_soul
+    from soulstack.soul.run import run_soul
 
     return run_soul(cfg, host=args.host)

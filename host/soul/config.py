@@ -134,7 +134,7 @@ def levels(most):
 
 def prices(path, value):
     """The cost meter's own price table (host/soul/costs.py); checked here so start-up names the key."""
-    from host.soul.costs import prices_from_config
+    from soulstack.soul.costs import prices_from_config
 
     if not isinstance(value, dict):
         raise ConfigError(f"{path} must be an object: model id -> USD per million tokens, not {json.dumps(value)[:40]}")
@@ -343,7 +343,7 @@ def starter(language: str = "en") -> dict:
 
 
 def write_starter(path: Path) -> None:
-    from host.soul.atomic import atomic_write_text
+    from soulstack.soul.atomic import atomic_write_text
 
     if path.exists():
         raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")

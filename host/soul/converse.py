@@ -26,9 +26,9 @@ from typing import Protocol
 
 from aiohttp import web
 
-from host.body.server import bearer_matches
-from host.soul.clock import Clock
-from host.soul.converse_reply import (
+from soulstack.protocol.body_app import bearer_matches
+from soulstack.soul.clock import Clock
+from soulstack.soul.converse_reply import (
     BadChatBody,
     ReplyCatcher,
     ReplyCatchers,
@@ -391,7 +391,7 @@ def _language(soul) -> str:
 
 
 def add_routes(app: web.Application, soul) -> Converse:
-    """Mount the endpoint on the soul's server (found by host.soul.server.make_soul_app)."""
+    """Mount the endpoint on the soul's server (found by soulstack.soul.server.make_soul_app)."""
     cfg = soul.cfg
     token = cfg["converse"]["token"] or cfg["nudge"]["token"]
     return add_converse_route(app, SoulListener(soul), token=token, clock=soul.clock)

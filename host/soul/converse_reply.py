@@ -13,7 +13,7 @@ import asyncio
 import json
 import re
 
-from host.llm.types import Message, TextBlock, ToolCall
+from soulstack.llm.types import Message, TextBlock, ToolCall
 
 SPEAK_TOOL = "speak"
 

@@ -14,8 +14,8 @@ no default needs all five fields. Keys are id prefixes, like the defaults.
 import json
 from dataclasses import dataclass, field, replace
 
-from host.llm.prices import DEFAULT_PRICES, Price, price_for
-from host.llm.types import Usage
+from soulstack.llm.prices import DEFAULT_PRICES, Price, price_for
+from soulstack.llm.types import Usage
 
 _FIELDS = {
     "input": "input",

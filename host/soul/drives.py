@@ -20,7 +20,7 @@ import logging
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from host.soul.atomic import atomic_write_json, read_state_json
+from soulstack.soul.atomic import atomic_write_json, read_state_json
 
 log = logging.getLogger(__name__)
 

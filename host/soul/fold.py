@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from host.llm.types import ImageBlock, Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
+from soulstack.llm.types import ImageBlock, Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600  # Anthropic's cost of a full-size image; a QVGA frame costs far less

@@ -140,7 +140,7 @@ def add_health_route(app: web.Application, get_state, token: str | None = None) 
     With `token`, a request without `Authorization: Bearer <token>` gets 401 {"message"}.
     """
 
-    from host.soul.server import token_refusal  # the soul server's one token check
+    from soulstack.soul.server import token_refusal  # the soul server's one token check
 
     async def health(request: web.Request) -> web.Response:
         refusal = token_refusal(request, token)
@@ -156,7 +156,7 @@ def add_health_route(app: web.Application, get_state, token: str | None = None) 
 
 def soul_state(soul) -> SoulState:
     """What /health needs from a running soul (host/soul/loop.py's Soul with a metabolism)."""
-    from host.soul import life as lifefiles
+    from soulstack.soul import life as lifefiles
 
     on_brainstem = soul.model is soul.brainstem
     try:

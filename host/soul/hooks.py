@@ -31,7 +31,7 @@ first.
 import logging
 from dataclasses import dataclass
 
-from host.llm.types import ToolResult
+from soulstack.llm.types import ToolResult
 
 log = logging.getLogger("soul.hooks")
 

@@ -41,8 +41,8 @@ import asyncio
 import logging
 import math
 
-from host.soul.fold import summary_request
-from host.soul.turn import context
+from soulstack.soul.fold import summary_request
+from soulstack.soul.turn import context
 
 log = logging.getLogger("soul.keepwarm")
 

@@ -14,7 +14,7 @@ import shutil
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from host.soul.atomic import atomic_write_bytes, atomic_write_text
+from soulstack.soul.atomic import atomic_write_bytes, atomic_write_text
 
 log = logging.getLogger("soul.life")
 

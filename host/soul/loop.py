@@ -18,17 +18,17 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from host.body.client import BodyError
-from host.llm.brainstem import Brainstem, Situation
-from host.llm.types import Message
-from host.soul import rhythm, snapshot
-from host.soul.clock import Clock
-from host.soul.drives import HUMAN_NUDGE_PREFIXES
-from host.soul.hooks import Hooks
-from host.soul.keepwarm import KeepWarm
-from host.soul.prompts import texts
-from host.soul.snapshot import BodySense, WakeReasons, fmt_minutes
-from host.soul.turn import run_turn
+from soulstack.protocol.client import BodyError
+from soulstack.llm.brainstem import Brainstem, Situation
+from soulstack.llm.types import Message
+from soulstack.soul import rhythm, snapshot
+from soulstack.soul.clock import Clock
+from soulstack.soul.drives import HUMAN_NUDGE_PREFIXES
+from soulstack.soul.hooks import Hooks
+from soulstack.soul.keepwarm import KeepWarm
+from soulstack.soul.prompts import texts
+from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes
+from soulstack.soul.turn import run_turn
 
 log = logging.getLogger("soul")
 

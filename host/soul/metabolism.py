@@ -29,12 +29,12 @@ is written instead.
 import json
 import logging
 
-from host.llm.types import ModelError, TextBlock
-from host.soul import fold as folding
-from host.soul.costs import prices_from_config
-from host.soul.drives import Drives
-from host.soul.turn import context
-from host.soul.vitals import STRETCH_TEXTS, Vitals
+from soulstack.llm.types import ModelError, TextBlock
+from soulstack.soul import fold as folding
+from soulstack.soul.costs import prices_from_config
+from soulstack.soul.drives import Drives
+from soulstack.soul.turn import context
+from soulstack.soul.vitals import STRETCH_TEXTS, Vitals
 
 log = logging.getLogger("soul.metabolism")
 

@@ -9,21 +9,21 @@ import logging
 import os
 from pathlib import Path
 
-from host.body.client import BodyClient
-from host.llm import providers
-from host.soul import metabolism
-from host.soul.clock import Clock
-from host.soul.hooks import Hooks
-from host.soul.life import Life
-from host.soul.loop import Soul
-from host.soul.server import make_soul_app, ports, start
-from host.soul.session import Session
-from host.soul.tools import Toolbox, refresh_tools
-from host.soul.tools.body import body_tools
-from host.soul.tools.inner import inner_tools
-from host.soul.tools.mcp import McpTools
-from host.soul.tools.mind import mind_tools
-from host.soul.tools.rhythm import rhythm_tools
+from soulstack.protocol.client import BodyClient
+from soulstack.llm import providers
+from soulstack.soul import metabolism
+from soulstack.soul.clock import Clock
+from soulstack.soul.hooks import Hooks
+from soulstack.soul.life import Life
+from soulstack.soul.loop import Soul
+from soulstack.soul.server import make_soul_app, ports, start
+from soulstack.soul.session import Session
+from soulstack.soul.tools import Toolbox, refresh_tools
+from soulstack.soul.tools.body import body_tools
+from soulstack.soul.tools.inner import inner_tools
+from soulstack.soul.tools.mcp import McpTools
+from soulstack.soul.tools.mind import mind_tools
+from soulstack.soul.tools.rhythm import rhythm_tools
 
 log = logging.getLogger("soul")
 
@@ -52,7 +52,7 @@ def make_model(cfg: dict, env=None):
 def make_tools(cfg: dict) -> list:
     tools = rhythm_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools()
     if cfg["shell"]["enabled"]:
-        from host.soul.tools.shell import shell_tools
+        from soulstack.soul.tools.shell import shell_tools
 
         tools += shell_tools(cfg)
     return tools
@@ -106,8 +106,8 @@ async def close_model(model):
 
 
 def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
-    from host.body.server import run_until_stopped
-    from host.cli import UsageError
+    from soulstack.protocol.body_app import run_until_stopped
+    from soulstack.cli import UsageError
 
     try:
         soul = build_soul(cfg)

@@ -18,12 +18,12 @@ import logging
 
 from aiohttp import web
 
-from host.body.server import bearer_matches, error_response
+from soulstack.protocol.body_app import bearer_matches, error_response
 
 log = logging.getLogger("soul.server")
 
 SOUL = web.AppKey("soul", object)
-ROUTE_MODULES = ("host.soul.health", "host.soul.converse")
+ROUTE_MODULES = ("soulstack.soul.health", "soulstack.soul.converse")
 MAX_REASON_CHARS = 2000
 
 
@@ -84,7 +84,7 @@ def ports(cfg: dict) -> list:
 
 async def start(app: web.Application, host: str, port_list: list) -> tuple:
     """(runner, bound ports). A port that cannot be bound is a UsageError naming it."""
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

@@ -17,7 +17,7 @@ import logging
 import os
 from pathlib import Path
 
-from host.llm.types import Message, TextBlock, ToolResult
+from soulstack.llm.types import Message, TextBlock, ToolResult
 
 log = logging.getLogger("soul.session")
 

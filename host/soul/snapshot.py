@@ -18,9 +18,9 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from host.llm.types import TextBlock, ToolCall
-from host.soul import life as lifefiles
-from host.soul.life import one_line
+from soulstack.llm.types import TextBlock, ToolCall
+from soulstack.soul import life as lifefiles
+from soulstack.soul.life import one_line
 
 FADE_AFTER_DAYS = 3
 FADED_CHARS = 40

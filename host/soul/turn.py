@@ -10,16 +10,16 @@ delivered while it was thinking) and appends it to the conversation, so the
 model sees them within this turn. Every message is written to session.jsonl
 the moment it exists.
 
-The model is called with retries (host.llm.providers.complete_with_retry);
+The model is called with retries (soulstack.llm.providers.complete_with_retry);
 when it keeps failing, the rest of the waking runs on the brainstem.
 """
 
 import logging
 
-from host.llm.providers import complete_with_retry
-from host.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
-from host.soul.config import THINKING_BUDGET
-from host.soul.hooks import ToolEvent
+from soulstack.llm.providers import complete_with_retry
+from soulstack.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
+from soulstack.soul.config import THINKING_BUDGET
+from soulstack.soul.hooks import ToolEvent
 
 log = logging.getLogger("soul")
 thoughts = logging.getLogger("soul.thoughts")

@@ -18,10 +18,10 @@ import logging
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-from host.llm.prices import cost_usd
-from host.llm.types import Usage
-from host.soul.atomic import atomic_write_json, read_state_json
-from host.soul.costs import Meter
+from soulstack.llm.prices import cost_usd
+from soulstack.llm.types import Usage
+from soulstack.soul.atomic import atomic_write_json, read_state_json
+from soulstack.soul.costs import Meter
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """`soulstack tts`: host text-to-speech for devices."""
 
-from host.cli import UsageError
+from soulstack.cli import UsageError
 
 DEFAULT_PORT = 9204
 
@@ -8,7 +8,7 @@ DEFAULT_PORT = 9204
 def tts(args) -> int:
     from aiohttp import web
 
-    from host.tts.server import create_app
+    from soulstack.tts.server import create_app
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")

@@ -14,7 +14,7 @@ import threading
 import time
 import tty
 
-from host.bridge import frames
+from soulstack.bridge import frames
 
 BOOT_NOISE = (
     b"ESP-ROM:esp32s3-20210327\r\n"

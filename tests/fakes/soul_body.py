@@ -1,4 +1,4 @@
-"""A small real body for the soul's tests, built on host/body/server.py.
+"""A small real body for the soul's tests, built on host/protocol/body_app.py.
 
 It serves all four endpoints over loopback, records every request it gets,
 answers /look with a real JPEG (8x8, orange; or `image=`, e.g. QVGA_JPEG, the
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from host.body.server import error_response, make_body_app
+from soulstack.protocol.body_app import error_response, make_body_app
 from tests.fakes.loopback import LoopbackServer
 
 # An 8x8 orange baseline JPEG (made with libjpeg-turbo's cjpeg, quality 70); it decodes.

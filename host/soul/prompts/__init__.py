@@ -11,4 +11,4 @@ LANGUAGES = ("en", "zh")
 
 
 def texts(language: str):
-    return import_module(f"host.soul.prompts.{language if language in LANGUAGES else 'en'}")
+    return import_module(f"soulstack.soul.prompts.{language if language in LANGUAGES else 'en'}")

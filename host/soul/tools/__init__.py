@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-from host.llm.types import TextBlock, Tool, ToolCall, ToolResult
+from soulstack.llm.types import TextBlock, Tool, ToolCall, ToolResult
 
 log = logging.getLogger("soul.tools")
 

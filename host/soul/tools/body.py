@@ -6,10 +6,10 @@ respond" with the reason — never as success (a fake success makes a soul
 repeat itself).
 """
 
-from host.body.client import BodyError
-from host.body.protocol import MAX_SPEAK_CHARS
-from host.llm.types import ImageBlock, TextBlock
-from host.soul.tools import Outcome, SoulTool
+from soulstack.protocol.client import BodyError
+from soulstack.protocol.shapes import MAX_SPEAK_CHARS
+from soulstack.llm.types import ImageBlock, TextBlock
+from soulstack.soul.tools import Outcome, SoulTool
 
 
 def _failed(soul, act: str, error: BodyError) -> Outcome:

@@ -2,9 +2,9 @@
 
 from datetime import timedelta
 
-from host.soul import life as lifefiles
-from host.soul.life import STAMP, one_line
-from host.soul.tools import Outcome, SoulTool
+from soulstack.soul import life as lifefiles
+from soulstack.soul.life import STAMP, one_line
+from soulstack.soul.tools import Outcome, SoulTool
 
 READ_CAP_CHARS = 8000
 READ_MAX_ENTRIES = 30

@@ -30,9 +30,9 @@ import re
 
 import aiohttp
 
-from host.llm.types import ImageBlock, TextBlock
-from host.soul.tools import Outcome, SoulTool
-from host.soul.tools.shell import cap
+from soulstack.llm.types import ImageBlock, TextBlock
+from soulstack.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools.shell import cap
 
 log = logging.getLogger("soul.mcp")
 

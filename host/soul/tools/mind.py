@@ -4,7 +4,7 @@ Kept matters come back at every waking; after three days they fade to a short
 line (a stale matter repeated in full every waking teaches a soul to wait).
 """
 
-from host.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools import Outcome, SoulTool
 
 
 async def keep_in_mind(soul, matter: str) -> Outcome:

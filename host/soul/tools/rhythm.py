@@ -1,7 +1,7 @@
 """sleep and wait: how a waking ends, and a pause inside one."""
 
-from host.soul.snapshot import fmt_minutes
-from host.soul.tools import Outcome, SoulTool
+from soulstack.soul.snapshot import fmt_minutes
+from soulstack.soul.tools import Outcome, SoulTool
 
 MIN_WAIT_S, MAX_WAIT_S = 1, 7
 

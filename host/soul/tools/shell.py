@@ -11,7 +11,7 @@ import os
 import signal
 from pathlib import Path
 
-from host.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools import Outcome, SoulTool
 
 
 def cap(text: str, limit: int) -> str:

@@ -24,7 +24,7 @@ import signal
 
 from aiohttp import web
 
-from host.body import protocol
+from soulstack.protocol import shapes as protocol
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +135,9 @@ async def listening(app: web.Application, host: str, port: int):
     """Serve `app` on host:port while inside the block; yields the bound port (useful with port 0).
 
     A port already taken or an address that cannot be bound is a user mistake:
-    it raises `host.cli.UsageError` with one line saying what to change.
+    it raises `soulstack.cli.UsageError` with one line saying what to change.
     """
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

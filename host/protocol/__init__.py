@@ -1,13 +1,13 @@
 """Body Protocol v1 in code: shapes, client, server helpers, nudges, the checker."""
 
-from host.body.protocol import (
+from soulstack.protocol.shapes import (
     ENDPOINTS,
     REFERENCE_EMOTIONS,
     EmotionMap,
     ProtocolError,
     nearest_emotion,
 )
-from host.body.client import BodyClient, BodyError
+from soulstack.protocol.client import BodyClient, BodyError
 
 __all__ = [
     "ENDPOINTS",

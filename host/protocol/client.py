@@ -9,7 +9,7 @@ import asyncio
 
 import aiohttp
 
-from host.body import protocol
+from soulstack.protocol import shapes as protocol
 
 DEFAULT_TIMEOUT_S = 60.0
 

@@ -3,11 +3,11 @@
 import asyncio
 from urllib.parse import urlsplit
 
-from host.body import protocol
+from soulstack.protocol import shapes as protocol
 
 
 def parse_endpoints(text: str) -> tuple:
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in names if name not in protocol.ENDPOINTS]
@@ -18,7 +18,7 @@ def parse_endpoints(text: str) -> tuple:
 
 def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310") -> str:
     """`url` without a trailing slash, or a UsageError naming `what` (e.g. --nudge-url) and an example."""
-    from host.cli import UsageError
+    from soulstack.cli import UsageError
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -31,7 +31,7 @@ def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310
 
 
 def body_check(args) -> int:
-    from host.body.check import run_checks, summary
+    from soulstack.protocol.check import run_checks, summary
 
     url = check_url(args.url)
     endpoints = parse_endpoints(args.endpoints)

@@ -2,7 +2,7 @@
 
 `run_checks(url, token, endpoints)` talks raw HTTP to the body (so it can send
 what a polite client never would: broken JSON, GET, no token) and returns one
-`CheckResult` per rule. Shapes are judged by `host.body.protocol`, the same
+`CheckResult` per rule. Shapes are judged by `soulstack.protocol.shapes`, the same
 code every body and the soul use. `soulstack body-check` prints the results;
 `tools/flash` and the tests call `run_checks` directly.
 """
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from host.body import protocol
+from soulstack.protocol import shapes as protocol
 
 STATUS_WITHIN_S = 5.0
 ACT_WITHIN_S = 60.0
