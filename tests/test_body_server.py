@@ -4,8 +4,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from soulstack.protocol.body_app import BodyUnavailable, listening, make_body_app
-from soulstack.cli import UsageError
+from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from soulstack.serving import listening
+from soulstack.errors import UsageError
 
 TOKEN = "s3cret-token"
 
@@ -76,7 +77,7 @@ async def test_only_post_is_allowed(body, method):
     [
         (b'{"text": "unfinished', "not valid JSON"),
         (b"", "no body"),
-        (b"\xff\xfe not utf-8", "not valid JSON"),
+        (b"\xff\xfe not utf-8", "not UTF-8 text"),
         (b'"just a string"', "JSON object"),
         (b'{"text": 5}', '"text" must be a string'),
         (b'{"words": "hi"}', '"text"'),

@@ -12,7 +12,8 @@ from aiohttp.test_utils import unused_port
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeSender
-from soulstack.protocol.body_app import BodyUnavailable, listening
+from soulstack.protocol.body_app import BodyUnavailable
+from soulstack.serving import listening
 from soulstack.bridge.app import make_bridge_app
 from soulstack.bridge.serial_link import SerialLink
 

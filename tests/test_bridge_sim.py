@@ -13,7 +13,7 @@ import pytest
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeSender
-from soulstack.protocol.body_app import listening
+from soulstack.serving import listening
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_bridge import TOKEN, Bridge, Soul, wait_until  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from soulstack.flock.app import FLOCK, make_app
+from soulstack.flock.app import FLOCK, make_flock_app
 from soulstack.flock.clock import ManualClock
 from soulstack.flock.flow import FlockConfig
 from soulstack.llm.anthropic import AnthropicModel
@@ -67,7 +67,7 @@ class Flock:
         self.runner = None
 
     async def start(self):
-        self.runner = web.AppRunner(make_app(self.data_dir, self.model, self.clock, self.config))
+        self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config))
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()

@@ -200,7 +200,7 @@ async def test_face_nudge_reaches_the_soul_once(sim_factory):
 
 
 async def test_speak_fetches_speech_from_tts(sim_factory):
-    from soulstack.tts.server import create_app
+    from soulstack.tts.server import make_tts_app
 
     asked = []
 
@@ -211,7 +211,7 @@ async def test_speak_fetches_speech_from_tts(sim_factory):
         asked.append(response.status)
         return response
 
-    app = create_app()
+    app = make_tts_app()
     app.middlewares.append(record)
     runner = web.AppRunner(app)
     await runner.setup()

@@ -17,7 +17,8 @@ from aiohttp import web
 from openai import AsyncOpenAI
 
 from soulstack.llm.types import Message, TextBlock, ToolCall
-from soulstack.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens
+from soulstack.serving import make_server_app
+from soulstack.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens, openai_refusal
 from soulstack.soul.converse_reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
 
 
@@ -117,8 +118,8 @@ async def serve(aiohttp_server):
     clients = []
 
     async def start(soul, token=None, **options):
-        app = web.Application()
-        converse = add_converse_route(app, soul, token=token, **options)
+        app = make_server_app(token, refuse=openai_refusal)
+        converse = add_converse_route(app, soul, **options)
         server = await aiohttp_server(app)
         base = str(server.make_url("/v1"))
         client = AsyncOpenAI(base_url=base, api_key=token or "unused", max_retries=0, timeout=20)

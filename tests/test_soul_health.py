@@ -10,6 +10,7 @@ from aiohttp import web
 
 from soulstack.llm.types import Usage
 from soulstack.soul.drives import Drives
+from soulstack.serving import make_server_app
 from soulstack.soul.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
 from soulstack.soul.vitals import Vitals
 
@@ -150,8 +151,8 @@ async def test_health_over_http_with_a_token(tmp_path):
     drives, vitals = organs(tmp_path, max_wakes_per_day=1)
     vitals.on_waking(MORNING, "process start")
     state = SoulState(provider="anthropic", mood="sleepy 困了", diary=varied_diary(date(2025, 3, 10), 2))
-    app = web.Application()
-    add_health_route(app, lambda: build_health(MORNING, TZ, drives, vitals, state), token="s3cret")
+    app = make_server_app("s3cret")
+    add_health_route(app, lambda: build_health(MORNING, TZ, drives, vitals, state))
     async with serving(app) as (http, url):
         async with http.get(url) as response:
             assert response.status == 401
@@ -172,8 +173,8 @@ async def test_health_over_http_without_a_token_and_with_an_async_state(tmp_path
     async def state():
         return build_health(MORNING, TZ, drives, vitals, SoulState())
 
-    app = web.Application()
-    add_health_route(app, state, token=None)
+    app = make_server_app()
+    add_health_route(app, state)
     async with serving(app) as (http, url):
         async with http.get(url) as response:
             assert response.status == 200

@@ -6,14 +6,14 @@ import wave
 
 import pytest
 
-from soulstack.tts.server import create_app, resample_linear
+from soulstack.tts.server import make_tts_app, resample_linear
 
 needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)")
 
 
 @pytest.fixture
 async def tts(aiohttp_client):
-    return await aiohttp_client(create_app(token="tt"))
+    return await aiohttp_client(make_tts_app(token="tt"))
 
 
 AUTH = {"Authorization": "Bearer tt"}
@@ -56,7 +56,7 @@ async def test_token_required(tts):
 
 async def test_missing_espeak_is_503(aiohttp_client, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH where no espeak-ng can be found
-    client = await aiohttp_client(create_app())
+    client = await aiohttp_client(make_tts_app())
     response = await client.post("/tts", json={"text": "hi"})
     assert response.status == 503 and "espeak-ng" in (await response.json())["message"]
 

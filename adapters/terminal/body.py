@@ -14,7 +14,8 @@ import threading
 from soulstack.adapters.terminal.screen import Scene, Screen, describe
 from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import EmotionMap
-from soulstack.protocol.body_app import BodyUnavailable, listening, make_body_app
+from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from soulstack.serving import listening
 
 # A human types on purpose, so repeats collapse only briefly and lines go out quickly.
 TYPED_SAME_WINDOW_S = 10.0

@@ -9,7 +9,7 @@ DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
 def terminal(args) -> int:
     from soulstack.adapters.terminal.body import run_terminal_body
     from soulstack.protocol.commands import check_url
-    from soulstack.protocol.body_app import run_until_stopped
+    from soulstack.serving import run_until_stopped
 
     nudge_url = check_url(args.nudge_url, "--nudge-url", "http://127.0.0.1:9202/nudge") if args.nudge_url else None
     return run_until_stopped(
@@ -21,7 +21,7 @@ def terminal(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.cli import subcommand_group
+    from soulstack.commandline import subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(

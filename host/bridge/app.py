@@ -1,7 +1,5 @@
-"""The bridge's HTTP side: Body Protocol v1 served by host/body's app, answered over serial."""
+"""The bridge's HTTP side: Body Protocol v1 served by the protocol kit's body app, answered over serial."""
 
-import asyncio
-import contextlib
 import logging
 
 from aiohttp import web
@@ -9,23 +7,11 @@ from aiohttp import web
 from soulstack.protocol.nudges import NudgeSender
 from soulstack.protocol.body_app import make_body_app
 from soulstack.bridge.serial_link import SerialLink
+from soulstack.serving import background
 
 log = logging.getLogger(__name__)
 
 LINK_KEY = web.AppKey("serial_link", SerialLink)
-
-
-def _background(coroutine_function):
-    """A cleanup context that runs `coroutine_function()` as a task for the app's lifetime."""
-
-    async def context(app):
-        task = asyncio.create_task(coroutine_function())
-        yield
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    return context
 
 
 def make_bridge_app(link: SerialLink, token: str | None = None, nudges: NudgeSender | None = None) -> web.Application:
@@ -44,8 +30,8 @@ def make_bridge_app(link: SerialLink, token: str | None = None, nudges: NudgeSen
     app[LINK_KEY] = link
     if nudges is not None:
         link.on_nudge = nudges.nudge
-        app.cleanup_ctx.append(_background(nudges.run))
+        app.cleanup_ctx.append(background(nudges.run))
     else:
         link.on_nudge = lambda reason: log.info("the robot nudged (%s); not forwarded: no --nudge-url", reason)
-    app.cleanup_ctx.append(_background(link.run))
+    app.cleanup_ctx.append(background(link.run))
     return app

@@ -6,7 +6,7 @@ DEFAULT_LISTEN = "127.0.0.1:9201"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -25,10 +25,11 @@ def locator(device: str):
 
 def bridge_serial(args) -> int:
     from soulstack.protocol.nudges import NudgeSender
-    from soulstack.protocol.body_app import run_until_stopped, serve_forever
+    from soulstack.serving import run_until_stopped, serve_forever
     from soulstack.bridge.app import make_bridge_app
     from soulstack.bridge.serial_link import SerialLink
-    from soulstack.cli import UsageError, setup_logging
+    from soulstack.errors import UsageError
+    from soulstack.commandline import setup_logging
 
     host, port = parse_listen(args.listen)
     if args.baud <= 0:
@@ -45,7 +46,7 @@ def bridge_serial(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.cli import subcommand_group
+    from soulstack.commandline import subcommand_group
 
     group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
     parser = group.add_parser(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 def flash(args) -> int:
     from soulstack.bridge.ports import PortError
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
     from soulstack.flash import plan, provision
     from soulstack.flash.tools import FlashError
 

@@ -226,7 +226,7 @@ def build_plan(options, config: dict) -> list[Step]:
 
 def check_image(path: Path):
     """A --firmware that is not an ESP32 app image is caught before anything is erased."""
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     try:
         with open(path, "rb") as image:

@@ -60,7 +60,7 @@ def gather(options, interactive: bool) -> dict:
 
     A dry run asks nothing: what would be asked shows as a placeholder.
     """
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     ssid, password = options.ssid, options.password
     if options.dry_run:
@@ -94,7 +94,7 @@ def gather(options, interactive: bool) -> dict:
 
 def check(config: dict) -> list[str]:
     """The firmware's own verdict on `config`: raises UsageError listing problems; returns warnings."""
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     try:
         _, warnings = firmware_config.parse(json.dumps(config))

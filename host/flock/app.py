@@ -1,17 +1,17 @@
 """The flock's HTTP server: routes over the store, the flow and the event log.
 
-`make_app(data_dir, model, clock, config)` builds it; `soulstack flock` runs it.
+`make_flock_app(data_dir, model, clock, config)` builds it; `soulstack flock` runs it.
 Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
 """
 
-import json
 import logging
 from pathlib import Path
 
 from aiohttp import web
 
 from soulstack.flock import events as sse
-from soulstack.flock.bodies import BadRequest, list_body, verdict_body
+from soulstack.serving import error_response, make_server_app, read_json
+from soulstack.flock.bodies import list_body, verdict_body
 from soulstack.flock.clock import SystemClock
 from soulstack.flock.events import EventLog
 from soulstack.flock.flow import Flock, FlockConfig
@@ -24,33 +24,17 @@ from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
 log = logging.getLogger(__name__)
 
 FLOCK = web.AppKey("flock", Flock)
+TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
 WEB_DIR = Path(__file__).with_name("web")
 
 
-def json_error(status: int, message: str) -> web.Response:
-    return web.json_response({"message": message}, status=status)
-
-
 @web.middleware
-async def errors_as_json(request, handler):
-    """Every error answer carries {"message"}; an unexpected bug is logged and is a 500, never hidden."""
+async def flock_errors(request, handler):
+    """The flock's own refusals as {"message"} answers (the serving layer does the rest)."""
     try:
         return await handler(request)
-    except BadRequest as error:
-        return json_error(400, str(error))
     except NestError as error:
-        return json_error(error.status, str(error))
-    except web.HTTPException as error:
-        if error.status < 400:
-            raise
-        return json_error(error.status, error.reason)
-
-
-async def read_json(request: web.Request):
-    try:
-        return await request.json(loads=json.loads)
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("the body must be JSON")
+        return error_response(error.status, str(error))
 
 
 # --- routes ---------------------------------------------------------------
@@ -58,7 +42,7 @@ async def post_list(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
     texts, requester, nest_id = list_body(await read_json(request))
     if flock.nests.get(nest_id) is None:
-        return json_error(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
+        return error_response(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
     refused = flock.pranks.check(requester)
     if refused:
         message, cooldown_s = refused
@@ -72,7 +56,7 @@ async def get_events(request: web.Request) -> web.StreamResponse:
     flock = request.app[FLOCK]
     list_id = request.query.get("list_id") or None
     if list_id is not None and not flock.store.list_exists(list_id):
-        return json_error(404, f"no list {list_id[:60]!r}")
+        return error_response(404, f"no list {list_id[:60]!r}")
     return await sse.stream(request, flock.events, list_id, flock.config.heartbeat_s)
 
 
@@ -80,7 +64,7 @@ async def post_verdict(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
     item_id, target, approve = verdict_body(await read_json(request))
     if not flock.approvals.answer(item_id, target, approve):
-        return json_error(404, f"nothing is waiting for a {target} verdict on {item_id[:80]!r}")
+        return error_response(404, f"nothing is waiting for a {target} verdict on {item_id[:80]!r}")
     return web.Response(status=204)
 
 
@@ -112,12 +96,20 @@ async def index(request: web.Request) -> web.FileResponse:
 
 
 # --- the app --------------------------------------------------------------
-def make_app(data_dir, model=None, clock=None, config: FlockConfig | None = None) -> web.Application:
+def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
-    skipped as "no model configured". `clock` is the time seam (SystemClock by default)."""
+    skipped as "no model configured". `clock` is the time seam (SystemClock by default).
+
+    With `token`, every /api/ route and the event stream need it (a bearer header, or
+    the page's cookie); the page itself loads without it and asks for it once.
+    """
     config = config or FlockConfig()
     clock = clock or SystemClock()
-    app = web.Application(middlewares=[errors_as_json], client_max_size=1024 * 1024)
+
+    def token_for(request: web.Request):
+        return token if request.path.startswith("/api/") else None
+
+    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, middlewares=[flock_errors])
 
     async def lifecycle(app):
         store = Store(Path(data_dir))

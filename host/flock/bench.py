@@ -45,7 +45,7 @@ class ZeroModel:
 def serve(port: int, data_dir: str) -> None:
     from aiohttp import web
 
-    from soulstack.flock.app import make_app
+    from soulstack.flock.app import make_flock_app
     from soulstack.flock.flow import FlockConfig
     from soulstack.flock.store import Store
     from soulstack.flock.trust import TRUSTED, TrustLedger
@@ -57,7 +57,7 @@ def serve(port: int, data_dir: str) -> None:
             ledger.set_level(holder, task_type, TRUSTED)
     store.close()
     config = FlockConfig(lists_per_minute=1_000_000, token_budget=10_000_000, concurrency=50, max_model_calls=256)
-    web.run_app(make_app(data_dir, ZeroModel(), config=config), host="127.0.0.1", port=port, print=None,
+    web.run_app(make_flock_app(data_dir, ZeroModel(), config=config), host="127.0.0.1", port=port, print=None,
                 access_log=None)
 
 

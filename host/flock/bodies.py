@@ -5,6 +5,8 @@ Every function raises BadRequest with a message that says what to fix.
 
 import re
 
+from soulstack.serving import BadRequest
+
 MAX_ITEMS = 50
 ITEM_MAX = 2000
 REQUESTER_MAX = 100
@@ -12,10 +14,6 @@ REQUESTER_MAX = 100
 # Leading list markers, as people stack them: "- ", "* ", "1. ", "2) ", "(3) ", then "[ ]"/"[x]".
 # A bullet or number needs a space after it, so "-5 degrees" and "2.5 kg of flour" keep their text.
 MARKER = re.compile(r"^(?:[-*+•·‣◦]\s+|\(?\d{1,3}[.)]\s+)?(?:\[[ xX✓✔-]?\]\s*)?")
-
-
-class BadRequest(Exception):
-    pass
 
 
 def items_from_text(text: str) -> list:

@@ -2,7 +2,8 @@
 
 import os
 
-from soulstack.cli import UsageError, setup_logging
+from soulstack.errors import UsageError
+from soulstack.commandline import setup_logging
 from soulstack.flock.flow import FlockConfig
 
 
@@ -14,6 +15,9 @@ def register(subparsers) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8470, help="port (default 8470)")
     parser.add_argument("--data", default=".crows", help="data directory (default .crows)")
+    parser.add_argument("--token", default=os.environ.get("FLOCK_TOKEN"),
+                        help="lock the flock: every /api/ route and the event stream need this bearer token; "
+                             "the page asks for it once (default: $FLOCK_TOKEN, else no lock)")
     parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
                         help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
                              "openai if OPENAI_BASE_URL is set, else brainstem)")
@@ -41,9 +45,8 @@ def build_model(provider_flag, model_id):
 
 
 def run(args) -> int:
-    from aiohttp import web
-
-    from soulstack.flock.app import make_app
+    from soulstack.flock.app import make_flock_app
+    from soulstack.serving import run_until_stopped, serve_forever
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be 1-65535")
@@ -64,8 +67,5 @@ def run(args) -> int:
     setup_logging()
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
-    try:
-        web.run_app(make_app(args.data, model, config=config), host=args.host, port=args.port, print=None)
-    except OSError as error:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
-    return 0
+    app = make_flock_app(args.data, model, config=config, token=args.token or None)
+    return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))

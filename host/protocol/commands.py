@@ -7,7 +7,7 @@ from soulstack.protocol import shapes as protocol
 
 
 def parse_endpoints(text: str) -> tuple:
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in names if name not in protocol.ENDPOINTS]
@@ -18,7 +18,7 @@ def parse_endpoints(text: str) -> tuple:
 
 def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310") -> str:
     """`url` without a trailing slash, or a UsageError naming `what` (e.g. --nudge-url) and an example."""
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -6,7 +6,8 @@ import sys
 import threading
 import time
 
-from soulstack.cli import UsageError, subcommand_group
+from soulstack.errors import UsageError
+from soulstack.commandline import subcommand_group
 
 DEFAULT_PORT = 9311
 

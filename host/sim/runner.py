@@ -28,7 +28,7 @@ from pathlib import Path
 import microdot
 
 from soulstack.bridge.frames import decode
-from soulstack.cli import UsageError
+from soulstack.errors import UsageError
 from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
 from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")

@@ -18,7 +18,7 @@ def register(subparsers):
 
 
 def handle(args) -> int:
-    from soulstack.cli import UsageError
+    from soulstack.errors import UsageError
 
     path = config.resolve_path(args.config)
     try:
@@ -31,7 +31,7 @@ def handle(args) -> int:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
-    from soulstack.cli import setup_logging
+    from soulstack.commandline import setup_logging
 
     setup_logging()
     for warning in warnings:

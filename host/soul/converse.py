@@ -26,7 +26,7 @@ from typing import Protocol
 
 from aiohttp import web
 
-from soulstack.protocol.body_app import bearer_matches
+from soulstack.serving import BadRequest, read_json
 from soulstack.soul.clock import Clock
 from soulstack.soul.converse_reply import (
     BadChatBody,
@@ -75,7 +75,6 @@ class Converse:
 
     listener: Listener
     clock: Clock  # only monotonic() and sleep() are used
-    token: str | None = None
     filler_after_s: float = FILLER_AFTER_S
     model_name: str = "soul"
     pending: dict = field(default_factory=dict)  # key -> Pending
@@ -168,13 +167,16 @@ CONVERSE = web.AppKey("converse", Converse)
 def add_converse_route(
     app: web.Application,
     listener: Listener,
-    token: str | None = None,
     clock: Clock | None = None,
     filler_after_s: float = FILLER_AFTER_S,
     model_name: str = "soul",
 ) -> Converse:
-    """Serve POST /v1/chat/completions and GET /v1/models on `app` for `listener`."""
-    converse = Converse(listener, clock or Clock(), token, filler_after_s, model_name)
+    """Serve POST /v1/chat/completions and GET /v1/models on `app` for `listener`.
+
+    The token is the app's (soulstack.serving): build it with `refuse=openai_refusal`
+    so a refused caller gets the error shape OpenAI clients expect.
+    """
+    converse = Converse(listener, clock or Clock(), filler_after_s, model_name)
     app[CONVERSE] = converse
     app.router.add_post("/v1/chat/completions", _chat_completions)
     app.router.add_get("/v1/models", _models)
@@ -194,13 +196,9 @@ def _openai_error(status: int, message: str, kind: str, code=None) -> web.Respon
     return web.json_response(body, status=status)
 
 
-def _unauthorized(request: web.Request) -> web.Response | None:
-    token = request.app[CONVERSE].token
-    if not token:
-        return None
-    if bearer_matches(request, token):
-        return None
-    return _openai_error(401, "missing or wrong bearer token", "invalid_request_error", "invalid_api_key")
+def openai_refusal(request: web.Request, message: str) -> web.Response:
+    """A 401 in OpenAI's error shape, for the serving layer's bearer check."""
+    return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
 
 
 def estimate_tokens(text: str) -> int:
@@ -225,13 +223,10 @@ def _parse_request(body) -> tuple[str, bool, bool]:
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
-    refused = _unauthorized(request)
-    if refused:
-        return refused
     try:
-        body = await request.json()
-    except ValueError:
-        return _openai_error(400, "the body is not valid JSON", "invalid_request_error")
+        body = await read_json(request)
+    except BadRequest as error:
+        return _openai_error(error.status, str(error), "invalid_request_error")
     try:
         utterance, stream, include_usage = _parse_request(body)
     except BadChatBody as error:
@@ -392,15 +387,10 @@ def _language(soul) -> str:
 
 def add_routes(app: web.Application, soul) -> Converse:
     """Mount the endpoint on the soul's server (found by soulstack.soul.server.make_soul_app)."""
-    cfg = soul.cfg
-    token = cfg["converse"]["token"] or cfg["nudge"]["token"]
-    return add_converse_route(app, SoulListener(soul), token=token, clock=soul.clock)
+    return add_converse_route(app, SoulListener(soul), clock=soul.clock)
 
 
 async def _models(request: web.Request) -> web.Response:
-    refused = _unauthorized(request)
-    if refused:
-        return refused
     name = request.app[CONVERSE].model_name
     return web.json_response({
         "object": "list",

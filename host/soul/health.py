@@ -134,18 +134,13 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
     }
 
 
-def add_health_route(app: web.Application, get_state, token: str | None = None) -> None:
+def add_health_route(app: web.Application, get_state) -> None:
     """GET /health on `app`, answering `get_state()` (a dict, or an awaitable of one) as JSON.
 
-    With `token`, a request without `Authorization: Bearer <token>` gets 401 {"message"}.
+    The app's bearer check (soulstack.serving) guards it like every other route.
     """
 
-    from soulstack.soul.server import token_refusal  # the soul server's one token check
-
     async def health(request: web.Request) -> web.Response:
-        refusal = token_refusal(request, token)
-        if refusal is not None:
-            return refusal
         state = get_state()
         if inspect.isawaitable(state):
             state = await state
@@ -182,7 +177,7 @@ def add_routes(app: web.Application, soul) -> None:
     def current() -> dict:
         return build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))
 
-    add_health_route(app, current, soul.cfg["nudge"]["token"])
+    add_health_route(app, current)
 
 
 def _dumps(value) -> str:

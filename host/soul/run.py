@@ -16,7 +16,9 @@ from soulstack.soul.clock import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul
-from soulstack.soul.server import make_soul_app, ports, start
+from soulstack.serving import listening
+from soulstack.soul import converse, health
+from soulstack.soul.server import make_soul_app, ports
 from soulstack.soul.session import Session
 from soulstack.soul.tools import Toolbox, refresh_tools
 from soulstack.soul.tools.body import body_tools
@@ -79,20 +81,28 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     return soul
 
 
+# The routes the soul's server carries besides /nudge (soulstack.soul.server).
+SOUL_ROUTES = (health.add_routes, converse.add_routes)
+
+
 async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):
     """Serve the soul's HTTP routes and live; returns when cancelled."""
-    app = make_soul_app(soul)
-    runner, bound = await start(app, host, ports(soul.cfg))
-    (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
-    try:
-        await soul.live()
-    finally:
-        await runner.cleanup()
-        if soul.body is not None:
-            await soul.body.close()
-        soul.session.close()
-        await soul.toolbox.close()
-        await close_model(soul.model)
+    app = make_soul_app(soul, routes=SOUL_ROUTES)
+    hint = "change that port in the config (nudge.port, converse.port or health.port) or --host"
+    async with listening(app, host, ports(soul.cfg), hint) as bound:
+        (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
+        try:
+            await soul.live()
+        finally:
+            await close_soul(soul)
+
+
+async def close_soul(soul: Soul):
+    if soul.body is not None:
+        await soul.body.close()
+    soul.session.close()
+    await soul.toolbox.close()
+    await close_model(soul.model)
 
 
 async def close_model(model):
@@ -106,8 +116,8 @@ async def close_model(model):
 
 
 def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
-    from soulstack.protocol.body_app import run_until_stopped
-    from soulstack.cli import UsageError
+    from soulstack.serving import run_until_stopped
+    from soulstack.errors import UsageError
 
     try:
         soul = build_soul(cfg)

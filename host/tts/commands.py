@@ -1,23 +1,18 @@
 """`soulstack tts`: host text-to-speech for devices."""
 
-from soulstack.cli import UsageError
+from soulstack.errors import UsageError
 
 DEFAULT_PORT = 9204
 
 
 def tts(args) -> int:
-    from aiohttp import web
-
-    from soulstack.tts.server import create_app
+    from soulstack.serving import run_until_stopped, serve_forever
+    from soulstack.tts.server import make_tts_app
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")
     print(f"tts: POST http://{args.host}:{args.port}/tts {{\"text\": ...}} -> 16 kHz mono WAV", flush=True)
-    try:
-        web.run_app(create_app(args.token), host=args.host, port=args.port, print=None)
-    except OSError as error:  # a taken port or an unknown --host: the user's to fix, not a traceback
-        raise UsageError(f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another --host or --port")
-    return 0
+    return run_until_stopped(serve_forever(make_tts_app(args.token), args.host, args.port, announce=lambda line: None))
 
 
 def register(subparsers):

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from aiohttp import web
 
+from soulstack.serving import error_response, make_server_app, read_json
 
 TARGET_RATE = 16000
 MAX_TEXT = 2000
 VOICE_PATTERN = re.compile(r"^[A-Za-z0-9_+\-]{1,40}$")
-TOKEN_KEY = web.AppKey("token", str)
 
 
 class TtsError(Exception):
@@ -29,10 +29,6 @@ class TtsError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def _fail(status, message):
-    return web.json_response({"message": message}, status=status)
 
 
 def parse_request(payload):
@@ -137,30 +133,17 @@ async def synthesize(text: str, voice: str) -> bytes:
         return to_16k_mono(raw.read_bytes())
 
 
-@web.middleware
-async def require_token(request, handler):
-    token = request.app[TOKEN_KEY]
-    if token and request.headers.get("Authorization", "") != f"Bearer {token}":
-        return _fail(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
-    return await handler(request)
-
-
 async def speak(request):
     try:
-        payload = await request.json()
-    except ValueError:
-        return _fail(400, "the request body is not valid JSON")
-    try:
-        text, voice = parse_request(payload)
+        text, voice = parse_request(await read_json(request))
         audio = await synthesize(text, voice)
     except TtsError as problem:
-        return _fail(problem.status, problem.message)
+        return error_response(problem.status, problem.message)
     return web.Response(body=audio, content_type="audio/wav")
 
 
-def create_app(token: str | None = None) -> web.Application:
-    app = web.Application(middlewares=[require_token], client_max_size=64 * 1024)
-    app[TOKEN_KEY] = token or ""
+def make_tts_app(token: str | None = None) -> web.Application:
+    app = make_server_app(token, client_max_size=64 * 1024)
     app.router.add_post("/tts", speak)
     app.router.add_post("/", speak)
     return app

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from soulstack.protocol.body_app import error_response, make_body_app
+from soulstack.protocol.body_app import make_body_app
+from soulstack.serving import error_response
 from tests.fakes.loopback import LoopbackServer
 
 # An 8x8 orange baseline JPEG (made with libjpeg-turbo's cjpeg, quality 70); it decodes.

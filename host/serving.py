@@ -1,0 +1,273 @@
+"""Serving HTTP: the one layer every soulstack server stands on.
+
+Every server (the soul, the bodies, the bridge, tts, the flock, the adapters)
+builds its aiohttp app with `make_server_app` and reads request bodies with
+`read_json`, so what a stranger can send is answered the same way everywhere:
+
+- one bearer-token check (constant time, the scheme case-insensitive, any bytes
+  in the header refused without a crash), for every route or just some;
+- every error as `{"message": "<what is wrong>"}`, aiohttp's own 404/405/413
+  included; a bug is logged and answered 500, never hidden;
+- JSON bodies held to what every later step can carry: UTF-8, at most
+  `MAX_DEPTH` levels deep, and no text a terminal, a log line, SQLite, a TTS
+  engine or a model call would choke on (see `text_problem`). Such a body is
+  refused with 400 naming the field, never accepted and failed later.
+
+And running: `listening` binds (a taken port is a `UsageError` naming it),
+`run_until_stopped` runs a server command until Ctrl+C or SIGTERM, and
+`background` runs a task for an app's lifetime through its cleanup context.
+"""
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import signal
+
+from aiohttp import web
+
+from soulstack.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 32  # nesting deeper than any request of ours; json.loads itself gives up near 1000
+DEFAULT_MAX_BODY = 1024 * 1024
+
+
+class BadRequest(Exception):
+    """The request cannot be taken as sent; the caller gets `status` and this message."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def error_response(status: int, message: str, **kwargs) -> web.Response:
+    return web.json_response({"message": message}, status=status, **kwargs)
+
+
+# --- the request body ----------------------------------------------------------
+
+
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be accepted, or None.
+
+    A lone surrogate (JSON allows "\\ud800") cannot be written as UTF-8: accepted,
+    it broke every later step that encodes (the terminal, SQLite, a model call).
+    Control characters other than tab and line breaks would let a request drive
+    a terminal (escape sequences) or hide text in a log. Both are refused.
+    """
+    for ch in text:
+        code = ord(ch)
+        if 0xD800 <= code <= 0xDFFF:
+            return f"contains a lone surrogate (U+{code:04X}); send UTF-8 text"
+        if (code < 0x20 and ch not in "\t\n\r") or 0x7F <= code <= 0x9F:
+            return f"contains the control character U+{code:04X}; only tab and line breaks are allowed"
+    return None
+
+
+def check_json_value(value, where: str = "the body", max_depth: int = MAX_DEPTH):
+    """Raise BadRequest when a decoded JSON value nests deeper than `max_depth` or holds bad text."""
+    stack = [(value, where, 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > max_depth:
+            raise BadRequest(f"{where} is nested more than {max_depth} levels deep")
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                raise BadRequest(f"{path} {problem}")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                problem = text_problem(key)
+                if problem:
+                    raise BadRequest(f"a key in {path} {problem}")
+                stack.append((child, f'"{key}"' if path == where else f'{path}."{key}"', depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item))
+
+
+def parse_json(raw: bytes, charset: str | None = None, max_depth: int = MAX_DEPTH):
+    """A request body's JSON value, or BadRequest saying what is wrong with it."""
+    if charset and charset.lower().replace("-", "") != "utf8":
+        raise BadRequest(f"JSON must be UTF-8; the Content-Type says charset={charset[:40]}", status=415)
+    if not raw.strip():
+        raise BadRequest("the request has no body; send a JSON object")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("the request body is not UTF-8 text") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BadRequest(f"the body is nested more than {max_depth} levels deep") from None
+    except ValueError as error:
+        raise BadRequest(f"the request body is not valid JSON ({error})") from None
+    check_json_value(value, max_depth=max_depth)
+    return value
+
+
+def declared_charset(request: web.Request) -> str | None:
+    # aiohttp's own `request.charset` is fine; its `.text()`/`.json()` raise LookupError on a bogus one.
+    return request.charset
+
+
+async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
+    """The request's JSON body, held to the rules above; BadRequest (400/413/415) otherwise."""
+    return parse_json(await request.read(), declared_charset(request), max_depth)
+
+
+# --- auth and errors -----------------------------------------------------------
+
+
+def bearer_matches(authorization: str | None, token: str) -> bool:
+    """Whether an Authorization header value is `Bearer <token>`, compared in constant time.
+
+    aiohttp hands over header bytes that are not UTF-8 as surrogate escapes;
+    `surrogatepass` turns any of them back into bytes that simply do not match.
+    """
+    scheme, _, presented = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(presented.strip().encode("utf-8", "surrogatepass"), token.encode())
+
+
+def refuse_json(request: web.Request, message: str) -> web.Response:
+    return error_response(401, message)
+
+
+def bearer_auth(token_for, refuse=refuse_json, cookie: str | None = None):
+    """Middleware: each request must carry the token `token_for(request)` names (None: open).
+
+    `refuse(request, message)` builds the 401, so an API with its own error
+    shape (OpenAI's, on the soul's /v1 routes) keeps it. With `cookie`, a
+    request without an Authorization header may carry the token in that cookie
+    instead (a browser's EventSource cannot set headers).
+    """
+
+    def presented(request: web.Request) -> str | None:
+        if "Authorization" not in request.headers and cookie and cookie in request.cookies:
+            return "Bearer " + request.cookies[cookie]
+        return request.headers.get("Authorization")
+
+    @web.middleware
+    async def middleware(request: web.Request, handler):
+        token = token_for(request)
+        if token and not bearer_matches(presented(request), token):
+            reason = "wrong bearer token" if "Authorization" in request.headers else "missing bearer token"
+            return refuse(request, f"{reason}; send Authorization: Bearer <token>")
+        return await handler(request)
+
+    return middleware
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler):
+    """Every error answer is {"message"}: ours, aiohttp's own pages, and bugs (logged, 500)."""
+    try:
+        return await handler(request)
+    except BadRequest as error:
+        return error_response(error.status, str(error))
+    except web.HTTPMethodNotAllowed as error:
+        allowed = ", ".join(sorted(error.allowed_methods))
+        return error_response(405, f"{request.path} takes {allowed}, not {request.method}", headers={"Allow": allowed})
+    except web.HTTPNotFound:
+        return error_response(404, f"there is nothing at {request.path}")
+    except web.HTTPRequestEntityTooLarge as error:
+        return error_response(413, f"the request is too large ({error.text})")
+    except web.HTTPException as error:
+        if error.status < 400:
+            raise
+        kept = {name: value for name, value in error.headers.items() if name.lower() not in ("content-type", "content-length")}
+        return error_response(error.status, error.reason, headers=kept)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        log.exception("%s %s failed", request.method, request.path)
+        return error_response(500, f"the server failed: {type(error).__name__} (a bug; see its log)")
+
+
+def make_server_app(token=None, *, token_for=None, refuse=refuse_json, cookie=None,
+                    client_max_size=DEFAULT_MAX_BODY, middlewares=()):
+    """An aiohttp app with the shared middlewares: JSON errors, then the bearer check.
+
+    `token` guards every route; `token_for(request)` picks one per request instead.
+    """
+    if token_for is None:
+        token_for = lambda request: token  # noqa: E731
+    return web.Application(
+        middlewares=[json_errors, bearer_auth(token_for, refuse, cookie), *middlewares],
+        client_max_size=client_max_size,
+    )
+
+
+# --- running -------------------------------------------------------------------
+
+
+def background(coroutine_function):
+    """A cleanup context that runs `coroutine_function()` as a task for the app's lifetime."""
+
+    async def context(app):
+        task = asyncio.create_task(coroutine_function())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    return context
+
+
+@contextlib.asynccontextmanager
+async def listening(app: web.Application, host: str, ports, hint: str = "choose another address or port"):
+    """Serve `app` on host and every port in `ports` (an int or a list) inside the block.
+
+    Yields the bound port (for an int) or the list of them (port 0 picks a free one).
+    A port already taken is a user mistake: `UsageError` naming it and `hint`.
+    """
+    port_list = [ports] if isinstance(ports, int) else list(ports)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    bound = []
+    try:
+        for port in port_list:
+            site = web.TCPSite(runner, host, port)
+            try:
+                await site.start()
+            except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
+                why = getattr(error, "strerror", None) or error
+                raise UsageError(f"cannot listen on {host}:{port} ({why}); {hint}") from None
+            bound.append(site._server.sockets[0].getsockname()[1])
+        yield bound[0] if isinstance(ports, int) else bound
+    finally:
+        await runner.cleanup()
+
+
+async def serve_forever(app: web.Application, host: str, port: int, announce=print):
+    """Serve `app` until cancelled (Ctrl+C or SIGTERM through `run_until_stopped`)."""
+    async with listening(app, host, port) as bound:
+        announce(f"listening on http://{host}:{bound}")
+        await asyncio.Event().wait()
+
+
+def run_until_stopped(main) -> int:
+    """Run the coroutine `main` until it ends, Ctrl+C or SIGTERM; returns 0 on a clean stop.
+
+    Every `soulstack` server command runs through this so stopping one never
+    prints a traceback and always runs its cleanup.
+    """
+
+    async def guarded():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            return await main
+        except asyncio.CancelledError:
+            return 0
+
+    try:
+        return asyncio.run(guarded()) or 0
+    except KeyboardInterrupt:
+        return 0
