@@ -1,1 +1,1 @@
-"""Bodies that adapt something else (a terminal, a xiaozhi device) to Body Protocol v1."""
+"""Bodies that adapt something else to Body Protocol v1 (`soulstack.adapters`): terminal/ is the terminal body."""

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from soulstack.bridge.ports import PortError, explain_open_error, find_esp32s3, open_serial
+from soulstack.serial_ports import PortError, explain_open_error, find_esp32s3, open_serial
 from soulstack.flash import plan, provision
 from soulstack.flash.ready import wait_for_ready
 from soulstack.flash.tools import FlashError

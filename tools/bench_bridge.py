@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from soulstack.bridge import frames  # noqa: E402
-from soulstack.bridge.ports import open_serial  # noqa: E402
+from soulstack.firmware.core import serial_frames
+from soulstack.serial_ports import open_serial  # noqa: E402
 
 SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 CALLS = {"status": {}, "express": {"emotion": "happy"}, "look": {"question": "what is there?"}}
@@ -52,11 +52,11 @@ def direct(path, endpoint, body, calls):
     try:
         for frame_id in range(1, calls + 1):
             started = time.perf_counter()
-            port.write(frames.request(frame_id, endpoint, body).encode())
+            port.write(serial_frames.request(frame_id, endpoint, body).encode())
             while True:
                 buffer += port.read(max(1, port.in_waiting))
                 *lines, buffer = buffer.split(b"\n")
-                replies = [frames.decode(line) for line in lines]
+                replies = [serial_frames.decode(line) for line in lines]
                 if any(r and r.get("id") == frame_id for r in replies):
                     break
             times.append(time.perf_counter() - started)

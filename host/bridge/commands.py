@@ -16,7 +16,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def locator(device: str):
     """What the link calls before each (re)open: the fixed path, or a fresh search by USB id."""
-    from soulstack.bridge.ports import find_esp32s3
+    from soulstack.serial_ports import find_esp32s3
 
     if device == "auto":
         return find_esp32s3

@@ -19,8 +19,8 @@ import threading
 import time
 
 from soulstack.protocol.body_app import BodyUnavailable
-from soulstack.bridge import frames
-from soulstack.bridge.ports import PortError, open_serial
+from soulstack.firmware.core import serial_frames
+from soulstack.serial_ports import PortError, open_serial
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class SerialLink:
         future = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = future
         try:
-            await self._write(frames.request(frame_id, endpoint, body).encode("utf-8"))
+            await self._write(serial_frames.request(frame_id, endpoint, body).encode("utf-8"))
             try:
                 status, answer = await asyncio.wait_for(future, timeout_s)
             except asyncio.TimeoutError:
@@ -247,7 +247,7 @@ class SerialLink:
                 if len(buffer) > MAX_LINE_BYTES:
                     buffer = b""
                 for line in lines:
-                    frame = frames.decode(line)
+                    frame = serial_frames.decode(line)
                     if frame is None:
                         log.debug("serial noise: %r", line[:200])
                     else:

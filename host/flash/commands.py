@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 def flash(args) -> int:
-    from soulstack.bridge.ports import PortError
+    from soulstack.serial_ports import PortError
     from soulstack.errors import UsageError
     from soulstack.flash import plan, provision
     from soulstack.flash.tools import FlashError

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from soulstack.bridge.ports import USB_ID, find_esp32s3, open_serial
+from soulstack.serial_ports import USB_ID, find_esp32s3, open_serial
 from soulstack.flash import provision, tools
 from soulstack.flash.ready import wait_for_ready
 

@@ -10,8 +10,8 @@ until their deadline.
 import os
 import time
 
-from soulstack.bridge import frames
-from soulstack.bridge.ports import PortError, open_serial
+from soulstack.firmware.core import serial_frames
+from soulstack.serial_ports import PortError, open_serial
 from soulstack.flash.tools import FlashError
 
 RETRY_S = 0.3
@@ -62,7 +62,7 @@ def wait_for_ready(locate, timeout_s: float = 60, want_wifi: bool = True, clock=
                 buffer += port.read(max(1, port.in_waiting))
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
-                    frame = frames.decode(line)
+                    frame = serial_frames.decode(line)
                     if frame and isinstance(frame.get("ready"), dict):
                         return _judge(frame["ready"], want_wifi)
         except FlashError:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 
-from soulstack.bridge.ports import explain_open_error
+from soulstack.serial_ports import explain_open_error
 
 ESPTOOL = [sys.executable, "-m", "esptool"]
 MPREMOTE = [sys.executable, "-m", "mpremote"]

