@@ -20,10 +20,11 @@ import logging
 from aiohttp import web
 
 from soulstack.serving import BadRequest, make_server_app, read_json
+from soulstack.soul.loop import Soul
 
 log = logging.getLogger("soul.server")
 
-SOUL = web.AppKey("soul", object)  # soulstack.soul.loop.Soul; typed loosely to keep this module free of the loop
+SOUL = web.AppKey("soul", Soul)
 MAX_REASON_CHARS = 2000
 
 
@@ -41,7 +42,7 @@ async def nudge(request: web.Request) -> web.Response:
     return web.json_response({"queued": True, "state": state}, status=202)
 
 
-def make_soul_app(soul, routes=()) -> web.Application:
+def make_soul_app(soul: Soul, routes=()) -> web.Application:
     from soulstack.soul.converse import openai_refusal
 
     cfg = soul.cfg
