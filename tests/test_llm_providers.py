@@ -4,7 +4,7 @@ import pytest
 
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.llm.openai import OpenAIModel
-from soulstack.llm.prices import cost_usd, price_for
+from soulstack.llm.prices import DEFAULT_PRICES, cost_usd, price_for
 from soulstack.llm.providers import choose_provider, complete_with_retry, make_model
 from soulstack.llm.types import Message, ModelError, Usage, retry_after_s
 from tests.fakes.anthropic_api import FakeAnthropic, error
@@ -112,6 +112,21 @@ def test_prices():
     assert price_for("llama3.1") is None
 
 
+@pytest.mark.parametrize("model_id, family", [
+    ("global.anthropic.claude-sonnet-5", "claude-sonnet-5"),
+    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
+    ("anthropic.claude-opus-4-5-v1:0", "claude-opus-4-5"),
+    ("eu.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5"),
+    ("claude-sonnet-5@20260101", "claude-sonnet-5"),
+])
+def test_bedrock_and_vertex_ids_are_priced_as_their_family(model_id, family):
+    assert price_for(model_id) == DEFAULT_PRICES[family]
+
+
+def test_ids_that_only_look_like_cloud_ids_keep_their_tags():
+    assert price_for("llama3.1:8b") is None and price_for("anthropic.unknown-model") is None
+
+
 def test_cost_usd():
     usage = Usage(input_tokens=2_000, output_tokens=1_000, cache_read_tokens=100_000, cache_write_tokens=10_000)
     # Sonnet 5.5: 2000*2 + 1000*10 + 100000*0.10 + 10000*4 (1h write) = 64000 per million
@@ -119,7 +134,7 @@ def test_cost_usd():
     # 5m writes cost $2.50 instead of $4: 15000 less.
     assert cost_usd("claude-sonnet-5-5", usage, "5m") == pytest.approx(0.049)
     assert cost_usd("claude-opus-5-5", Usage(1_000_000, 0, 0, 0)) == pytest.approx(4.0)
-    assert cost_usd("llama3.1", usage) == 0.0
+    assert cost_usd("llama3.1", usage) is None  # no price known: unknown, never $0
     # Haiku 5.5 prices a whole request higher once its prompt passes 100k tokens.
     short = Usage(input_tokens=50_000, output_tokens=1_000)
     long = Usage(input_tokens=150_000, output_tokens=1_000)

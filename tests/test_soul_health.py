@@ -182,3 +182,14 @@ async def test_health_over_http_without_a_token_and_with_an_async_state(tmp_path
         async with http.post(url) as response:
             assert response.status == 405
     assert health["provider"]["name"] == "brainstem" and health["alarms"] == []
+
+
+def test_a_model_with_no_price_shows_its_cost_as_unknown(tmp_path):
+    drives, vitals = organs(tmp_path, max_usd_per_day=1.0)
+    vitals.on_waking(MORNING, "process start")
+    vitals.on_model_call(MORNING, "claude-sonnet-5-5", Usage(input_tokens=1000))
+    vitals.on_model_call(MORNING, "my-own-model", Usage(input_tokens=3152))
+    health = build_health(MORNING, TZ, drives, vitals, SoulState())
+    assert health["today"]["usd"] is None and health["today"]["unpricedModels"] == ["my-own-model"]
+    assert health["budget"]["usd"] is None
+    assert health["today"]["tokens"]["input"] == 4152

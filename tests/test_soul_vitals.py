@@ -129,10 +129,13 @@ def test_cache_ttl_prices_writes(tmp_path):
     assert (one_hour, five_min) == (pytest.approx(6.0), pytest.approx(3.75))
 
 
-def test_a_local_model_costs_nothing_but_is_counted(tmp_path):
+def test_a_model_with_no_price_is_counted_and_its_cost_is_unknown_not_zero(tmp_path):
     vitals = load(tmp_path)
-    assert vitals.on_model_call(MORNING, "llama3.2", Usage(input_tokens=5000, output_tokens=100)) == 0.0
+    assert vitals.on_model_call(MORNING, "llama3.2", Usage(input_tokens=5000, output_tokens=100)) is None
     assert vitals.today.calls == 1 and vitals.today.usage.input_tokens == 5000
+    assert vitals.today.known_usd is None and vitals.budget_state(MORNING)["usd"] is None
+    assert vitals.today.unpriced == ["llama3.2"]
+    assert load(tmp_path).today.unpriced == ["llama3.2"]  # kept across a restart
 
 
 def test_config_prices_override_per_model_id(tmp_path):

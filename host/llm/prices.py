@@ -9,6 +9,7 @@ input for a 5 minute TTL and 2x for 1 hour; reads 0.1x (0.05x on the 5.5
 models). Prices change: the soul's config may pass its own table.
 """
 
+import re
 from dataclasses import dataclass
 
 from soulstack.llm.types import Usage
@@ -54,25 +55,43 @@ DEFAULT_PRICES = {
 FAMILY_FALLBACK = {"sonnet": SONNET_5_5, "opus": OPUS_5_5, "haiku": HAIKU_5_5}
 
 
+# Cloud catalogues name the same models differently: Bedrock
+# `global.anthropic.claude-sonnet-5-v1:0` (a region or "global" prefix, a version
+# suffix), Vertex `claude-sonnet-5@20260101`. The price is the family's.
+_CLOUD_ID = re.compile(r"^(?:[a-z]{2,6}\.)?anthropic\.")
+_VERSION_SUFFIX = re.compile(r"(?:-v\d+(?::\d+)?|@[\w.-]+|:\d+)$")
+
+
+def catalogue_id(model_id: str) -> str:
+    """The Anthropic API's name for a Bedrock or Vertex model id (others unchanged)."""
+    lowered = model_id.strip().lower()
+    bare = _CLOUD_ID.sub("", lowered)
+    if bare == lowered and "@" not in bare:
+        return bare  # not a cloud catalogue's id ("llama3.1:8b" keeps its tag)
+    return _VERSION_SUFFIX.sub("", bare)
+
+
 def price_for(model_id: str, prices: dict | None = None) -> Price | None:
     """The price of `model_id`, or None for a model with no known price (a local one)."""
     table = DEFAULT_PRICES if prices is None else prices
-    matches = [key for key in table if model_id == key or model_id.startswith(key + "-")]
-    if matches:
-        return table[max(matches, key=len)]
-    if model_id.startswith("claude"):
+    for candidate in dict.fromkeys((model_id, catalogue_id(model_id))):
+        matches = [key for key in table if candidate == key or candidate.startswith(key + "-")]
+        if matches:
+            return table[max(matches, key=len)]
+    bare = catalogue_id(model_id)
+    if bare.startswith("claude"):
         for family, price in FAMILY_FALLBACK.items():
-            if family in model_id:
+            if family in bare:
                 return price
     return None
 
 
-def cost_usd(model_id: str, usage: Usage, cache_ttl: str = "1h", prices: dict | None = None) -> float:
-    """USD for one call's usage. Cache writes are priced at `cache_ttl`'s rate.
-    A model with no known price (Ollama on your own machine) costs 0.0."""
+def cost_usd(model_id: str, usage: Usage, cache_ttl: str = "1h", prices: dict | None = None) -> float | None:
+    """USD for one call's usage, cache writes priced at `cache_ttl`'s rate; None when
+    the model has no known price (a local model, an unknown id): unknown, never $0."""
     price = price_for(model_id, prices)
     if price is None:
-        return 0.0
+        return None
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     if price.long and prompt > price.long_prompt_tokens:
         price = price.long

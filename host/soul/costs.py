@@ -59,13 +59,24 @@ class Meter:
     """Usage and dollars added up over some stretch (a waking, a day)."""
 
     usage: Usage = field(default_factory=Usage)
-    usd: float = 0.0
+    usd: float = 0.0  # what the priced calls cost
     calls: int = 0
+    unpriced: list = field(default_factory=list)  # model ids called that have no price
 
-    def add(self, usage: Usage, usd: float) -> None:
+    def add(self, usage: Usage, usd: float | None, model_id: str = "") -> None:
+        """Count one call; `usd` None means its model has no price, so the total is unknown."""
         self.usage = self.usage + usage
-        self.usd += usd
+        if usd is None:
+            if model_id not in self.unpriced:
+                self.unpriced.append(model_id)
+        else:
+            self.usd += usd
         self.calls += 1
+
+    @property
+    def known_usd(self) -> float | None:
+        """The dollars spent, or None when any call had no price (never a made-up $0)."""
+        return None if self.unpriced else self.usd
 
     def cache_ratio(self) -> float | None:
         """Cache-read tokens per cache-written token; None before anything was written."""
@@ -74,11 +85,15 @@ class Meter:
         return self.usage.cache_read_tokens / self.usage.cache_write_tokens
 
     def to_json(self) -> dict:
-        return {"usage": self.usage.to_json(), "usd": round(self.usd, 6), "calls": self.calls}
+        kept = {"usage": self.usage.to_json(), "usd": round(self.usd, 6), "calls": self.calls}
+        if self.unpriced:
+            kept["unpriced"] = list(self.unpriced)
+        return kept
 
     @classmethod
     def from_json(cls, data: dict | None) -> "Meter":
         data = data or {}
         usage = Usage(**{key: int(value) for key, value in (data.get("usage") or {}).items() if key in Usage.__dataclass_fields__})
-        return cls(usage, float(data.get("usd", 0.0)), int(data.get("calls", 0)))
+        unpriced = [str(model) for model in data.get("unpriced") or [] if isinstance(model, str)]
+        return cls(usage, float(data.get("usd", 0.0)), int(data.get("calls", 0)), unpriced)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from soulstack.protocol.client import BodyClient
 from soulstack.llm import providers
+from soulstack.llm.prices import price_for
 from soulstack.soul import metabolism
 from soulstack.soul.clock import Clock
 from soulstack.soul.hooks import Hooks
@@ -125,6 +126,9 @@ def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
         raise UsageError(str(error)) from None
     provider = "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
     log.info("%s wakes in %s, mind: %s", cfg["persona"]["name"], cfg["soulDir"], provider)
+    if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
+        log.warning("no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
+                    "cannot be kept; add it under \"prices\" in the config", soul.model.model_id)
     code = run_until_stopped(serve_and_live(soul, host))
     log.info("stopped; its life is kept in %s", cfg["soulDir"])
     return code

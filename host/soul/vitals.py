@@ -144,16 +144,17 @@ class Vitals:
         self.wakings = self.wakings[-MAX_WAKINGS_KEPT:]
         self.save()
 
-    def on_model_call(self, now: datetime, model_id: str, usage: Usage, keep_warm: bool = False) -> float:
-        """After every model call (including a fold's summary): prices and records it; returns USD.
-        A keep-warm call (made while asleep) counts for the day and apart, never for a waking."""
+    def on_model_call(self, now: datetime, model_id: str, usage: Usage, keep_warm: bool = False) -> float | None:
+        """After every model call (including a fold's summary): prices and records it; returns USD
+        (None: the model has no price). A keep-warm call (made while asleep) counts for the day
+        and apart, never for a waking."""
         self._roll(now)
         usd = cost_usd(model_id or "", usage, self.cache_ttl, self.prices)
-        self.today.add(usage, usd)
+        self.today.add(usage, usd, model_id or "")
         if keep_warm:
-            self.keep_warm.add(usage, usd)
+            self.keep_warm.add(usage, usd, model_id or "")
         elif self.waking is not None:
-            self.waking["meter"].add(usage, usd)
+            self.waking["meter"].add(usage, usd, model_id or "")
             if self.wakings and self.wakings[-1]["started"] == self.waking["started"]:
                 self.wakings[-1] = self._waking_json()
         self.save()
@@ -210,7 +211,7 @@ class Vitals:
             "hunger": self.hunger(now),
             "wakes": self.wakes,
             "maxWakesPerDay": self.max_wakes_per_day,
-            "usd": round(self.today.usd, 6),
+            "usd": _shown_usd(self.today),
             "maxUsdPerDay": self.max_usd_per_day,
             "hungrySleepMinutes": self.hungry_sleep_minutes,
         }
@@ -220,3 +221,9 @@ class Vitals:
         if self.first_wake is None:
             return None
         return (now - self.first_wake) / timedelta(hours=1)
+
+
+def _shown_usd(meter: Meter) -> float | None:
+    """Dollars as /health shows them: None (unknown) once a call had no price."""
+    known = meter.known_usd
+    return None if known is None else round(known, 6)
