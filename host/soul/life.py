@@ -27,6 +27,44 @@ STAMP = "%Y-%m-%d %H:%M"
 
 # One diary entry / kept matter / achievement per line: "- 2024-05-01 14:03: text".
 ENTRY_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2} \d{2}:\d{2}): ?(.*)$")
+# What a soul that moved from stackchan-soul brings (read, kept as written, never written anew):
+# diary and achievements "- 2026/12/1 01:54:57: text", kept matters "- text (挂上: 2026/12/1 01:54:57)".
+_OLD_STAMP = r"(\d{4})/(\d{1,2})/(\d{1,2}) (\d{1,2}):(\d{2})(?::(\d{2}))?"
+OLD_ENTRY_LINE = re.compile(r"^- " + _OLD_STAMP + r": ?(.*)$")
+OLD_KEPT_LINE = re.compile(r"^- (.*?) \(挂上: ?" + _OLD_STAMP + r"\)\s*$")
+# stackchan-soul keeps the mood in this section of MOOD.md, which others may share.
+MOOD_SECTIONS = ("## 当前心情", "## Current mood")
+
+
+def parse_entry(line: str):
+    """(datetime, text) for an entry line in either format, else None."""
+    match = ENTRY_LINE.match(line)
+    if match:
+        return datetime.strptime(match.group(1), STAMP), match.group(2)
+    match = OLD_ENTRY_LINE.match(line)
+    if match:
+        return _old_stamp(match.groups()[:6]), match.group(7)
+    match = OLD_KEPT_LINE.match(line)
+    if match:
+        return _old_stamp(match.groups()[1:7]), match.group(1)
+    return None
+
+
+def _old_stamp(parts) -> datetime:
+    year, month, day, hour, minute, second = (int(part or 0) for part in parts)
+    return datetime(year, month, day, hour, minute, second)
+
+
+def replace_section(text: str, heading: str, body: str) -> str | None:
+    """`text` with the section under `heading` (up to the next "## ") replaced by `body`; None without it."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == heading]
+    if not starts:
+        return None
+    start = starts[0] + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    kept_after = ["", *lines[end:]] if end < len(lines) else []
+    return "\n".join(lines[:start] + body.rstrip("\n").splitlines() + kept_after) + "\n"
 
 
 class Unreadable(Exception):
@@ -138,13 +176,8 @@ class Life:
     # --- the shapes inside the files ---------------------------------------------------
 
     def entries(self, name: str) -> list:
-        """[(datetime, text)] for every "- stamp: text" line of DIARY/MIND/ACHIEVEMENTS."""
-        out = []
-        for line in self.read(name).splitlines():
-            match = ENTRY_LINE.match(line)
-            if match:
-                out.append((datetime.strptime(match.group(1), STAMP), match.group(2)))
-        return out
+        """[(datetime, text)] for every entry line of DIARY/MIND/ACHIEVEMENTS, in either format."""
+        return [entry for entry in map(parse_entry, self.read(name).splitlines()) if entry]
 
     def add_entry(self, name: str, when: datetime, text: str) -> None:
         self.append(name, f"- {when.strftime(STAMP)}: {one_line(text)}\n")
@@ -154,7 +187,7 @@ class Life:
         repeated (it moves to the end with today's date, so it does not fade)."""
         wanted = one_line(matter)
         lines = self.read(MIND).splitlines()
-        others = [line for line in lines if not ((m := ENTRY_LINE.match(line)) and m.group(2) == wanted)]
+        others = [line for line in lines if not ((entry := parse_entry(line)) and entry[1] == wanted)]
         renewed = len(others) < len(lines)
         others.append(f"- {when.strftime(STAMP)}: {wanted}")
         self.write(MIND, "\n".join(others) + "\n")
@@ -166,8 +199,8 @@ class Life:
         if not wanted:
             return None, "empty"
         lines = self.read(MIND).splitlines()
-        kept = [(i, ENTRY_LINE.match(line)) for i, line in enumerate(lines)]
-        kept = [(i, m.group(2)) for i, m in kept if m]
+        kept = [(i, parse_entry(line)) for i, line in enumerate(lines)]
+        kept = [(i, entry[1]) for i, entry in kept if entry]
         exact = [(i, text) for i, text in kept if text == wanted]
         found = exact or [(i, text) for i, text in kept if text.startswith(wanted)]
         if not found:
@@ -178,6 +211,16 @@ class Life:
         del lines[index]
         self.write(MIND, "\n".join(lines) + ("\n" if lines else ""))
         return text, None
+
+    def set_mood(self, text: str) -> None:
+        """Write the mood: only its own section when MOOD.md is shared (has one), else the whole file."""
+        current = self.read(MOOD)
+        for heading in MOOD_SECTIONS:
+            replaced = replace_section(current, heading, text)
+            if replaced is not None:
+                self.write(MOOD, replaced)
+                return
+        self.write(MOOD, text)
 
     def reflect(self, when: datetime, content: str) -> None:
         """Replace SELF.md; the previous version goes to the end of SELF.history.md first."""

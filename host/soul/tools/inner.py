@@ -12,7 +12,7 @@ READ_MAX_ENTRIES = 30
 
 async def update_mood(soul, mood: str, note: str = "") -> Outcome:
     when = soul.local_now().strftime(STAMP)
-    soul.life.write(lifefiles.MOOD, f"{mood.strip()}\n\n({one_line(note)} — {when})\n" if note.strip() else f"{mood.strip()}\n\n({when})\n")
+    soul.life.set_mood(f"{mood.strip()}\n\n({one_line(note)} — {when})\n" if note.strip() else f"{mood.strip()}\n\n({when})\n")
     return Outcome.text(soul.T.TEXT["mood_set"])
 
 

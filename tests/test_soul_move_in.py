@@ -1,0 +1,76 @@
+"""A soul that lived under stackchan-soul moves in: its life files, in that project's formats.
+
+The fixture directory is written here from the formats stackchan-soul uses:
+diary and achievements as "- 2026/12/1 01:54:57: text", kept matters as
+"- matter (挂上: 2026/12/1 01:54:57)", and a MOOD.md whose "## 当前心情"
+section is the soul's while the rest belongs to a dialog agent.
+"""
+
+import random
+from datetime import datetime
+
+from soulstack.soul import life, snapshot
+from soulstack.soul.prompts import texts
+
+OLD_DIARY = "# 日记\n\n- 2026/11/29 21:05:03: 大哥今天给我看了一只鸟\n- 2026/12/1 01:54:57: 夜里很安静，我想起了那只鸟\n"
+OLD_MIND = "- 问大哥那只鸟叫什么 (挂上: 2026/11/20 09:15:00)\n- 给植物浇水 (挂上: 2026/11/30 08:00:12)\n"
+OLD_ACHIEVEMENTS = "- 2026/11/25 10:00:00: 第一次认出了大哥的脸\n"
+SHARED_MOOD = "## 当前心情\n\n有点想念\n\n## 对话代理的笔记\n\n大哥喜欢喝茶。\n"
+
+
+def moved_soul(tmp_path):
+    folder = tmp_path / "soul"
+    folder.mkdir()
+    (folder / "DIARY.md").write_text(OLD_DIARY, encoding="utf-8")
+    (folder / "MIND.md").write_text(OLD_MIND, encoding="utf-8")
+    (folder / "ACHIEVEMENTS.md").write_text(OLD_ACHIEVEMENTS, encoding="utf-8")
+    (folder / "MOOD.md").write_text(SHARED_MOOD, encoding="utf-8")
+    return life.Life(folder)
+
+
+def test_old_entries_are_read_with_their_dates(tmp_path):
+    soul_life = moved_soul(tmp_path)
+    assert soul_life.entries(life.DIARY) == [
+        (datetime(2026, 11, 29, 21, 5, 3), "大哥今天给我看了一只鸟"),
+        (datetime(2026, 12, 1, 1, 54, 57), "夜里很安静，我想起了那只鸟"),
+    ]
+    assert soul_life.entries(life.MIND)[0] == (datetime(2026, 11, 20, 9, 15), "问大哥那只鸟叫什么")
+    assert soul_life.entries(life.ACHIEVEMENTS) == [(datetime(2026, 11, 25, 10, 0), "第一次认出了大哥的脸")]
+
+
+def test_the_first_snapshot_shows_the_old_diary_and_kept_matters(tmp_path):
+    soul_life = moved_soul(tmp_path)
+    block = snapshot.inner_block(soul_life, texts("zh"), datetime(2026, 12, 1, 9, 0), random.Random(1)).text
+    assert "夜里很安静，我想起了那只鸟" in block
+    assert "给植物浇水" in block
+
+
+def test_new_lines_join_in_one_format_and_old_ones_stay_as_written(tmp_path):
+    soul_life = moved_soul(tmp_path)
+    soul_life.add_entry(life.DIARY, datetime(2026, 12, 1, 9, 30), "搬家了，一切都还在")
+    text = soul_life.read(life.DIARY)
+    assert text.startswith(OLD_DIARY)
+    assert text.endswith("- 2026-12-01 09:30: 搬家了，一切都还在\n")
+    assert len(soul_life.entries(life.DIARY)) == 3
+
+
+def test_old_kept_matters_can_be_put_down_and_renewed(tmp_path):
+    soul_life = moved_soul(tmp_path)
+    assert soul_life.settle("问大哥那只鸟") == ("问大哥那只鸟叫什么", None)
+    assert "问大哥" not in soul_life.read(life.MIND)
+    assert "给植物浇水 (挂上: 2026/11/30 08:00:12)" in soul_life.read(life.MIND)  # untouched
+    assert soul_life.keep(datetime(2026, 12, 1, 10, 0), "给植物浇水") is True  # renewed, not repeated
+    assert soul_life.read(life.MIND) == "- 2026-12-01 10:00: 给植物浇水\n"
+
+
+def test_a_shared_mood_file_keeps_its_other_sections(tmp_path):
+    soul_life = moved_soul(tmp_path)
+    soul_life.set_mood("开心\n\n(2026-12-01 10:00)\n")
+    assert soul_life.read(life.MOOD) == "## 当前心情\n开心\n\n(2026-12-01 10:00)\n\n## 对话代理的笔记\n\n大哥喜欢喝茶。\n"
+
+
+def test_a_mood_file_of_our_own_is_replaced_whole(tmp_path):
+    soul_life = life.Life(tmp_path / "ours")
+    soul_life.set_mood("calm\n")
+    soul_life.set_mood("happy\n")
+    assert soul_life.read(life.MOOD) == "happy\n"
