@@ -74,3 +74,18 @@ def test_a_mood_file_of_our_own_is_replaced_whole(tmp_path):
     soul_life.set_mood("calm\n")
     soul_life.set_mood("happy\n")
     assert soul_life.read(life.MOOD) == "happy\n"
+
+
+def test_missing_its_human_continues_from_stackchan_souls_last_contact(tmp_path):
+    import json
+    from datetime import timezone
+
+    from soulstack.soul.drives import Drives
+
+    folder = tmp_path / "soul"
+    folder.mkdir()
+    contact = datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
+    (folder / "DRIVES.json").write_text(json.dumps({"boredom": 4, "lastContactMs": int(contact.timestamp() * 1000)}))
+    drives = Drives.load(folder, datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc))
+    assert drives.boredom == 4 and drives.last_contact == contact
+    assert drives.silence_hours(datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)) == 36

@@ -17,7 +17,7 @@ sensation that escalates through thresholds -- never as a number.
 """
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from soulstack.soul.atomic import atomic_write_json, read_state_json
@@ -95,6 +95,13 @@ def _parse(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def _from_epoch_ms(value) -> datetime | None:
+    """stackchan-soul's `lastContactMs` (milliseconds since 1970), so a moved soul keeps missing its human."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    return datetime.fromtimestamp(value / 1000, timezone.utc)
+
+
 class Drives:
     """The two drives and their file. Every change is written before the hook returns."""
 
@@ -132,7 +139,7 @@ class Drives:
             return drives
         drives.boredom = int(data.get("boredom", 0))
         drives.born = _parse(data.get("born")) or now
-        drives.last_contact = _parse(data.get("lastContact"))
+        drives.last_contact = _parse(data.get("lastContact")) or _from_epoch_ms(data.get("lastContactMs"))
         drives.last_contact_kind = data.get("lastContactKind")
         drives.last_discharge = _parse(data.get("lastDischarge"))
         drives.last_discharge_tool = data.get("lastDischargeTool")
