@@ -31,7 +31,7 @@ def test_choose_provider(explicit, env, expected):
 
 
 def test_choose_provider_rejects_unknown_names():
-    with pytest.raises(ValueError, match="anthropic, openai, brainstem"):
+    with pytest.raises(ValueError, match="anthropic, amazon-bedrock, openai, brainstem"):
         choose_provider("gemini", {})
 
 

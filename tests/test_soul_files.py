@@ -45,7 +45,7 @@ def test_stackchan_soul_config_moves_over(tmp_path):
     }
     cfg, warnings = config.from_dict(raw)
     assert cfg["persona"]["human"] == "大哥"
-    assert warnings == ["worldSearch is not a key the soul knows; ignored"]
+    assert warnings == ["worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead"]
 
 
 @pytest.mark.parametrize("raw, line", [
@@ -53,7 +53,7 @@ def test_stackchan_soul_config_moves_over(tmp_path):
     ({"loop": {"maxSleepMinutes": "5"}}, 'loop.maxSleepMinutes must be a number >= 1, not "5"'),
     ({"loop": {"nightStartHour": 24}}, "loop.nightStartHour must be an integer >= 0 and <= 23, not 24"),
     ({"timezone": "Mars/Olympus"}, 'timezone must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not "Mars/Olympus"'),
-    ({"model": {"provider": "amazon-bedrock"}}, 'model.provider must be one of anthropic, openai, brainstem, not "amazon-bedrock"'),
+    ({"model": {"provider": "gemini"}}, 'model.provider must be one of anthropic, amazon-bedrock, openai, brainstem, not "gemini"'),
     ({"body": {"endpoints": {"look": "127.0.0.1/look"}}}, 'body.endpoints.look must be an http:// or https:// URL, not "127.0.0.1/look"'),
     ({"loop": []}, "loop must be a JSON object, not []"),
     ({"mcp": [{"name": "a"}]}, 'mcp[0] needs a "name" and a "url"'),

@@ -172,12 +172,27 @@ def test_config_mistakes_name_the_key(entry, message):
         config.from_dict({"mcp": [entry]})
 
 
-async def test_an_unsupported_auth_is_left_out_loudly(tmp_path, caplog):
+async def test_aws_sigv4_signs_every_request(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the standard AWS chain: these variables, no ~/.aws
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+    async with FakeMcp([echo_tool()], sigv4=("us-east-1", "bedrock-agentcore")) as server:
+        soul = soul_for(tmp_path, [{"name": "websearch", "url": server.url, "auth": "aws-sigv4",
+                                    "region": "us-east-1", "service": "bedrock-agentcore"}])
+        await refresh_tools(soul)
+        assert "websearch__echo" in soul.toolbox.names()
+        result, ok = await use(soul, "websearch__echo", {"text": "hi"})
+        assert ok and text_of(result) == "echo: hi"
+        await soul.toolbox.close()
+    assert server.requests and all(r.headers["authorization"].startswith("AWS4-HMAC-SHA256") for r in server.requests)
+
+
+async def test_aws_sigv4_without_a_region_is_left_out_loudly(tmp_path, caplog):
     soul = soul_for(tmp_path, [{"name": "aws", "url": "http://127.0.0.1:1/mcp", "auth": "aws-sigv4"}])
     await refresh_tools(soul)
     await soul.toolbox.close()
     assert soul.toolbox.names() == list(soul.toolbox.builtin)
-    assert any("aws-sigv4 is not supported" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert any('needs "region" and "service"' in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
 
 # --- calls -----------------------------------------------------------------------------

@@ -89,3 +89,50 @@ def test_missing_its_human_continues_from_stackchan_souls_last_contact(tmp_path)
     drives = Drives.load(folder, datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc))
     assert drives.boredom == 4 and drives.last_contact == contact
     assert drives.silence_hours(datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)) == 36
+
+
+# stackchan-soul's soul.config.example.json, as its shape is (soulDir pointed somewhere real by the test).
+EXAMPLE_CONFIG = {
+    "soulDir": "stackchan-soul-data",
+    "timezone": "Asia/Singapore",
+    "model": {"provider": "amazon-bedrock", "id": "global.anthropic.claude-sonnet-5", "thinking": "off"},
+    "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
+             "nightStartHour": 0, "nightEndHour": 7, "nightMaxSleepMinutes": 15},
+    "body": {"name": "StackChan(狗蛋的身体)", "endpoints": {"status": "http://127.0.0.1:9201/status",
+                                                          "look": "http://127.0.0.1:9201/look",
+                                                          "speak": "http://127.0.0.1:9201/speak"}},
+    "persona": {"name": "小狗蛋", "human": "大哥", "notes": "接地气、靠谱、有点皮。", "sharedMoodPath": "/path/to/shared/MOOD.md"},
+    "log": {"streamThoughts": True},
+    "nudge": {"port": 9202},
+    "mcp": [{"name": "websearch", "url": "https://gateway.example/mcp", "auth": "aws-sigv4", "region": "us-east-1",
+             "service": "bedrock-agentcore"}],
+    "shell": {"enabled": False},
+}
+
+
+def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
+    from soulstack.soul import config
+
+    monkeypatch.chdir(tmp_path)
+    cfg, warnings = config.from_dict(EXAMPLE_CONFIG, base_dir=tmp_path / "elsewhere")
+    assert warnings == []
+    assert cfg["compat"] == "stackchan-soul"
+    assert cfg["model"]["provider"] == "amazon-bedrock" and cfg["mcp"][0]["auth"] == "aws-sigv4"
+    assert cfg["soulDir"] == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it
+    assert cfg["budget"]["maxWakesPerDay"] is None  # stackchan-soul had no wake budget
+
+
+def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not_carry(tmp_path):
+    from soulstack.soul import config
+
+    given = {"model": {"provider": "amazon-bedrock"}, "worldSearch": {"url": "https://x/search", "toolName": "s"},
+             "weixin": {"enabled": True}}
+    cfg, warnings = config.from_dict(given, base_dir=tmp_path)
+    loop = cfg["loop"]
+    assert (loop["defaultSleepMinutes"], loop["minSleepMinutes"], loop["maxSleepMinutes"], loop["errorSleepMinutes"]) == (5, 2, 5, 10)
+    assert loop["nightStartHour"] == loop["nightEndHour"] == 0  # no night window unless it names one
+    assert cfg["log"]["streamThoughts"] is True
+    assert any(w.startswith("worldSearch") and "not supported" in w for w in warnings)
+    assert any(w.startswith("weixin") and "not supported" in w for w in warnings)
+    ours, _ = config.from_dict({}, base_dir=tmp_path)
+    assert ours["loop"]["defaultSleepMinutes"] == 20 and ours["compat"] is None  # our own defaults stay ours

@@ -78,17 +78,18 @@ class AnthropicModel:
         env = os.environ if env is None else env
         if cache_ttl not in ("5m", "1h"):
             raise ValueError(f'cache_ttl must be "5m" or "1h", not {cache_ttl!r}')
-        api_key = api_key or env.get("ANTHROPIC_API_KEY")
-        if not api_key:
-            raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.model_id = model_id
         self.cache_ttl = cache_ttl
         self.thinking = thinking_params(thinking, model_id)
+        self.client = self.make_client(env, api_key, base_url, timeout_s)
+
+    def make_client(self, env, api_key, base_url, timeout_s):
+        api_key = api_key or env.get("ANTHROPIC_API_KEY")
+        if not api_key:
+            raise ValueError("no Anthropic API key: set ANTHROPIC_API_KEY")
         self.base_url = base_url or env.get("ANTHROPIC_BASE_URL") or None
         # Retries are ours (soulstack.llm.providers.complete_with_retry), so the SDK makes one attempt.
-        self.client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=self.base_url, timeout=timeout_s, max_retries=0
-        )
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, timeout=timeout_s, max_retries=0)
 
     async def complete(
         self,

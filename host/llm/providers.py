@@ -13,7 +13,7 @@ from soulstack.llm.types import ModelError, Reply
 
 log = logging.getLogger(__name__)
 
-PROVIDERS = ("anthropic", "openai", "brainstem")
+PROVIDERS = ("anthropic", "amazon-bedrock", "openai", "brainstem")
 
 
 def choose_provider(explicit: str | None = None, env=None) -> str:
@@ -34,6 +34,8 @@ def choose_provider(explicit: str | None = None, env=None) -> str:
 def default_model_id(provider: str) -> str:
     if provider == "anthropic":
         from soulstack.llm.anthropic import DEFAULT_MODEL
+    elif provider == "amazon-bedrock":
+        from soulstack.llm.bedrock import DEFAULT_MODEL
     elif provider == "openai":
         from soulstack.llm.openai import DEFAULT_MODEL
     else:
@@ -49,6 +51,10 @@ def make_model(provider: str, model_id: str | None = None, **options):
         from soulstack.llm.anthropic import DEFAULT_MODEL, AnthropicModel
 
         return AnthropicModel(model_id or DEFAULT_MODEL, **options)
+    if provider == "amazon-bedrock":
+        from soulstack.llm.bedrock import DEFAULT_MODEL, BedrockModel
+
+        return BedrockModel(model_id or DEFAULT_MODEL, **options)
     if provider == "openai":
         from soulstack.llm.openai import DEFAULT_MODEL, OpenAIModel
 

@@ -14,10 +14,11 @@ import os
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from soulstack.llm.providers import PROVIDERS
+
 DEFAULT_PATH = "soul.config.json"
 DEFAULT_PORT = 9202
 TERMINAL_BODY = "http://127.0.0.1:9310"
-PROVIDERS = ("anthropic", "openai", "brainstem")
 ENDPOINT_NAMES = ("status", "look", "speak", "express")
 # model.thinking -> room for thinking added on top of model.maxTokens (thinking counts against it).
 # The level itself goes to the provider: "off" is the least thinking the model allows (Claude 5.5
@@ -149,11 +150,13 @@ def prices(path, value):
 # A dict is a nested object; a (default, check) tuple is a leaf.
 
 SPEC = {
+    "compat": (None, choice("stackchan-soul", optional=True)),  # a config written for stackchan-soul
     "soulDir": ("soul", string(nonempty=True)),
     "timezone": (None, timezone),
     "model": {
         "provider": (None, choice(*PROVIDERS, optional=True)),  # None: chosen from the environment
         "id": (None, string(optional=True)),  # None: the provider's default model
+        "region": (None, string(optional=True)),  # amazon-bedrock: None reads AWS_REGION
         "thinking": ("off", choice("off", "low", "medium", "high")),
         "maxTokens": (4096, number(256, integer=True)),
         "cacheTtl": ("1h", choice("5m", "1h")),
@@ -204,7 +207,7 @@ SPEC = {
     },
     "prices": ({}, prices),  # model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}
     "budget": {
-        "maxWakesPerDay": (60, number(1, integer=True)),
+        "maxWakesPerDay": (60, lambda path, v: None if v is None else number(1, integer=True)(path, v)),
         "hungrySleepMinutes": (120, number(1)),
         "maxUsdPerDay": (None, lambda path, v: None if v is None else number(0)(path, v)),
     },
@@ -230,6 +233,41 @@ MCP_ENTRY = {
 }
 
 
+# stackchan-soul keys we know and do not carry over: named once at start, never silently dropped.
+NOT_SUPPORTED = {
+    "worldSearch": "worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead",
+    "weixin": "weixin (stackchan-soul's WeChat tool) is not supported; it is ignored",
+}
+
+# Where stackchan-soul's documented defaults differ from ours (its src/config.ts), a config
+# written for it keeps them: short sleeps, no night window unless it names one, thoughts
+# streamed to the log, no daily wake budget, soulDir relative to the working directory.
+STACKCHAN_SOUL_DEFAULTS = {
+    "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
+             "nightStartHour": 0, "nightEndHour": 0},
+    "log": {"streamThoughts": True},
+    "budget": {"maxWakesPerDay": None},
+}
+
+
+def from_stackchan_soul(raw) -> bool:
+    """Whether `raw` is a config written for stackchan-soul: said so, or only it uses these keys."""
+    if not isinstance(raw, dict):
+        return False
+    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
+    return raw.get("compat") == "stackchan-soul" or model.get("provider") == "amazon-bedrock" or bool(
+        set(raw) & set(NOT_SUPPORTED))
+
+
+def _with_defaults(raw: dict, defaults: dict) -> dict:
+    """`raw` with `defaults` filled in where it says nothing (one level of sections)."""
+    merged = dict(raw)
+    for section, values in defaults.items():
+        given = raw.get(section) if isinstance(raw.get(section), dict) else {}
+        merged[section] = {**values, **given} if isinstance(raw.get(section, {}), dict) else raw[section]
+    return merged
+
+
 def _fill(spec: dict, given, path: str, warnings: list) -> dict:
     """Defaults from `spec`, overlaid with `given`, every leaf checked."""
     if given is None:
@@ -249,7 +287,9 @@ def _fill(spec: dict, given, path: str, warnings: list) -> dict:
         else:
             out[key] = value if check is None or (key not in given and default is None) else check(key_path, value)
     for key in given:
-        if key not in spec and not key.startswith("_"):
+        if not path and key in NOT_SUPPORTED:
+            warnings.append(NOT_SUPPORTED[key])
+        elif key not in spec and not key.startswith("_"):
             warnings.append(f"{path + '.' if path else ''}{key} is not a key the soul knows; ignored")
     return out
 
@@ -282,10 +322,14 @@ def _check_relations(cfg: dict):
 def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
     """(config with every default filled, warnings). Raises ConfigError."""
     warnings: list = []
+    compat = from_stackchan_soul(raw)
+    if compat:
+        raw = _with_defaults(raw, STACKCHAN_SOUL_DEFAULTS)
+        raw.setdefault("compat", "stackchan-soul")
     cfg = _fill(SPEC, raw, "", warnings)
     _check_relations(cfg)
     soul_dir = Path(os.path.expanduser(cfg["soulDir"]))
-    if not soul_dir.is_absolute() and base_dir is not None:
+    if not soul_dir.is_absolute() and base_dir is not None and not compat:
         soul_dir = base_dir / soul_dir
     cfg["soulDir"] = str(soul_dir)
     return cfg, warnings

@@ -43,9 +43,11 @@ def make_model(cfg: dict, env=None):
     if provider == "brainstem":
         return None
     options = {"env": env}
-    if provider == "anthropic":
+    if provider in ("anthropic", "amazon-bedrock"):
         options["cache_ttl"] = cfg["model"]["cacheTtl"]
         options["thinking"] = cfg["model"]["thinking"]  # a level: an effort on Claude 5 and later, a budget before
+    if provider == "amazon-bedrock":
+        options["region"] = cfg["model"]["region"]
     try:
         return providers.make_model(provider, cfg["model"]["id"], **options)
     except ValueError as error:

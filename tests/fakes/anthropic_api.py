@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import struct
 import time
 
@@ -333,6 +334,10 @@ class FakeAnthropic(ScriptedServer):
         if "anthropic-version" not in entry.headers:
             self.usages.append(None)
             return self.error_response(400, "invalid_request_error", "anthropic-version header is required")
+        return await self.answer(request, entry)
+
+    async def answer(self, request, entry):
+        """The scripted reply to a checked request (`entry.body` is a Messages API body)."""
         if why := problem(entry.body):
             self.usages.append(None)
             return self.error_response(400, "invalid_request_error", why)
@@ -426,3 +431,38 @@ async def fake_anthropic():
     """A started FakeAnthropic for one test: `from tests.fakes.anthropic_api import fake_anthropic`, then take `fake_anthropic` as an argument."""
     async with FakeAnthropic() as fake:
         yield fake
+
+
+# Amazon Bedrock's InvokeModel for Claude: the Messages body without "model" (the path names
+# it) and with an "anthropic_version" (the SDK sends its own), signed with AWS SigV4 for
+# the "bedrock" service.
+SIGV4 = re.compile(r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/\d{8}/([a-z0-9-]+)/bedrock/aws4_request, "
+                   r"SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$")
+
+
+class FakeBedrock(FakeAnthropic):
+    """Fake Bedrock runtime (POST /model/{id}/invoke); `regions` lists the region each request was signed for."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.regions = []
+
+    def routes(self, app):
+        app.router.add_post("/model/{model}/invoke", self.handle_invoke)
+
+    def error_response(self, status, kind, msg, headers=None):
+        return web.json_response({"message": msg}, status=status, headers={"x-amzn-ErrorType": kind, **(headers or {})})
+
+    async def handle_invoke(self, request):
+        entry = await self.record(request)
+        signed = SIGV4.match(entry.headers.get("authorization", ""))
+        if not signed or "x-amz-date" not in entry.headers:
+            self.usages.append(None)
+            return self.error_response(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
+        self.regions.append(signed.group(1))
+        body = entry.body if isinstance(entry.body, dict) else {}
+        if not isinstance(body.get("anthropic_version"), str) or "model" in body:
+            self.usages.append(None)
+            return self.error_response(400, "ValidationException", "anthropic_version is required; model belongs in the path")
+        body["model"] = request.match_info["model"]
+        return await self.answer(request, entry)

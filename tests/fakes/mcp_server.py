@@ -33,6 +33,7 @@ import asyncio
 import base64
 import inspect
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable
@@ -79,13 +80,14 @@ def echo_tool(name="echo") -> FakeTool:
 
 class FakeMcp(LoopbackServer):
     def __init__(self, tools=(), *, page_size=None, sse=False, ping_first=False, port=0, token=None,
-                 versions=VERSIONS, path="/mcp"):
+                 versions=VERSIONS, path="/mcp", sigv4=None):
         self.tools = list(tools)
         self.page_size = page_size
         self.sse = sse
         self.ping_first = ping_first
         self.port = port
         self.token = token
+        self.sigv4 = sigv4  # (region, service): every request must carry a well-formed AWS SigV4 signature
         self.versions = tuple(versions)
         self.path = path
         self.requests: list = []
@@ -115,6 +117,8 @@ class FakeMcp(LoopbackServer):
         headers = {k.lower(): v for k, v in request.headers.items()}
         if self.token and headers.get("authorization") != f"Bearer {self.token}":
             return web.json_response({"error": "unauthorized"}, status=401)
+        if self.sigv4 and not sigv4_well_formed(headers, *self.sigv4):
+            return web.json_response({"message": "Missing or malformed SigV4 signature"}, status=403)
         if request.method == "GET":
             self.requests.append(Received("GET", headers, None))
             return web.Response(status=405)
@@ -223,3 +227,12 @@ class FakeMcp(LoopbackServer):
 
 def rpc_error(mid, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}}
+
+
+def sigv4_well_formed(headers: dict, region: str, service: str) -> bool:
+    """An AWS SigV4 Authorization header for this region and service, with its X-Amz-Date."""
+    pattern = (r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/(\d{8})/" + re.escape(region) + "/" + re.escape(service)
+               + r"/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$")
+    match = re.match(pattern, headers.get("authorization", ""))
+    date = headers.get("x-amz-date", "")
+    return bool(match) and date[:8] == match.group(1) and "x-amz-date" in match.group(2).split(";")

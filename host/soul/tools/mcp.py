@@ -55,6 +55,29 @@ class SessionGone(McpError):
     """The server answered 404 to our session id: it forgot us; start a new session."""
 
 
+# --- signing: AWS SigV4 for gateways that want it (AgentCore) --------------------------
+
+
+class SigV4Signer:
+    """Signs each request with AWS SigV4 (botocore's signer), credentials from the standard AWS chain."""
+
+    def __init__(self, region: str, service: str):
+        self.region, self.service = region, service
+
+    def headers(self, method: str, url: str, headers: dict, body: bytes) -> dict:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.session import get_session
+
+        credentials = get_session().get_credentials()
+        if credentials is None:
+            raise McpError("has auth aws-sigv4 but no AWS credentials were found (environment, ~/.aws or an instance role)")
+        request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
+        SigV4Auth(credentials.get_frozen_credentials(), self.service, self.region).add_auth(request)
+        return {name: value for name, value in request.headers.items()
+                if name.lower() in ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")}
+
+
 # --- the client: one server, Streamable HTTP ---------------------------------------------
 
 
@@ -66,6 +89,7 @@ class McpClient:
         self.headers = dict(server.get("headers") or {})
         if server.get("auth") == "bearer" and server.get("token"):
             self.headers["Authorization"] = f"Bearer {server['token']}"
+        self.signer = SigV4Signer(server["region"], server["service"]) if server.get("auth") == "aws-sigv4" else None
         self.timeout_s = server.get("timeoutSeconds", 30)
         self.session_id: str | None = None
         self.version: str | None = None  # set once initialized
@@ -120,7 +144,7 @@ class McpClient:
         if self.session_id is None:
             return
         try:
-            async with self.http.delete(self.url, headers=self._headers(), timeout=aiohttp.ClientTimeout(total=2)):
+            async with self.http.delete(self.url, headers=self._headers("DELETE"), timeout=aiohttp.ClientTimeout(total=2)):
                 pass
         except (aiohttp.ClientError, asyncio.TimeoutError):
             pass
@@ -139,18 +163,23 @@ class McpClient:
             raise McpError(f"answered {method} without a result object")
         return result
 
-    def _headers(self) -> dict:
+    def _headers(self, method: str = "POST", body: bytes = b"") -> dict:
         headers = {**self.headers, "Accept": "application/json, text/event-stream"}
+        if body:
+            headers["Content-Type"] = "application/json"
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.version:
             headers["MCP-Protocol-Version"] = self.version
+        if self.signer:
+            headers.update(self.signer.headers(method, self.url, headers, body))
         return headers
 
     async def _send(self, message: dict) -> dict | None:
         """POST one message; the JSON-RPC answer to it (None for a notification)."""
+        body = json.dumps(message).encode()
         try:
-            async with self.http.post(self.url, json=message, headers=self._headers(),
+            async with self.http.post(self.url, data=body, headers=self._headers("POST", body),
                                       timeout=aiohttp.ClientTimeout(total=self.timeout_s)) as response:
                 if response.status == 404 and self.session_id:
                     raise SessionGone("forgot our session")
@@ -338,8 +367,8 @@ class McpTools:
     def __init__(self, servers: list):
         self.servers = []
         for server in servers:
-            if server.get("auth") == "aws-sigv4":
-                log.warning("mcp %s: auth aws-sigv4 is not supported by this soul; the server is left out", server["name"])
+            if server.get("auth") == "aws-sigv4" and not (server.get("region") and server.get("service")):
+                log.warning("mcp %s: auth aws-sigv4 needs \"region\" and \"service\"; the server is left out", server["name"])
             else:
                 self.servers.append(server)
         self.http: aiohttp.ClientSession | None = None

@@ -1,0 +1,54 @@
+"""Claude on Amazon Bedrock through the real anthropic SDK, against a fake Bedrock runtime on loopback."""
+
+import json
+
+import pytest
+
+from soulstack.llm.bedrock import BedrockModel
+from soulstack.llm.prices import price_for
+from soulstack.llm.providers import make_model
+from soulstack.llm.types import Message, TextBlock
+from tests.fakes.anthropic_api import FakeBedrock, text
+
+AWS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+       "AWS_REGION": "us-east-1"}
+
+
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch, tmp_path):
+    # The standard AWS chain reads these; a home without ~/.aws keeps the machine's own out.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "ANTHROPIC_BEDROCK_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in AWS.items():
+        monkeypatch.setenv(name, value)
+
+
+async def test_a_signed_invoke_with_the_prompt_cache_and_usage():
+    async with FakeBedrock([text("hello from Bedrock")]) as fake:
+        model = make_model("amazon-bedrock", "global.anthropic.claude-sonnet-5", base_url=fake.base_url, region="eu-west-1")
+        try:
+            reply = await model.complete("You are Pip.", [Message("user", [TextBlock("hi")])], cache=True)
+        finally:
+            await model.aclose()
+    assert reply.message.content[0].text == "hello from Bedrock"
+    assert fake.regions == ["eu-west-1"]  # the config's region wins over AWS_REGION
+    sent = fake.bodies[0]
+    assert fake.requests[0].path == "/model/global.anthropic.claude-sonnet-5/invoke"
+    assert sent["anthropic_version"] and "model" not in json.loads(fake.requests[0].raw)  # the path names it
+    assert any("cache_control" in block for block in sent["system"])  # caching as on the Anthropic API
+    assert reply.usage.cache_write_tokens > 0
+    assert price_for("global.anthropic.claude-sonnet-5") is not None
+
+
+async def test_the_region_comes_from_the_environment_and_is_required(monkeypatch):
+    async with FakeBedrock([text("ok")]) as fake:
+        model = BedrockModel("global.anthropic.claude-sonnet-5", base_url=fake.base_url)
+        try:
+            await model.complete("s", [Message("user", [TextBlock("hi")])])
+        finally:
+            await model.aclose()
+    assert fake.regions == ["us-east-1"]
+    monkeypatch.delenv("AWS_REGION")
+    with pytest.raises(ValueError, match="AWS_REGION"):
+        BedrockModel("global.anthropic.claude-sonnet-5")
