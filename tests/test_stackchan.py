@@ -146,3 +146,132 @@ def _mcp_or_hello(frame):
 
 async def _true(value):
     return value
+
+
+# --- express, look, speak ------------------------------------------------------------------
+
+
+async def test_express_sends_the_nearest_xiaozhi_face():
+    async with rig() as r:
+        robot = await r.robot()
+        for asked in ("curious", "happy", "completely unknown feeling"):
+            assert await r.post("express", {"emotion": asked}) == (200, {})
+        await wait_until(lambda: _true(len([m for m in robot.texts() if m["type"] == "llm"]) == 3))
+        faces = [(m["emotion"], m["session_id"]) for m in robot.texts() if m["type"] == "llm"]
+        assert faces == [("thinking", "upstream-session-1"), ("happy", "upstream-session-1"), ("neutral", "upstream-session-1")]
+
+
+async def test_look_returns_exactly_the_jpeg_the_robot_uploaded():
+    async with rig() as r:
+        robot = await r.robot()
+        status, answer = await r.post("look", {"question": "who is at the desk?"})
+        assert status == 200 and answer["mimeType"] == "image/jpeg"
+        assert base64.b64decode(answer["image"]) == DESK_JPEG
+        assert robot.vision["url"].startswith("http://127.0.0.1:") and "/vision/" in robot.vision["url"]
+        assert robot.uploads[0][0] == 200
+        # Our call and its answer stay between adapter and robot; upstream's vision saw nothing.
+        assert r.upstream.vision.uploads == []
+        upstream_saw = [json.loads(f) for f in r.upstream.connections[0]["received"] if isinstance(f, str)]
+        assert [m["payload"]["id"] for m in upstream_saw if m["type"] == "mcp"] == [1, 2]
+
+
+async def test_an_upload_the_adapter_did_not_ask_for_reaches_upstream_unchanged():
+    async with rig() as r:
+        robot = await r.robot()
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "self.camera.take_photo", "arguments": {"question": "what is on the desk?"}}}}))
+        await wait_until(lambda: _true(any('"id": 7' in f for f in r.upstream.connections[0]["received"] if isinstance(f, str))))
+        headers, body = r.upstream.vision.uploads[0]
+        assert DESK_JPEG in body and b'name="question"\r\n\r\nwhat is on the desk?' in body
+        assert headers["Authorization"] == f"Bearer {VISION_TOKEN}" and headers["Device-Id"] == robot.device_id
+        answer = [json.loads(f) for f in r.upstream.connections[0]["received"] if isinstance(f, str) and '"id": 7' in f][0]
+        assert "upstream saw a desk" in answer["payload"]["result"]["content"][0]["text"]
+
+
+async def test_look_without_a_camera_tool_says_so():
+    async with rig() as r:
+        await r.robot(camera=False)
+        await wait_until(lambda: _true(r.body.session.tools is not None))
+        assert await r.post("look", {"question": "hello?"}) == (
+            200, {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"})
+
+
+async def test_look_when_upstream_sends_no_initialize_the_adapter_sends_its_own():
+    async with rig({"send_initialize": False}) as r:
+        robot = await r.robot()
+        status, answer = await r.post("look", {"question": "anything?"})
+        assert status == 200 and base64.b64decode(answer["image"]) == DESK_JPEG
+        assert "/vision/" in robot.vision["url"]
+
+
+async def test_a_photo_that_never_comes_is_a_503():
+    async with rig(look_timeout_s=0.5) as r:
+        robot = await r.robot()
+        robot.vision = {"url": "http://127.0.0.1:9/nowhere"}  # its uploads go nowhere
+        robot.upload = _never
+        status, answer = await r.post("look", {"question": "anything?"})
+        assert status == 503 and "no photo within 0.5 s" in answer["message"]
+
+
+async def _never(question):
+    await asyncio.sleep(3600)
+
+
+@needs_espeak
+@pytest.mark.parametrize("version", [1, 3])
+async def test_speak_plays_opus_of_the_right_length_and_never_overlaps_upstream_speech(version):
+    async with rig() as r:
+        robot = await r.robot(version=version)
+        text = "Hello there, I can see you."
+        async with listening(tts_app(), "127.0.0.1", 0) as port, r.http.post(f"http://127.0.0.1:{port}/tts", json={"text": text}) as tts:
+            expected_s = _wav_seconds(await tts.read())
+        upstream_packets = opus_packets(bytes(24000), 24000, 60)  # half a second of silence
+        assert await r.post("speak", {"text": text}) == (200, {})
+        # Upstream starts its own speech while ours plays: it must wait for ours to end.
+        await r.upstream.speak([wrap_audio(version, p) for p in upstream_packets])
+        await wait_until(lambda: _true(sum(1 for m in robot.texts() if m == {**m, "type": "tts", "state": "stop"}) == 2), 15)
+        turns = _tts_turns(robot.received, version)
+        assert [t["text"] for t in turns] == [text, "upstream speaking"]
+        assert turns[1]["packets"] == upstream_packets
+        assert robot.decoded_seconds(turns[0]["packets"]) == pytest.approx(expected_s, rel=0.10, abs=0.06)
+
+
+def _wav_seconds(wav):
+    import io
+    import wave
+
+    with wave.open(io.BytesIO(wav)) as audio:
+        return audio.getnframes() / audio.getframerate()
+
+
+def _tts_turns(frames, version):
+    """Each tts start..stop with its sentence and audio; fails if a turn starts inside another."""
+    from soulstack.adapters.stackchan.frames import unwrap_audio
+
+    turns, current = [], None
+    for frame in frames:
+        if isinstance(frame, bytes):
+            if current is not None:
+                current["packets"].append(unwrap_audio(version, frame))
+            continue
+        message = json.loads(frame)
+        if message["type"] != "tts":
+            continue
+        if message["state"] == "start":
+            assert current is None, "a tts start arrived inside another utterance"
+            current = {"text": None, "packets": []}
+        elif message["state"] == "sentence_start":
+            current["text"] = message["text"]
+        elif message["state"] == "stop":
+            turns.append(current)
+            current = None
+    return turns
+
+
+@needs_espeak
+async def test_body_check_passes_while_a_robot_is_connected():
+    async with rig() as r:
+        await r.robot()
+        results = await run_checks(r.body_url)
+        assert all(result.passed for result in results), [result.line() for result in results if not result.passed]
