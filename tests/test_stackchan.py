@@ -275,3 +275,102 @@ async def test_body_check_passes_while_a_robot_is_connected():
         await r.robot()
         results = await run_checks(r.body_url)
         assert all(result.passed for result in results), [result.line() for result in results if not result.passed]
+
+
+# --- nudges -------------------------------------------------------------------------------
+
+
+async def test_nudges_for_waking_the_wake_word_and_leaving():
+    async with rig() as r:
+        robot = await r.robot()
+        await robot.send(json.dumps({"session_id": "upstream-session-1", "type": "listen", "state": "detect", "text": "你好小智"}))
+        await robot.close()
+        reasons = await r.nudges.wait_for(3)
+        assert reasons[0] == "the robot woke up and opened a conversation"
+        assert reasons[1] == 'someone called the robot by its wake word: "你好小智"'
+        assert reasons[2] == "the robot's conversation ended and it went quiet"
+
+
+# --- bad input and trouble on every side --------------------------------------------------------
+
+
+async def test_malformed_frames_from_either_side_are_dropped_and_the_session_lives():
+    async with rig() as r:
+        robot = await r.robot()
+        for junk in ("not json", "[1, 2]", '{"no": "type"}'):
+            await robot.send(junk)
+            await r.upstream.send(junk)
+        await robot.send('{"type": "listen", "state": "stop"}')
+        await r.upstream.send('{"type": "stt", "text": "still here"}')
+        await wait_until(lambda: _true('{"type": "stt", "text": "still here"}' in robot.received))
+        await wait_until(lambda: _true('{"type": "listen", "state": "stop"}' in r.upstream.connections[0]["received"]))
+        assert not any(j in robot.received or j in r.upstream.connections[0]["received"] for j in ("not json", "[1, 2]"))
+        assert await r.online()
+
+
+async def test_a_robot_that_never_says_hello_is_closed():
+    async with rig(hello_timeout_s=0.3) as r:
+        robot = await FakeRobot(r.robot_url).connect(send_hello=False)
+        await asyncio.wait_for(robot.closed.wait(), 2)
+        assert robot.ws.close_code == 1008 and "hello" in robot.ws.close_reason
+        other = await FakeRobot(r.robot_url).connect(send_hello=False)
+        await other.send('{"type": "listen", "state": "start"}')
+        await asyncio.wait_for(other.closed.wait(), 2)
+        assert other.ws.close_code == 1008 and not r.upstream.connections
+
+
+async def test_upstream_down_refuses_the_robot_cleanly():
+    async with rig() as r:
+        r.body.upstream_url = "ws://127.0.0.1:9/xiaozhi/v1/"  # nothing listens on the discard port
+        robot = FakeRobot(r.robot_url)
+        with pytest.raises(TimeoutError):
+            await robot.connect(wait_hello_s=2)
+        await asyncio.wait_for(robot.closed.wait(), 2)
+        assert robot.ws.close_code == 1011 and "xiaozhi server is unavailable" in robot.ws.close_reason
+        assert not await r.online()
+
+
+async def test_a_wrong_device_token_is_refused_before_the_upgrade():
+    async with rig(device_token="s3cret") as r:
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await FakeRobot(r.robot_url, token="guess").connect()
+        assert refused.value.response.status_code == 401
+        robot = await r.robot(token="s3cret")
+        assert robot.server_hello["session_id"] == "upstream-session-1"
+
+
+async def test_a_slow_upstream_does_not_block_body_protocol_calls():
+    async with rig({"hello_delay_s": 2.0}) as r:
+        robot = FakeRobot(r.robot_url)
+        connecting = asyncio.create_task(robot.connect())
+        await asyncio.sleep(0.2)
+        started = asyncio.get_running_loop().time()
+        assert not await r.online()
+        status, answer = await r.post("speak", {"text": "hello"})
+        assert status == 503
+        assert asyncio.get_running_loop().time() - started < 0.5
+        await connecting
+        await wait_until(r.online)
+
+
+async def test_bad_requests_get_honest_answers():
+    async with rig() as r:
+        await r.robot()
+        assert (await r.post("speak", {"words": "hi"}))[0] == 400
+        assert (await r.post("express", {"emotion": ""}))[0] == 400
+        async with r.http.post(f"{r.body_url}/look", data=b"{not json") as answer:
+            assert answer.status == 400 and "JSON" in (await answer.json())["message"]
+        vision = r.body.session.vision_url
+        async with r.http.post(vision, data=b"just bytes", headers={"Content-Type": "text/plain"}) as answer:
+            assert answer.status == 400 and "multipart" in (await answer.json())["message"]
+        async with r.http.post(vision.rsplit("/", 1)[0] + "/guessed", data=b"x") as answer:
+            assert answer.status == 404
+        assert await r.online()
+
+
+async def test_speak_with_the_tts_server_down_is_a_503():
+    async with rig() as r:
+        await r.robot()
+        r.body.tts_url = "http://127.0.0.1:9/tts"
+        status, answer = await r.post("speak", {"text": "hello"})
+        assert status == 503 and "text-to-speech server" in answer["message"]
