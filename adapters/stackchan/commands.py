@@ -1,5 +1,6 @@
 """`soulstack body stackchan`: a StackChan running xiaozhi firmware, through its xiaozhi-server, as a body."""
 
+import asyncio
 import os
 from urllib.parse import urlsplit
 
@@ -47,8 +48,6 @@ async def run_stackchan_body(args, announce=print):
                      + (" (token required)" if args.token else ""), flush=True)
             announce(f"body: robots connect to ws://{device_host}:{robot_port}/ (relayed to {upstream}); "
                      f"photos upload to port {vision_port}", flush=True)
-            import asyncio
-
             await asyncio.Event().wait()
     except OSError as error:
         raise UsageError(f"cannot listen on {device_host}:{device_port} ({error.strerror or error}); "

@@ -13,7 +13,11 @@ import sys
 import wave
 
 import aiohttp
-import opuslib
+
+try:
+    import opuslib
+except Exception as error:  # opuslib raises a bare Exception when libopus itself is missing
+    opuslib, OPUS_MISSING = None, f"{error} (install it: apt install libopus0)"
 
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.tts.server import resample_linear
@@ -75,6 +79,8 @@ def wav_to_pcm(wav_bytes: bytes, rate: int) -> bytes:
 
 def opus_packets(pcm: bytes, rate: int, frame_ms: int) -> list[bytes]:
     """Opus packets of `frame_ms` each; the last frame is padded with silence."""
+    if opuslib is None:
+        raise SpeechError(f"cannot encode speech as Opus: {OPUS_MISSING}")
     samples_per_frame = rate * frame_ms // 1000
     frame_bytes = 2 * samples_per_frame
     try:

@@ -115,7 +115,10 @@ class FakeRobot:
 
     async def _answer(self, payload: dict):
         session_id = (self.server_hello or {}).get("session_id", "")
-        await self.ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": payload}))
+        try:
+            await self.ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": payload}))
+        except websockets.ConnectionClosed:  # the conversation ended before the tool finished, as on a device
+            pass
 
     async def upload(self, question: str) -> str:
         """POST the photo as the firmware does: multipart, chunked, with the vision token."""

@@ -11,6 +11,7 @@ xiaozhi-server does.
 
 import asyncio
 import json
+import time
 
 import websockets
 from aiohttp import web
@@ -66,12 +67,13 @@ class FakeUpstream:
         await self.vision.stop()
 
     async def _handle(self, ws):
-        record = {"headers": ws.request.headers, "received": [], "closed": asyncio.Event()}
+        record = {"headers": ws.request.headers, "received": [], "arrived": [], "closed": asyncio.Event()}
         self.connections.append(record)
         self.ws = ws
         try:
             async for frame in ws:
                 record["received"].append(frame)
+                record["arrived"].append(time.perf_counter())  # for tools/bench-stackchan
                 if isinstance(frame, str) and '"hello"' in frame and json.loads(frame).get("type") == "hello":
                     await asyncio.sleep(self.hello_delay_s)
                     await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": "upstream-session-1",
