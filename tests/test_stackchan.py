@@ -374,3 +374,39 @@ async def test_speak_with_the_tts_server_down_is_a_503():
         r.body.tts_url = "http://127.0.0.1:9/tts"
         status, answer = await r.post("speak", {"text": "hello"})
         assert status == 503 and "text-to-speech server" in answer["message"]
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, complaint", [
+    (["--upstream", "http://127.0.0.1:8000/xiaozhi/v1/"], "--upstream must look like ws://"),
+    (["--upstream", "ws://127.0.0.1:8000/", "--device-listen", "8001"], "--device-listen must look like"),
+    (["--upstream", "ws://127.0.0.1:8000/", "--tts-url", "espeak"], "--tts-url must look like"),
+])
+async def test_command_line_mistakes_are_one_line(soulstack_cmd, argv, complaint):
+    process = await asyncio.create_subprocess_exec(*soulstack_cmd, "body", "stackchan", *argv,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 2
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and complaint in lines[0]
+
+
+async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
+    async with FakeUpstream() as upstream, aiohttp.ClientSession() as http:
+        process = await asyncio.create_subprocess_exec(
+            *soulstack_cmd, "body", "stackchan", "--upstream", upstream.url, "--port", "0", "--token", "t",
+            "--device-listen", "127.0.0.1:0", "--nudge-url", "", stdout=asyncio.subprocess.PIPE)
+        try:
+            body_line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
+            robot_line = (await asyncio.wait_for(process.stdout.readline(), 5)).decode()
+            body_url = body_line.split(" on ", 1)[1].split()[0]
+            robot_url = robot_line.split("connect to ", 1)[1].split()[0] + "xiaozhi/v1/"
+            robot = await FakeRobot(robot_url).connect()
+            async with http.post(f"{body_url}/look", json={"question": "hi"}, headers={"Authorization": "Bearer t"}) as answer:
+                assert answer.status == 200 and base64.b64decode((await answer.json())["image"]) == DESK_JPEG
+            await robot.close()
+        finally:
+            process.terminate()
+            assert await asyncio.wait_for(process.wait(), 10) == 0

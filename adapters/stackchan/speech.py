@@ -6,11 +6,8 @@ WAV; the default, espeak-ng offline) and any OpenAI-compatible
 "wav"}). Opus comes from libopus through `opuslib`.
 """
 
-import array
-import io
 import os
 import sys
-import wave
 
 import aiohttp
 
@@ -20,7 +17,7 @@ except Exception as error:  # opuslib raises a bare Exception when libopus itsel
     opuslib, OPUS_MISSING = None, f"{error} (install it: apt install libopus0)"
 
 from soulstack.protocol.body_app import BodyUnavailable
-from soulstack.tts.server import resample_linear
+from soulstack.tts.server import TtsError, mono_samples
 
 DEFAULT_TTS_URL = "http://127.0.0.1:9204/tts"
 TTS_TIMEOUT_S = 30.0
@@ -59,19 +56,9 @@ async def synthesize(http: aiohttp.ClientSession, url: str, text: str, voice: st
 def wav_to_pcm(wav_bytes: bytes, rate: int) -> bytes:
     """Mono 16-bit little-endian PCM at `rate` from any 16-bit PCM WAV."""
     try:
-        with wave.open(io.BytesIO(wav_bytes)) as source:
-            channels, width, source_rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
-            frames = source.readframes(source.getnframes())
-    except (wave.Error, EOFError) as error:
-        raise SpeechError(f"the text-to-speech server did not answer a WAV file ({error})") from None
-    if width != 2:
-        raise SpeechError(f"the text-to-speech server sent {8 * width}-bit audio; 16-bit PCM is needed")
-    samples = array.array("h", frames)
-    if sys.byteorder == "big":
-        samples.byteswap()
-    if channels > 1:
-        samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
-    samples = resample_linear(samples, source_rate, rate)
+        samples = mono_samples(wav_bytes, rate)
+    except TtsError as error:
+        raise SpeechError(f"the text-to-speech server's answer cannot be played: {error.message}") from None
     if sys.byteorder == "big":
         samples.byteswap()
     return samples.tobytes()

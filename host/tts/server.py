@@ -63,19 +63,27 @@ def resample_linear(samples: array.array, rate: int, target: int) -> array.array
     return out
 
 
-def to_16k_mono(wav_bytes: bytes) -> bytes:
-    """Any 16-bit PCM WAV -> 16 kHz mono 16-bit WAV, in Python."""
-    with wave.open(io.BytesIO(wav_bytes)) as source:
-        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
-        frames = source.readframes(source.getnframes())
+def mono_samples(wav_bytes: bytes, target_rate: int) -> array.array:
+    """Any 16-bit PCM WAV -> mono samples at `target_rate` (native byte order); TtsError(500) for other audio."""
+    try:
+        with wave.open(io.BytesIO(wav_bytes)) as source:
+            channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
+            frames = source.readframes(source.getnframes())
+    except (wave.Error, EOFError) as error:
+        raise TtsError(500, f"not a WAV file ({error})") from None
     if width != 2:
-        raise TtsError(500, f"espeak-ng wrote {8 * width}-bit audio; expected 16-bit")
+        raise TtsError(500, f"the speech is {8 * width}-bit audio; expected 16-bit")
     samples = array.array("h", frames)
     if sys.byteorder == "big":
         samples.byteswap()
     if channels > 1:
         samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
-    samples = resample_linear(samples, rate, TARGET_RATE)
+    return resample_linear(samples, rate, target_rate)
+
+
+def to_16k_mono(wav_bytes: bytes) -> bytes:
+    """Any 16-bit PCM WAV -> 16 kHz mono 16-bit WAV, in Python."""
+    samples = mono_samples(wav_bytes, TARGET_RATE)
     out = io.BytesIO()
     with wave.open(out, "wb") as target:
         target.setnchannels(1)
