@@ -16,10 +16,10 @@ import websockets
 from soulstack.adapters.stackchan.body import StackChanBody
 from soulstack.adapters.stackchan.frames import wrap_audio
 from soulstack.adapters.stackchan.speech import opus_packets
-from soulstack.protocol.body_app import listening
+from soulstack.serving import listening
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.nudges import Debouncer, NudgeSender
-from soulstack.tts.server import create_app as tts_app
+from soulstack.tts.server import make_tts_app as tts_app
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.fakes.xiaozhi_robot import DESK_JPEG, FakeRobot

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 
 from soulstack.adapters.stackchan.body import StackChanBody  # noqa: E402
-from soulstack.protocol.body_app import listening  # noqa: E402
-from soulstack.tts.server import create_app as tts_app  # noqa: E402
+from soulstack.serving import listening  # noqa: E402
+from soulstack.tts.server import make_tts_app as tts_app  # noqa: E402
 from tests.fakes.xiaozhi_robot import FakeRobot  # noqa: E402
 from tests.fakes.xiaozhi_upstream import FakeUpstream  # noqa: E402
 

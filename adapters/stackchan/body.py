@@ -10,7 +10,6 @@ robot posts photos. The robot speaks only while its conversation is open, so
 import asyncio
 import base64
 import contextlib
-import hmac
 import logging
 
 import aiohttp
@@ -21,7 +20,8 @@ from soulstack.adapters.stackchan.frames import XIAOZHI_EMOJI, XIAOZHI_EMOTIONS,
 from soulstack.adapters.stackchan.session import RobotSession, SessionGone
 from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
 from soulstack.adapters.stackchan.vision import make_vision_app, new_secret
-from soulstack.protocol.body_app import BodyUnavailable, listening, make_body_app
+from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from soulstack.serving import bearer_matches, listening
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +110,8 @@ class StackChanBody:
         """websockets' process_request: refuse a robot without the device token before the upgrade."""
         if not self.device_token:
             return None
-        presented = request.headers.get("Authorization", "")
-        presented = presented.split(" ", 1)[1].strip() if " " in presented else presented
-        if hmac.compare_digest(presented.encode(), self.device_token.encode()):
+        # xiaozhi-esp32 adds "Bearer " to its configured token unless the token already holds a space.
+        if bearer_matches(request.headers.get("Authorization"), self.device_token):
             return None
         return connection.respond(401, "wrong or missing device token (set the robot's websocket token)\n")
 

@@ -4,14 +4,14 @@ import asyncio
 import os
 from urllib.parse import urlsplit
 
+from soulstack.errors import UsageError
+
 DEFAULT_PORT = 9201
 DEFAULT_DEVICE_LISTEN = "0.0.0.0:8001"
 DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
 
 
 def host_port(value: str, what: str) -> tuple[str, int]:
-    from soulstack.cli import UsageError
-
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UsageError(f"{what} must look like 0.0.0.0:8001, not {value!r}")
@@ -19,8 +19,6 @@ def host_port(value: str, what: str) -> tuple[str, int]:
 
 
 def check_ws_url(url: str) -> str:
-    from soulstack.cli import UsageError
-
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
         raise UsageError(f"--upstream must look like ws://HOST:8000/xiaozhi/v1/, not {url!r}")
@@ -29,7 +27,6 @@ def check_ws_url(url: str) -> str:
 
 async def run_stackchan_body(args, announce=print):
     from soulstack.adapters.stackchan.body import StackChanBody
-    from soulstack.cli import UsageError
     from soulstack.protocol.commands import check_url
     from soulstack.protocol.nudges import NudgeSender
 
@@ -55,13 +52,13 @@ async def run_stackchan_body(args, announce=print):
 
 
 def stackchan(args) -> int:
-    from soulstack.protocol.body_app import run_until_stopped
+    from soulstack.serving import run_until_stopped
 
     return run_until_stopped(run_stackchan_body(args))
 
 
 def register(subparsers):
-    from soulstack.cli import subcommand_group
+    from soulstack.commandline import subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(

@@ -17,7 +17,7 @@ import secrets
 import aiohttp
 from aiohttp import web
 
-from soulstack.protocol.body_app import error_response, json_errors
+from soulstack.serving import error_response, make_server_app
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ async def forward(original: dict | None, request: web.Request, body: bytes) -> w
 
 
 def make_vision_app(sessions: dict) -> web.Application:
-    app = web.Application(middlewares=[json_errors], client_max_size=MAX_UPLOAD)
+    app = make_server_app(client_max_size=MAX_UPLOAD)  # open: the secret path is the key
     app[SESSIONS_KEY] = sessions
     app.router.add_post("/vision/{secret}", upload)
     return app
