@@ -300,11 +300,19 @@ async def test_malformed_frames_from_either_side_are_dropped_and_the_session_liv
         for junk in ("not json", "[1, 2]", '{"no": "type"}'):
             await robot.send(junk)
             await r.upstream.send(junk)
+        # Odd but well-formed frames are relayed, and break nothing of ours.
+        odd = ['{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": [1], "result": {}}}',
+               '{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}}',
+               '{"type": "mcp", "payload": "not an object"}', '{"type": "hello", "audio_params": "odd"}']
+        for frame in odd:
+            await robot.send(frame)
+            await r.upstream.send(frame)
         await robot.send('{"type": "listen", "state": "stop"}')
         await r.upstream.send('{"type": "stt", "text": "still here"}')
         await wait_until(lambda: _true('{"type": "stt", "text": "still here"}' in robot.received))
         await wait_until(lambda: _true('{"type": "listen", "state": "stop"}' in r.upstream.connections[0]["received"]))
         assert not any(j in robot.received or j in r.upstream.connections[0]["received"] for j in ("not json", "[1, 2]"))
+        assert all(frame in robot.received and frame in r.upstream.connections[0]["received"] for frame in odd)
         assert await r.online()
 
 

@@ -112,9 +112,9 @@ class RobotSession:
         return True
 
     def _robot_mcp(self, payload) -> bool:
-        if not isinstance(payload, dict) or "id" not in payload or "method" in payload:
+        rpc_id = json_rpc_id(payload)
+        if rpc_id is None or "method" in payload:
             return True
-        rpc_id = payload["id"]
         if rpc_id in self._our_calls:
             future = self._our_calls.pop(rpc_id)
             if not future.done():
@@ -164,12 +164,12 @@ class RobotSession:
 
     def _upstream_mcp(self, message: dict, text: str) -> str:
         payload = message["payload"]
-        method, params = payload.get("method"), payload.get("params")
-        if method == "tools/list":
-            self._upstream_lists.add(payload.get("id"))
-        elif method == "tools/call" and isinstance(params, dict) and params.get("name") == TAKE_PHOTO:
+        method, params, rpc_id = payload.get("method"), payload.get("params"), json_rpc_id(payload)
+        if method == "tools/list" and rpc_id is not None:
+            self._upstream_lists.add(rpc_id)
+        elif method == "tools/call" and rpc_id is not None and isinstance(params, dict) and params.get("name") == TAKE_PHOTO:
             arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
-            self.upstream_photo_calls[payload.get("id")] = arguments.get("question")
+            self.upstream_photo_calls[rpc_id] = arguments.get("question")
         elif method == "initialize" and isinstance(params, dict):
             self.initialized = True
             vision = (params.get("capabilities") or {}).get("vision") if isinstance(params.get("capabilities"), dict) else None
@@ -267,6 +267,12 @@ class RobotSession:
     def photo_failed(self, reason: str):
         if self.photo is not None and not self.photo.done():
             self.photo.set_result(reason)
+
+
+def json_rpc_id(payload):
+    """The id of a JSON-RPC message when it is one JSON-RPC allows (a number or a string), else None."""
+    rpc_id = payload.get("id") if isinstance(payload, dict) else None
+    return rpc_id if isinstance(rpc_id, (int, float, str)) and not isinstance(rpc_id, bool) else None
 
 
 def tool_failure(answer: dict) -> str:
