@@ -418,3 +418,13 @@ async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
         finally:
             process.terminate()
             assert await asyncio.wait_for(process.wait(), 10) == 0
+
+
+async def test_upstream_ending_the_conversation_closes_the_robot_and_status_follows():
+    async with rig() as r:
+        robot = await r.robot()
+        await r.upstream.ws.close()  # xiaozhi-server's close_connection_no_voice_time ran out
+        await asyncio.wait_for(robot.closed.wait(), 2)
+        assert not await r.online()
+        assert (await r.post("express", {"emotion": "happy"}))[0] == 503
+        assert (await r.nudges.wait_for(2))[-1] == "the robot's conversation ended and it went quiet"
