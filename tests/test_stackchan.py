@@ -428,3 +428,20 @@ async def test_upstream_ending_the_conversation_closes_the_robot_and_status_foll
         assert not await r.online()
         assert (await r.post("express", {"emotion": "happy"}))[0] == 503
         assert (await r.nudges.wait_for(2))[-1] == "the robot's conversation ended and it went quiet"
+
+
+async def test_speak_through_an_openai_compatible_speech_url():
+    from tests.fakes.openai_api import FakeOpenAI
+
+    async with FakeOpenAI() as openai, rig() as r:
+        robot = await r.robot()
+        r.body.tts_url, r.body.tts_voice = f"http://127.0.0.1:{openai.port}/v1/audio/speech", "nova"
+        r.body.tts_key = "sk-test"
+        text = "a voice from elsewhere"
+        assert await r.post("speak", {"text": text}) == (200, {})
+        await wait_until(lambda: _true(any(m == {**m, "type": "tts", "state": "stop"} for m in robot.texts())), 10)
+        request = openai.requests[0]
+        assert request.body == {"model": "tts-1", "input": text, "voice": "nova", "response_format": "wav"}
+        assert request.headers["authorization"] == "Bearer sk-test"
+        turn = _tts_turns(robot.received, 1)[0]
+        assert robot.decoded_seconds(turn["packets"]) == pytest.approx(0.06 * len(text), rel=0.10, abs=0.06)

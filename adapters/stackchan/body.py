@@ -32,10 +32,10 @@ RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id"
 class StackChanBody:
     def __init__(self, upstream_url: str, tts_url: str = DEFAULT_TTS_URL, sender=None, device_token: str | None = None,
                  look_timeout_s: float = 20.0, voice_wait_s: float = 30.0, hello_timeout_s: float = HELLO_TIMEOUT_S,
-                 tts_voice: str | None = None, tts_model: str | None = None):
+                 tts_voice: str | None = None, tts_model: str | None = None, tts_key: str | None = None):
         self.upstream_url = upstream_url
         self.tts_url = tts_url
-        self.tts_voice, self.tts_model = tts_voice, tts_model
+        self.tts_voice, self.tts_model, self.tts_key = tts_voice, tts_model, tts_key
         self.sender = sender
         self.device_token = device_token
         self.look_timeout_s = look_timeout_s
@@ -73,7 +73,7 @@ class StackChanBody:
 
     async def speak(self, request: dict) -> dict:
         session = self._live_session()
-        wav = await synthesize(self._http, self.tts_url, request["text"], self.tts_voice, self.tts_model)
+        wav = await synthesize(self._http, self.tts_url, request["text"], self.tts_voice, self.tts_model, self.tts_key)
         rate, frame_ms = session.downlink["sample_rate"], session.downlink["frame_duration"]
         try:
             packets = opus_packets(wav_to_pcm(wav, rate), rate, frame_ms)

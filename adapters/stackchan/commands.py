@@ -37,7 +37,7 @@ async def run_stackchan_body(args, announce=print):
     if args.nudge_url:
         sender = NudgeSender(check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL), token=args.nudge_token or None)
     body = StackChanBody(upstream, tts_url=tts_url, sender=sender, device_token=args.device_token or None,
-                         tts_voice=args.tts_voice, tts_model=args.tts_model)
+                         tts_voice=args.tts_voice, tts_model=args.tts_model, tts_key=os.environ.get("OPENAI_API_KEY"))
     try:
         serving = body.serving(args.host, args.port, device_host, device_port, token=args.token or None)
         async with serving as (body_port, robot_port, vision_port):

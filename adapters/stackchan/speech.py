@@ -6,7 +6,6 @@ WAV; the default, espeak-ng offline) and any OpenAI-compatible
 "wav"}). Opus comes from libopus through `opuslib`.
 """
 
-import os
 import sys
 
 import aiohttp
@@ -32,13 +31,13 @@ def is_openai_speech(url: str) -> bool:
 
 
 async def synthesize(http: aiohttp.ClientSession, url: str, text: str, voice: str | None = None,
-                     model: str | None = None) -> bytes:
+                     model: str | None = None, api_key: str | None = None) -> bytes:
     """WAV bytes of `text`; BodyUnavailable when the TTS server cannot be reached or refuses."""
     headers = {}
     if is_openai_speech(url):
         payload = {"model": model or "tts-1", "input": text, "voice": voice or "alloy", "response_format": "wav"}
-        if os.environ.get("OPENAI_API_KEY"):
-            headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
     else:
         payload = {"text": text, **({"voice": voice} if voice else {})}
     try:
