@@ -445,3 +445,27 @@ async def test_speak_through_an_openai_compatible_speech_url():
         assert request.headers["authorization"] == "Bearer sk-test"
         turn = _tts_turns(robot.received, 1)[0]
         assert robot.decoded_seconds(turn["packets"]) == pytest.approx(0.06 * len(text), rel=0.10, abs=0.06)
+
+
+class JunkTts(LoopbackServer):
+    """A TTS server that answers 200 with something that is not a WAV."""
+
+    def make_app(self):
+        from aiohttp import web
+
+        async def answer(request):
+            return web.Response(body=b"<html>surprise</html>", content_type="text/html")
+
+        app = web.Application()
+        app.router.add_post("/tts", answer)
+        return app
+
+
+async def test_speech_that_is_not_a_wav_is_a_502_and_nothing_plays():
+    async with JunkTts() as junk, rig() as r:
+        robot = await r.robot()
+        r.body.tts_url = f"http://127.0.0.1:{junk.port}/tts"
+        status, answer = await r.post("speak", {"text": "hello"})
+        assert status == 502 and "not a WAV file" in answer["message"]
+        assert not any(m["type"] == "tts" for m in robot.texts())
+        assert await r.online()

@@ -75,16 +75,15 @@ class StackChanBody:
         session = self._live_session()
         wav = await synthesize(self._http, self.tts_url, request["text"], self.tts_voice, self.tts_model, self.tts_key)
         rate, frame_ms = session.downlink["sample_rate"], session.downlink["frame_duration"]
-        try:
-            packets = opus_packets(wav_to_pcm(wav, rate), rate, frame_ms)
-        except SpeechError as error:
-            raise RuntimeError(str(error)) from None
+        packets = opus_packets(wav_to_pcm(wav, rate), rate, frame_ms)  # SpeechError: a 502, our TTS's fault
+        if not packets:
+            raise SpeechError("the text-to-speech server answered no audio")
         # Acknowledge once the first frame is on its way; the rest plays on, paced, after we answer.
         first_frame = asyncio.get_running_loop().create_future()
         playing = asyncio.create_task(session.speak(request["text"], packets, lambda: first_frame.done() or first_frame.set_result(True)))
         self._speeches.add(playing)
         playing.add_done_callback(self._speeches.discard)
-        playing.add_done_callback(lambda task: _log_failure(task, first_frame))
+        playing.add_done_callback(lambda task: _report_failure(task, first_frame))
         try:
             await asyncio.wait_for(asyncio.shield(first_frame), self.voice_wait_s)
         except TimeoutError:
@@ -189,7 +188,8 @@ class StackChanBody:
                         task.cancel()
 
 
-def _log_failure(task: asyncio.Task, first_frame: asyncio.Future):
+def _report_failure(task: asyncio.Task, first_frame: asyncio.Future):
+    """A speech that failed before its first frame fails its /speak; one that failed later is logged."""
     if task.cancelled():
         return
     error = task.exception()
