@@ -338,6 +338,13 @@ async def test_upstream_down_refuses_the_robot_cleanly():
         assert not await r.online()
 
 
+async def test_the_robots_query_string_reaches_upstream():
+    async with rig() as r:
+        r.robot_url += "?device-id=aa:bb&client-id=c1"
+        await r.robot()
+        assert r.upstream.connections[0]["path"] == "/xiaozhi/v1/?device-id=aa:bb&client-id=c1"
+
+
 async def test_a_wrong_device_token_is_refused_before_the_upgrade():
     async with rig(device_token="s3cret") as r:
         with pytest.raises(websockets.InvalidStatus) as refused:

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import logging
+from urllib.parse import urlsplit
 
 import aiohttp
 import websockets
@@ -129,7 +130,8 @@ class StackChanBody:
             return
         headers = {name: robot.request.headers[name] for name in RELAYED_HEADERS if name in robot.request.headers}
         try:
-            upstream = await websockets.connect(self.upstream_url, additional_headers=headers, open_timeout=10)
+            upstream = await websockets.connect(upstream_url(self.upstream_url, robot.request.path),
+                                                additional_headers=headers, open_timeout=10)
         except (OSError, TimeoutError, websockets.InvalidHandshake) as error:
             log.warning("upstream %s refused the robot's session: %s", self.upstream_url, error)
             await robot.close(1011, "the xiaozhi server is unavailable")
@@ -186,6 +188,14 @@ class StackChanBody:
                 finally:
                     for task in [*tasks, *self._speeches]:
                         task.cancel()
+
+
+def upstream_url(base: str, robot_path: str) -> str:
+    """The upstream URL with the robot's query string kept (browser clients send device-id and client-id there)."""
+    query = urlsplit(robot_path).query
+    if not query:
+        return base
+    return base + ("&" if urlsplit(base).query else "?") + query
 
 
 def _report_failure(task: asyncio.Task, first_frame: asyncio.Future):

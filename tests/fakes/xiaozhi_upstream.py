@@ -67,7 +67,7 @@ class FakeUpstream:
         await self.vision.stop()
 
     async def _handle(self, ws):
-        record = {"headers": ws.request.headers, "received": [], "arrived": [], "closed": asyncio.Event()}
+        record = {"headers": ws.request.headers, "path": ws.request.path, "received": [], "arrived": [], "closed": asyncio.Event()}
         self.connections.append(record)
         self.ws = ws
         try:
