@@ -6,8 +6,6 @@ WAV; the default, espeak-ng offline) and any OpenAI-compatible
 "wav"}). Opus comes from libopus through `opuslib`.
 """
 
-import sys
-
 import aiohttp
 
 try:
@@ -15,8 +13,8 @@ try:
 except Exception as error:  # opuslib raises a bare Exception when libopus itself is missing
     opuslib, OPUS_MISSING = None, f"{error} (install it: apt install libopus0)"
 
+from soulstack.audio import AudioError, little_endian, mono_samples
 from soulstack.protocol.body_app import BodyUnavailable
-from soulstack.tts.server import TtsError, mono_samples
 
 DEFAULT_TTS_URL = "http://127.0.0.1:9204/tts"
 TTS_TIMEOUT_S = 30.0
@@ -55,12 +53,9 @@ async def synthesize(http: aiohttp.ClientSession, url: str, text: str, voice: st
 def wav_to_pcm(wav_bytes: bytes, rate: int) -> bytes:
     """Mono 16-bit little-endian PCM at `rate` from any 16-bit PCM WAV."""
     try:
-        samples = mono_samples(wav_bytes, rate)
-    except TtsError as error:
-        raise SpeechError(f"the text-to-speech server's answer cannot be played: {error.message}") from None
-    if sys.byteorder == "big":
-        samples.byteswap()
-    return samples.tobytes()
+        return little_endian(mono_samples(wav_bytes, rate))
+    except AudioError as error:
+        raise SpeechError(f"the text-to-speech server's answer cannot be played: {error}") from None
 
 
 def opus_packets(pcm: bytes, rate: int, frame_ms: int) -> list[bytes]:
