@@ -71,7 +71,9 @@ class RobotSession:
             self.online = False
             for pump in pumps:
                 pump.cancel()
-            await asyncio.gather(*pumps, return_exceptions=True)
+            for outcome in await asyncio.gather(*pumps, return_exceptions=True):
+                if isinstance(outcome, Exception):  # a bug of ours, not the network: say so
+                    log.error("the relay failed: %s: %s", type(outcome).__name__, outcome, exc_info=outcome)
             self._release_voice()
             for future in [*self._our_calls.values(), self.photo]:
                 if future is not None and not future.done():
