@@ -110,7 +110,7 @@ class StackChanBody:
         """websockets' process_request: refuse a robot without the device token before the upgrade."""
         if not self.device_token:
             return None
-        # xiaozhi-esp32 adds "Bearer " to its configured token unless the token already holds a space.
+        # xiaozhi-esp32 sends its configured websocket token as `Authorization: Bearer <token>`.
         if bearer_matches(request.headers.get("Authorization"), self.device_token):
             return None
         return connection.respond(401, "wrong or missing device token (set the robot's websocket token)\n")
@@ -141,8 +141,9 @@ class StackChanBody:
         session = RobotSession(robot, upstream, version, self._vision_url(robot, secret), self)
         self.vision_sessions[secret] = session
         try:
-            await upstream.send(hello_text)
-            await session.relay()
+            with contextlib.suppress(websockets.ConnectionClosed):  # upstream hung up at once: we close the robot below
+                await upstream.send(hello_text)
+                await session.relay()
         finally:
             del self.vision_sessions[secret]
             await asyncio.gather(upstream.close(), robot.close(), return_exceptions=True)
