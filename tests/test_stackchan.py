@@ -476,3 +476,26 @@ async def test_speech_that_is_not_a_wav_is_a_502_and_nothing_plays():
         assert status == 502 and "not a WAV file" in answer["message"]
         assert not any(m["type"] == "tts" for m in robot.texts())
         assert await r.online()
+
+
+@needs_espeak
+async def test_speak_waits_for_upstream_speech_to_end_and_gives_up_honestly():
+    async with rig(voice_wait_s=0.5) as r:
+        robot = await r.robot()
+        silence = [wrap_audio(1, p) for p in opus_packets(bytes(2 * 2400), 24000, 60)]
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "start"}))
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "sentence_start", "text": "upstream first"}))
+        await wait_until(lambda: _true(r.body.session.voice.locked()))
+        status, answer = await r.post("speak", {"text": "too long a wait"})
+        assert status == 503 and "busy with its server's speech" in answer["message"]
+
+        r.body.voice_wait_s = 10
+        speaking = asyncio.create_task(r.post("speak", {"text": "my turn"}))
+        await asyncio.sleep(0.3)
+        assert not speaking.done()  # upstream still holds the speaker
+        for frame in silence:
+            await r.upstream.send(frame)
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "stop"}))
+        assert await speaking == (200, {})
+        await wait_until(lambda: _true(len(_tts_turns(robot.received, 1)) == 2), 10)
+        assert [turn["text"] for turn in _tts_turns(robot.received, 1)] == ["upstream first", "my turn"]
