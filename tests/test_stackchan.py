@@ -499,3 +499,17 @@ async def test_speak_waits_for_upstream_speech_to_end_and_gives_up_honestly():
         assert await speaking == (200, {})
         await wait_until(lambda: _true(len(_tts_turns(robot.received, 1)) == 2), 10)
         assert [turn["text"] for turn in _tts_turns(robot.received, 1)] == ["upstream first", "my turn"]
+
+
+async def test_simultaneous_photos_go_each_to_whoever_asked():
+    async with rig() as r:
+        await r.robot()
+        upstream_call = json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
+            "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": {"name": "self.camera.take_photo", "arguments": {"question": "is the plant watered?"}}}})
+        ours = asyncio.create_task(r.post("look", {"question": "who is there?"}))
+        await r.upstream.send(upstream_call)
+        status, answer = await ours
+        assert status == 200 and base64.b64decode(answer["image"]) == DESK_JPEG
+        await wait_until(lambda: _true(len(r.upstream.vision.uploads) == 1))
+        assert b"is the plant watered?" in r.upstream.vision.uploads[0][1]
