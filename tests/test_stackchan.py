@@ -408,6 +408,22 @@ async def test_command_line_mistakes_are_one_line(soulstack_cmd, argv, complaint
     assert len(lines) == 1 and complaint in lines[0]
 
 
+async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = await asyncio.create_subprocess_exec(
+            *soulstack_cmd, "body", "stackchan", "--upstream", "ws://127.0.0.1:9/", "--port", "0",
+            "--device-listen", f"127.0.0.1:{port}", "--nudge-url", "", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 2
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port} (Address already in use); choose another --device-listen" in lines[0]
+
+
 async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
     async with FakeUpstream() as upstream, aiohttp.ClientSession() as http:
         process = await asyncio.create_subprocess_exec(

@@ -47,7 +47,8 @@ async def run_stackchan_body(args, announce=print):
                      f"photos upload to port {vision_port}", flush=True)
             await asyncio.Event().wait()
     except OSError as error:
-        raise UsageError(f"cannot listen on {device_host}:{device_port} ({error.strerror or error}); "
+        why = os.strerror(error.errno) if error.errno else error  # asyncio's own text repeats the address
+        raise UsageError(f"cannot listen on {device_host}:{device_port} ({why}); "
                          "choose another --device-listen") from None
 
 
