@@ -21,6 +21,14 @@ from tests.fakes.loopback import LoopbackServer
 VISION_TOKEN = "upstream-vision-token"
 
 
+def is_hello(text: str) -> bool:
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False  # the server logs and ignores text that is not JSON
+    return isinstance(message, dict) and message.get("type") == "hello"
+
+
 class FakeVision(LoopbackServer):
     def __init__(self):
         self.uploads: list = []  # (headers, raw body)
@@ -74,7 +82,7 @@ class FakeUpstream:
             async for frame in ws:
                 record["received"].append(frame)
                 record["arrived"].append(time.perf_counter())  # for tools/bench-stackchan
-                if isinstance(frame, str) and '"hello"' in frame and json.loads(frame).get("type") == "hello":
+                if isinstance(frame, str) and is_hello(frame):
                     await asyncio.sleep(self.hello_delay_s)
                     await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": "upstream-session-1",
                                               "audio_params": {"format": "opus", "sample_rate": self.sample_rate,
