@@ -24,9 +24,13 @@ Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
 Importing the `fake_openai` fixture into a test module gives a started fake.
 """
 
+import io
 import itertools
 import json
+import math
+import struct
 import time
+import wave
 
 import pytest
 from aiohttp import web
@@ -126,11 +130,6 @@ def estimate_tokens(value) -> int:
 
 def tone_wav(seconds: float, rate: int = 22050) -> bytes:
     """A 440 Hz tone as a 16-bit mono WAV."""
-    import io
-    import math
-    import struct
-    import wave
-
     frames = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate)))
     out = io.BytesIO()
     with wave.open(out, "wb") as wav:
