@@ -12,6 +12,7 @@ import argparse
 import importlib.metadata
 import sys
 
+from soulstack.adapters.stackchan import commands as stackchan_commands
 from soulstack.adapters.terminal import commands as terminal_commands
 from soulstack.bridge import commands as bridge_commands
 from soulstack.errors import UsageError
@@ -27,6 +28,7 @@ COMMANDS = [
     soul_commands,
     protocol_commands,
     terminal_commands,
+    stackchan_commands,
     sim_commands,
     bridge_commands,
     tts_commands,

@@ -6,7 +6,8 @@ import wave
 
 import pytest
 
-from soulstack.tts.server import make_tts_app, resample_linear
+from soulstack.audio import resample_linear
+from soulstack.tts.server import make_tts_app
 
 needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)")
 

@@ -5,18 +5,17 @@ is resampled to the 16 kHz the firmware plays, with sox when it is installed
 and with a small linear resampler otherwise.
 """
 
-import array
 import asyncio
 import io
 import re
 import shutil
-import sys
 import tempfile
 import wave
 from pathlib import Path
 
 from aiohttp import web
 
+from soulstack.audio import AudioError, little_endian, mono_samples
 from soulstack.serving import error_response, make_server_app, read_json
 
 TARGET_RATE = 16000
@@ -46,49 +45,19 @@ def parse_request(payload):
     return text, voice
 
 
-def resample_linear(samples: array.array, rate: int, target: int) -> array.array:
-    """16-bit mono samples from `rate` to `target` Hz by linear interpolation (good enough for speech)."""
-    if rate == target or not samples:
-        return samples
-    count = max(1, int(len(samples) * target / rate))
-    out = array.array("h", bytes(2 * count))
-    step = rate / target
-    last = len(samples) - 1
-    for i in range(count):
-        position = i * step
-        left = int(position)
-        right = min(left + 1, last)
-        fraction = position - left
-        out[i] = int(samples[min(left, last)] * (1 - fraction) + samples[right] * fraction)
-    return out
-
-
 def to_16k_mono(wav_bytes: bytes) -> bytes:
     """Any 16-bit PCM WAV -> 16 kHz mono 16-bit WAV, in Python."""
-    with wave.open(io.BytesIO(wav_bytes)) as source:
-        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
-        frames = source.readframes(source.getnframes())
-    if width != 2:
-        raise TtsError(500, f"espeak-ng wrote {8 * width}-bit audio; expected 16-bit")
-    samples = array.array("h", frames)
-    if sys.byteorder == "big":
-        samples.byteswap()
-    if channels > 1:
-        samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
-    samples = resample_linear(samples, rate, TARGET_RATE)
+    try:
+        samples = mono_samples(wav_bytes, TARGET_RATE)
+    except AudioError as error:
+        raise TtsError(500, f"espeak-ng wrote unusable audio: {error}") from None
     out = io.BytesIO()
     with wave.open(out, "wb") as target:
         target.setnchannels(1)
         target.setsampwidth(2)
         target.setframerate(TARGET_RATE)
-        target.writeframes(samples.tobytes() if sys.byteorder == "little" else _swapped(samples))
+        target.writeframes(little_endian(samples))
     return out.getvalue()
-
-
-def _swapped(samples):
-    copy = array.array("h", samples)
-    copy.byteswap()
-    return copy.tobytes()
 
 
 async def _run(argv, stdin=None):

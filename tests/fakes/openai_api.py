@@ -24,9 +24,13 @@ Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
 Importing the `fake_openai` fixture into a test module gives a started fake.
 """
 
+import io
 import itertools
 import json
+import math
+import struct
 import time
+import wave
 
 import pytest
 from aiohttp import web
@@ -124,6 +128,18 @@ def estimate_tokens(value) -> int:
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
+def tone_wav(seconds: float, rate: int = 22050) -> bytes:
+    """A 440 Hz tone as a 16-bit mono WAV."""
+    frames = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate)))
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(frames)
+    return out.getvalue()
+
+
 # --- the server ----------------------------------------------------------
 class FakeOpenAI(ScriptedServer):
     """Fake Chat Completions. `cached_tokens` (int or callable(body) -> int)
@@ -139,6 +155,7 @@ class FakeOpenAI(ScriptedServer):
     def routes(self, app):
         app.router.add_post("/v1/chat/completions", self.handle_completions)
         app.router.add_get("/v1/models", self.handle_models)
+        app.router.add_post("/v1/audio/speech", self.handle_speech)
 
     def error_response(self, status, msg, code=None, headers=None):
         kind = ERROR_TYPES.get(status, "server_error")
@@ -149,6 +166,18 @@ class FakeOpenAI(ScriptedServer):
         await self.record(request)
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
+
+    async def handle_speech(self, request):
+        """Text to speech as OpenAI's /v1/audio/speech: model, input and voice required; a WAV
+        (22.05 kHz mono, a tone 0.06 s per character of input) when response_format is "wav"."""
+        entry = await self.record(request)
+        body = entry.body if isinstance(entry.body, dict) else {}
+        for field in ("model", "input", "voice"):
+            if not isinstance(body.get(field), str) or not body[field]:
+                return self.error_response(400, f"you must provide a {field} parameter")
+        if body.get("response_format", "mp3") != "wav":
+            return self.error_response(400, "fake openai: only response_format wav is spoken here")
+        return web.Response(body=tone_wav(0.06 * len(body["input"])), content_type="audio/wav")
 
     async def handle_completions(self, request):
         entry = await self.record(request)

@@ -1,0 +1,1 @@
+"""The xiaozhi proxy body: a StackChan running stock xiaozhi firmware, given a soul without reflashing."""

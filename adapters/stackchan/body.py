@@ -1,0 +1,210 @@
+"""The StackChan body: Body Protocol v1 for the soul, a xiaozhi proxy for the robot.
+
+Three listeners: Body Protocol (loopback, 9201) for the soul; the robot's
+WebSocket (LAN, 8001), each conversation relayed to the upstream
+xiaozhi-server; the vision upload endpoint (LAN, the robot port + 1) where the
+robot posts photos. The robot speaks only while its conversation is open, so
+`online` is true exactly while one is open and its hello answered.
+"""
+
+import asyncio
+import base64
+import contextlib
+import logging
+from urllib.parse import urlsplit
+
+import aiohttp
+import websockets
+from websockets.asyncio.server import serve
+
+from soulstack.adapters.stackchan.frames import XIAOZHI_EMOJI, XIAOZHI_EMOTIONS, FrameError, parse_message, protocol_version
+from soulstack.adapters.stackchan.session import RobotSession, SessionGone
+from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
+from soulstack.adapters.stackchan.vision import make_vision_app, new_secret
+from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from soulstack.serving import bearer_matches, listening
+
+log = logging.getLogger(__name__)
+
+HELLO_TIMEOUT_S = 10.0  # the device itself gives up on a server hello after 10 s
+RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id")
+
+
+class StackChanBody:
+    def __init__(self, upstream_url: str, tts_url: str = DEFAULT_TTS_URL, sender=None, device_token: str | None = None,
+                 look_timeout_s: float = 20.0, voice_wait_s: float = 30.0, hello_timeout_s: float = HELLO_TIMEOUT_S,
+                 tts_voice: str | None = None, tts_model: str | None = None, tts_key: str | None = None):
+        self.upstream_url = upstream_url
+        self.tts_url = tts_url
+        self.tts_voice, self.tts_model, self.tts_key = tts_voice, tts_model, tts_key
+        self.sender = sender
+        self.device_token = device_token
+        self.look_timeout_s = look_timeout_s
+        self.voice_wait_s = voice_wait_s
+        self.hello_timeout_s = hello_timeout_s
+        self.session: RobotSession | None = None  # the robot conversation the soul acts through
+        self.vision_sessions: dict = {}  # secret path -> session, read by the vision endpoint
+        self.vision_port = 0  # set once the vision listener is bound
+        self._speeches: set = set()
+        self._http: aiohttp.ClientSession | None = None
+
+    def handlers(self) -> dict:
+        return {"status": self.status, "look": self.look, "speak": self.speak, "express": self.express}
+
+    def _live_session(self) -> RobotSession:
+        session = self.session
+        if session is None or not session.online:
+            raise BodyUnavailable("no robot is connected: the StackChan opens its link only during a conversation "
+                                  "(say its wake word or press its button)")
+        return session
+
+    # --- Body Protocol handlers -----------------------------------------------------
+
+    async def status(self, request: dict) -> dict:
+        return {"online": self.session is not None and self.session.online}
+
+    async def express(self, request: dict) -> dict:
+        session = self._live_session()
+        face = XIAOZHI_EMOTIONS.nearest(request["emotion"])
+        try:
+            await session.send_json({"type": "llm", "text": XIAOZHI_EMOJI[face], "emotion": face})
+        except SessionGone as error:
+            raise BodyUnavailable(str(error)) from None
+        return {}
+
+    async def speak(self, request: dict) -> dict:
+        session = self._live_session()
+        wav = await synthesize(self._http, self.tts_url, request["text"], self.tts_voice, self.tts_model, self.tts_key)
+        rate, frame_ms = session.downlink["sample_rate"], session.downlink["frame_duration"]
+        packets = opus_packets(wav_to_pcm(wav, rate), rate, frame_ms)  # SpeechError: a 502, our TTS's fault
+        if not packets:
+            raise SpeechError("the text-to-speech server answered no audio")
+        # Acknowledge once the first frame is on its way; the rest plays on, paced, after we answer.
+        first_frame = asyncio.get_running_loop().create_future()
+        playing = asyncio.create_task(session.speak(request["text"], packets, lambda: first_frame.done() or first_frame.set_result(True)))
+        self._speeches.add(playing)
+        playing.add_done_callback(self._speeches.discard)
+        playing.add_done_callback(lambda task: _report_failure(task, first_frame))
+        try:
+            await asyncio.wait_for(asyncio.shield(first_frame), self.voice_wait_s)
+        except TimeoutError:
+            playing.cancel()
+            raise BodyUnavailable(f"the robot's speaker stayed busy with its server's speech for {self.voice_wait_s:g} s") from None
+        except SessionGone as error:
+            raise BodyUnavailable(str(error)) from None
+        return {}
+
+    async def look(self, request: dict) -> dict:
+        session = self._live_session()
+        try:
+            seen = await session.look(request["question"], self.look_timeout_s)
+        except (SessionGone, TimeoutError) as error:
+            raise BodyUnavailable(str(error) or "the robot sent no photo in time") from None
+        if "photo" in seen:
+            return {"image": base64.b64encode(seen["photo"]).decode("ascii"), "mimeType": "image/jpeg"}
+        return seen
+
+    # --- the robot side --------------------------------------------------------------
+
+    def check_robot(self, connection, request):
+        """websockets' process_request: refuse a robot without the device token before the upgrade."""
+        if not self.device_token:
+            return None
+        # xiaozhi-esp32 sends its configured websocket token as `Authorization: Bearer <token>`.
+        if bearer_matches(request.headers.get("Authorization"), self.device_token):
+            return None
+        return connection.respond(401, "wrong or missing device token (set the robot's websocket token)\n")
+
+    async def robot_connected(self, robot):
+        """One robot conversation: wait for its hello, open the same session upstream, relay until one side ends."""
+        try:
+            hello_text = await asyncio.wait_for(robot.recv(), self.hello_timeout_s)
+            hello = parse_message(hello_text) if isinstance(hello_text, str) else {}
+        except TimeoutError:
+            await robot.close(1008, f"no hello within {self.hello_timeout_s:g} s")
+            return
+        except (FrameError, websockets.ConnectionClosed):
+            hello = {}
+        if hello.get("type") != "hello":
+            await robot.close(1008, "the first frame must be a hello")
+            return
+        headers = {name: robot.request.headers[name] for name in RELAYED_HEADERS if name in robot.request.headers}
+        try:
+            upstream = await websockets.connect(upstream_url(self.upstream_url, robot.request.path),
+                                                additional_headers=headers, open_timeout=10)
+        except (OSError, TimeoutError, websockets.InvalidHandshake) as error:
+            log.warning("upstream %s refused the robot's session: %s", self.upstream_url, error)
+            await robot.close(1011, "the xiaozhi server is unavailable")
+            return
+        version = protocol_version(robot.request.headers.get("Protocol-Version", hello.get("version")))
+        secret = new_secret()
+        session = RobotSession(robot, upstream, version, self._vision_url(robot, secret), self)
+        self.vision_sessions[secret] = session
+        try:
+            with contextlib.suppress(websockets.ConnectionClosed):  # upstream hung up at once: we close the robot below
+                await upstream.send(hello_text)
+                await session.relay()
+        finally:
+            del self.vision_sessions[secret]
+            await asyncio.gather(upstream.close(), robot.close(), return_exceptions=True)
+            if self.session is session:
+                self.session = None
+                self._nudge("the robot's conversation ended and it went quiet")
+
+    def _vision_url(self, robot, secret: str) -> str:
+        # The robot reached us at the host in its Host header, so it can reach the vision port there too.
+        host = robot.request.headers.get("Host", "127.0.0.1").rsplit(":", 1)[0] if robot.request else "127.0.0.1"
+        return f"http://{host}:{self.vision_port}/vision/{secret}"
+
+    def on_online(self, session: RobotSession):
+        self.session = session
+        self._nudge("the robot woke up and opened a conversation")
+
+    def on_wake_word(self, session: RobotSession, words: str):
+        said = f': "{words}"' if words else ""
+        self._nudge(f"someone called the robot by its wake word{said}")
+
+    def _nudge(self, reason: str):
+        if self.sender is not None:
+            self.sender.nudge(reason)
+
+    # --- running ----------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def serving(self, host: str, port: int, device_host: str, device_port: int, vision_port: int | None = None,
+                      token: str | None = None):
+        """Serve all three listeners inside the block; yields (body port, robot port, vision port)."""
+        body_app = make_body_app(self.handlers(), token=token)
+        vision_app = make_vision_app(self.vision_sessions)
+        async with aiohttp.ClientSession() as self._http, \
+                listening(body_app, host, port) as body_port, \
+                serve(self.robot_connected, device_host, device_port, ping_interval=None,
+                      process_request=self.check_robot) as robot_server:
+            robot_port = robot_server.sockets[0].getsockname()[1]
+            wanted_vision = robot_port + 1 if vision_port is None else vision_port
+            async with listening(vision_app, device_host, wanted_vision) as self.vision_port:
+                tasks = [asyncio.create_task(self.sender.run())] if self.sender else []
+                try:
+                    yield body_port, robot_port, self.vision_port
+                finally:
+                    for task in [*tasks, *self._speeches]:
+                        task.cancel()
+
+
+def upstream_url(base: str, robot_path: str) -> str:
+    """The upstream URL with the robot's query string kept (browser clients send device-id and client-id there)."""
+    query = urlsplit(robot_path).query
+    if not query:
+        return base
+    return base + ("&" if urlsplit(base).query else "?") + query
+
+
+def _report_failure(task: asyncio.Task, first_frame: asyncio.Future):
+    """A speech that failed before its first frame fails its /speak; one that failed later is logged."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is not None:
+        if not first_frame.done():
+            first_frame.set_exception(error if isinstance(error, SessionGone) else SessionGone(str(error)))
+        log.warning("speech to the robot failed: %s", error)

@@ -1,0 +1,89 @@
+"""`soulstack body stackchan`: a StackChan running xiaozhi firmware, through its xiaozhi-server, as a body."""
+
+import asyncio
+import os
+from urllib.parse import urlsplit
+
+from soulstack.errors import UsageError
+
+DEFAULT_PORT = 9201
+DEFAULT_DEVICE_LISTEN = "0.0.0.0:8001"
+DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
+
+
+def host_port(value: str, what: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"{what} must look like 0.0.0.0:8001, not {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def check_ws_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise UsageError(f"--upstream must look like ws://HOST:8000/xiaozhi/v1/, not {url!r}")
+    return url
+
+
+async def run_stackchan_body(args, announce=print):
+    from soulstack.adapters.stackchan.body import StackChanBody
+    from soulstack.protocol.commands import check_url
+    from soulstack.protocol.nudges import NudgeSender
+
+    upstream = check_ws_url(args.upstream)
+    tts_url = check_url(args.tts_url, "--tts-url", "http://127.0.0.1:9204/tts")
+    device_host, device_port = host_port(args.device_listen, "--device-listen")
+    sender = None
+    if args.nudge_url:
+        sender = NudgeSender(check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL), token=args.nudge_token or None)
+    body = StackChanBody(upstream, tts_url=tts_url, sender=sender, device_token=args.device_token or None,
+                         tts_voice=args.tts_voice, tts_model=args.tts_model, tts_key=os.environ.get("OPENAI_API_KEY"))
+    try:
+        serving = body.serving(args.host, args.port, device_host, device_port, token=args.token or None)
+        async with serving as (body_port, robot_port, vision_port):
+            announce(f"body: Body Protocol on http://{args.host}:{body_port}"
+                     + (" (token required)" if args.token else ""), flush=True)
+            announce(f"body: robots connect to ws://{device_host}:{robot_port}/ (relayed to {upstream}); "
+                     f"photos upload to port {vision_port}", flush=True)
+            await asyncio.Event().wait()
+    except OSError as error:
+        why = os.strerror(error.errno) if error.errno else error  # asyncio's own text repeats the address
+        raise UsageError(f"cannot listen on {device_host}:{device_port} ({why}); "
+                         "choose another --device-listen") from None
+
+
+def stackchan(args) -> int:
+    from soulstack.serving import run_until_stopped
+
+    return run_until_stopped(run_stackchan_body(args))
+
+
+def register(subparsers):
+    from soulstack.commandline import subcommand_group
+
+    group = subcommand_group(subparsers, "body", "run a body")
+    parser = group.add_parser(
+        "stackchan",
+        help="a StackChan running xiaozhi firmware: proxy between the robot and its xiaozhi-server",
+        description="Relay the robot's xiaozhi WebSocket to its xiaozhi-server unchanged and serve Body Protocol v1 "
+        "(status, look, speak, express) through it; nudge the soul when the robot wakes, hears its wake word, "
+        "or goes quiet.",
+    )
+    parser.add_argument("--upstream", required=True, help="the xiaozhi-server WebSocket, e.g. ws://HOST:8000/xiaozhi/v1/")
+    parser.add_argument("--host", default="127.0.0.1", help="Body Protocol address (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="Body Protocol port (default: %(default)s)")
+    parser.add_argument("--token", default=os.environ.get("BODY_TOKEN"),
+                        help="bearer token the soul must send (default: $BODY_TOKEN, else none)")
+    parser.add_argument("--device-listen", default=DEFAULT_DEVICE_LISTEN,
+                        help="where robots connect, HOST:PORT; photos upload to PORT+1 (default: %(default)s)")
+    parser.add_argument("--device-token", default=os.environ.get("DEVICE_TOKEN"),
+                        help="token robots must send in Authorization (default: $DEVICE_TOKEN, else none)")
+    parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
+                        help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
+    parser.add_argument("--nudge-token", default=os.environ.get("NUDGE_TOKEN"),
+                        help="bearer token for the soul's nudge endpoint (default: $NUDGE_TOKEN, else none)")
+    parser.add_argument("--tts-url", default="http://127.0.0.1:9204/tts",
+                        help="`soulstack tts`, or an OpenAI-compatible .../v1/audio/speech (default: %(default)s)")
+    parser.add_argument("--tts-voice", help="voice name for the TTS server (default: its own)")
+    parser.add_argument("--tts-model", help="model for an OpenAI-compatible TTS (default: tts-1)")
+    parser.set_defaults(func=stackchan)

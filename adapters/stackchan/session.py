@@ -1,0 +1,289 @@
+"""One robot conversation, relayed: robot <-> adapter <-> upstream xiaozhi-server.
+
+Every frame is relayed unchanged both ways, with three exceptions the adapter
+owns: upstream's MCP `initialize` gets its `capabilities.vision.url` pointed at
+the adapter (the original is kept, and uploads the adapter did not ask for go
+there unchanged); the robot's answers to the adapter's own JSON-RPC ids stay
+here; a text frame that is not a JSON object with a "type" is logged and
+dropped. The adapter adds its own frames: `llm` emotions, `tts` with Opus, MCP
+calls.
+
+The robot has one speaker. Upstream's speech (from `tts start` to `tts stop`)
+and ours take turns through `voice`, a lock: while we speak, upstream's frames
+wait in the socket, unread, until we finish, and the other way round.
+"""
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+
+import websockets
+
+from soulstack.adapters.stackchan.frames import FrameError, downlink_params, parse_message, wrap_audio
+
+log = logging.getLogger(__name__)
+
+TAKE_PHOTO = "self.camera.take_photo"
+# Our JSON-RPC ids start far above the small counters xiaozhi-server uses, so they never collide.
+OUR_FIRST_ID = 900_000_001
+PREBUFFER_FRAMES = 3  # sent at once so the robot's player starts without a gap; the rest are paced
+
+
+class SessionGone(Exception):
+    """The robot's conversation ended (or never opened) while we were acting through it."""
+
+
+class RobotSession:
+    def __init__(self, robot, upstream, version: int, vision_url: str, events):
+        self.robot = robot  # websockets ServerConnection (the device)
+        self.upstream = upstream  # websockets ClientConnection (xiaozhi-server)
+        self.version = version
+        self.vision_url = vision_url  # where the robot should upload photos: the adapter
+        self.events = events  # callbacks: on_online(session), on_wake_word(session, text)
+        self.online = False
+        self.session_id = ""
+        self.downlink = downlink_params({})
+        self.voice = asyncio.Lock()
+        self.original_vision: dict | None = None  # upstream's own {url, token}
+        self.initialized = False  # the robot got an MCP initialize (upstream's or ours)
+        self.tools: set | None = None  # tool names from the robot's last tools/list answer
+        self._ids = itertools.count(OUR_FIRST_ID)
+        self._our_calls: dict = {}  # our JSON-RPC id -> future of the robot's answer
+        self._upstream_lists: set = set()  # ids of upstream's tools/list requests
+        self.upstream_photo_calls: dict = {}  # upstream take_photo id -> its question
+        self.look_question: str | None = None
+        self.photo: asyncio.Future | None = None  # resolved by the vision endpoint with the JPEG
+        self._upstream_holds_voice = False
+        self._saw_hello = False
+        self._eyes = asyncio.Lock()  # one look at a time, so an upload matches its look
+
+    # --- relaying ----------------------------------------------------------------
+
+    async def relay(self):
+        """Relay both ways until either side closes."""
+        pumps = [asyncio.create_task(self._robot_to_upstream()), asyncio.create_task(self._upstream_to_robot())]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.online = False
+            for pump in pumps:
+                pump.cancel()
+            for outcome in await asyncio.gather(*pumps, return_exceptions=True):
+                if isinstance(outcome, Exception):  # a bug of ours, not the network: say so
+                    log.error("the relay failed: %s: %s", type(outcome).__name__, outcome, exc_info=outcome)
+            self._release_voice()
+            for future in [*self._our_calls.values(), self.photo]:
+                if future is not None and not future.done():
+                    future.set_exception(SessionGone("the robot's conversation ended"))
+
+    async def _robot_to_upstream(self):
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for frame in self.robot:
+                if isinstance(frame, str) and not self._from_robot(frame):
+                    continue
+                await self.upstream.send(frame)
+
+    async def _upstream_to_robot(self):
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for frame in self.upstream:
+                if isinstance(frame, str):
+                    frame = await self._from_upstream(frame)
+                    if frame is None:
+                        continue
+                await self.robot.send(frame)
+                if self._saw_hello and not self.online:
+                    self.online = True  # the robot has its hello answer: acting works from now on
+                    self.events.on_online(self)
+
+    def _from_robot(self, text: str) -> bool:
+        """Look at a text frame from the robot; False when it is not to be relayed."""
+        try:
+            message = parse_message(text)
+        except FrameError as error:
+            log.warning("dropped a malformed frame from the robot: %s: %.80r", error, text)
+            return False
+        kind = message["type"]
+        if kind == "listen" and message.get("state") == "detect":
+            words = message.get("text")
+            self.events.on_wake_word(self, words if isinstance(words, str) else "")
+        elif kind == "mcp":
+            return self._robot_mcp(message.get("payload"))
+        return True
+
+    def _robot_mcp(self, payload) -> bool:
+        rpc_id = json_rpc_id(payload)
+        if rpc_id is None or "method" in payload:
+            return True
+        if rpc_id in self._our_calls:
+            future = self._our_calls.pop(rpc_id)
+            if not future.done():
+                future.set_result(payload)
+            return False
+        if rpc_id in self._upstream_lists:
+            self._upstream_lists.discard(rpc_id)
+            self._note_tools(payload)
+        self.upstream_photo_calls.pop(rpc_id, None)
+        return True
+
+    def _note_tools(self, answer: dict):
+        tools = (answer.get("result") or {}).get("tools") if isinstance(answer.get("result"), dict) else None
+        if isinstance(tools, list):
+            self.tools = {tool.get("name") for tool in tools if isinstance(tool, dict)}
+
+    async def _from_upstream(self, text: str):
+        """A text frame from upstream as it should reach the robot, or None to drop it."""
+        try:
+            message = parse_message(text)
+        except FrameError as error:
+            log.warning("dropped a malformed frame from upstream: %s: %.80r", error, text)
+            return None
+        kind = message["type"]
+        if kind == "hello":
+            self.downlink = downlink_params(message)
+            session_id = message.get("session_id")
+            self.session_id = session_id if isinstance(session_id, str) else ""
+            self._saw_hello = True
+        elif kind == "tts":
+            await self._upstream_tts(message.get("state"))
+        elif kind == "mcp" and isinstance(message.get("payload"), dict):
+            return self._upstream_mcp(message, text)
+        return text
+
+    async def _upstream_tts(self, state):
+        if state == "start" and not self._upstream_holds_voice:
+            await self.voice.acquire()  # waits while we speak; upstream's frames wait unread meanwhile
+            self._upstream_holds_voice = True
+        elif state == "stop":
+            self._release_voice()
+
+    def _release_voice(self):
+        if self._upstream_holds_voice:
+            self._upstream_holds_voice = False
+            self.voice.release()
+
+    def _upstream_mcp(self, message: dict, text: str) -> str:
+        payload = message["payload"]
+        method, params, rpc_id = payload.get("method"), payload.get("params"), json_rpc_id(payload)
+        if method == "tools/list" and rpc_id is not None:
+            self._upstream_lists.add(rpc_id)
+        elif method == "tools/call" and rpc_id is not None and isinstance(params, dict) and params.get("name") == TAKE_PHOTO:
+            arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+            self.upstream_photo_calls[rpc_id] = arguments.get("question")
+        elif method == "initialize" and isinstance(params, dict):
+            self.initialized = True
+            vision = (params.get("capabilities") or {}).get("vision") if isinstance(params.get("capabilities"), dict) else None
+            if isinstance(vision, dict) and isinstance(vision.get("url"), str):
+                self.original_vision = {"url": vision["url"], "token": vision.get("token")}
+                vision["url"] = self.vision_url
+                return json.dumps(message, ensure_ascii=False)
+            capabilities = params.setdefault("capabilities", {})
+            if isinstance(capabilities, dict):
+                capabilities["vision"] = {"url": self.vision_url, "token": ""}
+                return json.dumps(message, ensure_ascii=False)
+        return text
+
+    # --- acting through the robot -----------------------------------------------
+
+    async def send_json(self, message: dict):
+        try:
+            await self.robot.send(json.dumps({"session_id": self.session_id, **message}, ensure_ascii=False))
+        except websockets.ConnectionClosed:
+            raise SessionGone("the robot's conversation ended") from None
+
+    async def call(self, method: str, params: dict, timeout_s: float) -> dict:
+        """A JSON-RPC call to the robot's MCP server with our own id; its answer (result or error)."""
+        rpc_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._our_calls[rpc_id] = future
+        try:
+            await self.send_json({"type": "mcp", "payload": {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}})
+            return await asyncio.wait_for(future, timeout_s)
+        finally:
+            self._our_calls.pop(rpc_id, None)
+
+    async def ensure_initialized(self, timeout_s: float):
+        """Upstream sent no MCP initialize: send our own, so the robot knows where to upload photos."""
+        if self.initialized:
+            return
+        self.initialized = True
+        await self.call("initialize", {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"vision": {"url": self.vision_url, "token": ""}},
+            "clientInfo": {"name": "soulstack", "version": "1"},
+        }, timeout_s)
+
+    async def speak(self, text: str, packets: list[bytes], on_first_frame):
+        """Play `packets` as one utterance, paced in real time; `on_first_frame()` once audio is on its way."""
+        async with self.voice:
+            await self.send_json({"type": "tts", "state": "start"})
+            await self.send_json({"type": "tts", "state": "sentence_start", "text": text})
+            frame_s = self.downlink["frame_duration"] / 1000
+            started = time.monotonic()
+            try:
+                for index, packet in enumerate(packets):
+                    due = started + max(0, index - PREBUFFER_FRAMES + 1) * frame_s
+                    delay = due - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    await self.robot.send(wrap_audio(self.version, packet, int(index * frame_s * 1000)))
+                    if index == 0:
+                        on_first_frame()
+            except websockets.ConnectionClosed:
+                raise SessionGone("the robot's conversation ended while it spoke") from None
+            await self.send_json({"type": "tts", "state": "stop"})
+
+    async def look(self, question: str, timeout_s: float) -> dict:
+        """Ask the robot's camera for a photo; the exact JPEG, or an honest text when it has none."""
+        async with self._eyes:
+            await self.ensure_initialized(timeout_s)
+            if self.tools is not None and TAKE_PHOTO not in self.tools:
+                return {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"}
+            self.look_question = question
+            self.photo = asyncio.get_running_loop().create_future()
+            call = asyncio.create_task(self.call("tools/call", {"name": TAKE_PHOTO, "arguments": {"question": question}}, timeout_s))
+            try:
+                done, _ = await asyncio.wait({call, self.photo}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+                if self.photo in done:
+                    photo = self.photo.result()  # the JPEG, or why the upload held none
+                    return {"photo": photo} if isinstance(photo, bytes) else {"text": photo}
+                if call in done:
+                    return {"text": f"the robot took no photo: {tool_failure(call.result())}"}
+                raise TimeoutError(f"the robot sent no photo within {timeout_s:g} s")
+            finally:
+                call.cancel()
+                self.photo = self.look_question = None
+
+    def claims_upload(self, question: str) -> bool:
+        """Whether an upload is the photo our /look asked for (not one upstream's own call asked for)."""
+        if self.photo is None or self.photo.done():
+            return False
+        return not self.upstream_photo_calls or question == self.look_question
+
+    def photo_arrived(self, jpeg: bytes):
+        if self.photo is not None and not self.photo.done():
+            self.photo.set_result(jpeg)
+
+    def photo_failed(self, reason: str):
+        if self.photo is not None and not self.photo.done():
+            self.photo.set_result(reason)
+
+
+def json_rpc_id(payload):
+    """The id of a JSON-RPC message when it is one JSON-RPC allows (a number or a string), else None."""
+    rpc_id = payload.get("id") if isinstance(payload, dict) else None
+    return rpc_id if isinstance(rpc_id, (int, float, str)) and not isinstance(rpc_id, bool) else None
+
+
+def tool_failure(answer: dict) -> str:
+    """What a JSON-RPC answer to take_photo says went wrong (it answered without uploading to us)."""
+    error = answer.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    result = answer.get("result")
+    if isinstance(result, dict):
+        texts = [item.get("text") for item in result.get("content") or [] if isinstance(item, dict)]
+        return "; ".join(t for t in texts if isinstance(t, str)) or "its camera tool answered without a photo"
+    return "its camera tool answered without a photo"

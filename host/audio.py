@@ -1,0 +1,58 @@
+"""WAV in, mono 16-bit samples at the rate a speaker wants out: shared by `soulstack tts` and the bodies.
+
+Pure standard library (wave, array); the resampler is linear interpolation,
+good enough for speech.
+"""
+
+import array
+import io
+import sys
+import wave
+
+
+class AudioError(ValueError):
+    """Audio that is not a 16-bit PCM WAV."""
+
+
+def resample_linear(samples: array.array, rate: int, target: int) -> array.array:
+    """16-bit mono samples from `rate` to `target` Hz by linear interpolation."""
+    if rate == target or not samples:
+        return samples
+    count = max(1, int(len(samples) * target / rate))
+    out = array.array("h", bytes(2 * count))
+    step = rate / target
+    last = len(samples) - 1
+    for i in range(count):
+        position = i * step
+        left = int(position)
+        right = min(left + 1, last)
+        fraction = position - left
+        out[i] = int(samples[min(left, last)] * (1 - fraction) + samples[right] * fraction)
+    return out
+
+
+def mono_samples(wav_bytes: bytes, target_rate: int) -> array.array:
+    """Any 16-bit PCM WAV -> mono samples at `target_rate`, in native byte order."""
+    try:
+        with wave.open(io.BytesIO(wav_bytes)) as source:
+            channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
+            frames = source.readframes(source.getnframes())
+    except (wave.Error, EOFError) as error:
+        raise AudioError(f"not a WAV file ({error})") from None
+    if width != 2:
+        raise AudioError(f"the audio is {8 * width}-bit; expected 16-bit")
+    samples = array.array("h", frames)
+    if sys.byteorder == "big":
+        samples.byteswap()
+    if channels > 1:
+        samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
+    return resample_linear(samples, rate, target_rate)
+
+
+def little_endian(samples: array.array) -> bytes:
+    """The samples as 16-bit little-endian bytes (what WAV files and Opus encoders take)."""
+    if sys.byteorder == "little":
+        return samples.tobytes()
+    copy = array.array("h", samples)
+    copy.byteswap()
+    return copy.tobytes()

@@ -1,0 +1,161 @@
+"""A StackChan running xiaozhi-esp32, as a fake: the device side of the xiaozhi WebSocket protocol.
+
+It connects with the device's headers (Authorization, Protocol-Version,
+Device-Id, Client-Id), says hello and waits up to 10 s for the server's, records
+every frame it receives, and runs the device's MCP server: `initialize` (keeps
+`capabilities.vision`), `tools/list`, and `self.camera.take_photo`, which
+uploads a real JPEG as multipart form data with chunked transfer encoding to
+the vision URL it was given, then answers with the server's text, as the
+firmware does. It decodes the Opus it receives at the rate the server's hello
+named.
+"""
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+import aiohttp
+import opuslib
+import websockets
+
+from soulstack.adapters.stackchan.frames import downlink_params, unwrap_audio
+
+DESK_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
+
+
+def hello(version: int = 1) -> str:
+    return json.dumps({"type": "hello", "version": version, "features": {"mcp": True}, "transport": "websocket",
+                       "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}})
+
+
+class FakeRobot:
+    def __init__(self, url: str, version: int = 1, token: str | None = "robot-token", camera: bool = True,
+                 photo: bytes = DESK_JPEG):
+        self.url = url
+        self.version = version
+        self.token = token
+        self.camera = camera
+        self.photo = photo
+        self.device_id = "aa:bb:cc:dd:ee:ff"
+        self.client_id = str(uuid.uuid4())
+        self.received: list = []  # every frame from the server, in order (str or bytes)
+        self.vision: dict | None = None
+        self.uploads: list = []  # (status, answer text) of each photo upload
+        self.server_hello: dict | None = None
+        self.ws = None
+        self._hello = asyncio.Event()
+        self._reader = None
+        self.closed = asyncio.Event()
+
+    def headers(self) -> dict:
+        headers = {"Protocol-Version": str(self.version), "Device-Id": self.device_id, "Client-Id": self.client_id}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+    async def connect(self, send_hello: bool = True, wait_hello_s: float = 10.0):
+        self.ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None)
+        self._reader = asyncio.create_task(self._read())
+        if send_hello:
+            await self.ws.send(hello(self.version))
+            await asyncio.wait_for(self._hello.wait(), wait_hello_s)
+        return self
+
+    async def close(self):
+        if self.ws is not None:
+            await self.ws.close()
+            await asyncio.wait_for(self.closed.wait(), 5)
+
+    async def send(self, frame):
+        await self.ws.send(frame)
+
+    async def _read(self):
+        try:
+            async for frame in self.ws:
+                self.received.append(frame)
+                if isinstance(frame, str):
+                    await self._on_text(frame)
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.closed.set()
+
+    async def _on_text(self, text: str):
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return
+        if message.get("type") == "hello" and message.get("transport") == "websocket":
+            self.server_hello = message
+            self._hello.set()
+        elif message.get("type") == "mcp" and isinstance(message.get("payload"), dict):
+            # The device runs tool calls in the background and keeps reading frames meanwhile.
+            asyncio.create_task(self._mcp(message["payload"]))
+
+    async def _mcp(self, request: dict):
+        method, rpc_id, params = request.get("method"), request.get("id"), request.get("params") or {}
+        if method == "initialize":
+            self.vision = (params.get("capabilities") or {}).get("vision")
+            result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "fake-stackchan", "version": "1.0"}}
+        elif method == "tools/list":
+            tools = [{"name": "self.get_device_status", "description": "status", "inputSchema": {"type": "object"}}]
+            if self.camera:
+                tools.append({"name": "self.camera.take_photo", "description": "take a photo",
+                              "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}})
+            result = {"tools": tools}
+        elif method == "tools/call" and params.get("name") == "self.camera.take_photo" and self.camera:
+            text = await self.upload((params.get("arguments") or {}).get("question", ""))
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
+        else:
+            await self._answer({"jsonrpc": "2.0", "id": rpc_id, "error": {"code": -32601, "message": f"Unknown tool: {params.get('name', method)}"}})
+            return
+        await self._answer({"jsonrpc": "2.0", "id": rpc_id, "result": result})
+
+    async def _answer(self, payload: dict):
+        session_id = (self.server_hello or {}).get("session_id", "")
+        try:
+            await self.ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": payload}))
+        except websockets.ConnectionClosed:  # the conversation ended before the tool finished, as on a device
+            pass
+
+    async def upload(self, question: str) -> str:
+        """POST the photo as the firmware does: multipart, chunked, with the vision token."""
+        if not self.vision or not self.vision.get("url"):
+            return '{"success": false, "message": "Image explain URL or token is not set"}'
+        boundary = "----ESP32_CAMERA_BOUNDARY"
+        body = (f'--{boundary}\r\nContent-Disposition: form-data; name="question"\r\n\r\n{question}\r\n'
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="camera.jpg"\r\n'
+                f"Content-Type: image/jpeg\r\n\r\n").encode() + self.photo + f"\r\n--{boundary}--\r\n".encode()
+
+        async def chunks():
+            for start in range(0, len(body), 1024):
+                yield body[start:start + 1024]
+
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Device-Id": self.device_id,
+                   "Client-Id": self.client_id}
+        if self.vision.get("token"):
+            headers["Authorization"] = f"Bearer {self.vision['token']}"
+        async with aiohttp.ClientSession() as http:
+            async with http.post(self.vision["url"], data=chunks(), headers=headers) as answer:
+                text = await answer.text()
+                self.uploads.append((answer.status, text))
+                return text
+
+    # --- what the robot heard ----------------------------------------------------
+
+    def texts(self) -> list[dict]:
+        return [json.loads(f) for f in self.received if isinstance(f, str)]
+
+    def audio_packets(self) -> list[bytes]:
+        return [unwrap_audio(self.version, f) for f in self.received if isinstance(f, bytes)]
+
+    def decoded_seconds(self, packets: list[bytes]) -> float:
+        """Seconds of audio in `packets`, decoded with libopus at the rate the server's hello named."""
+        params = downlink_params(self.server_hello or {})
+        rate = params["sample_rate"]
+        decoder = opuslib.Decoder(rate, 1)
+        max_samples = rate * 120 // 1000
+        samples = sum(len(decoder.decode(packet, max_samples)) // 2 for packet in packets)
+        return samples / rate
