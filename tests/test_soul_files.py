@@ -45,7 +45,11 @@ def test_stackchan_soul_config_moves_over(tmp_path):
     }
     cfg, warnings = config.from_dict(raw)
     assert cfg["persona"]["human"] == "大哥"
-    assert warnings == ["worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead"]
+    assert warnings == [
+        "worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead",
+        'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)',
+    ]
+    assert cfg["persona"]["language"] == "zh"
 
 
 @pytest.mark.parametrize("raw, line", [

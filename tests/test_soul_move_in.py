@@ -115,7 +115,8 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     cfg, warnings = config.from_dict(EXAMPLE_CONFIG, base_dir=tmp_path / "elsewhere")
-    assert warnings == []
+    assert cfg["persona"]["language"] == "zh"  # its persona is Chinese, and it had no language key
+    assert warnings == ['persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)']
     assert cfg["compat"] == "stackchan-soul"
     assert cfg["model"]["provider"] == "amazon-bedrock" and cfg["mcp"][0]["auth"] == "aws-sigv4"
     assert cfg["soulDir"] == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it

@@ -319,6 +319,20 @@ def _check_relations(cfg: dict):
         raise ConfigError("loop.minSleepMinutes must be <= loop.nightMaxSleepMinutes")
 
 
+def _chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _detect_language(raw: dict, cfg: dict, warnings: list):
+    """A persona written in Chinese with no persona.language (stackchan-soul had no such key) lives in Chinese."""
+    given = raw.get("persona") if isinstance(raw.get("persona"), dict) else {}
+    persona = cfg["persona"]
+    if "language" in given or not _chinese(" ".join((persona["name"], persona["human"], persona["notes"]))):
+        return
+    persona["language"] = "zh"
+    warnings.append('persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)')
+
+
 def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
     """(config with every default filled, warnings). Raises ConfigError."""
     warnings: list = []
@@ -328,6 +342,7 @@ def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
         raw.setdefault("compat", "stackchan-soul")
     cfg = _fill(SPEC, raw, "", warnings)
     _check_relations(cfg)
+    _detect_language(raw, cfg, warnings)
     soul_dir = Path(os.path.expanduser(cfg["soulDir"]))
     if not soul_dir.is_absolute() and base_dir is not None and not compat:
         soul_dir = base_dir / soul_dir
