@@ -10,9 +10,9 @@ from pathlib import Path
 from aiohttp import web
 
 from soulstack.flock import events as sse
-from soulstack.serving import error_response, make_server_app, read_json
+from soulstack.serving import background, error_response, make_server_app, read_json
 from soulstack.flock.bodies import list_body, verdict_body
-from soulstack.flock.clock import SystemClock
+from soulstack.flock.clock import SystemClock, rfc3339
 from soulstack.flock.events import EventLog
 from soulstack.flock.flow import Flock, FlockConfig
 from soulstack.flock.nests import NestError, Nests
@@ -68,6 +68,20 @@ async def post_verdict(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+async def get_waiting(request: web.Request) -> web.Response:
+    """What waits for a person's verdict, with the item's words and, for an answer, the answer."""
+    flock = request.app[FLOCK]
+    waiting = []
+    for item_id, target, deadline in flock.store.all_pending():
+        item = flock.store.item(item_id) or {}
+        waiting.append({
+            "item_id": item_id, "list_id": item.get("list_id"), "target": target, "text": item.get("text"),
+            "task_type": (item.get("triage") or {}).get("task_type"), "crows": item.get("crows") or [],
+            "answer": item.get("answer") if target == "output" else None, "deadline": rfc3339(deadline),
+        })
+    return web.json_response({"waiting": waiting})
+
+
 async def get_trust(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
     return web.json_response({
@@ -96,12 +110,15 @@ async def index(request: web.Request) -> web.FileResponse:
 
 
 # --- the app --------------------------------------------------------------
-def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None) -> web.Application:
+def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None,
+                   robot=None) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
     skipped as "no model configured". `clock` is the time seam (SystemClock by default).
 
     With `token`, every /api/ route and the event stream need it (a bearer header, or
     the page's cookie); the page itself loads without it and asks for it once.
+    `robot` (soulstack.flock.robot's BodyVoice or SoulVoice) hears every event and
+    tells a person on the robot, in its own background task.
     """
     config = config or FlockConfig()
     clock = clock or SystemClock()
@@ -119,6 +136,8 @@ def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None 
             model, clock, config,
         )
         app[FLOCK] = flock
+        if robot is not None:
+            events.listeners.append(robot.on_event)
         flock.resume()
         yield
         events.close_all()
@@ -126,11 +145,14 @@ def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None 
         store.close()
 
     app.cleanup_ctx.append(lifecycle)
+    if robot is not None:
+        app.cleanup_ctx.append(background(robot.run))
     app.on_shutdown.append(lambda app: _close_streams(app))
     app.router.add_post("/api/lists", post_list)
     app.router.add_get("/api/events", get_events)
     app.router.add_post("/api/verdicts", post_verdict)
     app.router.add_get("/api/trust", get_trust)
+    app.router.add_get("/api/waiting", get_waiting)
     app.router.add_get("/api/nests", get_nests)
     app.router.add_post("/api/nests", post_nest)
     app.router.add_get("/api/crows", get_crows)

@@ -30,7 +30,39 @@ def register(subparsers) -> None:
                         help=f"lists one requester may send per minute (default {defaults.lists_per_minute})")
     parser.add_argument("--heartbeat", type=float, default=defaults.heartbeat_s,
                         help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})")
+    robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
+    robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
+    robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
+    robot.add_argument("--body-min-interval", type=float, default=30.0,
+                       help="seconds between two utterances; news meanwhile is merged (default 30)")
+    robot.add_argument("--quiet-hours", help="local hours with no speech, e.g. 22-7 (news waits for the morning)")
+    robot.add_argument("--soul", help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
+                                      "the flock tells the soul with nudges instead of talking over it")
+    robot.add_argument("--soul-token", default=os.environ.get("NUDGE_TOKEN"), help="the soul's nudge token (default: $NUDGE_TOKEN)")
     parser.set_defaults(func=run)
+
+
+def build_robot(args):
+    """The flock's voice on the robot from the flags, or None."""
+    from soulstack.flock.robot import BodyVoice, SoulVoice
+
+    for flag in ("body", "soul"):
+        url = getattr(args, flag)
+        if url and not url.startswith(("http://", "https://")):
+            raise UsageError(f"--{flag} must be an http(s) URL such as http://127.0.0.1:9310, not {url!r}")
+    if args.soul:
+        return SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None)
+    if not args.body:
+        return None
+    if args.body_min_interval < 0:
+        raise UsageError("--body-min-interval must be 0 or more seconds")
+    quiet = None
+    if args.quiet_hours:
+        start, sep, end = args.quiet_hours.partition("-")
+        if not (sep and start.isdigit() and end.isdigit() and int(start) < 24 and int(end) < 24):
+            raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}")
+        quiet = (int(start), int(end))
+    return BodyVoice(args.body, token=args.body_token or None, min_interval_s=args.body_min_interval, quiet_hours=quiet)
 
 
 def build_model(provider_flag, model_id):
@@ -67,5 +99,5 @@ def run(args) -> int:
     setup_logging()
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
-    app = make_flock_app(args.data, model, config=config, token=args.token or None)
+    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=build_robot(args))
     return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))

@@ -55,6 +55,7 @@ class EventLog:
         self.store = store
         self.clock = clock
         self.subscribers: set = set()
+        self.listeners: list = []  # in-process callables (name, payload), e.g. the robot's voice; never blocking
 
     def emit(self, name: str, list_id: str, **fields) -> dict:
         payload = {"list_id": list_id, "ts": rfc3339(self.clock.now()), **fields}
@@ -66,6 +67,11 @@ class EventLog:
                 log.warning("dropping an SSE subscriber %d events behind; it will replay on reconnect", QUEUE_LIMIT)
                 self.subscribers.discard(subscriber)
                 subscriber.close_now()
+        for listener in self.listeners:
+            try:
+                listener(name, payload)
+            except Exception:  # a listener's bug must never stop the flock's work
+                log.exception("an event listener failed on %s", name)
         return payload
 
     def close_all(self) -> None:

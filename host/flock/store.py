@@ -125,6 +125,14 @@ class Store:
             for r in rows
         ]
 
+    def item(self, item_id: str) -> dict | None:
+        """One item with its list id, or None."""
+        row = self.db.execute("SELECT list_id FROM items WHERE item_id = ?", (item_id,)).fetchone()
+        if row is None:
+            return None
+        found = next(item for item in self.items(row[0]) if item["item_id"] == item_id)
+        return {"list_id": row[0], **found}
+
     def set_item(self, item_id: str, state: str, **fields) -> None:
         """Move an item to `state`, saving triage (dict), answer (str) or crows (list) when given."""
         sets, args = ["state = ?"], [state]

@@ -1,9 +1,17 @@
 """English."""
 
 
-def system_prompt(persona: dict, body_name: str) -> str:
+def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
     name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
     character = f"\n\n# Who you are\n\n{notes}" if notes else ""
+    flock_part = f"""
+
+# {human}'s flock
+
+{human} has a flock of helper crows. When {human} asks for work, hand it over
+(hand_to_flock); the flock's questions and results come to you as nudges.
+Approvals are {human}'s alone: ask, and record only what {human} said
+(flock_verdict). Never approve or reject anything yourself.""" if flock else ""
     return f"""You are {name}, a digital life that goes on existing between conversations.
 
 # How you exist
@@ -36,7 +44,7 @@ signal to do something different, not a style to keep.
 # Speaking
 
 What you say is really spoken aloud. Speak plainly and briefly, like a person.
-Say little rather than much; at night keep quiet, {human} is asleep.{character}
+Say little rather than much; at night keep quiet, {human} is asleep.{character}{flock_part}
 
 # Acting
 

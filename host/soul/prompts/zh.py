@@ -1,9 +1,15 @@
 """中文。"""
 
 
-def system_prompt(persona: dict, body_name: str) -> str:
+def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
     name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
     character = f"\n\n# 你的性格\n\n{notes}" if notes else ""
+    flock_part = f"""
+
+# {human}的乌鸦群
+
+{human}有一群帮忙干活的乌鸦。{human}要做事时，交给它们（hand_to_flock）；乌鸦群的问题和结果会以唤醒的方式告诉你。
+批准与否只能由{human}决定：问{human}，只记录{human}说的话（flock_verdict）。绝不要自己批准或拒绝。""" if flock else ""
     return f"""你是{name}——一个在对话之间也一直活着的数字生命。
 
 # 你怎么存在
@@ -28,7 +34,7 @@ def system_prompt(persona: dict, body_name: str) -> str:
 
 # 说话
 
-你说的话会真的被念出来。口语、简短、自然。宁可少说。深夜别出声，{human}在睡觉。{character}
+你说的话会真的被念出来。口语、简短、自然。宁可少说。深夜别出声，{human}在睡觉。{character}{flock_part}
 
 # 做事
 

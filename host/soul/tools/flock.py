@@ -1,0 +1,99 @@
+"""hand_to_flock, flock_waiting, flock_verdict: the soul's hands on its person's flock.
+
+Grown only when the config names the flock (`flock.url`, and `flock.token` when
+the flock is locked). The soul hands work over as its person's helper; the
+flock's questions and results come back to it as nudges (soulstack flock
+--soul). Approvals are the person's: `flock_verdict` records what the person
+said, and its description says so, because the soul must never decide them
+itself. Every failure reaches the soul as a failed tool call, never a fake
+success.
+"""
+
+import aiohttp
+
+from soulstack.soul.tools import Outcome, SoulTool
+
+TIMEOUT_S = 15
+
+
+class FlockUnreachable(Exception):
+    pass
+
+
+async def _call(soul, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    flock = soul.cfg["flock"]
+    headers = {"Authorization": f"Bearer {flock['token']}"} if flock["token"] else {}
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as http:
+            async with http.request(method, flock["url"].rstrip("/") + path, json=body, headers=headers) as response:
+                answer = await response.json(content_type=None) if response.content_length != 0 else {}
+                return response.status, answer if isinstance(answer, dict) else {}
+    except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+        raise FlockUnreachable(f"the flock at {flock['url']} did not answer ({type(error).__name__})") from None
+
+
+def _failed(why: str) -> Outcome:
+    return Outcome.text(f"That did not work: {why}", ok=False)
+
+
+async def hand_to_flock(soul, text: str) -> Outcome:
+    if not text.strip():
+        return _failed("the list is empty; write one task per line")
+    try:
+        status, answer = await _call(soul, "POST", "/api/lists", {"text": text, "requester": soul.cfg["persona"]["name"]})
+    except FlockUnreachable as error:
+        return _failed(str(error))
+    if status == 202:
+        return Outcome.text(f"The flock took the list (list {answer.get('list_id')}). Its questions and results will reach you.")
+    return _failed(f"the flock answered {status}: {answer.get('message', '')}")
+
+
+async def flock_waiting(soul) -> Outcome:
+    try:
+        status, answer = await _call(soul, "GET", "/api/waiting")
+    except FlockUnreachable as error:
+        return _failed(str(error))
+    if status != 200:
+        return _failed(f"the flock answered {status}: {answer.get('message', '')}")
+    waiting = answer.get("waiting") or []
+    if not waiting:
+        return Outcome.text("Nothing of the flock's waits for your person's decision.")
+    lines = []
+    for entry in waiting:
+        what = "its plan for" if entry.get("target") == "triage" else "the answer to"
+        line = f"- item {entry.get('item_id')} ({entry.get('target')}): {what} '{entry.get('text')}'"
+        if entry.get("answer"):
+            line += f"\n  answer: {entry['answer'][:1500]}"
+        lines.append(line)
+    return Outcome.text("Waiting for your person's yes or no:\n" + "\n".join(lines))
+
+
+async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outcome:
+    if target not in ("triage", "output"):
+        return _failed('target is "triage" (its plan) or "output" (its answer)')
+    try:
+        status, answer = await _call(soul, "POST", "/api/verdicts", {"item_id": item_id, "target": target, "approve": approve})
+    except FlockUnreachable as error:
+        return _failed(str(error))
+    if status == 204:
+        return Outcome.text(f"Recorded: your person {'approved' if approve else 'rejected'} {target} of item {item_id}.")
+    return _failed(f"the flock answered {status}: {answer.get('message', '')}")
+
+
+def flock_tools(cfg: dict) -> list:
+    if not cfg["flock"]["url"]:
+        return []
+    string = {"type": "string"}
+    return [
+        SoulTool("hand_to_flock", "Hand a todo list to your person's flock of helper crows (one task per line). "
+                 "Do it when your person asks for work to be done.",
+                 {"text": {**string, "description": "the todo list, one task per line"}}, hand_to_flock, ["text"]),
+        SoulTool("flock_waiting", "See what the flock is waiting on: plans and answers that need your person's yes or no.",
+                 {}, flock_waiting),
+        SoulTool("flock_verdict", "Record your person's decision on a flock item. ONLY when your person has said yes or "
+                 "no to it: never decide an approval yourself; if they have not said, ask them.",
+                 {"item_id": {**string, "description": "the item, e.g. 3f2a-2"},
+                  "target": {**string, "enum": ["triage", "output"], "description": "triage: its plan; output: its answer"},
+                  "approve": {"type": "boolean", "description": "true when your person said yes"}},
+                 flock_verdict, ["item_id", "target", "approve"], informs=False),
+    ]

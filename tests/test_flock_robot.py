@@ -1,0 +1,143 @@
+"""The flock and the soul share the robot: the flock speaks on a body, or tells the soul, and the soul's flock tools.
+
+Real servers on loopback: the flock app with the fake model, a recording Body
+Protocol body, a fake soul /nudge, and the soul's tools calling the real flock.
+"""
+
+import asyncio
+from types import SimpleNamespace
+
+from aiohttp import web
+
+from soulstack.flock.app import make_flock_app
+from soulstack.flock.robot import BodyVoice, SoulVoice
+from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
+from tests.fakes.nudge_receiver import NudgeReceiver
+from tests.fakes.soul_body import RecordingBody
+from tests.test_flock_support import Flock, start_fake_model
+
+
+class RobotFlock(Flock):
+    """The test flock, with the robot's voice wired in."""
+
+    def __init__(self, data_dir, model, robot, token=None):
+        super().__init__(data_dir, model)
+        self.robot, self.token = robot, token
+
+    async def start(self):
+        import aiohttp
+
+        self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config, self.token, self.robot))
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}", headers=headers)
+        return self
+
+
+async def until(condition, timeout=10.0):
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_path):
+    fake, model = await start_fake_model()
+    async with RecordingBody() as body:
+        voice = BodyVoice(body.base_url, min_interval_s=30)
+        flock = await RobotFlock(tmp_path, model, voice).start()
+        try:
+            # Five items, each triaged for a stranger: five approvals within a second, one utterance.
+            await flock.new_list("- research the launch copy\n- research a\n- research b\n- research c\n- research d")
+            await until(lambda: len(flock.flock.store.all_pending()) == 5)
+            await until(lambda: body.spoken)
+            await asyncio.sleep(1.0)
+            assert len(body.spoken) == 1
+            assert "the Sentry needs your OK to start on 'research the launch copy'" in body.spoken[0]
+            faces = [request["emotion"] for endpoint, request in body.received if endpoint == "express"]
+            assert "thinking" in faces  # the Sentry flew
+            assert body.received[0][0] == "status"  # asked whether it can act before anything else
+        finally:
+            await flock.stop()
+            await fake.stop()
+
+
+async def test_an_offline_body_is_skipped_and_never_stalls_the_flock(tmp_path):
+    fake, model = await start_fake_model()
+    async with RecordingBody(online=False) as body:
+        flock = await RobotFlock(tmp_path, model, BodyVoice(body.base_url, min_interval_s=0)).start()
+        try:
+            list_id = await flock.new_list("- research moths")
+            await until(lambda: flock.flock.store.all_pending())
+            item_id = f"{list_id}-1"
+            assert await flock.verdict(item_id, "triage") == 204
+            await until(lambda: any(p[1] == "output" for p in flock.flock.store.all_pending()))
+            assert await flock.verdict(item_id, "output") == 204
+            await until(lambda: flock.flock.store.get_list(list_id)["finished"])
+            assert body.spoken == [] and {endpoint for endpoint, _ in body.received} == {"status"}
+        finally:
+            await flock.stop()
+            await fake.stop()
+
+
+async def test_with_a_soul_the_flock_tells_the_soul_and_never_calls_the_body(tmp_path, aiohttp_server):
+    receiver = NudgeReceiver(token="nudge-token")
+    soul = await aiohttp_server(receiver.app())
+    fake, model = await start_fake_model()
+    async with RecordingBody() as body:
+        flock = await RobotFlock(tmp_path, model, SoulVoice(str(soul.make_url("/nudge")), token="nudge-token")).start()
+        try:
+            list_id = await flock.new_list("- research the launch copy")
+            reasons = await receiver.wait_for(1)
+            assert reasons[0] == f"your flock asks: the Sentry needs your OK to start on 'research the launch copy' (item {list_id}-1)"
+            assert body.received == []
+        finally:
+            await flock.stop()
+            await fake.stop()
+
+
+def soul_with_flock(url, token=None):
+    return SimpleNamespace(cfg={"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}})
+
+
+async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_persons_verdict(tmp_path):
+    fake, model = await start_fake_model()
+    flock = await RobotFlock(tmp_path, model, None, token="flock-token").start()
+    try:
+        soul = soul_with_flock(f"http://127.0.0.1:{flock.port}", "flock-token")
+        assert [tool.name for tool in flock_tools(soul.cfg)] == ["hand_to_flock", "flock_waiting", "flock_verdict"]
+        outcome = await hand_to_flock(soul, "- research the launch copy")
+        assert outcome.ok
+        list_id = flock.flock.store.unfinished_lists()[0]
+        assert flock.flock.store.get_list(list_id)["requester"] == "Pip"
+        await until(lambda: flock.flock.store.all_pending())
+        waiting = await flock_waiting(soul)
+        assert f"item {list_id}-1 (triage)" in waiting.content[0].text and "research the launch copy" in waiting.content[0].text
+        async with flock.events(list_id) as stream:
+            recorded = await flock_verdict(soul, f"{list_id}-1", "triage", True)
+            assert recorded.ok
+            verdict = await stream.until("verdict", target="triage")
+        assert verdict["verdict"] == "approved"
+        again = await flock_verdict(soul, f"{list_id}-1", "triage", True)  # nothing waits any more: an honest failure
+        assert not again.ok and "404" in again.content[0].text
+    finally:
+        await flock.stop()
+        await fake.stop()
+
+
+async def test_a_locked_or_absent_flock_is_an_honest_failure(tmp_path):
+    fake, model = await start_fake_model()
+    flock = await RobotFlock(tmp_path, model, None, token="flock-token").start()
+    try:
+        wrong = await hand_to_flock(soul_with_flock(f"http://127.0.0.1:{flock.port}", "nope"), "- a task")
+        assert not wrong.ok and "401" in wrong.content[0].text
+    finally:
+        await flock.stop()
+        await fake.stop()
+    gone = await flock_waiting(soul_with_flock(f"http://127.0.0.1:{flock.port}"))
+    assert not gone.ok and "did not answer" in gone.content[0].text
+    assert flock_tools({"flock": {"url": None, "token": None}}) == []
