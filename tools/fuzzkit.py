@@ -318,6 +318,15 @@ class Servers(contextlib.ExitStack):
         wait_for_port(bridge_port, bridge.process)
         wait_until(lambda: call(bridge_port, "POST", "/status", {}, TOKEN)[1].get("online") is True, "the bridge online")
 
+    def start_stackchan(self):
+        """The xiaozhi adapter with no robot and no server behind it: its Body Protocol side still has to hold."""
+        port, device_port = free_port(), free_port()
+        server = self._start("stackchan", ["body", "stackchan", "--upstream", f"ws://127.0.0.1:{free_port()}/xiaozhi/v1/",
+                                           "--port", str(port), "--token", TOKEN, "--device-listen",
+                                           f"127.0.0.1:{device_port}", "--nudge-url", ""],
+                             port, BODY_ENDPOINTS, TOKEN, allow_503=True)
+        wait_for_port(port, server.process)
+
     def start_tts(self):
         port = free_port()
         wait_for_port(port, self._start("tts", ["tts", "--port", str(port), "--token", TOKEN], port, TTS_ENDPOINTS, TOKEN).process)
@@ -332,6 +341,7 @@ class Servers(contextlib.ExitStack):
         self.start_soul()
         self.start_terminal()
         self.start_sim_and_bridge()
+        self.start_stackchan()
         self.start_tts()
         self.start_flock()
         return self
@@ -369,6 +379,12 @@ def still_able(server: Server) -> str | None:
             return f"a clean nudge got {status} {answer}"
         status, answer = call(port, "GET", "/health", None, token)
         return None if status == 200 else f"/health got {status} {answer}"
+    if server.name == "stackchan":  # no robot connected: it must say so honestly, and still answer
+        status, answer = call(port, "POST", "/status", {}, token)
+        if status != 200 or answer.get("online") is not False:
+            return f"/status got {status} {answer}"
+        status, answer = call(port, "POST", "/speak", {"text": "still here"}, token)
+        return None if status == 503 else f"/speak with no robot got {status} {answer}"
     if server.name in ("terminal", "sim", "bridge"):
         status, answer = call(port, "POST", "/status", {}, token)
         if status != 200 or answer.get("online") is not True:
@@ -388,7 +404,7 @@ def main(argv=None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="tools/fuzz", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="comma-separated servers: soul,terminal,sim,bridge,tts,flock")
+    parser.add_argument("--only", help="comma-separated servers: soul,terminal,sim,bridge,stackchan,tts,flock")
     args = parser.parse_args(argv)
     wanted = set(args.only.split(",")) if args.only else None
     print(f"{'server':<10} {'sent':>5} {'5xx':>4} {'slowest':>8}  answers by status")
