@@ -89,11 +89,17 @@ class Esp32Hal:
         if self.wlan.isconnected():
             return True, self.wlan.ifconfig()[0], "connected"
         status = self.wlan.status()
+        # The ESP32 port reports ESP-IDF's reasons (STAT_BEACON_TIMEOUT ... STAT_HANDSHAKE_TIMEOUT) and has
+        # no STAT_CONNECT_FAIL; other ports the reverse. A wrong WPA2 password often shows as a handshake timeout.
         reasons = {
             getattr(network, "STAT_WRONG_PASSWORD", -3): "wrong Wi-Fi password (check wifi.password)",
+            getattr(network, "STAT_HANDSHAKE_TIMEOUT", -4): "Wi-Fi handshake timed out (most often a wrong wifi.password)",
             getattr(network, "STAT_NO_AP_FOUND", -2): "Wi-Fi network not found (check wifi.ssid)",
+            getattr(network, "STAT_BEACON_TIMEOUT", -5): "Wi-Fi signal lost",
+            getattr(network, "STAT_ASSOC_FAIL", -6): "the Wi-Fi access point refused the robot",
             getattr(network, "STAT_CONNECT_FAIL", -1): "Wi-Fi connection failed",
             getattr(network, "STAT_CONNECTING", 1001): "connecting",
+            getattr(network, "STAT_IDLE", 1000): "not connected",
         }
         return False, None, reasons.get(status, "Wi-Fi status " + str(status))
 

@@ -94,7 +94,8 @@ class Hal(Esp32Hal):
     def _start_speaker(self):
         try:
             speaker = self.M5.Speaker
-            speaker.begin()
+            if not speaker.begin():  # it says so by returning False, not by raising
+                raise OSError("Speaker.begin() returned False")
             speaker.setVolume(self.config["volume"] * 255 // 100)
             self._speaker_problem = None
         except Exception as failure:
@@ -132,12 +133,15 @@ class Hal(Esp32Hal):
         opening = int(frame.mouth * 26)
         width = 90 - int(frame.mouth * 30)
         c.fillRect(160 - width // 2, 148 + dy - opening // 2, width, 4 + opening, WHITE)
+        # drawString(text, x, y[, font]): its fourth argument is a font, so the colour is set first.
         if frame.balloon:
             c.fillRoundRect(8, 176, W - 16, 60, 10, WHITE)
+            c.setTextColor(BLACK, WHITE)
             for row, line in enumerate(frame.balloon):
-                c.drawString(line, 18, 182 + 26 * row, BLACK)
+                c.drawString(line, 18, 182 + 26 * row)
         if self._error and self.clock.ms() < self._error_until:
-            c.drawString(self._error[:26], 4, 2, RED)
+            c.setTextColor(RED, BLACK)
+            c.drawString(self._error[:26], 4, 2)
         if c is not self.lcd:
             c.push(0, 0)
 

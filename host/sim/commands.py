@@ -10,6 +10,9 @@ from soulstack.errors import UsageError
 from soulstack.commandline import subcommand_group
 
 DEFAULT_PORT = 9311
+# The head each HAL drives in the simulator: M5Stack's StackChan has SCS0009 bus servos; the generic
+# build stands for a DIY StackChan with SG90s on two PWM pins.
+SERVOS = {"fake": None, "uiflow": {"kind": "scs0009"}, "generic": {"kind": "sg90", "pan_pin": 5, "tilt_pin": 6}}
 
 
 def free_port():
@@ -55,7 +58,7 @@ def sim(args) -> int:
     port = args.port or free_port()
     show = printer()
     simulator = Simulator(port, token=args.token, serial=args.serial, python=args.python, heap=args.heap,
-                          nudge_url=args.nudge_url, tts_url=args.tts_url, show=show)
+                          nudge_url=args.nudge_url, tts_url=args.tts_url, show=show, hal=args.hal, servo=SERVOS[args.hal])
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -69,8 +72,13 @@ def sim(args) -> int:
             print(why_it_stopped(simulator), file=sys.stderr)
             return 1
         runtime = "CPython" if args.python else "MicroPython"
-        show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, fake hardware)")
-        show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
+        hardware = "fake hardware" if args.hal == "fake" else f"hal/{args.hal}.py on documented-API doubles"
+        show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, {hardware})")
+        if args.hal != "generic":  # the generic build has no camera
+            show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
+        if args.hal != "fake":
+            show(f"doubles: every call the HAL makes is written to {simulator.journal}; "
+                 f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)")
         simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         code = simulator.process.wait()
         if code:
@@ -88,11 +96,15 @@ def register(subparsers):
     body = subcommand_group(subparsers, "body", "run a body")
     parser = body.add_parser(
         "sim", help="run the real StackChan firmware with fake hardware on this computer",
-        description="Runs firmware/main.py with the fake HAL under MicroPython's unix port, serving Body Protocol v1 on loopback.",
+        description="Runs firmware/main.py with the fake HAL (or, with --hal, the robot's own HAL on documented-API "
+        "doubles) under MicroPython's unix port, serving Body Protocol v1 on loopback.",
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--token", help="bearer token the body requires (default: none)")
     parser.add_argument("--serial", action="store_true", help="also speak the serial framing on a new pty; prints 'serial: PATH' first")
+    parser.add_argument("--hal", choices=("fake", "uiflow", "generic"), default="fake",
+                        help="fake: simulated hardware; uiflow/generic: the robot's own HAL on documented-API doubles "
+                        "of UIFlow2's M5, camera, jpg, dl and MicroPython's machine, network (default fake)")
     parser.add_argument("--python", action="store_true", help="run the firmware under CPython instead of MicroPython")
     parser.add_argument("--heap", default="256K", help="MicroPython heap size (default 256K)")
     parser.add_argument("--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)")

@@ -1,7 +1,10 @@
-"""Start firmware/main.py with the fake HAL under MicroPython's unix port (or CPython).
+"""Start firmware/main.py under MicroPython's unix port (or CPython), with the fake HAL or a real one.
 
 The firmware runs unchanged: the same main.py, core and links the robot runs,
-with `hal.fake` standing in for camera, screen and speaker. Microdot comes from
+with `hal.fake` standing in for camera, screen and speaker — or, with
+`hal="uiflow"`/`"generic"`, the robot's own HAL running on the documented-API
+doubles in `doubles/` (MicroPython only), whose world (Wi-Fi, a face, a
+failing camera) is a folder of small files (`set_world`). Microdot comes from
 the installed PyPI package: copied into a temporary folder at run time (and
 compiled with mpy-cross when available, because compiling its source needs
 more heap than a small MicroPython gets), never vendored into the repository.
@@ -31,6 +34,8 @@ from soulstack.firmware.core.serial_frames import decode
 from soulstack.errors import UsageError
 from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
 from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules
+from soulstack.sim import coverage
+
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 
 
@@ -56,6 +61,8 @@ def stage_microdot(lib: Path, compile_mpy: bool):
             shutil.copy(source / name, target / name)
 
 
+HALS = ("fake", "uiflow", "generic")
+DOUBLES = Path(__file__).resolve().parent / "doubles"
 MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
 FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token"}
 
@@ -99,13 +106,15 @@ def ready_line(frame):
     return f"ready: ip={ready.get('ip') or '-'} wifi={ready.get('wifi')}"
 
 
-def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None):
+def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="fake", servo=None):
     config = {
         "wifi": {"ssid": "(simulated)", "password": ""},
         "token": token or "",
-        "hal": "fake",
+        "hal": hal,
         "fake": {"face_file": str(face_file)},
     }
+    if servo:
+        config["servo"] = servo
     if nudge_url:
         config["nudge_url"] = nudge_url
     if tts_url:
@@ -119,16 +128,27 @@ class Simulator:
     """One running firmware process. Use as a context manager, or start()/stop()."""
 
     def __init__(self, port, token=None, serial=False, python=False, heap="256K",
-                 nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None):
+                 nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None,
+                 hal="fake", servo=None, world=None):
         parse_heap(heap)
-        config = sim_config(token, "face-present", nudge_url, tts_url, fake)
+        if hal not in HALS:
+            raise UsageError(f"--hal {hal} is not one of {', '.join(HALS)}")
+        if python and hal != "fake":
+            raise UsageError(f"--hal {hal} runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); drop --python")
+        config = sim_config(token, "face-present", nudge_url, tts_url, fake, hal, servo)
         check_config(config)
         self.port = port
         self.serial = serial
         self.python = python
         self.heap = heap
+        self.hal = hal
         self.workdir = Path(tempfile.mkdtemp(prefix="soulstack-sim-"))
-        self.face_file = self.workdir / "face-present"
+        self.world = self.workdir / "world"  # what the doubles read (see doubles/_double.py)
+        self.world.mkdir()
+        for name, value in (world or {}).items():
+            self.set_world(name, value)
+        # A face in front of the camera: the fake HAL's file, or the doubles' world file `face`.
+        self.face_file = self.workdir / "face-present" if hal == "fake" else self.world / "face"
         config["fake"]["face_file"] = str(self.face_file)
         self.config_path = self.workdir / "config.json"
         self.config_path.write_text(json.dumps(config))
@@ -144,8 +164,32 @@ class Simulator:
         self._threads = []
         self.process = None
 
+    def set_world(self, name, value):
+        """Write one world file for the doubles (None removes it); atomic, so a double never reads half."""
+        path = self.world / name
+        if value is None:
+            path.unlink(missing_ok=True)
+            return
+        temporary = self.world / (name + ".new")
+        temporary.write_text(str(value))
+        os.replace(temporary, path)
+
+    @property
+    def journal(self):
+        """The doubles' journal: every call the HAL made, one JSON object per line."""
+        return self.world / "journal"
+
+    def calls(self, name=None):
+        """The journal's entries so far (those of call `name` only, when given)."""
+        try:
+            lines = self.journal.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        entries = [json.loads(line) for line in lines if line.endswith("}")]
+        return [entry for entry in entries if name is None or entry["call"] == name]
+
     def command(self):
-        args = ["main.py", "--config", str(self.config_path), "--hal", "fake", "--host", "127.0.0.1", "--port", str(self.port)]
+        args = ["main.py", "--config", str(self.config_path), "--hal", self.hal, "--host", "127.0.0.1", "--port", str(self.port)]
         if self.serial:
             args.append("--serial")
         if self.python:
@@ -156,8 +200,14 @@ class Simulator:
         lib = self.workdir / "lib"
         stage_microdot(lib, compile_mpy=True)
         env = dict(os.environ)
+        paths = [str(FIRMWARE), str(lib)]
+        if self.hal != "fake":
+            paths.append(str(DOUBLES))
+            env["SOULSTACK_DOUBLES"] = str(self.world)
+        if env.get(coverage.ENV):  # measuring which lines of firmware/hal run: instrumented copies go first
+            paths.insert(0, str(coverage.stage(self.workdir / "coverage", env[coverage.ENV])))
         # ".frozen" keeps MicroPython's built-in asyncio importable once MICROPYPATH is set.
-        env["MICROPYPATH"] = os.pathsep.join([".frozen", str(FIRMWARE), str(lib)])
+        env["MICROPYPATH"] = os.pathsep.join([".frozen"] + paths)
         return [micropython, "-X", "heapsize=" + self.heap] + args, env
 
     def start(self):

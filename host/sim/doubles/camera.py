@@ -1,0 +1,79 @@
+"""A double of UIFlow2's `camera` module (CoreS3, GC0308).
+
+From m5stack/uiflow-micropython docs/en/advanced/camera.rst: init(pixformat,
+framesize) with camera.RGB565 and the frame sizes below; snapshot() returns
+an image.Image (docs/en/advanced/image.rst: width(), height(), format(),
+size(), bytearray()). snapshot() before a successful init() raises, as there
+is no sensor to read. Older UIFlow2 builds had no `jpg` module and offered
+capture_to_jpg(quality) instead (world file `camera` = old); the current docs
+no longer describe it, so its signature is the one our HAL has always used.
+"""
+
+import _double
+
+RGB565 = 2
+JPEG = 4  # image.rst, Constants (an image's format())
+QQVGA, QCIF, HQVGA, FRAME_240X240, QVGA = 5, 6, 7, 8, 9
+_SIZES = {QQVGA: (160, 120), QCIF: (176, 144), HQVGA: (240, 176), FRAME_240X240: (240, 240), QVGA: (320, 240)}
+_started = []
+
+
+class Image:
+    """image.rst, class image.Image: the frame a snapshot returns, or a JPEG jpg.encode made."""
+
+    def __init__(self, width, height, pixformat, data):
+        self._w = width
+        self._h = height
+        self._format = pixformat
+        self._data = data
+
+    def width(self):
+        return self._w
+
+    def height(self):
+        return self._h
+
+    def format(self):
+        return self._format
+
+    def size(self):
+        return len(self._data)
+
+    def bytearray(self):
+        return self._data
+
+
+def init(*args, **kwargs):
+    parsed = _double.call("camera.init", args, kwargs, [("pixformat", "int", True), ("framesize", "int", True)])
+    if parsed["pixformat"] != RGB565:
+        raise ValueError("camera.init: pixformat supports camera.RGB565 only")
+    if parsed["framesize"] not in _SIZES:
+        raise ValueError("camera.init: unknown framesize " + str(parsed["framesize"]))
+    if _double.world("camera", "ok") == "fail":
+        raise OSError("camera init failed (the GC0308 did not answer on I2C)")
+    _started[:] = [_SIZES[parsed["framesize"]]]
+
+
+def snapshot():
+    if not _started:
+        raise OSError("camera.snapshot: the camera is not initialised (camera.init failed or was never called)")
+    width, height = _started[0]
+    _double.record("camera.snapshot", {})
+    # A small stand-in for the RGB565 frame (the real one is w*h*2 bytes in PSRAM): its size is not what is tested.
+    return Image(width, height, RGB565, bytearray(64))
+
+
+def jpeg_bytes():
+    """A real JPEG (the fake HAL's drawing of a face), fresh each time as jpg.encode allocates one."""
+    from hal.fake import FACE_JPEG
+    return bytearray(FACE_JPEG)
+
+
+if _double.world("camera", "ok") == "old":
+    def capture_to_jpg(quality):
+        if not _started:
+            raise OSError("camera.capture_to_jpg: the camera is not initialised")
+        if not isinstance(quality, int) or not 0 <= quality <= 100:
+            raise ValueError("capture_to_jpg: quality is 0..100")
+        _double.record("camera.capture_to_jpg", {"quality": quality})
+        return jpeg_bytes()
