@@ -310,6 +310,8 @@ class Body:
             try:
                 state = hal.wifi_status()
                 if not state[0] and ssid:
+                    if self.wifi[0]:
+                        self.wifi = state  # the link is gone now: /status must not say online while we rejoin
                     log("Wi-Fi:", state[2], "- connecting to", ssid)
                     hal.wifi_connect(ssid, self.config["wifi"]["password"])
                     waited = 0

@@ -106,7 +106,7 @@ def register(subparsers):
                         help="fake: simulated hardware; uiflow/generic: the robot's own HAL on documented-API doubles "
                         "of UIFlow2's M5, camera, jpg, dl and MicroPython's machine, network (default fake)")
     parser.add_argument("--python", action="store_true", help="run the firmware under CPython instead of MicroPython")
-    parser.add_argument("--heap", default="256K", help="MicroPython heap size (default 256K)")
+    parser.add_argument("--heap", help="MicroPython heap size (default 256K; 1M with --hal uiflow, whose heap is in PSRAM)")
     parser.add_argument("--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)")
     parser.add_argument("--tts-url", help="a `soulstack tts` URL the firmware fetches speech from")
     parser.set_defaults(func=sim)

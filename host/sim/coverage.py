@@ -4,7 +4,7 @@ The unix port's standard build has no `sys.settrace` (checked: MicroPython
 1.29 `standard` variant), so the simulator measures by marking: every
 statement of the measured HAL files gets a call `_hit(file, line)` placed
 just before it (found with CPython's `ast`, written back with
-`ast.unparse`); the marked copies go first on MICROPYPATH, and `_linehits`
+`ast.unparse`); the firmware runs from a copy holding the marked files, and `_linehits`
 appends `file:line` to the file named by $SOULSTACK_HAL_COVERAGE the first
 time each statement is reached. The figure is statement coverage in
 coverage.py's sense: of the statements (docstrings aside), how many ran.
@@ -77,15 +77,16 @@ def instrument(source: str, name: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
-def stage(folder: Path, hits_path: str) -> Path:
-    """A folder holding a marked copy of firmware/hal and `_linehits.py`; put it first on MICROPYPATH."""
-    hal = folder / "hal"
-    hal.mkdir(parents=True, exist_ok=True)
-    for source in sorted((FIRMWARE_DIR / "hal").glob("*.py")):
-        if source.name in MEASURED:
-            (hal / source.name).write_text(instrument(source.read_text(), source.name))
-        else:
-            shutil.copy(source, hal / source.name)
+def stage(folder: Path) -> Path:
+    """A copy of firmware/ whose measured HAL files are marked, plus `_linehits.py`; run the firmware from it.
+
+    A whole copy, because MicroPython looks in the running script's own folder first: a marked `hal`
+    elsewhere on MICROPYPATH would never be imported.
+    """
+    shutil.copytree(FIRMWARE_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", "config.json"))
+    for name in MEASURED:
+        path = folder / "hal" / name
+        path.write_text(instrument(path.read_text(), name))
     (folder / "_linehits.py").write_text(LINEHITS)
     return folder
 

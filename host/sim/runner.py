@@ -78,6 +78,11 @@ def parse_heap(text):
     return size
 
 
+def default_heap(hal):
+    """UIFlow2 on the CoreS3 keeps its heap in the 8 MB PSRAM; the other builds get the simulator's usual 256K."""
+    return "1M" if hal == "uiflow" else "256K"
+
+
 def check_config(config):
     """Refuse what the firmware would refuse, before starting it, in the flags' own words."""
     try:
@@ -127,9 +132,10 @@ def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="f
 class Simulator:
     """One running firmware process. Use as a context manager, or start()/stop()."""
 
-    def __init__(self, port, token=None, serial=False, python=False, heap="256K",
+    def __init__(self, port, token=None, serial=False, python=False, heap=None,
                  nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None,
                  hal="fake", servo=None, world=None):
+        heap = heap or default_heap(hal)
         parse_heap(heap)
         if hal not in HALS:
             raise UsageError(f"--hal {hal} is not one of {', '.join(HALS)}")
@@ -142,6 +148,7 @@ class Simulator:
         self.python = python
         self.heap = heap
         self.hal = hal
+        self.firmware = FIRMWARE  # where main.py runs from (a marked copy when measuring coverage)
         self.workdir = Path(tempfile.mkdtemp(prefix="soulstack-sim-"))
         self.world = self.workdir / "world"  # what the doubles read (see doubles/_double.py)
         self.world.mkdir()
@@ -200,12 +207,12 @@ class Simulator:
         lib = self.workdir / "lib"
         stage_microdot(lib, compile_mpy=True)
         env = dict(os.environ)
-        paths = [str(FIRMWARE), str(lib)]
+        if env.get(coverage.ENV) and self.firmware == FIRMWARE:  # measuring which lines of firmware/hal run
+            self.firmware = coverage.stage(self.workdir / "firmware")
+        paths = [str(self.firmware), str(lib)]
         if self.hal != "fake":
             paths.append(str(DOUBLES))
             env["SOULSTACK_DOUBLES"] = str(self.world)
-        if env.get(coverage.ENV):  # measuring which lines of firmware/hal run: instrumented copies go first
-            paths.insert(0, str(coverage.stage(self.workdir / "coverage", env[coverage.ENV])))
         # ".frozen" keeps MicroPython's built-in asyncio importable once MICROPYPATH is set.
         env["MICROPYPATH"] = os.pathsep.join([".frozen"] + paths)
         return [micropython, "-X", "heapsize=" + self.heap] + args, env
@@ -227,7 +234,7 @@ class Simulator:
             self.config_path.write_text(json.dumps(config))
             stderr = subprocess.PIPE
         try:
-            self.process = subprocess.Popen(argv, cwd=FIRMWARE, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+            self.process = subprocess.Popen(argv, cwd=self.firmware, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
                                             pass_fds=(screen_end,) if self.show else ())
         finally:
             if self.show:

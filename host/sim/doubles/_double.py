@@ -17,13 +17,17 @@ as their length (and, for UART writes, as hex).
 The world is a folder of one-word files the test or the person writes:
   wifi     up (default) | down | no_ap | wrong_password | handshake_timeout
   camera   ok (default) | fail (init raises) | old (a build with capture_to_jpg, no jpg module)
+           | no_encoder (neither)
+  display  ok (default) | missing (a UIFlow2 board without a screen: no M5.Lcd, no M5.Display)
+  efont    ok (default) | missing (no EFontCN24/JA24/KR24 in M5.Lcd.FONTS)
   canvas   ok (default) | fail (newCanvas raises: no PSRAM)
   dl       ok (default) | missing (no face detection module)
   speaker  ok (default) | fail (Speaker.begin() returns False)
   face     present: the detector sees one face; absent: none
-  touch    present: one finger on the screen
-  button   present: BtnA was pressed (consumed by the next wasPressed())
-  accel    "x y z" in g (default "0 0 1")
+  touch    present: one finger on the screen; broken: getCount() raises OSError
+  button   present: BtnA was pressed (consumed by the next wasPressed()); broken: it raises
+  wdt      ok (default) | fail (machine.WDT() raises OSError)
+  accel    "x y z" in g (default "0 0 1"); broken: getAccel() raises OSError
 """
 
 import json

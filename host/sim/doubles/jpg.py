@@ -9,7 +9,7 @@ old: importing it fails, as it did there.
 import _double
 import camera
 
-if _double.world("camera", "ok") == "old":
+if _double.world("camera", "ok") in ("old", "no_encoder"):
     raise ImportError("no module named 'jpg'")
 
 

@@ -106,6 +106,8 @@ class PWM:
 class WDT:
     def __init__(self, *args, **kwargs):
         parsed = _double.call("WDT", args, kwargs, [("id", "int", False), ("timeout", "int", False)])
+        if _double.world("wdt", "ok") == "fail":  # e.g. the task watchdog already configured by the build
+            raise OSError("WDT: ESP_ERR_INVALID_STATE")
         if parsed.get("id", 0) != 0:
             raise ValueError("WDT: only id 0 exists")
         if parsed.get("timeout", 5000) <= 0:
