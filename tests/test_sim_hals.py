@@ -185,22 +185,27 @@ def a_wav(seconds=0.4, rate=16000):
     return buffer.getvalue(), samples
 
 
-async def test_speech_is_played_as_pcm(hal_sim, aiohttp_server):
-    wav, pcm = a_wav()
-
+async def tts_server(aiohttp_server, wav, asked):
+    """A `soulstack tts` stand-in on loopback answering every request with `wav`; its URL."""
     async def tts(request):
-        assert (await request.json()) == {"text": "hello"}
+        asked.append(await request.json())
         return web.Response(body=wav, content_type="audio/wav")
 
     app = web.Application()
     app.router.add_post("/tts", tts)
-    server = await aiohttp_server(app)
-    simulator, url = hal_sim("uiflow", tts_url=str(server.make_url("/tts")))
+    return str((await aiohttp_server(app)).make_url("/tts"))
+
+
+async def test_speech_is_played_as_pcm(hal_sim, aiohttp_server):
+    wav, pcm = a_wav()
+    asked = []
+    simulator, url = hal_sim("uiflow", tts_url=await tts_server(aiohttp_server, wav, asked))
     await until(lambda: online(url), 15)
     assert await post(url, "speak", {"text": "hello"}) == (200, {})
     played = simulator.world / "speaker.pcm"
     assert await until(lambda: played.exists() and played.stat().st_size >= len(pcm), 10)
     assert played.read_bytes() == pcm  # every sample, in order, nothing of the WAV header
+    assert asked == [{"text": "hello"}]
     calls = simulator.calls("Speaker.playRaw")
     assert {(c["sample_rate"], c["stereo"], c["repeat"], c["channel"], c["stop_current_sound"]) for c in calls} == {
         (16000, False, 1, 0, False)}
@@ -268,11 +273,17 @@ async def test_sg90_duty_cycles_in_range(hal_sim):
 # --- senses and nudges ------------------------------------------------------------------------
 
 
-async def test_a_face_in_view_is_one_debounced_nudge(hal_sim, aiohttp_server):
-    receiver = NudgeReceiver()
+async def online_with_a_soul(hal_sim, aiohttp_server, receiver):
+    """A uiflow body, online, nudging `receiver` (a NudgeReceiver served on loopback)."""
     server = await aiohttp_server(receiver.app())
     simulator, url = hal_sim("uiflow", nudge_url=str(server.make_url("/nudge")))
     await until(lambda: online(url), 15)
+    return simulator, url
+
+
+async def test_a_face_in_view_is_one_debounced_nudge(hal_sim, aiohttp_server):
+    receiver = NudgeReceiver()
+    simulator, url = await online_with_a_soul(hal_sim, aiohttp_server, receiver)
     simulator.set_world("face", "present")
     assert await receiver.wait_for(1) == ["someone's face appeared in front of me"]
     await asyncio.sleep(2.5)  # still in view: seen again and again, said once
@@ -282,9 +293,7 @@ async def test_a_face_in_view_is_one_debounced_nudge(hal_sim, aiohttp_server):
 
 async def test_touch_button_and_pickup_nudge(hal_sim, aiohttp_server):
     receiver = NudgeReceiver()
-    server = await aiohttp_server(receiver.app())
-    simulator, url = hal_sim("uiflow", nudge_url=str(server.make_url("/nudge")))
-    await until(lambda: online(url), 15)
+    simulator, url = await online_with_a_soul(hal_sim, aiohttp_server, receiver)
     simulator.set_world("touch", "present")
     await receiver.wait_for(1)
     simulator.set_world("touch", None)
@@ -311,16 +320,8 @@ async def test_a_camera_that_fails_to_start_is_honest(hal_sim):
 
 async def test_an_older_build_and_missing_parts(hal_sim, aiohttp_server):
     """capture_to_jpg instead of jpg, no dl, no PSRAM canvas, a speaker that will not start."""
-    wav, _ = a_wav(0.1)
-
-    async def tts(request):
-        return web.Response(body=wav, content_type="audio/wav")
-
-    app = web.Application()
-    app.router.add_post("/tts", tts)
-    server = await aiohttp_server(app)
     world = {"camera": "old", "dl": "missing", "canvas": "fail", "speaker": "fail"}
-    simulator, url = hal_sim("uiflow", world=world, tts_url=str(server.make_url("/tts")))
+    simulator, url = hal_sim("uiflow", world=world, tts_url=await tts_server(aiohttp_server, a_wav(0.1)[0], []))
     await until(lambda: simulator.calls("WLAN.connect"), 10)
     status, answer = await post(url, "look", {"question": "anyone?"})
     assert status == 200 and answer["mimeType"] == "image/jpeg"
@@ -337,9 +338,7 @@ async def test_an_older_build_and_missing_parts(hal_sim, aiohttp_server):
 async def test_an_error_is_shown_on_the_screen(hal_sim, aiohttp_server):
     """A nudge that cannot be delivered is an error on screen (red, top-left) as well as in the log."""
     receiver = NudgeReceiver(fail_first=5)
-    server = await aiohttp_server(receiver.app())
-    simulator, url = hal_sim("uiflow", nudge_url=str(server.make_url("/nudge")))
-    await until(lambda: online(url), 15)
+    simulator, url = await online_with_a_soul(hal_sim, aiohttp_server, receiver)
     simulator.set_world("button", "present")
     shown = await until(lambda: [c for c in simulator.calls("Canvas.drawString") if c["x"] == 4 and c["y"] == 2], 8)
     assert shown and shown[0]["text"].startswith("nudge: HttpError")
