@@ -11,9 +11,12 @@ much of firmware/hal it executes.
 import asyncio
 import io
 import math
+import signal
 import struct
+import subprocess
 import time
 import wave
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -367,3 +370,34 @@ async def test_a_build_without_cjk_fonts_still_draws(hal_sim):
     assert not simulator.calls("Canvas.setFont")  # the default font draws ASCII
     assert await post(url, "speak", {"text": "plain ascii"}) == (200, {})
     assert await until(lambda: [c for c in simulator.calls("Canvas.drawString") if c["text"] == "plain ascii"], 5)
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def test_body_sim_hal_uiflow_from_the_command_line(soulstack_cmd):
+    process = subprocess.Popen([*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "uiflow"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        body = process.stdout.readline()
+        assert body.startswith("body: http://127.0.0.1:") and "hal/uiflow.py on documented-API doubles" in body
+        assert process.stdout.readline().startswith("face: create ")
+        doubles = process.stdout.readline()
+        journal = Path(doubles.split("written to ")[1].split(";")[0])
+        assert doubles.startswith("doubles: ") and journal.name == "journal"
+        deadline = time.monotonic() + 10
+        while not (journal.exists() and "Canvas.push" in journal.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "Canvas.push" in journal.read_text()  # the real HAL is drawing on the doubled screen
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+
+
+def test_the_doubles_need_micropython(soulstack_cmd):
+    result = subprocess.run([*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "generic", "--python"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "soulstack body: --hal generic runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); "
+        "drop --python"]
