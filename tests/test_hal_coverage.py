@@ -1,11 +1,18 @@
-"""host/sim/coverage.py: marked source runs under real MicroPython and reports exactly the statements reached."""
+"""host/sim/coverage.py: marked source runs under real MicroPython and reports exactly the statements reached.
+
+Also the generic HAL's refusals, which only a direct call reaches (tools/bench-hal-coverage runs this file too).
+"""
 
 import os
 import subprocess
 import textwrap
+from pathlib import Path
 
+from soulstack.firmware import FIRMWARE_DIR
 from soulstack.sim import coverage
-from soulstack.sim.runner import find_tool
+from soulstack.sim.runner import DOUBLES, find_tool
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SOURCE = textwrap.dedent('''\
     """A docstring is not a statement."""
@@ -44,3 +51,15 @@ def test_marked_source_reports_the_statements_that_ran(tmp_path):
     assert 1 not in statements  # the docstring
     assert statements - ran == {12}  # only `return "none"` never ran
     assert ran <= statements
+
+
+def test_the_generic_hal_refuses_what_it_lacks(tmp_path):
+    """Its camera and speaker calls raise, never hand back a fake frame or swallow audio (under MicroPython)."""
+    firmware = FIRMWARE_DIR
+    if os.environ.get(coverage.ENV):  # tools/bench-hal-coverage counts these statements too
+        firmware = coverage.stage(tmp_path / "firmware")
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(firmware), str(DOUBLES)]),
+               SOULSTACK_DOUBLES=str(tmp_path))
+    result = subprocess.run([find_tool("micropython"), str(ROOT / "tests/firmware/generic_hal.py")], env=env,
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr
