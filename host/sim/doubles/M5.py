@@ -1,12 +1,15 @@
 """A double of UIFlow2's `M5` module (M5Unified/M5GFX bindings) for the CoreS3.
 
 Written from m5stack/uiflow-micropython: docs/en/hardware/display.rst
-("Display", "newCanvas"), docs/en/hardware/speaker.rst ("Speaker"),
-docs/en/hardware/imu.rst, button.rst and the touch docs, and, where the docs
-leave a signature out (drawString, push), from the bindings themselves in
-m5stack/components/M5Unified/mpy_m5gfx.cpp (gfx_drawString: text, x, y,
-font; gfx_push: exactly x and y). The speaker doc's rule holds here too:
-nothing works before M5.begin().
+("Display", "newCanvas"), docs/en/hardware/speaker.rst ("Speaker"), and,
+where the docs leave a signature out or name it differently (drawString,
+push, setVolume's `vol`), from the bindings in m5stack/components/M5Unified/
+(mpy_m5gfx.cpp gfx_drawString: text, x, y, font; gfx_push: exactly x and
+y; mpy_m5spk.cpp spk_setVolume). Imu.getAccel(), Touch.getCount() and
+BtnA/BtnPWR.wasPressed() follow M5Unified's names as UIFlow2 programs call
+them; their argument-less signatures were not checked against UIFlow2's own
+imu/button pages. The speaker doc's rule holds here too: nothing works
+before M5.begin().
 """
 
 import _double
@@ -185,7 +188,7 @@ Speaker = _Speaker()
 
 
 class _Imu:
-    """imu.rst: Imu.getAccel() -> (x, y, z) in g."""
+    """Imu.getAccel() -> (x, y, z) in g."""
 
     def getAccel(self):
         _needs_begin("Imu.getAccel")
@@ -212,7 +215,7 @@ Touch = _Touch()
 
 
 class _Button:
-    """button.rst: wasPressed() is True once per press."""
+    """wasPressed() is True once per press."""
 
     def __init__(self, name, world_file):
         self.name = name
