@@ -24,7 +24,8 @@ for any content blocks (thinking too), `error(status)`, or a callable taking
 the request JSON and returning one of those (sync or async: it may wait on an
 `asyncio.Event` to play a slow model). `FakeAnthropic(default=...)` answers
 once the script is empty. `stream: true` requests get the real SSE event
-sequence. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
+sequence; `steered(reply, after_event=..., cut_after=...)` (tests/fakes/scripted_server.py)
+paces, holds or cuts that stream. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Importing the `fake_anthropic` fixture into a test module gives a started fake.
 """
 
@@ -353,7 +354,7 @@ class FakeAnthropic(ScriptedServer):
         reply = self.build_message(entry.body, spec)
         self.usages.append(reply["usage"])
         if entry.body.get("stream"):
-            return await sse(request, stream_events(reply))
+            return await sse(request, stream_events(reply), after_event=spec.get("after_event"), cut_after=spec.get("cut_after"))
         return web.json_response(reply, headers={"request-id": "req_fake"})
 
     def build_message(self, body, spec):
