@@ -154,6 +154,42 @@ class Converse:
             return FAILED[lang]
         return found.task.result()
 
+    async def say(self, utterance: str):
+        """The words to say back, piece by piece, each the moment it is known: the answer's
+        sentences as the soul's model writes them, then any failure line; a filler when
+        nothing was said within `filler_after_s` (a long answer is cut there instead)."""
+        found = self.answer_for(utterance)
+        if isinstance(found, str):
+            if found:
+                yield found
+            return
+        lang = "zh" if is_chinese(utterance) else "en"
+        catcher, sent = found.catcher, 0
+        catcher.waiting += 1
+        timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
+        try:
+            while True:
+                while sent < len(catcher.pieces):
+                    sent += 1
+                    yield catcher.pieces[sent - 1]
+                if found.task.done() or timer.done():
+                    break
+                news = asyncio.ensure_future(catcher.news())
+                try:
+                    await asyncio.wait({found.task, timer, news}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    news.cancel()
+        finally:
+            timer.cancel()
+            catcher.waiting -= 1
+        if not found.task.done():
+            log.warning("converse: the answer to %r was not finished within %gs; %s, the answer will be kept",
+                        utterance, self.filler_after_s, "cut it short" if sent else "said a filler")
+            if not sent:
+                yield FILLER[lang]
+        elif found.task.cancelled() or found.task.exception() is not None:
+            yield (" " if sent else "") + FAILED[lang]
+
     async def close(self) -> None:
         tasks = [p.task for p in self.pending.values()]
         for task in tasks:
@@ -243,9 +279,11 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
-        answer = await converse.wait(utterance)
-        if answer:
-            await _send(response, shape.chunk({"content": answer}, None, include_usage))
+        said = []
+        async for piece in converse.say(utterance):  # each sentence the moment it is complete
+            said.append(piece)
+            await _send(response, shape.chunk({"content": piece}, None, include_usage))
+        answer = "".join(said)
         await _send(response, shape.chunk({}, "stop", include_usage))
         if include_usage:
             await _send(response, shape.usage_chunk(answer))
@@ -342,6 +380,7 @@ class SoulListener:
     def __init__(self, soul):
         self.soul = soul
         self.catchers = ReplyCatchers()
+        soul.hooks.on_stream.append(self._on_stream)
         soul.hooks.on_assistant.append(self._on_assistant)
         soul.hooks.before_tool.append(self._before_tool)
         soul.hooks.on_waking_end.append(self._on_waking_end)
@@ -350,6 +389,9 @@ class SoulListener:
         log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
+
+    def _on_stream(self, soul, waking, event) -> None:
+        self.catchers.stream(event)
 
     def _on_assistant(self, soul, waking, message) -> None:
         self.catchers.feed(message)
