@@ -152,6 +152,7 @@ class Converse:
             return FILLER[lang]
         if found.task.cancelled() or found.task.exception() is not None:
             return FAILED[lang]
+        found.catcher.voiced = True
         return found.task.result()
 
     async def say(self, utterance: str):
@@ -189,6 +190,8 @@ class Converse:
                 yield FILLER[lang]
         elif found.task.cancelled() or found.task.exception() is not None:
             yield (" " if sent else "") + FAILED[lang]
+        else:
+            catcher.voiced = True
 
     async def close(self) -> None:
         tasks = [p.task for p in self.pending.values()]

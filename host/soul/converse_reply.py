@@ -112,13 +112,15 @@ class ReplyCatcher:
     The converse endpoint counts the requests waiting on this answer. A
     `speak` call that became the answer while one waits is delivered by the
     voice stack, so the soul must not make its body say it too
-    (`answered_by(call)`); once every waiting request was given a filler, no
-    one would say it, so the body does.
+    (`answered_by(call)`), nor a later `speak` repeating it once a request was
+    given the whole answer (`voiced`); once every waiting request was given a
+    filler, no one would say it, so the body does.
     """
 
     def __init__(self, utterance: str):
         self.utterance = utterance
         self.waiting = 0  # requests waiting on this answer (kept by the endpoint)
+        self.voiced = False  # a request was given the whole answer (set by the endpoint)
         self.pieces: list[str] = []  # what has been said so far, sentence by sentence
         self._future = asyncio.get_running_loop().create_future()
         self._news = asyncio.Event()
@@ -196,7 +198,7 @@ class ReplyCatcher:
         elif said != self.reply:
             return False
         # Caught now, or repeating the answer already caught: say it once.
-        if self.waiting > 0:
+        if self.waiting > 0 or self.voiced:
             self._speak_ids.add(call.id)
             return True
         return False
