@@ -18,9 +18,6 @@ front of a `SoulListener`: the soul's own `deliver` and hooks, no loop of its ow
 import asyncio
 import json
 import logging
-import math
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +33,7 @@ from soulstack.soul.converse_reply import (
     normalize,
     utterance_from_chat,
 )
+from soulstack.soul.converse_shapes import Shape, estimate_tokens
 
 log = logging.getLogger("soulstack.converse")
 
@@ -240,12 +238,6 @@ def openai_refusal(request: web.Request, message: str) -> web.Response:
     return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough count: one per CJK character, one per four other characters."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u30ff")
-    return cjk + math.ceil((len(text) - cjk) / 4)
-
-
 def _parse_request(body) -> tuple[str, bool, bool]:
     utterance = utterance_from_chat(body)
     stream = body.get("stream", False)
@@ -272,7 +264,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         return _openai_error(400, str(error), "invalid_request_error")
     converse = request.app[CONVERSE]
     model = body.get("model") or converse.model_name
-    shape = _Shape(model, estimate_tokens(utterance))
+    shape = Shape(model, estimate_tokens(utterance))
     if not stream:
         answer = await converse.wait(utterance)
         return web.json_response(shape.completion(answer))
@@ -304,61 +296,6 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _send(response: web.StreamResponse, data: dict) -> None:
     await response.write(b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n")
-
-
-class _Shape:
-    """OpenAI's response shapes for one request."""
-
-    def __init__(self, model: str, prompt_tokens: int):
-        self.id = "chatcmpl-" + uuid.uuid4().hex
-        self.created = int(time.time())
-        self.model = model
-        self.prompt_tokens = prompt_tokens
-
-    def usage(self, answer: str) -> dict:
-        completion = estimate_tokens(answer)
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": completion,
-            "total_tokens": self.prompt_tokens + completion,
-        }
-
-    def completion(self, answer: str) -> dict:
-        return {
-            "id": self.id,
-            "object": "chat.completion",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": answer},
-                "logprobs": None,
-                "finish_reason": "stop",
-            }],
-            "usage": self.usage(answer),
-        }
-
-    def chunk(self, delta: dict, finish_reason, include_usage: bool) -> dict:
-        chunk = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-        }
-        if include_usage:
-            chunk["usage"] = None
-        return chunk
-
-    def usage_chunk(self, answer: str) -> dict:
-        return {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [],
-            "usage": self.usage(answer),
-        }
 
 
 # --- the soul behind the endpoint ----------------------------------------------
