@@ -21,10 +21,11 @@ from tests.test_soul_life import Running, until
 
 class Steer:
     """Watches a fake reply's stream as it is written: its text so far, whether it ended; once
-    `hold_at` has been written it holds the rest until `release` is set."""
+    `hold_at` has been written (and then an event of type `on`, when given) it holds the rest
+    until `release` is set."""
 
-    def __init__(self, hold_at=None):
-        self.text, self.hold_at, self.ended = "", hold_at, False
+    def __init__(self, hold_at=None, on=None):
+        self.text, self.hold_at, self.on, self.ended = "", hold_at, on, False
         self.release = asyncio.Event()
 
     async def __call__(self, data):
@@ -32,7 +33,7 @@ class Steer:
         if event["type"] == "content_block_delta" and event["delta"]["type"] == "text_delta":
             self.text += event["delta"]["text"]
         self.ended = event["type"] == "message_stop"
-        if self.hold_at and self.hold_at in self.text:
+        if self.hold_at and self.hold_at in self.text and self.on in (None, event["type"]):
             self.hold_at = None
             await self.release.wait()
 
@@ -71,6 +72,24 @@ async def test_the_first_sentence_arrives_before_the_model_call_ends(tmp_path):
         assert "".join(pieces) == "Hello, Ana. I missed you. How was the trip?"
         assert len(pieces) == 3  # sentence by sentence
         assert body.spoken == []
+
+
+async def test_a_request_that_does_not_stream_gets_the_answer_when_its_text_ends(tmp_path):
+    steer = Steer(hold_at="Good to see you.", on="content_block_stop")  # the text is done; its tool calls not yet
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(tool_use("express", {"emotion": "happy"}, text="Hi, Ana! Good to see you."),
+                               after_event=steer))
+            async with AsyncOpenAI(base_url=running.url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
+                asking = asyncio.create_task(client.chat.completions.create(
+                    model="soul", messages=[{"role": "user", "content": "hi"}]))
+                reply = await asyncio.wait_for(asking, 20)  # while the model call is held mid-stream
+                assert not steer.ended and reply.choices[0].message.content == "Hi, Ana! Good to see you."
+            steer.release.set()
+            await fell_asleep(soul, wakings=2)
+        assert [endpoint for endpoint, _ in body.received].count("express") == 1
 
 
 async def test_monologue_and_thinking_never_reach_the_voice(tmp_path):
