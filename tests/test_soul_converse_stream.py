@@ -11,12 +11,16 @@ import json
 
 from openai import AsyncOpenAI
 
+from soulstack.llm.openai import OpenAIModel
 from soulstack.soul.converse import FAILED, FILLER
+from soulstack.soul.run import build_soul
+from tests.fakes import openai_api
 from tests.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
+from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.scripted_server import steered
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_converse_e2e import AFTERNOON, JumpClock, a_soul, fell_asleep, requests_hearing, sleep_long
-from tests.test_soul_life import Running, until
+from tests.test_soul_life import Running, make_cfg, until
 
 
 class Steer:
@@ -72,6 +76,34 @@ async def test_the_first_sentence_arrives_before_the_model_call_ends(tmp_path):
         assert "".join(pieces) == "Hello, Ana. I missed you. How was the trip?"
         assert len(pieces) == 3  # sentence by sentence
         assert body.spoken == []
+
+
+async def test_with_an_openai_compatible_model_the_first_sentence_arrives_early_too(tmp_path):
+    written, release = [], asyncio.Event()
+
+    async def hold_after_first_sentence(data):
+        if data != "[DONE]":
+            written.extend(choice["delta"].get("content") or "" for choice in json.loads(data)["choices"])
+        if "Hello, Ana." in "".join(written) and not release.is_set():
+            await release.wait()
+
+    async with RecordingBody() as body, FakeOpenAI(default=openai_api.tool_call("sleep", {"minutes": 60})) as fake:
+        soul = build_soul(make_cfg(tmp_path, body), clock=JumpClock(AFTERNOON),
+                          model=OpenAIModel("llama3.1", base_url=fake.base_url + "/v1", env={}))
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(openai_api.tool_call("sleep", {"minutes": 30}, text="Hello, Ana. Nice to hear you."),
+                               after_event=hold_after_first_sentence))
+            first = []
+
+            def saw_first(piece):
+                first.append((piece, "".join(written)))
+                release.set()
+
+            pieces = await asyncio.wait_for(chunks_of(running.url, "hello", on_first=saw_first), 20)
+            await fell_asleep(soul, wakings=2)
+        assert first[0][0] == "Hello, Ana." and "hear you." not in first[0][1]  # the rest was not written yet
+        assert "".join(pieces) == "Hello, Ana. Nice to hear you."
 
 
 async def test_a_request_that_does_not_stream_gets_the_answer_when_its_text_ends(tmp_path):
