@@ -130,28 +130,8 @@ class Converse:
             log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
 
     async def wait(self, utterance: str) -> str:
-        """The words to say back: the answer, a filler, or an honest failure line."""
-        found = self.answer_for(utterance)
-        if isinstance(found, str):
-            return found
-        lang = "zh" if is_chinese(utterance) else "en"
-        found.catcher.waiting += 1
-        timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
-        try:
-            await asyncio.wait({found.task, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
-            found.catcher.waiting -= 1
-        if not found.task.done():
-            log.warning(
-                "converse: no answer to %r within %gs; said a filler, the answer will be kept",
-                utterance, self.filler_after_s,
-            )
-            return FILLER[lang]
-        if found.task.cancelled() or found.task.exception() is not None:
-            return FAILED[lang]
-        found.catcher.voiced = True
-        return found.task.result()
+        """The words to say back, whole, as soon as they are known (see `say`)."""
+        return "".join([piece async for piece in self.say(utterance)])
 
     async def say(self, utterance: str):
         """The words to say back, piece by piece, each the moment it is known: the answer's
@@ -181,11 +161,13 @@ class Converse:
         finally:
             timer.cancel()
             catcher.waiting -= 1
-        if not found.task.done():
-            log.warning("converse: the answer to %r was not finished within %gs; %s, the answer will be kept",
-                        utterance, self.filler_after_s, "cut it short" if sent else "said a filler")
-            if not sent:
-                yield FILLER[lang]
+        if not found.task.done() and sent:
+            log.warning("converse: the answer to %r was not finished within %gs; cut it short, the whole answer "
+                        "will be kept", utterance, self.filler_after_s)
+        elif not found.task.done():
+            log.warning("converse: no answer to %r within %gs; said a filler, the answer will be kept",
+                        utterance, self.filler_after_s)
+            yield FILLER[lang]
         elif found.task.cancelled() or found.task.exception() is not None:
             yield (" " if sent else "") + FAILED[lang]
         else:
