@@ -187,13 +187,18 @@ def pct(values, p):
 
 
 def main(args) -> None:
-    rows = asyncio.run(run(args))
-    print(f"fake model: {args.ttft_ms:g} ms to first token, {args.tps:g} tokens/s ({CHARS_PER_TOKEN} characters a token); "
-          f"{args.runs} runs per shape; ms from the POST, p50 / p95")
+    print("\n".join(report(asyncio.run(run(args)), args)))
+
+
+def report(rows, args) -> list:
+    """The table, the answers heard and, last, the overhead figures, as lines."""
+    out = []
+    out.append(f"fake model: {args.ttft_ms:g} ms to first token, {args.tps:g} tokens/s ({CHARS_PER_TOKEN} characters "
+               f"a token); {args.runs} runs per shape; ms from the POST, p50 / p95")
     head = (f"{'shape':<28} {'model asked':>15} {'first chunk':>15} {'soul overhead':>15} {'| whole call':>15} "
             f"{'whole turn':>15}")
-    print(head)
-    print("-" * len(head))
+    out.append(head)
+    out.append("-" * len(head))
     overheads = []
     for name, runs in rows.items():
         overheads += [r["overhead"] for r in runs]
@@ -202,16 +207,17 @@ def main(args) -> None:
             values = [r[key] for r in runs]
             return f"{pct(values, 50):>7.0f} /{pct(values, 95):>6.0f}"
 
-        print(f"{name:<28} {both('asked'):>15} {both('first'):>15} {both('overhead'):>15} | {both('call'):>13} "
-              f"{both('turn'):>15}")
-    print("\nanswers heard (last run of each shape):")
+        out.append(f"{name:<28} {both('asked'):>15} {both('first'):>15} {both('overhead'):>15} | {both('call'):>13} "
+                   f"{both('turn'):>15}")
+    out.append("\nanswers heard (last run of each shape):")
     for name, runs in rows.items():
-        print(f"  {name:<28} {runs[-1]['answer']!r}")
-    print("\n'model asked' is when the soul's first model request of the answer reached the fake; "
-          "'soul overhead' is the first chunk minus the moment the fake wrote the first spoken sentence;\n"
-          "'whole call' is when the model call carrying the answer ended, 'whole turn' when the turn did: "
-          "what a voice stack waiting for either would hear at best.")
-    print(f"first_words_overhead_ms_p50={pct(overheads, 50):.1f} first_words_overhead_ms_p95={pct(overheads, 95):.1f}")
+        out.append(f"  {name:<28} {runs[-1]['answer']!r}")
+    out.append("\n'model asked' is when the soul's first model request of the answer reached the fake; "
+               "'soul overhead' is the first chunk minus the moment the fake wrote the first spoken sentence;\n"
+               "'whole call' is when the model call carrying the answer ended, 'whole turn' when the turn did: "
+               "what a voice stack waiting for either would hear at best.")
+    out.append(f"first_words_overhead_ms_p50={pct(overheads, 50):.1f} first_words_overhead_ms_p95={pct(overheads, 95):.1f}")
+    return out
 
 
 def parse(argv):
