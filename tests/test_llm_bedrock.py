@@ -7,6 +7,7 @@ import pytest
 from soulstack.llm.bedrock import BedrockModel
 from soulstack.llm.prices import price_for
 from soulstack.llm.providers import make_model
+from soulstack.llm.streaming import BlockDone, TextDelta
 from soulstack.llm.types import Message, TextBlock
 from tests.fakes.anthropic_api import FakeBedrock, text
 
@@ -34,7 +35,7 @@ async def test_a_signed_invoke_with_the_prompt_cache_and_usage():
     assert reply.message.content[0].text == "hello from Bedrock"
     assert fake.regions == ["eu-west-1"]  # the config's region wins over AWS_REGION
     sent = fake.bodies[0]
-    assert fake.requests[0].path == "/model/global.anthropic.claude-sonnet-5/invoke"
+    assert fake.requests[0].path == "/model/global.anthropic.claude-sonnet-5/invoke-with-response-stream"  # calls stream
     assert sent["anthropic_version"] and "model" not in json.loads(fake.requests[0].raw)  # the path names it
     assert any("cache_control" in block for block in sent["system"])  # caching as on the Anthropic API
     assert reply.usage.cache_write_tokens > 0
@@ -52,3 +53,17 @@ async def test_the_region_comes_from_the_environment_and_is_required(monkeypatch
     monkeypatch.delenv("AWS_REGION")
     with pytest.raises(ValueError, match="AWS_REGION"):
         BedrockModel("global.anthropic.claude-sonnet-5")
+
+
+async def test_the_reply_streams_through_bedrocks_event_stream():
+    async with FakeBedrock([text("Hello there. How are you?")]) as fake:
+        model = BedrockModel("global.anthropic.claude-sonnet-5", base_url=fake.base_url)
+        heard = []
+        try:
+            reply = await model.complete("s", [Message("user", [TextBlock("hi")])], on_stream=heard.append)
+        finally:
+            await model.aclose()
+    deltas = [event.text for event in heard if isinstance(event, TextDelta)]
+    assert len(deltas) > 1 and "".join(deltas) == "Hello there. How are you?"
+    assert heard[-1] == BlockDone(0, TextBlock("Hello there. How are you?"))
+    assert reply.message.content == [TextBlock("Hello there. How are you?")] and reply.usage.output_tokens > 0

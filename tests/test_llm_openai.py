@@ -33,7 +33,7 @@ async def test_text_reply_and_request_shape(fake):
     body = fake.bodies[0]
     assert body["messages"] == [{"role": "system", "content": "You are a robot."}, {"role": "user", "content": "hi"}]
     assert body["max_tokens"] == 200 and body["model"] == "llama3.1"
-    assert "stream" not in body or body["stream"] is False
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}  # usage comes in the last chunk
     assert fake.requests[0].headers["authorization"] == "Bearer not-needed"
 
 

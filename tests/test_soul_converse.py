@@ -281,7 +281,8 @@ async def test_a_voice_stack_that_hangs_up_still_gets_the_answer_on_redelivery(s
             r.close()  # the device dropped off mid-answer
     release.set()
     await until(lambda: any("hung up" in r.getMessage() for r in caplog.records), "the hang-up")
-    assert not converse.pending
+    # The answer's words can go out (and meet the closed connection) a moment before it is settled.
+    await until(lambda: not converse.pending, "the answer to be settled and kept")
     assert await ask(client, "did you hear me", stream=True) == "I heard you the first time."
     assert soul.heard == ["did you hear me"]
 
@@ -313,7 +314,7 @@ async def test_an_answer_missing_for_10_minutes_is_abandoned_and_the_words_heard
 async def test_a_speak_call_is_the_answer_and_the_body_is_spared(serve):
     soul = ScriptedSoul(answers([
         said("(Ana is back. I want to greet her properly.)"),
-        speaks("(warmly) Welcome home, Ana!", "call_a", narration="I'll say it out loud."),
+        speaks("(warmly) Welcome home, Ana!", "call_a", narration="(I'll say it out loud.)"),
         speaks("I made you a list of birds I saw.", "call_b"),
     ]))
     _, client, _ = await serve(soul, clock=ManualClock())
@@ -321,6 +322,16 @@ async def test_a_speak_call_is_the_answer_and_the_body_is_spared(serve):
     await until(lambda: soul.tasks[0].done(), "the turn")
     # The voice stack says the first speak; the second is not the answer, so the body says it.
     assert soul.body_said == ["I made you a list of birds I saw."]
+
+
+async def test_the_first_spoken_words_win_in_the_order_they_were_written(serve):
+    # Words are said as the model writes them, so text before a speak call in the same
+    # message is the answer, and that call goes to the body as any later speak would.
+    soul = ScriptedSoul(answers([speaks("La la la!", "call_song", narration="I will sing for you.")]))
+    _, client, _ = await serve(soul, clock=ManualClock())
+    assert await ask(client, "sing", stream=True) == "I will sing for you."
+    await until(lambda: soul.tasks[0].done(), "the turn")
+    assert soul.body_said == ["La la la!"]
 
 
 async def test_text_answer_then_the_same_words_by_speak_are_said_once(serve):

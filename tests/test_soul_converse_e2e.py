@@ -20,7 +20,7 @@ from openai import AsyncOpenAI
 from soulstack.soul.clock import Clock
 from soulstack.soul.converse import FAILED, FILLER
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
+from tests.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from tests.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until
 
@@ -186,7 +186,9 @@ async def test_a_speak_call_is_the_answer_and_the_body_does_not_say_it_twice(tmp
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(
-                tool_use("speak", {"text": "(clears throat) La la la!"}, text="I will sing for her."),
+                # Sonnet 5.5 returns what it writes between tool calls as thinking: never said aloud.
+                message({"type": "thinking", "thinking": "I will sing for her.", "signature": "sig-1"},
+                        {"type": "tool_use", "id": "toolu_song", "name": "speak", "input": {"text": "(clears throat) La la la!"}}),
                 tool_use("speak", {"text": "That was my song."}),
                 tool_use("sleep", {"minutes": 30}),
             )

@@ -28,6 +28,7 @@ import os
 
 import anthropic
 
+from soulstack.llm.streaming import STREAM_BROKE, BlockDone, Relay, TextDelta
 from soulstack.llm.types import (
     ImageBlock,
     Message,
@@ -101,13 +102,16 @@ class AnthropicModel:
         max_tokens: int = 4096,
         cache: bool = False,
         cache_final_message: bool = True,
+        on_stream=None,
     ) -> Reply:
-        """One call. `cache_final_message=False` leaves the final message out of the cache: a
-        one-off line after the history (a keep-warm refresh) that no later request repeats."""
+        """One call, streamed. `cache_final_message=False` leaves the final message out of the cache: a
+        one-off line after the history (a keep-warm refresh) that no later request repeats.
+        `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""
         params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache,
                               cache_final_message=cache_final_message)
+        relay = Relay(on_stream)
         try:
-            response = await self.send(params)
+            response = await self.send(params, relay)
         except ModelError as err:
             # Models that think before answering refuse a forced tool choice
             # (400). Rather than failing the turn, ask again letting the model
@@ -115,23 +119,29 @@ class AnthropicModel:
             if not (tool_choice and err.status == 400 and refuses_forced_tool(str(err))):
                 raise
             log.warning("%s refused a forced tool choice; asking again with tool_choice auto", self.model_id)
-            response = await self.send(dict(params, tool_choice={"type": "auto"}))
+            response = await self.send(dict(params, tool_choice={"type": "auto"}), relay)
         return to_reply(response)
 
     async def aclose(self):
         """Close the HTTP connections (the process's end; tests)."""
         await self.client.close()
 
-    async def send(self, params):
+    async def send(self, params, relay: Relay):
+        """Stream one request; the SDK assembles the final message (usage included) from the events."""
         try:
-            return await self.client.messages.create(**params)
-        except anthropic.APIStatusError as err:
-            raise ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code),
-                             retry_after_s(err.response.headers)) from err
+            async with self.client.messages.stream(**params) as stream:
+                async for event in stream:
+                    relay_event(event, relay)
+                return await stream.get_final_message()
+        except anthropic.APIStatusError as err:  # also an `error` event in the middle of the stream
+            raise relay.broken(ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code,
+                                          retryable(err.status_code), retry_after_s(err.response.headers))) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
-            raise ModelError(f"anthropic unreachable at {self.client.base_url}: {err}", 0, True) from err
+            raise relay.broken(ModelError(f"anthropic unreachable at {self.client.base_url}: {err}", 0, True)) from err
         except anthropic.AnthropicError as err:
-            raise ModelError(f"anthropic: {err}", 0, False) from err
+            raise relay.broken(ModelError(f"anthropic: {err}", 0, False)) from err
+        except STREAM_BROKE as err:  # the connection died while the reply streamed
+            raise relay.broken(ModelError(f"anthropic stream broke: {err!r}", 0, True)) from err
 
     def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False,
                 cache_final_message=True) -> dict:
@@ -256,6 +266,18 @@ def to_api_block(block):
 
 
 # --- the Messages API -> our types ------------------------------------------
+def relay_event(event, relay: Relay) -> None:
+    """Pass on the text as it streams and each text or tool_use block once complete."""
+    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+        relay(TextDelta(event.index, event.delta.text))
+    elif event.type == "content_block_stop":
+        block = event.content_block
+        if block.type == "text":
+            relay(BlockDone(event.index, TextBlock(block.text)))
+        elif block.type == "tool_use":
+            relay(BlockDone(event.index, ToolCall(block.id, block.name, dict(block.input or {}))))
+
+
 def to_reply(response) -> Reply:
     blocks = []
     for block in response.content:

@@ -11,7 +11,9 @@ Chat Completions differs from our types in three ways this module bridges:
 
 Usage: `prompt_tokens` counts cached tokens too, so input_tokens is the
 uncached rest and cache_read_tokens is `prompt_tokens_details.cached_tokens`,
-the same meaning as on the Anthropic side. Calls are non-streaming.
+the same meaning as on the Anthropic side. Calls are streamed (with
+`stream_options.include_usage`, so the last chunk carries the usage) and the
+reply is assembled from the chunks (`Assembly`).
 """
 
 import json
@@ -20,6 +22,7 @@ import os
 
 import openai
 
+from soulstack.llm.streaming import STREAM_BROKE, BlockDone, Relay, TextDelta
 from soulstack.llm.types import (
     ImageBlock,
     Message,
@@ -67,35 +70,42 @@ class OpenAIModel:
         tool_choice: str | None = None,
         max_tokens: int = 4096,
         cache: bool = False,  # servers cache prefixes on their own; nothing to mark
+        on_stream=None,
     ) -> Reply:
+        """One call, streamed; `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""
         params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        relay = Relay(on_stream)
         try:
-            response = await self.send(params)
+            reply = await self.send(params, relay)
         except ModelError as err:
             # Local servers know max_tokens; OpenAI's reasoning models take only
             # max_completion_tokens and say so in a 400.
             if not (err.status == 400 and "max_completion_tokens" in str(err)):
                 raise
             params["max_completion_tokens"] = params.pop("max_tokens")
-            response = await self.send(params)
-        if not response.choices:
-            raise ModelError("openai-compatible server answered without a choice", 200, True)
-        return to_reply(response)
+            reply = await self.send(params, relay)
+        return reply
 
     async def aclose(self):
         """Close the HTTP connections (the process's end; tests)."""
         await self.client.close()
 
-    async def send(self, params):
+    async def send(self, params, relay: Relay) -> Reply:
         try:
-            return await self.client.chat.completions.create(**params)
+            stream = await self.client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
+            assembly = Assembly(relay)
+            async for chunk in stream:
+                assembly.add(chunk)
+            return assembly.reply()
         except openai.APIStatusError as err:
-            raise ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code, retryable(err.status_code),
-                             retry_after_s(err.response.headers)) from err
+            raise relay.broken(ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code,
+                                          retryable(err.status_code), retry_after_s(err.response.headers))) from err
         except openai.APIConnectionError as err:  # includes timeouts
-            raise ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True) from err
+            raise relay.broken(ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True)) from err
         except openai.OpenAIError as err:
-            raise ModelError(f"openai-compatible: {err}", 0, False) from err
+            raise relay.broken(ModelError(f"openai-compatible: {err}", 0, False)) from err
+        except STREAM_BROKE as err:  # the connection died while the reply streamed
+            raise relay.broken(ModelError(f"openai-compatible stream broke: {err!r}", 0, True)) from err
 
     def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096) -> dict:
         """The Chat Completions request for one call (pure: tests read it)."""
@@ -159,21 +169,65 @@ def to_api_messages(message: Message) -> list:
 
 
 # --- Chat Completions -> our types --------------------------------------------
-def to_reply(response) -> Reply:
-    choice = response.choices[0]
-    message = choice.message
-    blocks = []
-    reasoning = getattr(message, "reasoning_content", None) or (message.model_extra or {}).get("reasoning_content")
-    if reasoning:
-        blocks.append(ThinkingBlock(reasoning))
-    if message.content:
-        blocks.append(TextBlock(message.content))
-    for index, call in enumerate(message.tool_calls or []):
-        blocks.append(ToolCall(call.id or f"call_{index}", call.function.name, parse_arguments(call.function.arguments)))
-    stop = FINISH_REASONS.get(choice.finish_reason, "end_turn")
-    if message.tool_calls:
-        stop = "tool_use"  # some servers say "stop" even when they called a tool
-    return Reply(Message("assistant", blocks), stop, to_usage(response.usage), response.model)
+class Assembly:
+    """One streamed reply put together chunk by chunk: text (block 0), tool calls (blocks 1..),
+    a server's `reasoning_content`, the finish reason and the usage chunk. The relay hears the
+    text as it comes and each block once the next one starts or the stream ends."""
+
+    def __init__(self, relay: Relay):
+        self.relay = relay
+        self.reasoning, self.text, self.calls = [], [], []  # calls: [id, name, argument pieces]
+        self.open = None  # the block still forming: 0 for text, 1+i for call i
+        self.finish, self.usage, self.model, self.chosen = None, None, "", False
+
+    def add(self, chunk) -> None:
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        for choice in chunk.choices:
+            if choice.index != 0:
+                continue
+            self.chosen = True
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None) or (delta.model_extra or {}).get("reasoning_content")
+            if reasoning:
+                self.reasoning.append(reasoning)
+            if delta.content:
+                self._switch_to(0)
+                self.text.append(delta.content)
+                self.relay(TextDelta(0, delta.content))
+            for call in delta.tool_calls or []:
+                while len(self.calls) <= call.index:
+                    self.calls.append(["", "", []])
+                self._switch_to(1 + call.index)
+                entry = self.calls[call.index]
+                entry[0] = call.id or entry[0]
+                if call.function is not None:
+                    entry[1] = call.function.name or entry[1]
+                    entry[2].append(call.function.arguments or "")
+            self.finish = choice.finish_reason or self.finish
+
+    def _switch_to(self, block: int) -> None:
+        if self.open is not None and self.open != block:
+            self.relay(BlockDone(self.open, self._block(self.open)))
+        self.open = block
+
+    def _block(self, index: int):
+        if index == 0:
+            return TextBlock("".join(self.text))
+        call_id, name, pieces = self.calls[index - 1]
+        return ToolCall(call_id or f"call_{index - 1}", name, parse_arguments("".join(pieces)))
+
+    def reply(self) -> Reply:
+        if not self.chosen:
+            raise ModelError("openai-compatible server answered without a choice", 200, True)
+        self._switch_to(None)
+        blocks = [ThinkingBlock("".join(self.reasoning))] if self.reasoning else []
+        blocks += [self._block(i) for i in range(0 if self.text else 1, 1 + len(self.calls))]
+        stop = FINISH_REASONS.get(self.finish, "end_turn")
+        if self.calls:
+            stop = "tool_use"  # some servers say "stop" even when they called a tool
+        return Reply(Message("assistant", blocks), stop, to_usage(self.usage), self.model)
 
 
 def parse_arguments(raw):

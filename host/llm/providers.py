@@ -84,18 +84,21 @@ async def complete_with_retry(
     backoff_s: float = 2.0,
     max_backoff_s: float = 60.0,
     sleep=asyncio.sleep,
+    on_stream=None,
 ) -> Reply:
     """`model.complete(...)`, tried up to `attempts` times while the error is
     retryable (429, 5xx, 529, timeouts, refused connections), waiting
     backoff_s, 2*backoff_s, 4*backoff_s... between tries, or longer when the
     server's Retry-After asks for it (capped at max_backoff_s either way). A non-retryable error, or the last one, is raised as it came.
-    `sleep` is a seam so tests need not wait."""
+    `sleep` is a seam so tests need not wait. `on_stream` goes to the model (soulstack.llm.streaming);
+    a call that broke off after it heard part of the reply fails without a retry."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
+    listening = {"on_stream": on_stream} if on_stream else {}  # models that cannot stream are called as before
     for attempt in range(1, attempts + 1):
         try:
             return await model.complete(
-                system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache
+                system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache, **listening
             )
         except ModelError as err:
             if not err.retryable or attempt == attempts:

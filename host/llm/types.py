@@ -195,6 +195,9 @@ class Model(Protocol):
 
     `tool_choice` is None (the model decides) or a tool name the model must call.
     `cache` asks providers that support prompt caching to mark the stable prefix.
+    Models that stream (anthropic, openai) also take `on_stream`, which hears the
+    reply as it forms (soulstack.llm.streaming); complete_with_retry passes it only
+    when given, so a model that does not stream (the brainstem) needs none.
     """
 
     provider: str

@@ -18,9 +18,6 @@ front of a `SoulListener`: the soul's own `deliver` and hooks, no loop of its ow
 import asyncio
 import json
 import logging
-import math
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +33,7 @@ from soulstack.soul.converse_reply import (
     normalize,
     utterance_from_chat,
 )
+from soulstack.soul.converse_shapes import Shape, estimate_tokens
 
 log = logging.getLogger("soulstack.converse")
 
@@ -132,27 +130,48 @@ class Converse:
             log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
 
     async def wait(self, utterance: str) -> str:
-        """The words to say back: the answer, a filler, or an honest failure line."""
+        """The words to say back, whole, as soon as they are known (see `say`)."""
+        return "".join([piece async for piece in self.say(utterance)])
+
+    async def say(self, utterance: str):
+        """The words to say back, piece by piece, each the moment it is known: the answer's
+        sentences as the soul's model writes them, then any failure line; a filler when
+        nothing was said within `filler_after_s` (a long answer is cut there instead)."""
         found = self.answer_for(utterance)
         if isinstance(found, str):
-            return found
+            if found:
+                yield found
+            return
         lang = "zh" if is_chinese(utterance) else "en"
-        found.catcher.waiting += 1
+        catcher, sent = found.catcher, 0
+        catcher.waiting += 1
         timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
         try:
-            await asyncio.wait({found.task, timer}, return_when=asyncio.FIRST_COMPLETED)
+            while True:
+                while sent < len(catcher.pieces):
+                    sent += 1
+                    yield catcher.pieces[sent - 1]
+                if found.task.done() or timer.done():
+                    break
+                news = asyncio.ensure_future(catcher.news())
+                try:
+                    await asyncio.wait({found.task, timer, news}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    news.cancel()
         finally:
             timer.cancel()
-            found.catcher.waiting -= 1
-        if not found.task.done():
-            log.warning(
-                "converse: no answer to %r within %gs; said a filler, the answer will be kept",
-                utterance, self.filler_after_s,
-            )
-            return FILLER[lang]
-        if found.task.cancelled() or found.task.exception() is not None:
-            return FAILED[lang]
-        return found.task.result()
+            catcher.waiting -= 1
+        if not found.task.done() and sent:
+            log.warning("converse: the answer to %r was not finished within %gs; cut it short, the whole answer "
+                        "will be kept", utterance, self.filler_after_s)
+        elif not found.task.done():
+            log.warning("converse: no answer to %r within %gs; said a filler, the answer will be kept",
+                        utterance, self.filler_after_s)
+            yield FILLER[lang]
+        elif found.task.cancelled() or found.task.exception() is not None:
+            yield (" " if sent else "") + FAILED[lang]
+        else:
+            catcher.voiced = True
 
     async def close(self) -> None:
         tasks = [p.task for p in self.pending.values()]
@@ -201,12 +220,6 @@ def openai_refusal(request: web.Request, message: str) -> web.Response:
     return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough count: one per CJK character, one per four other characters."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u30ff")
-    return cjk + math.ceil((len(text) - cjk) / 4)
-
-
 def _parse_request(body) -> tuple[str, bool, bool]:
     utterance = utterance_from_chat(body)
     stream = body.get("stream", False)
@@ -233,7 +246,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         return _openai_error(400, str(error), "invalid_request_error")
     converse = request.app[CONVERSE]
     model = body.get("model") or converse.model_name
-    shape = _Shape(model, estimate_tokens(utterance))
+    shape = Shape(model, estimate_tokens(utterance))
     if not stream:
         answer = await converse.wait(utterance)
         return web.json_response(shape.completion(answer))
@@ -243,9 +256,11 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
-        answer = await converse.wait(utterance)
-        if answer:
-            await _send(response, shape.chunk({"content": answer}, None, include_usage))
+        said = []
+        async for piece in converse.say(utterance):  # each sentence the moment it is complete
+            said.append(piece)
+            await _send(response, shape.chunk({"content": piece}, None, include_usage))
+        answer = "".join(said)
         await _send(response, shape.chunk({}, "stop", include_usage))
         if include_usage:
             await _send(response, shape.usage_chunk(answer))
@@ -263,61 +278,6 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _send(response: web.StreamResponse, data: dict) -> None:
     await response.write(b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n")
-
-
-class _Shape:
-    """OpenAI's response shapes for one request."""
-
-    def __init__(self, model: str, prompt_tokens: int):
-        self.id = "chatcmpl-" + uuid.uuid4().hex
-        self.created = int(time.time())
-        self.model = model
-        self.prompt_tokens = prompt_tokens
-
-    def usage(self, answer: str) -> dict:
-        completion = estimate_tokens(answer)
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": completion,
-            "total_tokens": self.prompt_tokens + completion,
-        }
-
-    def completion(self, answer: str) -> dict:
-        return {
-            "id": self.id,
-            "object": "chat.completion",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": answer},
-                "logprobs": None,
-                "finish_reason": "stop",
-            }],
-            "usage": self.usage(answer),
-        }
-
-    def chunk(self, delta: dict, finish_reason, include_usage: bool) -> dict:
-        chunk = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-        }
-        if include_usage:
-            chunk["usage"] = None
-        return chunk
-
-    def usage_chunk(self, answer: str) -> dict:
-        return {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [],
-            "usage": self.usage(answer),
-        }
 
 
 # --- the soul behind the endpoint ----------------------------------------------
@@ -342,6 +302,7 @@ class SoulListener:
     def __init__(self, soul):
         self.soul = soul
         self.catchers = ReplyCatchers()
+        soul.hooks.on_stream.append(self._on_stream)
         soul.hooks.on_assistant.append(self._on_assistant)
         soul.hooks.before_tool.append(self._before_tool)
         soul.hooks.on_waking_end.append(self._on_waking_end)
@@ -350,6 +311,9 @@ class SoulListener:
         log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
+
+    def _on_stream(self, soul, waking, event) -> None:
+        self.catchers.stream(event)
 
     def _on_assistant(self, soul, waking, message) -> None:
         self.catchers.feed(message)

@@ -4,22 +4,21 @@ into the words a voice stack should speak.
 Three pieces, no HTTP here (that is `converse.py`):
 
 - `utterance_from_chat(body)`: the human's words out of an OpenAI chat body.
-- `spoken_reply(text)`: assistant text with its inner monologue removed.
+- `spoken_reply(text)` (from `first_words.py`): assistant text with its inner
+  monologue removed.
 - `ReplyCatcher` / `ReplyCatchers`: how the soul finds the answer to one
   utterance among the assistant messages and `speak` calls that follow it.
 """
 
 import asyncio
 import json
-import re
 
+from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
+from soulstack.soul.first_words import FirstWords, spoken_reply
 
 SPEAK_TOOL = "speak"
 
-_OPENERS = "(（"
-_CLOSERS = ")）"
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.!?;:，。！？；：、])")
 
 
 class BadChatBody(ValueError):
@@ -92,57 +91,42 @@ def is_chinese(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-# --- the soul's words -------------------------------------------------------
-
-
-def spoken_reply(text: str) -> str:
-    """What should be said aloud: `text` without its parenthetical monologue.
-
-    Balanced ASCII (...) and full-width （...） spans are removed, nested ones
-    too, and the two kinds may close each other (models mix them). A bracket
-    with no partner is kept as written: dropping everything after a stray "("
-    could swallow the whole answer. Whitespace is collapsed.
-    """
-    drop = [False] * len(text)
-    open_at = []
-    for i, ch in enumerate(text):
-        if ch in _OPENERS:
-            open_at.append(i)
-        elif ch in _CLOSERS and open_at:
-            start = open_at.pop()
-            if not open_at:  # outermost span closed: everything inside goes
-                for j in range(start, i + 1):
-                    drop[j] = True
-    kept = "".join(ch for ch, gone in zip(text, drop) if not gone)
-    return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(kept.split()))
-
-
 # --- catching the answer ----------------------------------------------------
 
 
 class ReplyCatcher:
-    """Finds the answer to one utterance and hands it to whoever waits for it.
+    """Finds the answer to one utterance and hands it to whoever waits for it, as it forms.
 
-    The soul feeds it, in order, every assistant message that comes after the
-    utterance entered the model's context. The answer is the first one of:
-    the text of a `speak` call, or assistant text that still says something
-    once `spoken_reply` has removed the monologue. Within one message a
-    `speak` call wins over that message's text, which is usually narration
-    around the call. `end()` at the end of the turn settles an uncaught
-    utterance with "" (the soul chose silence); `fail()` with an error.
+    The soul shows it, in order, what its model writes after the utterance
+    entered the model's context: the stream of each model call (`stream`)
+    and every finished assistant message (`feed`; a message already seen as
+    a stream is not looked at twice). The answer is the first spoken-style
+    text, in the order the model wrote it: the text of a `speak` call once its
+    input is complete, or a text block that still says something once
+    `spoken_reply` has removed the monologue. A text block is said sentence
+    by sentence as it streams (`pieces` grows; `news()` wakes whoever waits),
+    and its end ends the answer. `end()` at the end of the turn settles an
+    uncaught utterance with what was said, "" when nothing was (the soul chose
+    silence); `fail()` with an error. The answer is always `"".join(pieces)`.
 
     The converse endpoint counts the requests waiting on this answer. A
     `speak` call that became the answer while one waits is delivered by the
     voice stack, so the soul must not make its body say it too
-    (`answered_by(call)`); once every waiting request was given a filler, no
-    one would say it, so the body does.
+    (`answered_by(call)`), nor a later `speak` repeating it once a request was
+    given the whole answer (`voiced`); once every waiting request was given a
+    filler, no one would say it, so the body does.
     """
 
     def __init__(self, utterance: str):
         self.utterance = utterance
         self.waiting = 0  # requests waiting on this answer (kept by the endpoint)
+        self.voiced = False  # a request was given the whole answer (set by the endpoint)
+        self.pieces: list[str] = []  # what has been said so far, sentence by sentence
         self._future = asyncio.get_running_loop().create_future()
+        self._news = asyncio.Event()
         self._speak_ids = set()  # speak calls the voice stack delivers
+        self._streamed = False  # the message now forming was seen as a stream
+        self._block, self._words = None, FirstWords()  # the text block streaming now
 
     @property
     def done(self) -> bool:
@@ -158,18 +142,50 @@ class ReplyCatcher:
     async def wait(self) -> str:
         return await asyncio.shield(self._future)
 
+    async def news(self) -> None:
+        """Returns once more was said or the answer is settled."""
+        await self._news.wait()
+
+    # --- what the model writes --------------------------------------------
+
+    def stream(self, event) -> None:
+        """One event of a model call's stream (soulstack.llm.streaming)."""
+        if isinstance(event, StreamBroken):
+            self._streamed, self._block = False, None
+            if self.pieces and not self.done:  # words were said and the rest will never come
+                self.fail(RuntimeError(f"the model's reply broke off after {''.join(self.pieces)!r}: {event.error}"))
+            return
+        self._streamed = True
+        if isinstance(event, BlockDone) and isinstance(event.block, ToolCall):
+            if event.block.name == SPEAK_TOOL:
+                self.feed_speak(event.block)
+            return
+        if self.done:
+            return
+        if event.index != self._block:
+            self._block, self._words = event.index, FirstWords()
+        if isinstance(event, TextDelta):
+            self._say(self._words.add(event.text))
+        elif isinstance(event, BlockDone) and isinstance(event.block, TextBlock):
+            self._say(self._words.finish(event.block.text))
+            self._block = None
+            if self.pieces:  # the end of the first spoken text ends the answer
+                self._settle()
+
     def feed(self, message: Message) -> None:
-        """Look at one assistant message for the answer."""
+        """Look at one finished assistant message for the answer (unless its stream was seen)."""
         if message.role != "assistant":
+            return
+        if self._streamed:
+            self._streamed = False
             return
         for block in message.content:
             if isinstance(block, ToolCall) and block.name == SPEAK_TOOL:
                 self.feed_speak(block)
-        if self.done:
-            return
-        said = spoken_reply("\n".join(b.text for b in message.content if isinstance(b, TextBlock)))
-        if said:
-            self._future.set_result(said)
+            elif isinstance(block, TextBlock) and not self.done:
+                self._say(spoken_reply(block.text))
+                if self.pieces:
+                    self._settle()
 
     def feed_speak(self, call: ToolCall) -> bool:
         """Look at one `speak` call; True when the voice stack will say it."""
@@ -177,11 +193,12 @@ class ReplyCatcher:
         if not said:
             return False
         if not self.done:
-            self._future.set_result(said)
+            self._say(said)
+            self._settle()
         elif said != self.reply:
             return False
         # Caught now, or repeating the answer already caught: say it once.
-        if self.waiting > 0:
+        if self.waiting > 0 or self.voiced:
             self._speak_ids.add(call.id)
             return True
         return False
@@ -191,22 +208,36 @@ class ReplyCatcher:
         return call.id in self._speak_ids
 
     def end(self) -> None:
-        """The turn is over: nothing said means the soul chose silence ("")."""
+        """The turn is over: what was said is the answer; nothing said means silence ("")."""
         if not self.done:
-            self._future.set_result("")
+            self._settle()
 
     def fail(self, error: BaseException) -> None:
         if not self.done:
             self._future.set_exception(error)
             self._future.exception()  # retrieved: no "never retrieved" warning
+            self._tell()
+
+    def _say(self, piece: str) -> None:
+        if piece:
+            self.pieces.append(piece)
+            self._tell()
+
+    def _settle(self) -> None:
+        self._future.set_result("".join(self.pieces))
+        self._tell()
+
+    def _tell(self) -> None:
+        self._news.set()
+        self._news = asyncio.Event()
 
 
 class ReplyCatchers:
     """The catchers of one soul turn: what the soul's loop holds and calls.
 
     `arm(c)` when the utterance enters the model's context (the snapshot of a
-    waking, or the incoming queue drained before a model step); `feed(m)` on
-    every assistant message; `answered_by(call)` before making the body speak;
+    waking, or the incoming queue drained before a model step); `stream(e)`
+    on every event of a model call's stream; `feed(m)` on every assistant message; `answered_by(call)` before making the body speak;
     `end_turn()` when the turn ends.
     """
 
@@ -219,6 +250,10 @@ class ReplyCatchers:
     def feed(self, message: Message) -> None:
         for catcher in self._armed:
             catcher.feed(message)
+
+    def stream(self, event) -> None:
+        for catcher in self._armed:
+            catcher.stream(event)
 
     def answered_by(self, call: ToolCall) -> bool:
         return any(catcher.answered_by(call) for catcher in self._armed)

@@ -12,6 +12,8 @@ first.
                                      what is sent, never what is stored
   on_usage(soul, waking, reply)      after each model call: reply.usage, reply.model;
                                      waking is None for a keep-warm call made asleep
+  on_stream(soul, waking, event)     while a model call streams: its text as it forms, each
+                                     block once complete (soulstack.llm.streaming)
   on_assistant(soul, waking, message) each assistant message, as it arrives
   before_tool(soul, call) -> str | None
                                      a string answers the call instead of running it
@@ -35,7 +37,7 @@ from soulstack.llm.types import ToolResult
 
 log = logging.getLogger("soul.hooks")
 
-NAMES = ("on_waking", "felt", "transform_messages", "on_usage", "on_assistant", "before_tool",
+NAMES = ("on_waking", "felt", "transform_messages", "on_usage", "on_stream", "on_assistant", "before_tool",
          "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge", "on_contact", "before_turn")
 
 

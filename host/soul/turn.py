@@ -10,8 +10,10 @@ delivered while it was thinking) and appends it to the conversation, so the
 model sees them within this turn. Every message is written to session.jsonl
 the moment it exists.
 
-The model is called with retries (soulstack.llm.providers.complete_with_retry);
-when it keeps failing, the rest of the waking runs on the brainstem.
+The model is called with retries (soulstack.llm.providers.complete_with_retry)
+and streams: the `on_stream` hook hears its words as they form (a voice
+answer starts before the step ends). When it keeps failing, or breaks off
+midway, the rest of the waking runs on the brainstem.
 """
 
 import logging
@@ -85,6 +87,7 @@ async def think(soul, waking):
             reply = await complete_with_retry(
                 soul.model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
                 attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
+                on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),
             )
             soul.last_error = None  # the provider answers again: an old failure is no longer news
         except ModelError as error:

@@ -24,7 +24,8 @@ for any content blocks (thinking too), `error(status)`, or a callable taking
 the request JSON and returning one of those (sync or async: it may wait on an
 `asyncio.Event` to play a slow model). `FakeAnthropic(default=...)` answers
 once the script is empty. `stream: true` requests get the real SSE event
-sequence. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
+sequence; `steered(reply, after_event=..., cut_after=...)` (tests/fakes/scripted_server.py)
+paces, holds or cuts that stream. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Importing the `fake_anthropic` fixture into a test module gives a started fake.
 """
 
@@ -36,6 +37,7 @@ import math
 import re
 import struct
 import time
+import zlib
 
 import pytest
 from aiohttp import web
@@ -353,8 +355,11 @@ class FakeAnthropic(ScriptedServer):
         reply = self.build_message(entry.body, spec)
         self.usages.append(reply["usage"])
         if entry.body.get("stream"):
-            return await sse(request, stream_events(reply))
+            return await self.stream(request, stream_events(reply), spec)
         return web.json_response(reply, headers={"request-id": "req_fake"})
+
+    async def stream(self, request, events, spec):
+        return await sse(request, events, after_event=spec.get("after_event"), cut_after=spec.get("cut_after"))
 
     def build_message(self, body, spec):
         fresh, read, written, by_ttl = self.cache.account(body["model"], cacheable_blocks(body, self.bytes_per_token))
@@ -440,8 +445,21 @@ SIGV4 = re.compile(r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/\d{8}/([a-z0-9-]+)/b
                    r"SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$")
 
 
+def eventstream_frame(_name, data: str) -> bytes:
+    """One message of AWS's binary event stream carrying one Messages API event, as Bedrock's
+    InvokeModelWithResponseStream sends it: a prelude (total and header lengths, CRC32), string
+    headers, the JSON payload {"bytes": base64 of the event}, and a CRC32 of the whole message."""
+    payload = json.dumps({"bytes": base64.b64encode(data.encode()).decode()}).encode()
+    headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    head = b"".join(bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode() for k, v in headers.items())
+    prelude = struct.pack(">II", 12 + len(head) + len(payload) + 4, len(head))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + head + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
 class FakeBedrock(FakeAnthropic):
-    """Fake Bedrock runtime (POST /model/{id}/invoke); `regions` lists the region each request was signed for."""
+    """Fake Bedrock runtime (POST /model/{id}/invoke, and /invoke-with-response-stream answering in
+    AWS's event stream); `regions` lists the region each request was signed for."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -449,6 +467,11 @@ class FakeBedrock(FakeAnthropic):
 
     def routes(self, app):
         app.router.add_post("/model/{model}/invoke", self.handle_invoke)
+        app.router.add_post("/model/{model}/invoke-with-response-stream", self.handle_invoke)
+
+    async def stream(self, request, events, spec):
+        return await sse(request, events, after_event=spec.get("after_event"), cut_after=spec.get("cut_after"),
+                         frame=eventstream_frame, content_type="application/vnd.amazon.eventstream")
 
     def error_response(self, status, kind, msg, headers=None):
         return web.json_response({"message": msg}, status=status, headers={"x-amzn-ErrorType": kind, **(headers or {})})
@@ -465,4 +488,5 @@ class FakeBedrock(FakeAnthropic):
             self.usages.append(None)
             return self.error_response(400, "ValidationException", "anthropic_version is required; model belongs in the path")
         body["model"] = request.match_info["model"]
+        body["stream"] = request.path.endswith("/invoke-with-response-stream")  # the path says it, not the body
         return await self.answer(request, entry)

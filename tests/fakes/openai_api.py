@@ -19,7 +19,8 @@ Example (any async test; pytest-aiohttp runs it)::
 Replies: a string (a text reply), `text(...)`, `tool_call(...)` / `completion(...)`
 for several calls, `error(status)`, or a callable taking the request JSON and
 returning one of those (sync or async). `FakeOpenAI(default=...)` answers once
-the script is empty. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
+the script is empty. `steered(reply, ...)` (tests/fakes/scripted_server.py) paces,
+holds or cuts a streamed reply. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
 Importing the `fake_openai` fixture into a test module gives a started fake.
 """
@@ -212,7 +213,8 @@ class FakeOpenAI(ScriptedServer):
         base = {"id": f"chatcmpl-fake{next(_ids):05d}", "created": int(time.time()), "model": body["model"], "system_fingerprint": "fp_fake"}
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return await sse(request, [(None, c) for c in stream_chunks(base, spec, usage if include_usage else None)])
+            chunks = [(None, c) for c in stream_chunks(base, spec, usage if include_usage else None)]
+            return await sse(request, chunks, after_event=spec.get("after_event"), cut_after=spec.get("cut_after"))
         message = {"role": "assistant", "content": spec["content"], "refusal": None}
         if spec["tool_calls"]:
             message["tool_calls"] = spec["tool_calls"]
@@ -230,6 +232,8 @@ def stream_chunks(base, spec, usage):
         return json.dumps(dict(base, choices=[{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]))
 
     out = [chunk({"role": "assistant", "content": ""})]
+    for i in range(0, len(spec["reasoning"] or ""), 8):
+        out.append(chunk({"reasoning_content": spec["reasoning"][i : i + 8]}))  # vLLM / DeepSeek-style servers
     for i in range(0, len(spec["content"] or ""), 8):
         out.append(chunk({"content": spec["content"][i : i + 8]}))
     for index, call in enumerate(spec["tool_calls"]):

@@ -96,15 +96,33 @@ class ScriptedServer(LoopbackServer):
         return [r.body for r in self.requests]
 
 
-async def sse(request: web.Request, events) -> web.StreamResponse:
-    """Write `events` (pairs of event name or None, data string) as Server-Sent Events."""
+def steered(spec: dict, *, after_event=None, cut_after: int | None = None) -> dict:
+    """A reply spec whose stream the test steers: `after_event(data)` (sync or async) runs after
+    each event is written -- it may sleep to pace a model, note the time, or wait on an
+    `asyncio.Event` to hold the rest back; `cut_after=n` drops the connection after n events,
+    a stream that dies midway. Only streamed requests are steered."""
+    return dict(spec, after_event=after_event, cut_after=cut_after)
+
+
+def sse_frame(name, data: str) -> bytes:
+    return ((f"event: {name}\n" if name else "") + f"data: {data}\n\n").encode()
+
+
+async def sse(request: web.Request, events, *, after_event=None, cut_after: int | None = None,
+              frame=sse_frame, content_type="text/event-stream") -> web.StreamResponse:
+    """Write `events` (pairs of event name or None, data string) as Server-Sent Events (see `steered`),
+    or framed by `frame(name, data) -> bytes` as another streaming protocol frames them."""
     response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
     )
     await response.prepare(request)
-    for name, data in events:
-        chunk = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
-        await response.write(chunk.encode())
-        await asyncio.sleep(0)  # let the client read chunk by chunk
+    for number, (name, data) in enumerate(events):
+        if number == cut_after:
+            request.transport.close()  # no end chunk: the client sees the body break off
+            return response
+        await response.write(frame(name, data))
+        waited = after_event(data) if after_event else asyncio.sleep(0)  # by default, let the client read chunk by chunk
+        if inspect.isawaitable(waited):
+            await waited
     await response.write_eof()
     return response
