@@ -339,12 +339,12 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
             assert not any(name.startswith("late__") for name in tool_names(fake.bodies[0]))
             warned = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]
             assert len(warned) == 1 and "asking again at the next waking" in warned[0].getMessage()
-            soul.nudge(Nudge("still no server"))  # a second waking with the server still down: no second warning
+            await soul.nudge(Nudge("still no server"))  # a second waking with the server still down: no second warning
             await until(lambda: clock.held == 2, what="the second waking")
             assert len(fake.bodies) == 2 and tool_names(fake.bodies[1]) == tool_names(fake.bodies[0])
             assert len([r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]) == 1
             async with FakeMcp([echo_tool()], port=port):
-                soul.nudge(Nudge("the server is up"))
+                await soul.nudge(Nudge("the server is up"))
                 await until(lambda: clock.held == 3, what="the third waking")
                 assert len(fake.bodies) == 3
                 assert tool_names(fake.bodies[2])[-1] == "late__echo"

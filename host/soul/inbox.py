@@ -1,10 +1,13 @@
 """The soul's nudge inbox: what a 202 promises, and when nudges may wake it.
 
 What 202 promises: the nudge is on disk before the answer goes out
-(soulDir/NUDGES.jsonl, one line appended with flush + fsync), and it will be
-in a waking's snapshot, across a kill -9 or a restart. A nudge leaves the file
-only after the snapshot that shows it is in session.jsonl (`seen`); a kill
-between the two shows it once more after the restart rather than never.
+(soulDir/NUDGES.jsonl, appended with flush + fsync), and it will be in a
+waking's snapshot, across a kill -9 or a restart. A nudge leaves the file only
+after the snapshot that shows it is in session.jsonl (`seen`); a kill between
+the two shows it once more after the restart rather than never. Writes happen
+off the event loop, one at a time; nudges that arrive during one write share
+the next (an fsync costs milliseconds: one per nudge would cap a storm at a
+few hundred a second and stall the soul's server meanwhile).
 
 Coalescing (issue 19: 1,000 nudges in 10 s once made 273 wakings and 273 model
 calls). After a waking that took nudges, further nudges wait until
@@ -17,6 +20,7 @@ through converse) takes everything waiting, due or not.
 Counts for /health (this process): nudges received, wakings that took nudges.
 """
 
+import asyncio
 import json
 import logging
 import os
@@ -51,6 +55,8 @@ class Inbox:
         self.wakings = 0  # wakings of this process that took nudges
         self._last_taken: float | None = None  # clock.monotonic() of the last waking that took nudges
         self._taken = 0  # entries[:_taken] are in the waking now being built
+        self._unwritten: list[str] = []  # lines of entries not yet on disk
+        self._writing = asyncio.Lock()  # one write at a time, so lines never interleave or repeat
 
     def load(self) -> "Inbox":
         """The nudges a previous process acknowledged and never showed; a torn last line is skipped."""
@@ -69,16 +75,29 @@ class Inbox:
         self._rewrite()  # a clean file: no torn tail for the next append to continue
         return self
 
-    def add(self, nudge: Nudge, while_thinking: bool) -> None:
-        """Keep `nudge` on disk (call before answering 202)."""
+    async def add(self, nudge: Nudge, while_thinking: bool) -> None:
+        """Keep `nudge`; returns once it is on disk (answer 202 after this). OSError: it is not."""
         entry = Entry(nudge, while_thinking)
+        self.entries.append(entry)
+        self._unwritten.append(entry.to_line())
+        try:
+            async with self._writing:
+                if not self._unwritten:
+                    return  # the write before this one took our line with it
+                lines, self._unwritten = "".join(self._unwritten), []
+                await asyncio.to_thread(self._append, lines)
+        except OSError:
+            # Not kept, not promised: the sender tries again.
+            self.entries = [kept for kept in self.entries if kept is not entry]
+            raise
+        self.received += 1
+
+    def _append(self, lines: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(entry.to_line())
+            handle.write(lines)
             handle.flush()
             os.fsync(handle.fileno())
-        self.entries.append(entry)
-        self.received += 1
 
     def due_in(self, now: float) -> float | None:
         """None when nothing waits; else the seconds until what waits may wake the soul (0: now)."""
@@ -99,12 +118,14 @@ class Inbox:
             self.wakings += 1
         return list(self.entries)
 
-    def seen(self) -> None:
+    async def seen(self) -> None:
         """The waking's snapshot is stored: what it took leaves the file."""
         if not self._taken:
             return
-        self.entries, self._taken = self.entries[self._taken:], 0
-        self._rewrite()
+        async with self._writing:
+            self.entries, self._taken = self.entries[self._taken:], 0
+            self._unwritten = []  # the rewrite holds every entry, written or not
+            await asyncio.to_thread(self._rewrite)
 
     def _rewrite(self) -> None:
         atomic_write_text(self.path, "".join(entry.to_line() for entry in self.entries))

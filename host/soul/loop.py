@@ -131,9 +131,9 @@ class Soul:
 
     # --- the ways in --------------------------------------------------------------------
 
-    def nudge(self, nudge: Nudge) -> None:
-        """Keep a nudge (on disk before the caller answers 202); the sleep decides when it wakes."""
-        self.inbox.add(nudge, while_thinking=self.state == "thinking")
+    async def nudge(self, nudge: Nudge) -> None:
+        """Keep a nudge; returns once it is on disk (answer 202 then). The sleep decides when it wakes."""
+        await self.inbox.add(nudge, while_thinking=self.state == "thinking")
         self.hooks.each("on_nudge", self, nudge)
         self._wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
 
@@ -219,7 +219,7 @@ class Soul:
                                waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt),
         ]
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
-        self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
+        await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
         for arrival in waking.arrivals:
             if arrival.on_enter:
                 arrival.on_enter()

@@ -42,7 +42,7 @@ async def nudge(request: web.Request) -> web.Response:
         raise error if isinstance(error, BadRequest) else BadRequest(str(error)) from None
     state = soul.state
     try:
-        soul.nudge(given)
+        await soul.nudge(given)
     except OSError as error:  # not on disk, so not promised: the sender keeps it and tries again
         log.error("could not keep a nudge (%s): %s", error, given.reason)
         return error_response(503, f"the soul could not keep the nudge ({error.strerror or error}); try again")
