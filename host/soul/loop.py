@@ -46,7 +46,6 @@ class Arrival:
     """The human's words delivered through converse, waiting for the soul (nudges wait in the inbox)."""
 
     text: str
-    heard: bool = True
     while_thinking: bool = False
     on_enter: Callable | None = None  # called once the words are in the model's context
 
@@ -139,7 +138,7 @@ class Soul:
 
     def deliver(self, words: str, on_enter: Callable | None = None) -> None:
         """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
-        arrival = Arrival(words, heard=True, while_thinking=self.state == "thinking", on_enter=on_enter)
+        arrival = Arrival(words, while_thinking=self.state == "thinking", on_enter=on_enter)
         self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
             self._incoming.append(arrival)
