@@ -1,11 +1,12 @@
 """Nudges: the debouncer on a fake clock; the sender against a real receiver that is down, then up."""
 
 import asyncio
+import logging
 
 import pytest
 from aiohttp.test_utils import unused_port
 
-from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.nudges import Debouncer, Nudge, NudgeSender
 from tests.fakes.nudge_receiver import NudgeReceiver
 
 
@@ -30,7 +31,7 @@ def test_the_first_reason_is_due_at_once(clock):
     assert debouncer.seconds_until_due() is None
     assert debouncer.offer("a face appeared")
     assert debouncer.seconds_until_due() == 0
-    assert debouncer.take() == ["a face appeared"]
+    assert debouncer.take() == [Nudge("a face appeared")]
     assert debouncer.seconds_until_due() is None
 
 
@@ -59,7 +60,7 @@ def test_a_different_reason_waits_for_the_interval_and_is_not_lost(clock):
     assert debouncer.seconds_until_due() == pytest.approx(7)
     clock.advance(7)
     assert debouncer.seconds_until_due() == 0
-    assert debouncer.take() == ["the device was picked up", "a message arrived"]
+    assert debouncer.take() == [Nudge("the device was picked up"), Nudge("a message arrived")]
 
 
 def test_blank_reasons_are_ignored(clock):
@@ -172,3 +173,69 @@ async def test_a_repeat_is_reported_as_collapsed(aiohttp_server, running):
     assert not sender.nudge("a face appeared")
     assert (await events.wait_for("collapsed")).reasons == ["a face appeared"]
     assert receiver.reasons == ["a face appeared"]
+
+
+async def test_a_person_s_lines_are_never_merged_and_events_are_merged_under_the_cap(aiohttp_server, running):
+    port = unused_port()
+    events = Events()
+    sender = running(quick_sender(f"http://127.0.0.1:{port}/nudge", events))
+    sender.nudge("a face appeared")
+    await events.wait_for("retrying")  # the soul is down: everything waits together
+    sender.nudge("your human typed: hi", words="hi")
+    sender.nudge("your human typed: are you there?", words="are you there?")
+    for i in range(40):
+        sender.nudge(f"event {i:02d} " + "x" * 91)
+
+    receiver = NudgeReceiver()
+    await aiohttp_server(receiver.app(), port=port)
+    await receiver.wait_for(6)  # the face; the two lines; 40 events of 100 characters in three nudges
+    await events.wait_for("delivered")
+    assert len(receiver.nudges) == 6
+    assert [n.words for n in receiver.nudges if n.words] == ["hi", "are you there?"]
+    assert receiver.nudges[1:3] == [Nudge("your human typed: hi", "hi"), Nudge("your human typed: are you there?", "are you there?")]
+    assert all(len(n.reason) <= 2000 for n in receiver.nudges)
+    delivered = "; ".join(n.reason for n in receiver.nudges if not n.words)
+    assert all(f"event {i:02d} " in delivered for i in range(40)) and "a face appeared" in delivered
+    assert sender.waiting == []
+
+
+async def test_a_refused_batch_is_split_and_only_the_refused_nudge_is_given_up(aiohttp_server, running, caplog):
+    receiver = NudgeReceiver(refuse=["something it refuses"])
+    server = await aiohttp_server(receiver.app())
+    events = Events()
+    sender = running(quick_sender(str(server.make_url("/nudge")), events))
+    sender.debouncer.sent()  # as if a nudge just went out: the next three wait and go together
+    sender.debouncer.min_interval_s = 0.2
+    for reason in ("a face appeared", "something it refuses", "the device was picked up"):
+        sender.nudge(reason)
+    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudges"):
+        await receiver.wait_for(2)
+        rejected = await events.wait_for("rejected")
+    assert receiver.refused[0] == "a face appeared; something it refuses; the device was picked up"
+    assert receiver.reasons == ["a face appeared", "the device was picked up"]
+    assert rejected.reasons == ["something it refuses"] and rejected.detail.startswith("400")
+    assert sender.waiting == []
+    assert "refused a nudge (it answered 400" in caplog.text and "gave up on: something it refuses" in caplog.text
+
+
+async def test_a_missing_token_is_logged_with_the_soul_s_answer_once_a_minute(aiohttp_server, running, caplog):
+    receiver = NudgeReceiver(token="right")
+    server = await aiohttp_server(receiver.app())
+    events = Events()
+    sender = running(quick_sender(str(server.make_url("/nudge")), events))
+    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudges"):
+        sender.nudge("a face appeared")
+        await events.wait_for("rejected")
+        sender.nudge("the device was picked up")
+        await until_count(events, "rejected", 2)
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refusals) == 1 and "answered 401" in refusals[0]
+    assert "wrong or missing bearer token" in refusals[0] and "a face appeared" in refusals[0]
+
+
+async def until_count(events, kind, count, timeout_s=10.0):
+    for _ in range(int(timeout_s / 0.01)):
+        if sum(e.kind == kind for e in events.seen) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"fewer than {count} {kind} events")

@@ -12,8 +12,8 @@ from soulstack.soul.drives import (
     MISSING_TEXTS,
     ROUTINE_TOOLS,
     Drives,
-    is_human_words,
 )
+from soulstack.protocol.nudges import Nudge
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2025, 3, 10, 12, 0, tzinfo=BERLIN)
@@ -106,7 +106,7 @@ def test_missing_settled_only_by_real_contact(tmp_path):
     later = NOON + timedelta(hours=20)
     # a failed speak, a face in front of the camera, a routine tool: none is contact
     drives.on_tool_result("speak", False, later)
-    assert drives.on_nudge("a face appeared in front of you", later) is False
+    assert drives.on_nudge(Nudge("a face appeared in front of you"), later) is False
     drives.on_tool_result("express", True, later)
     assert drives.missing_level(later) == 1
 
@@ -116,7 +116,7 @@ def test_missing_settled_only_by_real_contact(tmp_path):
 
     even_later = later + timedelta(hours=19)
     assert drives.missing_level(even_later) == 1
-    assert drives.on_nudge("your human typed: hello there", even_later) is True
+    assert drives.on_nudge(Nudge("your human typed: hello there"), even_later) is True
     assert drives.silence_hours(even_later) == 0 and drives.last_contact_kind == "typed"
 
     drives.on_contact(even_later + timedelta(hours=50), "converse")
@@ -131,13 +131,14 @@ def test_unknown_contact_kind_is_refused(tmp_path):
         drives.on_contact(NOON, "telepathy")
 
 
-def test_human_words_prefixes():
-    assert is_human_words("your human typed: hi")
-    assert is_human_words("  Your Human Typed: HI")
-    assert is_human_words("你的人类打字说: 你好")
-    assert not is_human_words("the device was picked up")
-    assert not is_human_words("")
-    assert is_human_words("owner: hi", prefixes=["owner:"])
+def test_a_nudge_with_words_is_contact_whatever_its_reason(tmp_path):
+    later = NOON + timedelta(hours=20)
+    drives = Drives.load(tmp_path, NOON)
+    assert drives.on_nudge(Nudge("someone spoke near the robot", words="are you awake?"), later) is True
+    assert drives.silence_hours(later) == 0 and drives.last_contact_kind == "typed"
+    # stackchan-soul's terminal body, which sends only a reason
+    chinese = Nudge('大哥在终端里对你说："你好"（想回应就用 speak）')
+    assert Drives.load(tmp_path, NOON).on_nudge(chinese, later + timedelta(hours=30)) is True
 
 
 def test_corrupt_file_is_set_aside_not_fatal(tmp_path):

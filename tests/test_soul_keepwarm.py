@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from soulstack.protocol.nudges import Nudge
 from soulstack.soul import config
 from soulstack.soul.clock import StepClock
 from soulstack.soul.fold import IMAGE_PLACEHOLDER
@@ -196,7 +197,7 @@ async def test_a_nudge_wakes_the_soul_at_once_and_no_refresh_follows(tmp_path):
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
             await until(lambda: clock.held == 1, what="the first sleep")
-            soul.nudge("a face appeared")
+            await soul.nudge(Nudge("a face appeared"))
             await until(lambda: clock.held == 2, what="the nudged waking, asleep again")
             assert [is_keep_warm(b) for b in fake.bodies] == [False, False]
             clock.release()
@@ -221,7 +222,7 @@ async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
         async with Running(soul):
             await until(lambda: len(fake.bodies) == 2, what="the refresh on its way")
             assert is_keep_warm(fake.bodies[1]) and soul.state == "asleep"
-            soul.nudge("a face appeared")
+            await soul.nudge(Nudge("a face appeared"))
             await until(lambda: clock.held == 2, what="the nudged waking, asleep again")
             assert len(fake.bodies) == 3 and script.at == [0, 55 * MIN, 55 * MIN]
             assert not gate.is_set()  # the refresh never answered: the soul did not wait for it

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import pytest
 from aiohttp.test_utils import unused_port
 
+from soulstack.protocol.nudges import Nudge
 from soulstack.llm.types import ToolCall
 from soulstack.soul import config
 from soulstack.soul.clock import ScaledClock, StepClock
@@ -25,7 +26,8 @@ LONG = "a_tool_whose_name_goes_on_and_on_far_past_what_any_model_api_accepts_as_
 
 
 def make_cfg(tmp_path, servers, **overrides):
-    raw = {"soulDir": str(tmp_path / "soul"), "timezone": "UTC", "nudge": {"port": 0}, "model": {"retries": 0},
+    # Every nudge wakes these souls at once (no coalescing: that is test_soul_storm.py's).
+    raw = {"soulDir": str(tmp_path / "soul"), "timezone": "UTC", "nudge": {"port": 0, "minIntervalSeconds": 0}, "model": {"retries": 0},
            "mcp": servers, **overrides}
     cfg, warnings = config.from_dict(raw)
     assert warnings == []
@@ -337,12 +339,12 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
             assert not any(name.startswith("late__") for name in tool_names(fake.bodies[0]))
             warned = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]
             assert len(warned) == 1 and "asking again at the next waking" in warned[0].getMessage()
-            soul.nudge("still no server")  # a second waking with the server still down: no second warning
+            await soul.nudge(Nudge("still no server"))  # a second waking with the server still down: no second warning
             await until(lambda: clock.held == 2, what="the second waking")
             assert len(fake.bodies) == 2 and tool_names(fake.bodies[1]) == tool_names(fake.bodies[0])
             assert len([r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]) == 1
             async with FakeMcp([echo_tool()], port=port):
-                soul.nudge("the server is up")
+                await soul.nudge(Nudge("the server is up"))
                 await until(lambda: clock.held == 3, what="the third waking")
                 assert len(fake.bodies) == 3
                 assert tool_names(fake.bodies[2])[-1] == "late__echo"

@@ -148,6 +148,7 @@ async def test_a_typed_line_nudges_the_soul(aiohttp_server, start_terminal):
     body, url = await start_terminal("--nudge-url", str(soul.make_url("/nudge")), "--nudge-token", "nudge-token")
     await body.type("hello soul")
     assert await receiver.wait_for(1) == ["your human typed: hello soul"]
+    assert receiver.nudges[0].words == "hello soul"  # the line itself, as the nudge contract's words
     await body.wait_for_text("the soul got it")
 
     async with BodyClient.at(url) as client:

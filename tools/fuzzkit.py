@@ -293,7 +293,9 @@ class Servers(contextlib.ExitStack):
             "soulDir": str(self.folder / "soul"), "timezone": "UTC",
             "model": {"retries": 0, **self.soul_model},
             "persona": {"name": "Pip", "human": "Ana"},
-            "nudge": {"port": port, "token": TOKEN},
+            # minIntervalSeconds 0: the fuzz's own valid nudges must not make the clean one after it
+            # wait a coalescing minute (host/soul/inbox.py) before it reaches the model.
+            "nudge": {"port": port, "token": TOKEN, "minIntervalSeconds": 0},
             "loop": {"nightStartHour": 0, "nightEndHour": 0},
         }))
         wait_for_port(port, self._start("soul", ["soul", "--config", str(config)], port, SOUL_ENDPOINTS, TOKEN).process)

@@ -1,34 +1,191 @@
-"""Waking the soul: the nudge debouncer and sender every body shares.
+"""Waking the soul: the one nudge contract, for every body, the bridge and the soul.
 
-A nudge is `POST <nudge url>` with `{"reason": "<what happened>"}`. Two rules
-keep a body from waking the soul over and over (a face seen every frame once
-caused wake storms):
+A nudge is `POST <soul>/nudge` with `{"reason": "<what happened>"}` (Body
+Protocol v1) plus, as our documented addition, `"words": "<a person's exact
+words>"` from a body that knows a person spoke or typed. This module owns all
+of it: the shape and its validation (`parse_nudge`, the soul's /nudge), the
+length cap both sides share (`MAX_REASON_CHARS`), recognising a person's words
+(`words_of`: the `words` field first, then the phrasings known bodies use),
+the sender's debounce, merge and delivery.
+
+The sender keeps a body from waking the soul over and over (a face seen every
+frame once caused wake storms):
 
 - the same reason offered again within `same_reason_window_s` of the last time
   it was accepted is dropped: it is the same event seen again;
 - nudges go out at most once per `min_interval_s`. A *different* reason that
-  arrives sooner is not dropped: it waits, and every reason waiting when the
-  interval passes goes out together in one nudge, joined by "; ".
+  arrives sooner waits, and every reason waiting when the interval passes goes
+  out merged ("; "), in as few nudges as the cap allows. A person's line is
+  never merged: it goes out as its own nudge, with its `words`.
 
 Nothing accepted is lost. While the soul is down (connection refused, 5xx, a
-timeout) the sender keeps the reasons and retries with a growing backoff,
-merging whatever else arrives meanwhile. A 4xx (a wrong token, a malformed
-nudge) cannot be fixed by retrying: it is logged loudly, reported to the
-listener, and the reasons are given up.
+timeout, 408/429) the sender keeps the nudges and retries with a growing
+backoff. A 400 for a merged nudge is split: each part is sent alone, and only
+a part the soul refuses by itself is given up. Other 4xx (a wrong token)
+cannot be fixed by retrying: the nudge is given up, reported to the listener
+and logged with the soul's answer (at most once a minute, with a count).
 """
 
 import asyncio
 import contextlib
 import logging
+import re
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import aiohttp
 
 log = logging.getLogger(__name__)
 
+# One cap on both sides: the soul refuses a longer reason (400), the sender never merges past it.
+MAX_REASON_CHARS = 2000
+MAX_WORDS_CHARS = 2000
+SEPARATOR = "; "  # between merged reasons
 # 408 and 429 say "try again later", unlike the other 4xx.
 RETRYABLE_4XX = (408, 429)
+EXAMPLE = '{"reason": "<what happened>", "words": "<optional: a person\'s exact words>"}'
+
+
+@dataclass(frozen=True)
+class Nudge:
+    reason: str
+    words: str | None = None  # a person's exact words, when the body knows a person spoke or typed
+
+    def to_json(self) -> dict:
+        return {"reason": self.reason} if self.words is None else {"reason": self.reason, "words": self.words}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Nudge":
+        return cls(data["reason"], data.get("words"))
+
+
+class BadNudge(ValueError):
+    """A request body that is not a nudge; str() says what is wrong (the soul answers it with 400)."""
+
+
+def parse_nudge(body) -> Nudge:
+    """The nudge in a decoded JSON body, whitespace in `reason` collapsed; BadNudge naming the problem.
+
+    Keys other than reason and words are ignored: bodies from elsewhere may send more.
+    """
+    if not isinstance(body, dict):
+        raise BadNudge(f"send a JSON object: {EXAMPLE}")
+    reason, words = body.get("reason"), body.get("words")
+    if not isinstance(reason, str) or not reason.strip():
+        raise BadNudge(f'"reason" must be a non-empty string: {EXAMPLE}')
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON_CHARS:
+        raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
+    if words is not None:
+        if not isinstance(words, str) or not words.strip():
+            raise BadNudge('"words", when sent, must be a non-empty string: the person\'s exact words')
+        words = words.strip()
+        if len(words) > MAX_WORDS_CHARS:
+            raise BadNudge(f'"words" is {len(words)} characters; at most {MAX_WORDS_CHARS}')
+    return Nudge(reason, words)
+
+
+# --- a person's words ----------------------------------------------------------------------
+
+# How bodies that send only `reason` mark a person's words, each phrasing once: ours (the
+# terminal body before `words` existed) and stackchan-soul's terminal body, which sends
+# `大哥在终端里对你说："…"（想回应就用 speak）` (the name is its human's; the quotes vary).
+_HEADS = (
+    r"your human (?:typed|said)\s*[:：]",
+    r"你的人类(?:打字)?说\s*[:：]",
+    r"\S{1,20}?在终端里对你说\s*[:：]",
+)
+_PHRASINGS = (
+    re.compile(r"your human (?:typed|said)\s*[:：]\s*(.+)", re.IGNORECASE | re.DOTALL),
+    re.compile(r"你的人类(?:打字)?说\s*[:：]\s*(.+)", re.DOTALL),
+    re.compile(r"\S{1,20}?在终端里对你说\s*[:：]\s*[\"“「](.+)[\"”」]\s*(?:[（(]想回应就用\s*speak[）)])?", re.DOTALL),
+)
+_HEAD = re.compile("|".join(f"(?:{head})" for head in _HEADS), re.IGNORECASE)
+
+
+def _pieces(reason: str) -> list:
+    """`reason` cut where a merged reason starts a new phrasing ("a; your human typed: b" -> two)."""
+    pieces = []
+    for part in reason.split(SEPARATOR):
+        if pieces and not _HEAD.match(part.lstrip()):
+            pieces[-1] += SEPARATOR + part  # a line that itself contains "; " stays whole
+        else:
+            pieces.append(part)
+    return pieces
+
+
+def words_in_reason(reason: str) -> list:
+    """Every person's line a reason carries by a known phrasing, each whole and apart."""
+    found = []
+    for piece in _pieces(reason or ""):
+        for phrasing in _PHRASINGS:
+            match = phrasing.fullmatch(piece.strip())
+            if match and match.group(1).strip():
+                found.append(match.group(1).strip())
+                break
+    return found
+
+
+def words_of(nudge: Nudge) -> list:
+    """A person's words in a nudge: its `words` when it has them, else those its reason carries."""
+    return [nudge.words] if nudge.words else words_in_reason(nudge.reason)
+
+
+# --- merging -------------------------------------------------------------------------------
+
+
+def merge(nudges: list) -> Nudge:
+    """One nudge for a group `pack` made: a person's line alone, or plain reasons joined."""
+    if len(nudges) == 1:
+        return nudges[0]
+    return Nudge(SEPARATOR.join(n.reason for n in nudges))
+
+
+def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
+    """Groups to send, in order: a nudge with words alone; plain reasons together up to `cap` characters."""
+    groups, size = [], 0
+    for nudge in nudges:
+        last = groups[-1] if groups else None
+        fits = last is not None and last[-1].words is None and size + len(SEPARATOR) + len(nudge.reason) <= cap
+        if nudge.words is None and fits:
+            last.append(nudge)
+            size += len(SEPARATOR) + len(nudge.reason)
+        else:
+            groups.append([nudge])
+            size = len(nudge.reason)
+    return groups
+
+
+def _capped(text: str, cap: int, what: str) -> str:
+    if len(text) <= cap:
+        return text
+    log.warning("a nudge's %s is %d characters; sending its first %d", what, len(text), cap)
+    return text[:cap - 1] + "…"
+
+
+class RateLimitedLog:
+    """Logs a kind of message at most once per `every_s`; the next one says how many were held back."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = 60.0, clock=time.monotonic):
+        self.logger, self.every_s, self.clock = logger, every_s, clock
+        self._last: dict = {}
+        self._held: dict = {}
+
+    def log(self, level: int, kind: str, message: str, *args) -> bool:
+        """Log `message % args` unless a `kind` message went out within `every_s`; True when logged."""
+        now, last = self.clock(), self._last.get(kind)
+        if last is not None and now - last < self.every_s:
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return False
+        held = self._held.pop(kind, 0)
+        suffix = f" ({held} more like it in the last {self.every_s:g} s not logged)" if held else ""
+        self.logger.log(level, message + suffix, *args)
+        self._last[kind] = now
+        return True
+
+
+# --- the sender ----------------------------------------------------------------------------
 
 
 def _same(reason: str) -> str:
@@ -36,19 +193,19 @@ def _same(reason: str) -> str:
 
 
 class Debouncer:
-    """Decides which reasons become nudges, and when. Pure logic on an injected clock."""
+    """Decides which nudges go out, and when. Pure logic on an injected clock."""
 
     def __init__(self, same_reason_window_s: float = 60.0, min_interval_s: float = 10.0, clock=time.monotonic):
         self.same_reason_window_s = same_reason_window_s
         self.min_interval_s = min_interval_s
         self.clock = clock
         self._accepted_at: dict[str, float] = {}
-        self._pending: list[str] = []
+        self._pending: list[Nudge] = []
         self._last_sent: float | None = None
 
-    def offer(self, reason: str) -> bool:
-        """Queue `reason` for the next nudge; False when it repeats one accepted within the window."""
-        reason = reason.strip()
+    def offer(self, reason: str, words: str | None = None) -> bool:
+        """Queue a nudge; False when its reason repeats one accepted within the window (or is blank)."""
+        reason, words = reason.strip(), (words or "").strip() or None
         if not reason:
             return False
         key, now = _same(reason), self.clock()
@@ -58,12 +215,14 @@ class Debouncer:
         # Forget reasons whose window has passed, so the table stays small on a long-lived body.
         self._accepted_at = {k: t for k, t in self._accepted_at.items() if now - t < self.same_reason_window_s}
         self._accepted_at[key] = now
-        self._pending.append(reason)
+        reason = _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
+        self._pending.append(Nudge(reason, words and _capped(words, MAX_WORDS_CHARS, "words")))
         return True
 
     @property
-    def pending(self) -> list[str]:
-        return list(self._pending)
+    def pending(self) -> list:
+        """The reasons waiting, oldest first."""
+        return [nudge.reason for nudge in self._pending]
 
     def seconds_until_due(self) -> float | None:
         """None when nothing waits; else how long until the next nudge may go (0 = now)."""
@@ -73,18 +232,14 @@ class Debouncer:
             return 0.0
         return max(0.0, self._last_sent + self.min_interval_s - self.clock())
 
-    def take(self) -> list[str]:
-        """The waiting reasons, removed from the queue (call when `seconds_until_due()` is 0)."""
+    def take(self) -> list:
+        """The waiting nudges, removed from the queue (call when `seconds_until_due()` is 0)."""
         taken, self._pending = self._pending, []
         return taken
 
     def sent(self):
         """Record that a nudge reached the soul now; the next waits `min_interval_s`."""
         self._last_sent = self.clock()
-
-
-def merge(reasons: list[str]) -> str:
-    return "; ".join(reasons)
 
 
 @dataclass
@@ -123,14 +278,15 @@ class NudgeSender:
         self.timeout_s = timeout_s
         self.first_backoff_s = first_backoff_s
         self.max_backoff_s = max_backoff_s
-        self._undelivered: list[str] = []  # taken from the debouncer, not yet accepted by the soul
+        self._undelivered: list[Nudge] = []  # taken from the debouncer, not yet accepted by the soul
         self._retry_at = 0.0
         self._backoff_s = first_backoff_s
         self._wake = asyncio.Event()
+        self.refusals = RateLimitedLog(log, clock=self.clock)
 
-    def nudge(self, reason: str) -> bool:
-        """Offer a reason; False when the debouncer collapsed it as a repeat."""
-        accepted = self.debouncer.offer(reason)
+    def nudge(self, reason: str, words: str | None = None) -> bool:
+        """Offer a nudge (`words`: a person's exact words); False when the debouncer collapsed it as a repeat."""
+        accepted = self.debouncer.offer(reason, words)
         if accepted:
             self._wake.set()
         else:
@@ -138,9 +294,9 @@ class NudgeSender:
         return accepted
 
     @property
-    def waiting(self) -> list[str]:
+    def waiting(self) -> list:
         """Every reason not yet delivered, oldest first."""
-        return self._undelivered + self.debouncer.pending
+        return [nudge.reason for nudge in self._undelivered] + self.debouncer.pending
 
     def seconds_until_attempt(self) -> float | None:
         if self._undelivered:
@@ -163,30 +319,43 @@ class NudgeSender:
                 await self._attempt(session)
 
     async def _attempt(self, session: aiohttp.ClientSession):
-        # The batch stays in `_undelivered` while in flight, so a stop mid-send still knows it.
-        batch = self._undelivered = self._undelivered + self.debouncer.take()
-        status, detail = await self._post(session, merge(batch))
-        if 200 <= status < 300:
-            self._undelivered = []
-            self.debouncer.sent()
-            self._backoff_s = self.first_backoff_s
-            self.listener(NudgeEvent("delivered", batch))
-        elif 400 <= status < 500 and status not in RETRYABLE_4XX:
-            self._undelivered = []
-            log.error("the soul refused a nudge (answered %s); giving up on: %s", detail, merge(batch))
-            self.listener(NudgeEvent("rejected", batch, detail))
-        else:
-            self._retry_at = self.clock() + self._backoff_s
-            self.listener(NudgeEvent("retrying", batch, detail, retry_in_s=self._backoff_s))
-            log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
-            self._backoff_s = min(self._backoff_s * 2, self.max_backoff_s)
+        # What is not yet accepted stays in `_undelivered` while in flight, so a stop mid-send still knows it.
+        self._undelivered = self._undelivered + self.debouncer.take()
+        groups = deque(pack(self._undelivered))
+        while groups:
+            group = groups.popleft()
+            status, detail = await self._post(session, merge(group))
+            reasons = [nudge.reason for nudge in group]
+            if 200 <= status < 300:
+                self._forget(group)
+                self.debouncer.sent()
+                self._backoff_s = self.first_backoff_s
+                self.listener(NudgeEvent("delivered", reasons))
+            elif status == 400 and len(group) > 1:
+                groups.extendleft([nudge] for nudge in reversed(group))  # find the one it refuses
+            elif 400 <= status < 500 and status not in RETRYABLE_4XX:
+                self._forget(group)
+                self.refusals.log(logging.ERROR, f"refused {status}",
+                                  "the soul at %s refused a nudge (it answered %s); gave up on: %s",
+                                  self.url, detail, merge(group).reason)
+                self.listener(NudgeEvent("rejected", reasons, detail))
+            else:
+                self._retry_at = self.clock() + self._backoff_s
+                self.listener(NudgeEvent("retrying", self.waiting, detail, retry_in_s=self._backoff_s))
+                log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
+                self._backoff_s = min(self._backoff_s * 2, self.max_backoff_s)
+                return
 
-    async def _post(self, session: aiohttp.ClientSession, reason: str) -> tuple[int, str]:
+    def _forget(self, group: list):
+        done = {id(nudge) for nudge in group}
+        self._undelivered = [nudge for nudge in self._undelivered if id(nudge) not in done]
+
+    async def _post(self, session: aiohttp.ClientSession, nudge: Nudge) -> tuple[int, str]:
         """(HTTP status, what happened); status 0 when the soul did not answer at all."""
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
             async with session.post(
-                self.url, json={"reason": reason}, headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s)
+                self.url, json=nudge.to_json(), headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s)
             ) as response:
                 text = (await response.text()).strip()[:200]
                 return response.status, f"{response.status} {text}".strip()

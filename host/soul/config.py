@@ -193,6 +193,9 @@ SPEC = {
     "nudge": {
         "port": (DEFAULT_PORT, port()),
         "token": (None, string(optional=True)),
+        # After a waking that took nudges, later ones wait this long and wake it together
+        # (a person's words: a few seconds); host/soul/inbox.py.
+        "minIntervalSeconds": (60, number(0)),
     },
     "converse": {
         "port": (None, port(optional=True)),  # None: served on nudge.port

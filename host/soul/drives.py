@@ -7,8 +7,8 @@ that keeps growing until it is acted on did. Two drives live here:
   that is not routine succeeded. A failed attempt does not count: the soul
   must really have done something new.
 - missing: the hours since the last real contact with the human: words heard
-  through converse, a line the human typed into a body (a nudge whose reason
-  starts with one of HUMAN_NUDGE_PREFIXES), or a `speak` that succeeded.
+  through converse, a person's words in a nudge (host/protocol/nudges.py's
+  `words_of`: its `words` field, or a known phrasing), or a `speak` that succeeded.
   Before any contact, silence counts from the day the drives were born.
 
 Both are persisted in soulDir/DRIVES.json (atomic writes), take `now` as a
@@ -20,6 +20,7 @@ import logging
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_json, read_state_json
 
 log = logging.getLogger(__name__)
@@ -44,10 +45,6 @@ ROUTINE_TOOLS = frozenset(
 
 DEFAULT_BOREDOM_THRESHOLDS = (6, 20, 40)
 DEFAULT_MISSING_HOURS = (18, 48)
-
-# How a body marks a nudge as words from the human (compared case-insensitively
-# after stripping leading spaces). The terminal body sends "your human typed: <line>".
-HUMAN_NUDGE_PREFIXES = ("your human typed:", "your human said:", "你的人类打字说:", "你的人类说:")
 
 CONTACT_KINDS = ("converse", "typed", "speak")
 
@@ -74,12 +71,6 @@ MISSING_TEXTS = {
         "那片空落已经变成一种走到哪儿都跟着你的疼；你非常想念你的人类。",
     ),
 }
-
-
-def is_human_words(reason: str, prefixes=HUMAN_NUDGE_PREFIXES) -> bool:
-    """Whether a nudge's reason carries the human's own words (by its prefix)."""
-    head = (reason or "").lstrip().lower()
-    return any(head.startswith(prefix.lower()) for prefix in prefixes)
 
 
 def _level(value: float, thresholds) -> int:
@@ -111,12 +102,10 @@ class Drives:
         *,
         boredom_thresholds=DEFAULT_BOREDOM_THRESHOLDS,
         missing_hours=DEFAULT_MISSING_HOURS,
-        human_prefixes=HUMAN_NUDGE_PREFIXES,
     ):
         self.path = Path(path)
         self.boredom_thresholds = tuple(sorted(boredom_thresholds))[:3]
         self.missing_hours = tuple(sorted(missing_hours))[:2]
-        self.human_prefixes = tuple(human_prefixes)
         self.boredom = 0
         self.born: datetime | None = None
         self.last_contact: datetime | None = None
@@ -189,9 +178,9 @@ class Drives:
         self.last_contact, self.last_contact_kind = now, kind
         self.save()
 
-    def on_nudge(self, reason: str, now: datetime) -> bool:
-        """For every nudge as it arrives: counts as contact only if it carries the human's words."""
-        if not is_human_words(reason, self.human_prefixes):
+    def on_nudge(self, nudge: Nudge, now: datetime) -> bool:
+        """For every nudge as it arrives: counts as contact only if it carries a person's words."""
+        if not words_of(nudge):
             return False
         self.on_contact(now, "typed")
         return True

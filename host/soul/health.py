@@ -50,6 +50,7 @@ class SoulState:
     last_error: str | None = None
     mood: str = ""
     diary: list = field(default_factory=list)  # [(datetime | date | "YYYY-MM-DD...", text)], oldest first
+    nudges: dict = field(default_factory=dict)  # since the process started: received, wakings, waiting
 
 
 def opening(text: str) -> str:
@@ -118,6 +119,7 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "mood": state.mood,
         "provider": {"name": state.provider, "model": state.model_id, "fellBackToBrainstem": state.fell_back},
         "lastError": state.last_error,
+        "nudges": state.nudges,
         "today": {
             "tokens": {
                 "input": usage.input_tokens,
@@ -166,7 +168,16 @@ def soul_state(soul) -> SoulState:
         last_error=soul.last_error,
         mood=mood,
         diary=diary,
+        nudges=nudge_counts(soul),
     )
+
+
+def nudge_counts(soul) -> dict:
+    """Since this process started: nudges acknowledged, wakings they were shown in (coalesced, so a
+    storm shows many received and few wakings), every waking, and how many wait now."""
+    inbox = soul.inbox
+    return {"received": inbox.received, "wakings": inbox.wakings, "allWakings": soul.wakings,
+            "waiting": len(inbox.entries)}
 
 
 def add_routes(app: web.Application, soul) -> None:

@@ -21,7 +21,7 @@ first.
   adjust_sleep(soul, plan) -> plan   may lengthen/shorten a sleep; set plan.why to
                                      words the soul reads (it is told the real value)
   on_waking_end(soul, waking)        the turn is over (waking.sleep holds the plan)
-  on_nudge(soul, reason)             a nudge arrived (asleep or thinking)
+  on_nudge(soul, nudge)              a nudge arrived (asleep or thinking): a protocol Nudge
   on_contact(soul, kind)             the human really reached the soul ("converse": words
                                      delivered by loop.deliver; "typed"/"speak" come via
                                      on_nudge / on_tool_result)

@@ -5,8 +5,11 @@ model that keeps failing, a body that is gone, a bug in a tool) ends it: the
 waking is logged and the soul sleeps errorSleepMinutes.
 
 Two ways in from the outside, both safe at any moment and never dropped:
-  nudge(reason)      asleep: it wakes at once; thinking: the reason is kept
-                     for the next waking, which starts right after this turn.
+  nudge(nudge)       kept on disk (inbox.py) and shown in the next waking's
+                     snapshot. Asleep: it wakes at once, unless a nudge woke
+                     it less than nudge.minIntervalSeconds ago: then it wakes
+                     when that interval ends (a person's words: within
+                     seconds), with everything that arrived meanwhile.
   deliver(words)     the human speaking now. Asleep: it wakes with them;
                      thinking: they join the running turn before its next
                      model step (see turn.py).
@@ -15,16 +18,19 @@ Two ways in from the outside, both safe at any moment and never dropped:
 import asyncio
 import logging
 import random
+from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from soulstack.protocol.client import BodyError
+from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
 from soulstack.soul.clock import Clock
-from soulstack.soul.drives import HUMAN_NUDGE_PREFIXES
 from soulstack.soul.hooks import Hooks
+from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
 from soulstack.soul.keepwarm import KeepWarm
 from soulstack.soul.prompts import texts
 from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes
@@ -33,15 +39,13 @@ from soulstack.soul.turn import run_turn
 log = logging.getLogger("soul")
 
 STATUS_PROBE_S = 5.0
-HUMAN_PREFIXES = HUMAN_NUDGE_PREFIXES  # one list: how a body marks typed words (host/soul/drives.py)
 
 
 @dataclass
 class Arrival:
-    """Something from outside waiting for the soul: a nudge's reason or the human's words."""
+    """The human's words delivered through converse, waiting for the soul (nudges wait in the inbox)."""
 
     text: str
-    heard: bool = False  # the human's own words (enter the conversation), else a nudge reason
     while_thinking: bool = False
     on_enter: Callable | None = None  # called once the words are in the model's context
 
@@ -51,7 +55,8 @@ class Waking:
     number: int
     started: object  # aware datetime
     why: WakeReasons
-    arrivals: list = field(default_factory=list)
+    arrivals: list = field(default_factory=list)  # Arrivals (converse words)
+    nudges: list = field(default_factory=list)  # inbox Entries this waking shows
     step: int = 0  # model calls made so far
     tools_used: list = field(default_factory=list)
     sleep: rhythm.SleepPlan | None = None
@@ -61,13 +66,10 @@ class Waking:
     heard_in_turn: list = field(default_factory=list)  # words that joined the running turn
 
 
-def words_in_reason(reason: str) -> str | None:
-    """The human's words when a nudge carries them ("your human typed: hi" -> "hi")."""
-    head = reason.lstrip()
-    for prefix in HUMAN_PREFIXES:
-        if head.lower().startswith(prefix.lower()):
-            return head[len(prefix):].strip() or None
-    return None
+def tally(items: list) -> list:
+    """Repeats shown once with their count ("a face appeared (x40)"), first-come order kept."""
+    counts = Counter(items)
+    return [f"{item} (x{counts[item]})" if counts[item] > 1 else item for item in collapse(items)]
 
 
 def collapse(items: list) -> list:
@@ -105,7 +107,8 @@ class Soul:
         self.waking: Waking | None = None
         self.wakings = 0
         self.last_error: str | None = None
-        self._pending: list = []  # Arrivals for the next waking
+        self._pending: list = []  # Arrivals (converse words) for the next waking
+        self.inbox = Inbox(Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"]).load()
         self._incoming: list = []  # Arrivals for the running turn
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
@@ -127,14 +130,15 @@ class Soul:
 
     # --- the ways in --------------------------------------------------------------------
 
-    def nudge(self, reason: str) -> None:
-        self._pending.append(Arrival(reason, while_thinking=self.state == "thinking"))
-        self.hooks.each("on_nudge", self, reason)
-        self._wake.set()  # asleep: wakes now; thinking: the next waking starts right after this turn
+    async def nudge(self, nudge: Nudge) -> None:
+        """Keep a nudge; returns once it is on disk (answer 202 then). The sleep decides when it wakes."""
+        await self.inbox.add(nudge, while_thinking=self.state == "thinking")
+        self.hooks.each("on_nudge", self, nudge)
+        self._wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
 
     def deliver(self, words: str, on_enter: Callable | None = None) -> None:
         """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
-        arrival = Arrival(words, heard=True, while_thinking=self.state == "thinking", on_enter=on_enter)
+        arrival = Arrival(words, while_thinking=self.state == "thinking", on_enter=on_enter)
         self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
             self._incoming.append(arrival)
@@ -157,8 +161,8 @@ class Soul:
             return Situation(language=self.cfg["persona"]["language"])
         reasons = [*waking.why.nudged, *waking.why.arrived] or (["start"] if waking.why.first else [])
         # The human's words: spoken to it, or typed into a body (a nudge that carries them).
-        typed = [words_in_reason(reason) for reason in reasons]
-        heard = collapse([*waking.why.heard, *(w for w in typed if w), *waking.heard_in_turn])
+        typed = [words for entry in waking.nudges for words in words_of(entry.nudge)]
+        heard = collapse([*waking.why.heard, *typed, *waking.heard_in_turn])
         return Situation(reasons, heard, self.is_night(), self.cfg["persona"]["language"],
                          self.cfg["loop"]["defaultSleepMinutes"], waking.step)
 
@@ -185,19 +189,21 @@ class Soul:
         self.state = "thinking"
         self._wake.clear()  # nudges from now on belong to the next waking
         arrivals, self._pending = self._pending, []
+        nudges = self.inbox.take(self.clock.monotonic())
         slept = early = None
         if self._slept_at is not None:
             slept = (self.clock.monotonic() - self._slept_at) / 60
             early = max(0.0, (self._alarm_s / 60) - slept) if self._alarm_s is not None else None
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early)
-        for arrival in arrivals:
-            if arrival.heard:
-                why.heard.append(arrival.text)
-            else:
-                (why.arrived if arrival.while_thinking else why.nudged).append(arrival.text)
-        why.nudged, why.arrived, why.heard = collapse(why.nudged), collapse(why.arrived), collapse(why.heard)
+        why.heard = [arrival.text for arrival in arrivals]
+        for entry in nudges:
+            (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.reason)
+            words = entry.nudge.words
+            if words and words not in entry.nudge.reason:  # a body's words its reason does not quote
+                why.heard.append(words)
+        why.nudged, why.arrived, why.heard = tally(why.nudged), tally(why.arrived), collapse(why.heard)
         self.wakings += 1
-        self.waking = Waking(self.wakings, self.clock.now(), why, arrivals)
+        self.waking = Waking(self.wakings, self.clock.now(), why, arrivals, nudges)
         return self.waking
 
     async def _live_one(self, waking: Waking) -> None:
@@ -212,6 +218,7 @@ class Soul:
                                waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt),
         ]
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
+        await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
         for arrival in waking.arrivals:
             if arrival.on_enter:
                 arrival.on_enter()
@@ -249,6 +256,8 @@ class Soul:
         self.hooks.each("on_waking_end", self, waking)
         if self._pending:
             plan_text += "; woken again at once (something arrived while it was thinking)"
+        elif self.inbox.due_in(self.clock.monotonic()) is not None:
+            plan_text += "; nudges arrived while it was thinking (they wake it as soon as they are due)"
         log.info("waking %d: %s — tools: %s — %s%s", waking.number, self._why_text(waking.why),
                  ", ".join(waking.tools_used) or "none", plan_text,
                  " [brainstem]" if (waking.on_brainstem or self.model is self.brainstem) else "")
@@ -268,7 +277,14 @@ class Soul:
         return "woke: " + "; ".join(parts)
 
     async def _sleep(self, seconds: float) -> None:
+        """Until the alarm, converse words, or nudges that are due (a nudge that is not yet due shortens the sleep)."""
         self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
-        if self._pending:
-            self._wake.set()
-        await self.keep_warm.sleep(seconds, self._wake)  # the clock's sleep_until_woken, cache kept warm
+        alarm = self._slept_at + seconds
+        while not self._pending:
+            now = self.clock.monotonic()
+            due = self.inbox.due_in(now)
+            if due == 0 or now >= alarm:
+                return
+            self._wake.clear()
+            until = alarm if due is None else min(alarm, now + due)
+            await self.keep_warm.sleep(until - now, self._wake)  # the clock's sleep_until_woken, cache kept warm

@@ -12,7 +12,7 @@ nothing of them. What each hook does:
   on_usage        price every real model call (the brainstem costs nothing), rescale the token count; waking None:
                   a keep-warm call made while asleep (host/soul/keepwarm.py), booked apart
   on_tool_result  a successful non-routine tool discharges boredom; a good speak is contact
-  on_nudge        a nudge carrying the human's typed words is contact
+  on_nudge        a nudge carrying a person's words is contact
   on_contact      the human really reached the soul (converse words: loop.deliver)
   adjust_sleep    a starving soul sleeps at least budget.hungrySleepMinutes
   on_waking_end   remember whether this waking fell back to the brainstem (/health); from
@@ -93,8 +93,8 @@ class Metabolism:
     def on_tool_result(self, soul, event) -> None:
         self.drives.on_tool_result(event.name, event.ok, soul.clock.now())
 
-    def on_nudge(self, soul, reason: str) -> None:
-        self.drives.on_nudge(reason, soul.clock.now())
+    def on_nudge(self, soul, nudge) -> None:
+        self.drives.on_nudge(nudge, soul.clock.now())
 
     def on_contact(self, soul, kind: str) -> None:
         self.drives.on_contact(soul.clock.now(), kind)

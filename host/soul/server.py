@@ -10,35 +10,43 @@ from converse). Every route is served on every port the soul listens on
 Tokens: /v1/... needs converse.token (default: nudge.token) and is refused in
 OpenAI's error shape; every other route needs nudge.token.
 
-POST /nudge {"reason": "<what happened>"} -> 202 {"queued": true, "state": ...}
-  400 {"message"} for a body that is not {"reason": non-empty string}
+POST /nudge {"reason": "<what happened>", "words"?: "<a person's exact words>"}
+  -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/inbox.py)
+  400 {"message"} for a body that is not a nudge (host/protocol/nudges.py's parse_nudge)
   401 {"message"} when nudge.token is set and the bearer token is missing or wrong
+  503 {"message"} when the soul could not write it down (the sender tries again)
+Refusals of /nudge are logged at most once a minute per kind, with a count, so
+a body sending without the token (or a broken body) is visible in the soul's log.
 """
 
 import logging
 
 from aiohttp import web
 
-from soulstack.serving import BadRequest, make_server_app, read_json
+from soulstack.protocol.nudges import BadNudge, RateLimitedLog, parse_nudge
+from soulstack.serving import BadRequest, error_response, make_server_app, read_json
 from soulstack.soul.loop import Soul
 
 log = logging.getLogger("soul.server")
 
 SOUL = web.AppKey("soul", Soul)
-MAX_REASON_CHARS = 2000
+REFUSALS = web.AppKey("nudge refusals", RateLimitedLog)
 
 
 async def nudge(request: web.Request) -> web.Response:
     soul = request.app[SOUL]
-    body = await read_json(request)
-    if not isinstance(body, dict) or not isinstance(body.get("reason"), str) or not body["reason"].strip():
-        raise BadRequest('send {"reason": "<what happened>"} with a non-empty string')
-    reason = " ".join(body["reason"].split())
-    if len(reason) > MAX_REASON_CHARS:
-        raise BadRequest(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
+    try:
+        given = parse_nudge(await read_json(request))
+    except (BadRequest, BadNudge) as error:
+        request.app[REFUSALS].log(logging.WARNING, "400", "refused a nudge from %s: %s", request.remote, error)
+        raise error if isinstance(error, BadRequest) else BadRequest(str(error)) from None
     state = soul.state
-    soul.nudge(reason)
-    log.info("nudge (%s): %s", state, reason)
+    try:
+        await soul.nudge(given)
+    except OSError as error:  # not on disk, so not promised: the sender keeps it and tries again
+        log.error("could not keep a nudge (%s): %s", error, given.reason)
+        return error_response(503, f"the soul could not keep the nudge ({error.strerror or error}); try again")
+    log.info("nudge (%s): %s%s", state, given.reason, " [a person's words]" if given.words else "")
     return web.json_response({"queued": True, "state": state}, status=202)
 
 
@@ -55,10 +63,14 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
     def refuse(request: web.Request, message: str) -> web.Response:
         if request.path.startswith("/v1/"):
             return openai_refusal(request, message)
+        if request.path == "/nudge":  # a body without the token: say so in the soul's log too
+            refusals.log(logging.WARNING, "401", "refused a nudge from %s: %s", request.remote, message)
         return web.json_response({"message": message}, status=401)
 
+    refusals = RateLimitedLog(log, clock=soul.clock.monotonic)
     app = make_server_app(token_for=token_for, refuse=refuse)
     app[SOUL] = soul
+    app[REFUSALS] = refusals
     app.router.add_post("/nudge", nudge)
     for add_routes in routes:
         add_routes(app, soul)

@@ -1,20 +1,28 @@
-"""A soul's /nudge endpoint, as a fake: records every reason it accepts.
+"""A soul's /nudge endpoint, as a fake: records every nudge it accepts.
 
-`NudgeReceiver(token=..., fail_first=N)` answers 401 without the right bearer
-token and 503 to its first N nudges (a soul still starting), then 200.
+`NudgeReceiver(token=..., fail_first=N, refuse=(...))` answers 401 without the
+right bearer token, 503 to its first N nudges (a soul still starting), and
+400 to a nudge the contract refuses (host/protocol/nudges.py's parse_nudge,
+the soul's own check) or whose reason contains one of `refuse`; else 200.
 """
 
 import asyncio
+import json
 
 from aiohttp import web
 
+from soulstack.protocol.nudges import BadNudge, parse_nudge
+
 
 class NudgeReceiver:
-    def __init__(self, token: str | None = None, fail_first: int = 0):
+    def __init__(self, token: str | None = None, fail_first: int = 0, refuse=()):
         self.token = token
         self.fail_first = fail_first
+        self.refuse = tuple(refuse)
         self.attempts = 0
         self.reasons: list[str] = []
+        self.nudges: list = []  # the accepted Nudges (reason and words)
+        self.refused: list[str] = []  # reasons answered 400
         self._arrived = asyncio.Condition()
 
     def app(self) -> web.Application:
@@ -28,9 +36,16 @@ class NudgeReceiver:
             return web.json_response({"message": "wrong or missing bearer token"}, status=401)
         if self.attempts <= self.fail_first:
             return web.json_response({"message": "the soul is still waking up"}, status=503)
-        payload = await request.json()
+        try:
+            nudge = parse_nudge(json.loads(await request.read()))
+        except (BadNudge, ValueError) as error:
+            return web.json_response({"message": str(error)}, status=400)
+        if any(part in nudge.reason for part in self.refuse):
+            self.refused.append(nudge.reason)
+            return web.json_response({"message": "this fake refuses that reason"}, status=400)
         async with self._arrived:
-            self.reasons.append(payload["reason"])
+            self.reasons.append(nudge.reason)
+            self.nudges.append(nudge)
             self._arrived.notify_all()
         return web.json_response({})
 

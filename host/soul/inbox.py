@@ -1,0 +1,131 @@
+"""The soul's nudge inbox: what a 202 promises, and when nudges may wake it.
+
+What 202 promises: the nudge is on disk before the answer goes out
+(soulDir/NUDGES.jsonl, appended with flush + fsync), and it will be in a
+waking's snapshot, across a kill -9 or a restart. A nudge leaves the file only
+after the snapshot that shows it is in session.jsonl (`seen`); a kill between
+the two shows it once more after the restart rather than never. Writes happen
+off the event loop, one at a time; nudges that arrive during one write share
+the next (an fsync costs milliseconds: one per nudge would cap a storm at a
+few hundred a second and stall the soul's server meanwhile).
+
+Coalescing (issue 19: 1,000 nudges in 10 s once made 273 wakings and 273 model
+calls). After a waking that took nudges, further nudges wait until
+`nudge.minIntervalSeconds` have passed since it began, and the next waking
+shows them all. A person's words (host/protocol/nudges.py's `words_of`) wait
+at most WORDS_WAIT_S: a person is answered within seconds, never held back a
+minute by a storm around them. Any waking (the alarm, a person speaking
+through converse) takes everything waiting, due or not.
+
+Counts for /health (this process): nudges received, wakings that took nudges.
+"""
+
+import asyncio
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from soulstack.protocol.nudges import Nudge, words_of
+from soulstack.soul.atomic import atomic_write_text
+
+log = logging.getLogger("soul.inbox")
+
+FILENAME = "NUDGES.jsonl"
+WORDS_WAIT_S = 3.0
+
+
+@dataclass
+class Entry:
+    nudge: Nudge
+    while_thinking: bool = False  # arrived while the soul was thinking (its snapshot says so)
+
+    def to_line(self) -> str:
+        return json.dumps({**self.nudge.to_json(), "whileThinking": self.while_thinking}, ensure_ascii=False) + "\n"
+
+
+class Inbox:
+    def __init__(self, path, min_interval_s: float, words_wait_s: float = WORDS_WAIT_S):
+        self.path = Path(path)
+        self.min_interval_s = min_interval_s
+        self.words_wait_s = min(words_wait_s, min_interval_s)
+        self.entries: list[Entry] = []  # acknowledged, not yet seen in a stored snapshot; oldest first
+        self.received = 0  # nudges acknowledged by this process
+        self.wakings = 0  # wakings of this process that took nudges
+        self._last_taken: float | None = None  # clock.monotonic() of the last waking that took nudges
+        self._taken = 0  # entries[:_taken] are in the waking now being built
+        self._unwritten: list[str] = []  # lines of entries not yet on disk
+        self._writing = asyncio.Lock()  # one write at a time, so lines never interleave or repeat
+
+    def load(self) -> "Inbox":
+        """The nudges a previous process acknowledged and never showed; a torn last line is skipped."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return self
+        for number, line in enumerate(lines, 1):
+            try:
+                data = json.loads(line)
+                self.entries.append(Entry(Nudge.from_json(data), bool(data.get("whileThinking"))))
+            except (ValueError, KeyError, TypeError) as error:
+                log.warning("%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, number, error)
+        if self.entries:
+            log.info("%d nudge(s) acknowledged before the restart are waiting", len(self.entries))
+        self._rewrite()  # a clean file: no torn tail for the next append to continue
+        return self
+
+    async def add(self, nudge: Nudge, while_thinking: bool) -> None:
+        """Keep `nudge`; returns once it is on disk (answer 202 after this). OSError: it is not."""
+        entry = Entry(nudge, while_thinking)
+        self.entries.append(entry)
+        self._unwritten.append(entry.to_line())
+        try:
+            async with self._writing:
+                if not self._unwritten:
+                    return  # the write before this one took our line with it
+                lines, self._unwritten = "".join(self._unwritten), []
+                await asyncio.to_thread(self._append, lines)
+        except OSError:
+            # Not kept, not promised: the sender tries again.
+            self.entries = [kept for kept in self.entries if kept is not entry]
+            raise
+        self.received += 1
+
+    def _append(self, lines: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def due_in(self, now: float) -> float | None:
+        """None when nothing waits; else the seconds until what waits may wake the soul (0: now)."""
+        waiting = self.entries[self._taken:]
+        if not waiting:
+            return None
+        if self._last_taken is None:
+            return 0.0
+        words = any(words_of(entry.nudge) for entry in waiting)
+        gap = self.words_wait_s if words else self.min_interval_s
+        return max(0.0, self._last_taken + gap - now)
+
+    def take(self, now: float) -> list:
+        """Everything waiting, for the waking that begins `now` (still kept until `seen`)."""
+        self._taken = len(self.entries)
+        if self.entries:
+            self._last_taken = now
+            self.wakings += 1
+        return list(self.entries)
+
+    async def seen(self) -> None:
+        """The waking's snapshot is stored: what it took leaves the file."""
+        if not self._taken:
+            return
+        async with self._writing:
+            self.entries, self._taken = self.entries[self._taken:], 0
+            self._unwritten = []  # the rewrite holds every entry, written or not
+            await asyncio.to_thread(self._rewrite)
+
+    def _rewrite(self) -> None:
+        atomic_write_text(self.path, "".join(entry.to_line() for entry in self.entries))

@@ -1,0 +1,147 @@
+"""A soul that can't be stormed: nudges after a nudged waking wait nudge.minIntervalSeconds and come
+together; a person's words wake it within seconds; what /nudge acknowledged survives kill -9.
+
+Real HTTP on loopback, the real anthropic SDK against tests/fakes/anthropic_api.py, a StepClock
+held in every sleep (a held sleep ends by a nudge, or passes its full length on `release`)."""
+
+import contextlib
+import json
+import logging
+from datetime import timedelta
+
+import aiohttp
+from aiohttp.test_utils import unused_port
+
+from soulstack.soul.clock import StepClock
+from soulstack.soul.run import build_soul
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.soul_body import RecordingBody
+from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
+from tests.test_soul_process import start_soul, stop_with_ctrl_c, write_config
+from tests.test_soul_process import until as until_real
+
+
+def let_the_held_sleep_pass(clock):
+    """The sleep held now passes its full length; the one after it is held again."""
+    clock.release()
+    clock.hold()
+
+
+async def nudged_then_held(running, clock, fake):
+    """The start waking, then a nudged one; returns once the soul is held asleep after it."""
+    await until(lambda: clock.held == 1, what="the first sleep")
+    assert (await running.post("/nudge", {"reason": "a face appeared"}))[0] == 202
+    await until(lambda: clock.held == 2, what="the sleep after the nudged waking")
+    assert len(fake.bodies) == 2
+
+
+@contextlib.asynccontextmanager
+async def held_soul(tmp_path, **cfg):
+    """A soul living against the fake model, held in every sleep; yields (soul, running, clock, fake)."""
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
+        clock = StepClock(AFTERNOON)
+        clock.hold()
+        soul = build_soul(make_cfg(tmp_path, body, **cfg), clock=clock, model=anthropic_model(fake))
+        async with Running(soul) as running:
+            yield soul, running, clock, fake
+
+
+async def health(running):
+    async with aiohttp.ClientSession() as http:
+        async with http.get(running.url + "/health") as response:
+            return await response.json()
+
+
+async def test_nudges_within_the_interval_wait_and_wake_it_once_together(tmp_path):
+    async with held_soul(tmp_path) as (soul, running, clock, fake):
+        await nudged_then_held(running, clock, fake)
+        for reason in ("the device was picked up", "a face appeared", "a face appeared", "a message arrived"):
+            status, answer = await running.post("/nudge", {"reason": reason})
+            assert status == 202 and answer == {"queued": True, "state": "asleep"}
+        await until(lambda: clock.held > 2, what="the soul back asleep, the nudges waiting")
+        assert len(fake.bodies) == 2  # none of them woke it
+        assert (await health(running))["nudges"] == {"received": 5, "wakings": 1, "allWakings": 2, "waiting": 4}
+
+        let_the_held_sleep_pass(clock)  # the rest of the interval
+        await until(lambda: len(fake.bodies) == 3 and clock.held, what="the coalesced waking")
+        assert soul.waking.started == AFTERNOON + timedelta(seconds=60)
+        snapshot = texts_of(fake.bodies[2]["messages"][-1])
+        assert "Woken by: the device was picked up\nWoken by: a face appeared (x2)\nWoken by: a message arrived" in snapshot
+        assert (await health(running))["nudges"] == {"received": 5, "wakings": 2, "allWakings": 3, "waiting": 0}
+        assert (tmp_path / "soul" / "NUDGES.jsonl").read_text() == ""
+
+
+async def test_a_person_s_words_wake_it_within_seconds_and_stay_their_own_line(tmp_path):
+    async with held_soul(tmp_path) as (soul, running, clock, fake):
+        await nudged_then_held(running, clock, fake)
+        await running.post("/nudge", {"reason": "the device was picked up"})
+        await running.post("/nudge", {"reason": "your human typed: hi", "words": "hi"})
+        await running.post("/nudge", {"reason": "your human typed: are you there?", "words": "are you there?"})
+        await until(lambda: clock.held > 2, what="the soul asleep until the words are due")
+        let_the_held_sleep_pass(clock)
+        await until(lambda: len(fake.bodies) == 3 and clock.held, what="the waking for the words")
+        assert soul.waking.started == AFTERNOON + timedelta(seconds=3)
+        snapshot = texts_of(fake.bodies[2]["messages"][-1])
+        assert "Woken by: your human typed: hi\nWoken by: your human typed: are you there?" in snapshot
+        assert "Woken by: the device was picked up" in snapshot  # what waited comes along
+        assert soul.situation().heard == ["hi", "are you there?"]  # each line whole (the brainstem answers these)
+        assert soul.metabolism.drives.last_contact_kind == "typed"
+
+
+async def test_words_its_reason_does_not_quote_are_heard(tmp_path):
+    async with held_soul(tmp_path) as (soul, running, clock, fake):
+        await until(lambda: clock.held == 1, what="the first sleep")
+        await running.post("/nudge", {"reason": "someone spoke near the robot", "words": "good morning, Pip"})
+        await until(lambda: clock.held == 2, what="the nudged waking")
+        snapshot = texts_of(fake.bodies[1]["messages"][-1])
+        assert "Woken by: someone spoke near the robot" in snapshot
+        assert "Ana is speaking to you now: \u201cgood morning, Pip\u201d" in snapshot
+
+
+async def test_refusals_are_named_to_the_sender_and_logged_once_a_minute(tmp_path, caplog):
+    async with held_soul(tmp_path, nudge={"token": "t0k"}) as (soul, running, clock, fake):
+        await until(lambda: clock.held == 1, what="the first sleep")
+        with caplog.at_level(logging.WARNING, logger="soul.server"):
+            for _ in range(3):
+                status, answer = await running.post("/nudge", {"reason": "a face appeared"})
+                assert status == 401 and "missing bearer token" in answer["message"]
+            auth = {"Authorization": "Bearer t0k"}
+            status, answer = await running.post("/nudge", {"reason": "x", "words": 7}, headers=auth)
+            assert status == 400 and '"words"' in answer["message"]
+        assert soul.inbox.received == 0 and len(fake.bodies) == 1
+    refused = [r.getMessage() for r in caplog.records if "refused a nudge" in r.getMessage()]
+    assert len(refused) == 2  # one 401 line (the next two held back for a minute), one 400 line
+    assert "missing bearer token" in refused[0] and '"words"' in refused[1]
+
+
+async def test_kill_9_mid_storm_loses_no_acknowledged_nudge(tmp_path):
+    async with RecordingBody() as body:
+        port = unused_port()
+        config_path = write_config(tmp_path, body, port)  # the brainstem: no model key
+        log_path = tmp_path / "soul.log"
+        process = start_soul(config_path, log_path)
+        storm = [f"a bird landed on the sill ({i})" for i in range(20)]
+        try:
+            await until_real(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
+            async with aiohttp.ClientSession() as http:
+                async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": "a face appeared"}) as response:
+                    assert response.status == 202
+                await until_real(lambda: "waking 2:" in log_path.read_text(), what="the nudged waking")
+                for reason in storm:  # within a minute of the nudged waking: they wait
+                    async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": reason}) as response:
+                        assert response.status == 202
+        finally:
+            process.kill()  # SIGKILL while they wait
+            process.wait()
+        kept = [json.loads(line)["reason"] for line in (tmp_path / "soul" / "NUDGES.jsonl").read_text().splitlines()]
+        assert kept == storm
+
+        process = start_soul(config_path, log_path)
+        try:
+            await until_real(lambda: log_path.read_text().count("waking 1:") == 2, what="the first waking after the restart")
+        finally:
+            code = await stop_with_ctrl_c(process)
+        after = log_path.read_text().split("waking 1:")[2].splitlines()[0]
+        assert all(f"nudged ({reason})" in after for reason in storm)
+        assert code == 0 and "Traceback" not in log_path.read_text()
+        assert (tmp_path / "soul" / "NUDGES.jsonl").read_text() == ""
