@@ -1,0 +1,92 @@
+// The Rive renderer: the user's .riv (`soulstack flock --rive FILE`) draws each crow with the
+// official runtime, @rive-app/canvas, served by the flock from node_modules/ (never a CDN: the
+// wasm URL is pinned to ours and the CDN fallback is switched off).
+//
+// The file must have a state machine named "crow" with the inputs of MACHINES.crow (names and
+// types, docs/ui-inputs.md). `startRive` resolves to a renderer, or throws an Error whose message
+// says what is missing; the page then draws SVG and shows that message.
+
+import { MACHINES } from "/web/inputs.js";
+
+const MACHINE = "crow";
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`could not load ${src}`));
+    document.head.append(script);
+  });
+}
+
+// Which inputs the file lacks or types differently, as one sentence (empty when it all fits).
+export function mismatch(found, want = MACHINES[MACHINE]) {
+  const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // StateMachineInputType
+  const have = new Map(found.map(input => [input.name, kinds[input.type] || String(input.type)]));
+  const problems = [];
+  for (const [name, type] of Object.entries(want)) {
+    if (!have.has(name)) problems.push(`${name} (${type}) is missing`);
+    else if (have.get(name) !== type) problems.push(`${name} is a ${have.get(name)}, not a ${type}`);
+  }
+  return problems.join("; ");
+}
+
+function loadOne(rive, src, canvas) {
+  return new Promise((resolve, reject) => {
+    const anim = new rive.Rive({
+      src, canvas, stateMachines: MACHINE, autoplay: true,
+      onLoad: () => resolve(anim),
+      onLoadError: () => reject(new Error(`${src} is not a Rive file this runtime can read`)),
+    });
+  });
+}
+
+export async function startRive(info, perch, crows) {
+  if (!info.vendor["rive.js"] || !info.vendor["rive.wasm"]) {
+    throw new Error("the Rive runtime (@rive-app/canvas) is not installed; run npm ci");
+  }
+  if (!info.rive.exists) throw new Error(`the Rive file ${info.rive.name} was not found`);
+  await loadScript("/vendor/rive.js");
+  const rive = window.rive;
+  rive.RuntimeLoader.setWasmUrl("/vendor/rive.wasm");
+  rive.RuntimeLoader.setWasmFallbackUrl(null);
+  const figures = new Map();
+  perch.replaceChildren();
+  for (const crow of crows) {
+    const figure = document.createElement("figure");
+    figure.className = "crow rive";
+    figure.dataset.name = crow.name;
+    const canvas = document.createElement("canvas");
+    canvas.width = 120;
+    canvas.height = 120;
+    const caption = document.createElement("figcaption");
+    caption.textContent = crow.name;
+    const bubble = document.createElement("p");
+    bubble.className = "bubble";
+    bubble.hidden = true;
+    figure.append(bubble, canvas, caption);
+    perch.append(figure);
+    const anim = await loadOne(rive, info.rive.url, canvas);
+    if (!anim.stateMachineNames.includes(MACHINE)) {
+      throw new Error(`${info.rive.name} has no state machine named "${MACHINE}" (it has: ${anim.stateMachineNames.join(", ") || "none"})`);
+    }
+    const inputs = anim.stateMachineInputs(MACHINE) || [];
+    const wrong = mismatch(inputs);
+    if (wrong) throw new Error(`${info.rive.name}: state machine "${MACHINE}": ${wrong}`);
+    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble });
+  }
+  return {
+    input(rec) {
+      const crow = rec.machine === MACHINE && figures.get(rec.target);
+      const input = crow && crow.inputs.get(rec.input);
+      if (!input) return;
+      if (rec.type === "trigger") input.fire(); else input.value = rec.value;
+      if (rec.input === "talk") {
+        crow.bubble.textContent = `@${rec.to} ${rec.text}`;
+        crow.bubble.hidden = false;
+        setTimeout(() => { crow.bubble.hidden = true; }, 9000);
+      }
+    },
+  };
+}
