@@ -92,10 +92,11 @@ class Flock:
         self.clock = clock or ManualClock()
         self.runner = None
 
-    async def start(self):
+    async def start(self, port=0):
+        """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
         self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config, rive=self.rive))
         await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        site = web.TCPSite(self.runner, "127.0.0.1", port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
         self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")

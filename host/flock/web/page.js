@@ -42,7 +42,8 @@ function onEvent(name, d) {
   lists.apply(name, d);
   approvals.apply(name, d, lists);
   drive(inputs.apply(name, d));
-  if (name === "trust.changed") refreshLedger();
+  // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
+  if (name === "verdict" && d.verdict !== "auto") refreshLedger();
   // The notice follows the latest word: a skip for want of a model shows it, any triage hides it.
   if (name === "item.skipped" && d.reason === NO_MODEL) $("no-model").hidden = false;
   if (name === "item.triaged") $("no-model").hidden = true;
