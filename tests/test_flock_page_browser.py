@@ -241,6 +241,7 @@ async def test_without_a_model_the_page_says_so(tmp_path):
             await send_list(page, "anything")
             await expect(page.locator("#no-model")).to_be_visible()
             await expect(page.locator(".item .skip")).to_have_text("skipped: no model configured")
+            await session.shot("9-no-model")
     finally:
         await flock.stop()
     assert session.errors == []

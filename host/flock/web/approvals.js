@@ -5,13 +5,7 @@
 
 import { showAnswer } from "/web/markdown.js";
 import { send } from "/web/net.js";
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "/web/dom.js";
 
 export class Approvals {
   constructor(root, count) {

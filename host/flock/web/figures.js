@@ -2,6 +2,8 @@
 // It implements the crow machine of docs/ui-inputs.md: booleans and numbers become classes and
 // data attributes; a trigger adds a class for one animation; `talk` shows the line in a bubble.
 
+import { el } from "/web/dom.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const TRIGGER_MS = 1400;
 const BUBBLE_MS = 9000;
@@ -16,13 +18,6 @@ const CROW = `
   <circle class="eye" cx="49" cy="26" r="2.2"/>
   <path class="beak" d="M55 26 L66 30 L55 33 Z"/>
   <path class="legs" d="M24 55 L22 64 M32 55 L34 64"/>`;
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 export class SvgCrows {
   constructor(perch) {

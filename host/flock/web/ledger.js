@@ -3,13 +3,7 @@
 // on a flock without them the panel says so instead of failing.
 
 import { send } from "/web/net.js";
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "/web/dom.js";
 
 export function showLedger(root, ledger) {
   if (!ledger.trust.length) {

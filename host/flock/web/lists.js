@@ -1,14 +1,9 @@
 // The list cards: each list a card with its items' stages, subtasks, the crows on each item
 // (borrowed ones marked), banter, and tokens against the budget. A finished list folds away.
 
-const STEPS = ["triaged", "crows flying", "landed", "answered", "verdict"];
+import { el } from "/web/dom.js";
 
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+const STEPS = ["triaged", "crows flying", "landed", "answered", "verdict"];
 
 export class Lists {
   constructor(root) {
