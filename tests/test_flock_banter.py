@@ -168,3 +168,32 @@ def test_a_pair_with_a_history_speaks_first():
     for pair in [("Hugin", "Munin"), ("Hugin", "Pepper"), ("Pepper", "Inky"), ("Tinker", "Ledger"),
                  ("Munin", "Soot"), ("Munin", "Elder")]:
         assert relationship(*pair) and relationship(*reversed(pair)) == relationship(*pair)
+
+
+async def test_a_restart_does_not_grant_a_list_more_banter(tmp_path, fake_model, brain):
+    first = await start_flock(tmp_path, fake_model)
+    list_id = await first.new_list("split a\nsplit b\nsplit c")
+    try:
+        async with first.events(list_id) as stream:
+            for n in (1, 2):
+                item_id = f"{list_id}-{n}"
+                await stream.seen_or_next("item.triaged", item_id=item_id)
+                assert await first.verdict(item_id, "triage") == 204
+                await stream.seen_or_next("item.answered", item_id=item_id)
+                assert await first.verdict(item_id, "output") == 204
+            await stream.seen_or_next("item.triaged", item_id=f"{list_id}-3")  # waits for its owner
+            while len(of(stream, "crow.banter")) < PER_LIST:
+                await stream.next()
+    finally:
+        await first.stop()
+    second = await start_flock(tmp_path, fake_model)
+    try:
+        async with second.events(list_id) as replay:
+            await replay.until("item.triaged", item_id=f"{list_id}-3")
+            assert await second.verdict(f"{list_id}-3", "triage") == 204
+            await replay.until("item.answered", item_id=f"{list_id}-3")
+            assert await second.verdict(f"{list_id}-3", "output") == 204
+            await replay.until("list.finished")
+    finally:
+        await second.stop()
+    assert len(of(replay, "crow.banter")) == PER_LIST == len(brain.banter_bodies)
