@@ -23,6 +23,7 @@ async def test_the_favicon_is_an_svg(flock):
 async def test_installed_libraries_are_served_and_nothing_else_from_node_modules(flock):
     status, ui = await flock.get("/api/ui")
     assert status == 200 and ui["rive"] is None
+    assert ui["nest_messages"] is any("/messages" in r.canonical for r in flock.runner.app.router.resources())
     # tools/test runs `npm ci`, so in this checkout every library is there.
     assert ui["vendor"] == {name: True for name in VENDOR}
     async with flock.session.get("/vendor/marked.js") as response:

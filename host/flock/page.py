@@ -8,6 +8,7 @@ missing (a wheel install without npm) `/api/ui` says so, and the page falls back
 honestly: answers as plain text, crows drawn in SVG.
 """
 
+import re
 from pathlib import Path
 
 from aiohttp import web
@@ -22,6 +23,7 @@ VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's s
     "rive.wasm": "@rive-app/canvas/rive.wasm",
 }
 RIVE = web.AppKey("rive", object)
+NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's route, whatever its placeholder
 
 
 def vendor_file(name: str) -> Path | None:
@@ -56,10 +58,13 @@ async def rive_file(request: web.Request) -> web.StreamResponse:
 
 
 async def ui(request: web.Request) -> web.Response:
-    """What the page may use here: which libraries are installed, and whether a Rive file was given."""
+    """What the page may use here: which libraries are installed, whether this flock serves nest
+    messages (so the page never asks for a route that is not there), and the Rive file if given."""
     path = request.app[RIVE]
+    routes = {resource.canonical for resource in request.app.router.resources()}
     return web.json_response({
         "vendor": {name: vendor_file(name) is not None for name in VENDOR},
+        "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
         "rive": None if path is None else {"url": "/rive/flock.riv", "name": Path(path).name,
                                            "exists": Path(path).is_file()},
     })

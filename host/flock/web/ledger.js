@@ -1,6 +1,6 @@
 // The trust ledger (holder × task type, levels by name) and the nests with their core crows.
-// A nest's conversation is shown when this flock has nest messages (GET /api/nests/{id}/messages);
-// on a flock without them the panel says so instead of failing.
+// A nest's conversation is offered when this flock serves nest messages (GET /api/nests/{id}/messages,
+// as /api/ui reports); a flock without them shows the nests alone.
 
 import { send } from "/web/net.js";
 import { el } from "/web/dom.js";
@@ -30,7 +30,8 @@ export function showLedger(root, ledger) {
   root.replaceChildren(table);
 }
 
-export function showNests(root, data) {
+// `conversations`: whether this flock serves nest messages (/api/ui says).
+export function showNests(root, data, conversations) {
   root.replaceChildren(...data.nests.map(nest => {
     const card = el("div", "nest");
     card.dataset.nestId = nest.nest_id;
@@ -39,6 +40,7 @@ export function showNests(root, data) {
     if (nest.crows.length) for (const crow of nest.crows) core.append(el("span", "chip", crow));
     else core.append(el("span", "quiet", "no core: crows come from the whole flock"));
     card.append(core);
+    if (!conversations) return card;
     const talk = el("details", "conversation");
     talk.append(el("summary", "", "conversation"));
     talk.addEventListener("toggle", () => { if (talk.open && !talk.dataset.loaded) openConversation(talk, nest.nest_id); });
@@ -66,7 +68,7 @@ async function openConversation(talk, nestId) {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     messages = await response.json();
   } catch (error) {
-    talk.append(el("p", "quiet", `no conversation here yet: this flock does not serve nest messages (${error.message})`));
+    talk.append(el("p", "error", `could not load the conversation (${error.message})`));
     return;
   }
   const ol = el("ol", "messages");

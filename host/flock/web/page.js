@@ -103,7 +103,7 @@ async function start() {
     [ui, crows] = await Promise.all([(await fetch("/api/ui")).json(), (await fetch("/api/crows")).json()]);
     const nests = await (await fetch("/api/nests")).json();
     $("nest-select").replaceChildren(...nests.nests.map(n => new Option(n.name, n.nest_id)));
-    showNests($("nest-list"), nests);
+    showNests($("nest-list"), nests, ui.nest_messages);
   } catch (error) {
     connection("down", `the flock is unreachable (${error.message}); reload when it is back`);
   }

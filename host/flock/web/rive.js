@@ -32,12 +32,12 @@ export function mismatch(found, want = MACHINES[MACHINE]) {
   return problems.join("; ");
 }
 
-function loadOne(rive, src, canvas) {
+function loadOne(rive, src, name, canvas) {
   return new Promise((resolve, reject) => {
     const anim = new rive.Rive({
       src, canvas, stateMachines: MACHINE, autoplay: true,
       onLoad: () => resolve(anim),
-      onLoadError: () => reject(new Error(`${src} is not a Rive file this runtime can read`)),
+      onLoadError: () => reject(new Error(`${name} is not a Rive file this runtime can read`)),
     });
   });
 }
@@ -67,7 +67,7 @@ export async function startRive(info, perch, crows) {
     bubble.hidden = true;
     figure.append(bubble, canvas, caption);
     perch.append(figure);
-    const anim = await loadOne(rive, info.rive.url, canvas);
+    const anim = await loadOne(rive, info.rive.url, info.rive.name, canvas);
     if (!anim.stateMachineNames.includes(MACHINE)) {
       throw new Error(`${info.rive.name} has no state machine named "${MACHINE}" (it has: ${anim.stateMachineNames.join(", ") || "none"})`);
     }
