@@ -264,3 +264,26 @@ async def test_a_missing_or_unreadable_rive_file_falls_back_to_svg_and_says_why(
     # The Rive runtime itself logs what it found wrong with a junk file; nothing else may complain.
     expected = {"console: Bad header", "console: The file failed to load"} if riv == "junk.riv" else set()
     assert set(session.errors) == expected
+
+
+async def test_a_locked_flock_asks_for_its_token_once_then_works(tmp_path, fake_model):
+    flock = await Flock(tmp_path / "data", model=fake_model, config=config(), token="s3cret-token").start()
+    session = Page(tmp_path)
+    try:
+        async with session as page:
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            await expect(page.locator("#unlock")).to_be_visible()
+            await page.fill("#unlock input", "wrong")
+            await page.click("#unlock button")
+            await expect(page.locator("#unlock-answer")).to_contain_text("not accepted")
+            await page.fill("#unlock input", "s3cret-token")
+            await page.click("#unlock button")
+            await expect(page.locator("#conn")).to_have_class("conn live")
+            await expect(page.locator("#unlock")).to_be_hidden()
+            await send_list(page, "research the locks")
+            await expect(page.locator("article.approval")).to_have_count(1)
+            await session.shot("10-unlocked")
+    finally:
+        await flock.stop()
+    # The refused first load and the wrong token are the server's 401s, as they should be.
+    assert [e for e in session.errors if "401" not in e] == []

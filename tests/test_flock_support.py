@@ -86,15 +86,18 @@ class Brain:
 class Flock:
     """A flock app on a real loopback port, a ManualClock, and a client session."""
 
-    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None):
-        self.data_dir, self.model, self.rive = data_dir, model, rive
+    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None,
+                 token=None):
+        self.data_dir, self.model, self.rive, self.token = data_dir, model, rive, token
         self.config = config or FlockConfig(heartbeat_s=0.2)
         self.clock = clock or ManualClock()
         self.runner = None
 
     async def start(self, port=0):
         """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
-        self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config, rive=self.rive))
+        self.runner = web.AppRunner(make_flock_app(
+            self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive
+        ))
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", port)
         await site.start()

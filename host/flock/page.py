@@ -13,6 +13,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from soulstack.serving import error_response
+
 WEB_DIR = Path(__file__).with_name("web")
 # Where `npm ci` puts them: the repository root (an editable install), else the working directory.
 NODE_MODULES = [Path(__file__).resolve().parents[2] / "node_modules", Path.cwd() / "node_modules"]
@@ -45,7 +47,7 @@ async def favicon(request: web.Request) -> web.FileResponse:
 async def vendor(request: web.Request) -> web.StreamResponse:
     path = vendor_file(request.match_info["name"])
     if path is None:
-        return web.json_response({"message": "not installed here; run `npm ci` in the soulstack checkout"}, status=404)
+        return error_response(404, "not installed here; run `npm ci` in the soulstack checkout")
     kind = "application/wasm" if path.suffix == ".wasm" else "text/javascript"
     return web.FileResponse(path, headers={"Content-Type": kind})
 
@@ -53,7 +55,7 @@ async def vendor(request: web.Request) -> web.StreamResponse:
 async def rive_file(request: web.Request) -> web.StreamResponse:
     path = request.app[RIVE]
     if path is None or not Path(path).is_file():
-        return web.json_response({"message": "no Rive file: start the flock with --rive FILE"}, status=404)
+        return error_response(404, "no Rive file: start the flock with --rive FILE")
     return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
 
 

@@ -96,11 +96,38 @@ async function drawCrows(ui) {
   if (!renderer) { svg.draw(crows); renderer = svg; }
 }
 
+// A locked flock (soulstack flock --token) answers /api/ with 401: ask for the token once and keep it
+// in the cookie the server reads, which is how the event stream (no headers) carries it too.
+const TOKEN_COOKIE = "soulstack_flock_token";
+
+function askForToken(refused) {
+  connection("down", "this flock is locked");
+  const form = $("unlock");
+  form.hidden = false;
+  if (refused) $("unlock-answer").textContent = "that token was not accepted; try again";
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    const token = form.elements.token.value.trim();
+    // The server compares the cookie's value as it is, so it must be a plain cookie value.
+    if (!/^[A-Za-z0-9._~+\/=-]+$/.test(token)) {
+      $("unlock-answer").textContent = "a page can keep only tokens of letters, digits and . _ ~ + / = -";
+      return;
+    }
+    document.cookie = `${TOKEN_COOKIE}=${token}; path=/; SameSite=Strict`;
+    location.reload();
+  };
+}
+
 // Libraries and figures first, then the stream: every event finds its renderer ready.
 async function start() {
   let ui = { vendor: {}, rive: null };
   try {
-    [ui, crows] = await Promise.all([(await fetch("/api/ui")).json(), (await fetch("/api/crows")).json()]);
+    const answer = await fetch("/api/ui");
+    if (answer.status === 401) {
+      askForToken(document.cookie.includes(`${TOKEN_COOKIE}=`));
+      return;
+    }
+    [ui, crows] = await Promise.all([answer.json(), (await fetch("/api/crows")).json()]);
     const nests = await (await fetch("/api/nests")).json();
     $("nest-select").replaceChildren(...nests.nests.map(n => new Option(n.name, n.nest_id)));
     showNests($("nest-list"), nests, ui.nest_messages);
