@@ -1,17 +1,21 @@
 """The flock's page in a real browser: Debian's chromium driven by playwright (never a downloaded
 browser; tools/test installs both), the flock on loopback with the fake model behind the real
 anthropic SDK. Every test saves a screenshot under its tmp_path (printed with -s) and fails on any
-console error or uncaught page error, except where the server is deliberately down."""
+console error or uncaught page error, except where the server is deliberately down. One chromium
+serves the whole module (starting it is most of a test's time); each test has its own context."""
 
 import asyncio
 import os
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import async_playwright, expect
 
 from soulstack.flock.flow import FlockConfig
 from tests.fakes.anthropic_api import text
 from tests.test_flock_support import Brain, Flock, start_fake_model
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the tests share the module's browser and loop
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -48,7 +52,16 @@ class XssBrain(Brain):
         return super().__call__(body)
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser():
+    assert os.path.exists(CHROMIUM), "chromium is missing: tools/test installs it (apt-get install chromium)"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
 async def fake_model():
     fake, model = await start_fake_model(XssBrain())
     yield model
@@ -59,7 +72,7 @@ def config():
     return FlockConfig(heartbeat_s=1.0, lists_per_minute=1000, model_backoff_s=0.01)
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def flock(tmp_path, fake_model):
     flock = await Flock(tmp_path / "data", model=fake_model, config=config()).start()
     yield flock
@@ -69,15 +82,13 @@ async def flock(tmp_path, fake_model):
 class Page:
     """One chromium page on the flock, collecting console errors and page errors."""
 
-    def __init__(self, tmp_path, width=1280, height=900):
-        self.tmp_path, self.size = tmp_path, {"width": width, "height": height}
+    def __init__(self, browser, tmp_path, width=1280, height=900):
+        self.browser, self.tmp_path, self.size = browser, tmp_path, {"width": width, "height": height}
         self.errors = []
 
     async def __aenter__(self):
-        assert os.path.exists(CHROMIUM), "chromium is missing: tools/test installs it (apt-get install chromium)"
-        self.playwright = await async_playwright().start()
-        self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        self.page = await self.browser.new_page(viewport=self.size)
+        self.context = await self.browser.new_context(viewport=self.size)  # its own cookies and storage
+        self.page = await self.context.new_page()
         self.page.set_default_timeout(10_000)
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
@@ -86,8 +97,7 @@ class Page:
         return self.page
 
     async def __aexit__(self, *exc):
-        await self.browser.close()
-        await self.playwright.stop()
+        await self.context.close()
 
     async def shot(self, name):
         path = self.tmp_path / f"{name}.png"
@@ -109,8 +119,8 @@ async def approve(page, key):
     await expect(page.locator(f'article[data-key="{key}"]')).to_have_count(0)
 
 
-async def test_post_a_list_watch_the_crows_approve_in_the_page_and_the_list_finishes(flock, tmp_path):
-    session = Page(tmp_path)
+async def test_post_a_list_watch_the_crows_approve_in_the_page_and_the_list_finishes(browser, flock, tmp_path):
+    session = Page(browser, tmp_path)
     async with session as page:
         await page.goto(f"http://127.0.0.1:{flock.port}/")
         await expect(page.locator("#conn")).to_have_class("conn live")
@@ -144,8 +154,8 @@ async def test_post_a_list_watch_the_crows_approve_in_the_page_and_the_list_fini
     assert session.errors == []
 
 
-async def test_a_hostile_answer_is_rendered_as_markdown_and_nothing_in_it_runs(flock, tmp_path):
-    session = Page(tmp_path)
+async def test_a_hostile_answer_is_rendered_as_markdown_and_nothing_in_it_runs(browser, flock, tmp_path):
+    session = Page(browser, tmp_path)
     async with session as page:
         await page.goto(f"http://127.0.0.1:{flock.port}/")
         list_id = await send_list(page, "research xss please")
@@ -165,8 +175,8 @@ async def test_a_hostile_answer_is_rendered_as_markdown_and_nothing_in_it_runs(f
     assert session.errors == []
 
 
-async def test_a_reload_midway_shows_the_same_waiting_approvals_once(flock, tmp_path):
-    session = Page(tmp_path)
+async def test_a_reload_midway_shows_the_same_waiting_approvals_once(browser, flock, tmp_path):
+    session = Page(browser, tmp_path)
     async with session as page:
         await page.goto(f"http://127.0.0.1:{flock.port}/")
         list_id = await send_list(page, "research one\nresearch two")
@@ -185,10 +195,10 @@ async def test_a_reload_midway_shows_the_same_waiting_approvals_once(flock, tmp_
     assert session.errors == []
 
 
-async def test_server_stopped_then_restarted_errors_are_visible_and_buttons_come_back(tmp_path, fake_model):
+async def test_server_stopped_then_restarted_errors_are_visible_and_buttons_come_back(browser, tmp_path, fake_model):
     flock = await Flock(tmp_path / "data", model=fake_model, config=config()).start()
     port = flock.port
-    session = Page(tmp_path)
+    session = Page(browser, tmp_path)
     try:
         async with session as page:
             await page.goto(f"http://127.0.0.1:{port}/")
@@ -216,8 +226,8 @@ async def test_server_stopped_then_restarted_errors_are_visible_and_buttons_come
     assert unexpected == []
 
 
-async def test_readable_at_390_px(flock, tmp_path):
-    session = Page(tmp_path, width=390, height=844)
+async def test_readable_at_390_px(browser, flock, tmp_path):
+    session = Page(browser, tmp_path, width=390, height=844)
     async with session as page:
         await page.goto(f"http://127.0.0.1:{flock.port}/")
         list_id = await send_list(page, "split the move\nresearch boxes")
@@ -232,9 +242,9 @@ async def test_readable_at_390_px(flock, tmp_path):
     assert session.errors == []
 
 
-async def test_without_a_model_the_page_says_so(tmp_path):
+async def test_without_a_model_the_page_says_so(browser, tmp_path):
     flock = await Flock(tmp_path / "data", config=config()).start()
-    session = Page(tmp_path)
+    session = Page(browser, tmp_path)
     try:
         async with session as page:
             await page.goto(f"http://127.0.0.1:{flock.port}/")
@@ -249,10 +259,10 @@ async def test_without_a_model_the_page_says_so(tmp_path):
 
 @pytest.mark.parametrize("riv, why", [("gone.riv", "gone.riv was not found"),
                                       ("junk.riv", "is not a Rive file this runtime can read")])
-async def test_a_missing_or_unreadable_rive_file_falls_back_to_svg_and_says_why(tmp_path, riv, why):
+async def test_a_missing_or_unreadable_rive_file_falls_back_to_svg_and_says_why(browser, tmp_path, riv, why):
     (tmp_path / "junk.riv").write_bytes(b"this is not a rive file")
     flock = await Flock(tmp_path / "data", config=config(), rive=str(tmp_path / riv)).start()
-    session = Page(tmp_path)
+    session = Page(browser, tmp_path)
     try:
         async with session as page:
             await page.goto(f"http://127.0.0.1:{flock.port}/")
@@ -266,9 +276,9 @@ async def test_a_missing_or_unreadable_rive_file_falls_back_to_svg_and_says_why(
     assert set(session.errors) == expected
 
 
-async def test_a_locked_flock_asks_for_its_token_once_then_works(tmp_path, fake_model):
+async def test_a_locked_flock_asks_for_its_token_once_then_works(browser, tmp_path, fake_model):
     flock = await Flock(tmp_path / "data", model=fake_model, config=config(), token="s3cret-token").start()
-    session = Page(tmp_path)
+    session = Page(browser, tmp_path)
     try:
         async with session as page:
             await page.goto(f"http://127.0.0.1:{flock.port}/")
