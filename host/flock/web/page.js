@@ -43,7 +43,7 @@ function onEvent(name, d) {
   approvals.apply(name, d, lists);
   drive(inputs.apply(name, d));
   // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
-  if (name === "verdict" && d.verdict !== "auto") refreshLedger();
+  if (name === "verdict" && d.verdict !== "auto") refreshLedgerSoon();
   // The notice follows the latest word: a skip for want of a model shows it, any triage hides it.
   if (name === "item.skipped" && d.reason === NO_MODEL) $("no-model").hidden = false;
   if (name === "item.triaged") $("no-model").hidden = true;
@@ -71,6 +71,13 @@ function startOver() {
   inputs = new FlockInputs();
   if (renderer instanceof SvgCrows) renderer.draw(crows);
   follow();
+}
+
+// One fetch for a burst of verdicts (an opening view replays many at once).
+let ledgerTimer = null;
+function refreshLedgerSoon() {
+  clearTimeout(ledgerTimer);
+  ledgerTimer = setTimeout(refreshLedger, 250);
 }
 
 async function refreshLedger() {
