@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { FlockInputs, MACHINES, STAGES } from "../../host/flock/web/inputs.js";
+import { FlockInputs, MACHINES, STAGES, mismatch } from "../../host/flock/web/inputs.js";
 
 const stream = (name) => JSON.parse(readFileSync(new URL(`./streams/${name}.json`, import.meta.url)));
 const STREAMS = ["solo-and-split", "murder-rejected-answer", "flaky-and-skipped"];
@@ -102,4 +102,12 @@ test("a crow still out when its item is skipped (interrupted) or its list ends i
   assert.ok(!skip.some(r => r.input === "flying"), "still out on ab-2");
   const end = inputs.apply("list.finished", { list_id: "ab", ts: t, tokens_used: 5, token_budget: 100 });
   assert.deepEqual(end.filter(r => r.input === "flying").map(r => [r.target, r.value]), [["Soot", false]]);
+});
+
+test("a renderer's machine is checked input by input, by name and kind", () => {
+  const all = Object.entries(MACHINES.crow).map(([name, type]) => ({ name, type }));
+  assert.equal(mismatch("crow", all), "");
+  assert.equal(mismatch("crow", [...all, { name: "extra", type: "number" }]), ""); // more is fine
+  const wrong = all.filter(i => i.name !== "talk").map(i => (i.name === "trust" ? { name: "trust", type: "boolean" } : i));
+  assert.equal(mismatch("crow", wrong), "talk (trigger) is missing; trust is a boolean, not a number");
 });

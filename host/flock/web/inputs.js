@@ -20,6 +20,18 @@ export const STAGES = ["queued", "triaged", "flying", "landed", "answered", "ver
 const STAGE = Object.fromEntries(STAGES.map((name, n) => [name, n]));
 const HOLDER_FIGURE = { flock: "Sentry" }; // the flock's own trust (triage calls) belongs to the Sentry
 
+// What a renderer's state machine lacks: `found` is [{name, type}] (type "trigger"/"boolean"/"number").
+// -> one sentence naming each missing or mistyped input, or "" when it has them all.
+export function mismatch(machine, found) {
+  const have = new Map(found.map(input => [input.name, input.type]));
+  const problems = [];
+  for (const [name, type] of Object.entries(MACHINES[machine])) {
+    if (!have.has(name)) problems.push(`${name} (${type}) is missing`);
+    else if (have.get(name) !== type) problems.push(`${name} is a ${have.get(name)}, not a ${type}`);
+  }
+  return problems.join("; ");
+}
+
 function listOf(itemId) { return itemId.slice(0, itemId.lastIndexOf("-")); }
 
 export class FlockInputs {

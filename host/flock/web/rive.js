@@ -6,7 +6,7 @@
 // types, docs/ui-inputs.md). `startRive` resolves to a renderer, or throws an Error whose message
 // says what is missing; the page then draws SVG and shows that message.
 
-import { MACHINES } from "/web/inputs.js";
+import { mismatch } from "/web/inputs.js";
 
 const MACHINE = "crow";
 
@@ -18,18 +18,6 @@ function loadScript(src) {
     script.onerror = () => reject(new Error(`could not load ${src}`));
     document.head.append(script);
   });
-}
-
-// Which inputs the file lacks or types differently, as one sentence (empty when it all fits).
-export function mismatch(found, want = MACHINES[MACHINE]) {
-  const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // StateMachineInputType
-  const have = new Map(found.map(input => [input.name, kinds[input.type] || String(input.type)]));
-  const problems = [];
-  for (const [name, type] of Object.entries(want)) {
-    if (!have.has(name)) problems.push(`${name} (${type}) is missing`);
-    else if (have.get(name) !== type) problems.push(`${name} is a ${have.get(name)}, not a ${type}`);
-  }
-  return problems.join("; ");
 }
 
 function loadOne(rive, src, name, canvas) {
@@ -72,7 +60,8 @@ export async function startRive(info, perch, crows) {
       throw new Error(`${info.rive.name} has no state machine named "${MACHINE}" (it has: ${anim.stateMachineNames.join(", ") || "none"})`);
     }
     const inputs = anim.stateMachineInputs(MACHINE) || [];
-    const wrong = mismatch(inputs);
+    const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
+    const wrong = mismatch(MACHINE, inputs.map(i => ({ name: i.name, type: kinds[i.type] || String(i.type) })));
     if (wrong) throw new Error(`${info.rive.name}: state machine "${MACHINE}": ${wrong}`);
     figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble });
   }
