@@ -13,6 +13,7 @@ from playwright.async_api import async_playwright, expect
 
 from soulstack.flock.flow import FlockConfig
 from tests.fakes.anthropic_api import text
+from tests.fakes.riv import riv
 from tests.test_flock_support import Brain, Flock, start_fake_model
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the tests share the module's browser and loop
@@ -297,3 +298,49 @@ async def test_a_locked_flock_asks_for_its_token_once_then_works(browser, tmp_pa
         await flock.stop()
     # The refused first load and the wrong token are the server's 401s, as they should be.
     assert [e for e in session.errors if "401" not in e] == []
+
+
+CROW_INPUTS = {"takeoff": "trigger", "land": "trigger", "fail": "trigger", "talk": "trigger", "listen": "trigger",
+               "celebrate": "trigger", "flying": "boolean", "borrowed": "boolean", "trust": "number"}
+
+
+async def test_a_rive_file_with_the_contracts_machine_draws_the_crows_and_its_inputs_are_driven(
+        browser, tmp_path, fake_model):
+    # A real .riv (tests/fakes/riv.py writes the runtime's format), loaded by @rive-app/canvas.
+    (tmp_path / "crows.riv").write_bytes(riv("crow", CROW_INPUTS))
+    flock = await Flock(tmp_path / "data", model=fake_model, config=config(), rive=str(tmp_path / "crows.riv")).start()
+    session = Page(browser, tmp_path)
+    try:
+        async with session as page:
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            await expect(page.locator("figure.crow.rive canvas")).to_have_count(10)
+            assert await page.locator("#renderer-note").is_hidden()
+            list_id = await send_list(page, "research the runtime")
+            await approve(page, f"{list_id}-1 triage")
+            await expect(page.locator(f'article[data-key="{list_id}-1 output"]')).to_have_count(1)
+            # The Sentry and a crow flew: the runtime's `flying` input went true, then back to false.
+            seen = set(await page.evaluate("[...window.crowClasses]"))
+            assert "flying" in seen, seen
+            await expect(page.locator("figure.crow.rive.flying")).to_have_count(0)
+            await session.shot("11-rive-renderer")
+    finally:
+        await flock.stop()
+    assert session.errors == []
+
+
+async def test_a_rive_file_missing_inputs_falls_back_to_svg_naming_them(browser, tmp_path):
+    inputs = {name: kind for name, kind in CROW_INPUTS.items() if name != "talk"} | {"trust": "boolean"}
+    (tmp_path / "old.riv").write_bytes(riv("crow", inputs))
+    (tmp_path / "other.riv").write_bytes(riv("bird", CROW_INPUTS))
+    for name, why in (("old.riv", "old.riv: state machine \"crow\": talk (trigger) is missing; trust is a boolean, not a number"),
+                      ("other.riv", 'other.riv has no state machine named "crow" (it has: bird)')):
+        flock = await Flock(tmp_path / f"data-{name}", config=config(), rive=str(tmp_path / name)).start()
+        session = Page(browser, tmp_path)
+        try:
+            async with session as page:
+                await page.goto(f"http://127.0.0.1:{flock.port}/")
+                await expect(page.locator("#renderer-note")).to_contain_text(why)
+                await expect(page.locator("figure.crow svg")).to_have_count(10)
+                await session.shot(f"12-rive-mismatch-{name}")
+        finally:
+            await flock.stop()

@@ -23,7 +23,7 @@ function loadScript(src) {
 function loadOne(rive, src, name, canvas) {
   return new Promise((resolve, reject) => {
     const anim = new rive.Rive({
-      src, canvas, stateMachines: MACHINE, autoplay: true,
+      src, canvas, autoplay: false, // the machine is started once we know the file has it
       onLoad: () => resolve(anim),
       onLoadError: () => reject(new Error(`${name} is not a Rive file this runtime can read`)),
     });
@@ -37,6 +37,8 @@ export async function startRive(info, perch, crows) {
   if (!info.rive.exists) throw new Error(`the Rive file ${info.rive.name} was not found`);
   await loadScript("/vendor/rive.js");
   const rive = window.rive;
+  // Rive now prefers data binding, but state-machine inputs are this contract (docs/ui-inputs.md).
+  rive.Rive.suppressDeprecationWarnings = ["state-machine-inputs"];
   rive.RuntimeLoader.setWasmUrl("/vendor/rive.wasm");
   rive.RuntimeLoader.setWasmFallbackUrl(null);
   const figures = new Map();
@@ -59,11 +61,12 @@ export async function startRive(info, perch, crows) {
     if (!anim.stateMachineNames.includes(MACHINE)) {
       throw new Error(`${info.rive.name} has no state machine named "${MACHINE}" (it has: ${anim.stateMachineNames.join(", ") || "none"})`);
     }
+    anim.play(MACHINE);
     const inputs = anim.stateMachineInputs(MACHINE) || [];
     const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
     const wrong = mismatch(MACHINE, inputs.map(i => ({ name: i.name, type: kinds[i.type] || String(i.type) })));
     if (wrong) throw new Error(`${info.rive.name}: state machine "${MACHINE}": ${wrong}`);
-    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble });
+    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble, figure });
   }
   return {
     input(rec) {
@@ -71,6 +74,9 @@ export async function startRive(info, perch, crows) {
       const input = crow && crow.inputs.get(rec.input);
       if (!input) return;
       if (rec.type === "trigger") input.fire(); else input.value = rec.value;
+      // The figure shows what the runtime now holds (a boolean as a class, like the SVG figures).
+      if (rec.type === "boolean") crow.figure.classList.toggle(rec.input, Boolean(input.value));
+      if (rec.type === "number") crow.figure.dataset[rec.input] = String(input.value);
       if (rec.input === "talk") {
         crow.bubble.textContent = `@${rec.to} ${rec.text}`;
         crow.bubble.hidden = false;
