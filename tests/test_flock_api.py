@@ -194,7 +194,9 @@ async def test_sse_refuses_unknown_list_and_bad_last_event_id(brainstem):
 async def test_web_page_is_served(brainstem):
     async with brainstem.session.get("/") as response:
         page = await response.text()
-    assert response.status == 200 and "/api/events" in page
+    assert response.status == 200 and "/web/page.js" in page
+    async with brainstem.session.get("/web/page.js") as response:
+        assert response.status == 200 and "/api/events" in await response.text()
 
 
 async def test_nests_and_the_event_log_survive_a_restart(tmp_path):

@@ -5,7 +5,11 @@ The brain answers by reading the request the real SDK sent: a forced `triage`
 call gets a triage chosen from words in the item, the Elder and the crows get
 text. Words in an item steer it: "split", "murder", "abuse", "badtriage"
 (invalid twice), "fixtriage" (invalid once), "flaky" (the first crow fails),
-"doomed" (every crow fails), "hang" (the Sentry never answers).
+"doomed" (every crow fails), "hang" (the Sentry never answers), "costly" (each
+crow's answer costs 200 000 input tokens). Banter (a one-line aside between two
+crows) answers with a line naming both crows, unless the item says "banterstall"
+(it waits for `banter_release`), "banterfail" (a 400) or "banterjunk" (an
+unusable, several-line answer).
 """
 
 import asyncio
@@ -26,6 +30,8 @@ class Brain:
     def __init__(self):
         self.seen = {}  # prompt -> times a crow was asked it
         self.hang = asyncio.Event()  # set it to let hanging calls finish
+        self.banter_release = asyncio.Event()
+        self.banter_bodies = []  # the requests that asked for banter
 
     def __call__(self, body):
         tools = [tool["name"] for tool in body.get("tools") or []]
@@ -35,12 +41,32 @@ class Brain:
         system = system if isinstance(system, str) else " ".join(b["text"] for b in system or [])
         if "triage" in tools:
             return self.triage(prompt, retry=len(body["messages"]) > 1)
+        if "one short aside" in system:
+            self.banter_bodies.append(body)
+            return self.banter(system, prompt)
         if system.startswith("You are the Elder"):
             return text("The Elder's ruling: " + prompt.splitlines()[0])
         self.seen[prompt] = self.seen.get(prompt, 0) + 1
         if "doomed" in prompt or ("flaky" in prompt and self.seen[prompt] == 1):
             return error(400, "this crow lost its way")
+        if "costly" in prompt:
+            return text("done at great cost", usage={"input_tokens": 200_000})
         return text("done: " + prompt[-60:])
+
+    def banter(self, system, prompt):
+        speaker, to = system.split("Write exactly one line (under")[1].split(" that ")[1].split(" says to ")
+        to = to.split(" about ")[0]
+        if "banterstall" in prompt:
+            return self._hang_banter()
+        if "banterfail" in prompt:
+            return error(400, "no words today")
+        if "banterjunk" in prompt:
+            return text(f"{speaker}: first line\n{speaker}: and a second")
+        return text(f"{speaker}: Well flown, {to}. Caw.")
+
+    async def _hang_banter(self):
+        await self.banter_release.wait()
+        return text("Too late to matter.")
 
     def triage(self, prompt, retry):
         if "hang" in prompt:
@@ -60,16 +86,20 @@ class Brain:
 class Flock:
     """A flock app on a real loopback port, a ManualClock, and a client session."""
 
-    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None):
-        self.data_dir, self.model = data_dir, model
+    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None,
+                 token=None):
+        self.data_dir, self.model, self.rive, self.token = data_dir, model, rive, token
         self.config = config or FlockConfig(heartbeat_s=0.2)
         self.clock = clock or ManualClock()
         self.runner = None
 
-    async def start(self):
-        self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config))
+    async def start(self, port=0):
+        """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
+        self.runner = web.AppRunner(make_flock_app(
+            self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive
+        ))
         await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        site = web.TCPSite(self.runner, "127.0.0.1", port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
         self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")

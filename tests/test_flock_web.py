@@ -1,21 +1,11 @@
 """What the web page relies on, over real loopback HTTP: `?after=` (Last-Event-ID in the URL) and
-`?recent=N` (the opening view), from which the page rebuilds its feed and the approvals still
-waiting — and, when Debian's chromium is installed, the real page in a headless browser."""
+`?recent=N` (the opening view), from which the page rebuilds its cards and the approvals still
+waiting. The page itself, in a real browser, is tests/test_flock_page_browser.py."""
 
-import asyncio
-import os
-import shutil
-import signal
-import subprocess
-
-import aiohttp
 import pytest
 
 from soulstack.flock.flow import FlockConfig
 from tests.test_flock_support import SSE, Flock, start_fake_model
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-
 
 class Stream(SSE):
     """The support SSE reader, opened with any query and headers."""
@@ -203,94 +193,3 @@ async def test_after_a_restart_the_opening_view_still_shows_what_waits(tmp_path,
         assert pending_from(view.events) == {(f"{list_id}-1", "triage")}
     finally:
         await flock.stop()
-
-
-# --- the page in a real browser -------------------------------------------------
-class Browser:
-    """Headless chromium driven over the DevTools protocol (a WebSocket, via aiohttp)."""
-
-    FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-port=0"]
-
-    def __init__(self, profile):
-        self.profile, self.calls = profile, 0
-
-    async def __aenter__(self):
-        self.process = subprocess.Popen([CHROMIUM, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        port_file = self.profile / "DevToolsActivePort"
-        for _ in range(200):
-            if port_file.exists() and port_file.read_text().count("\n") >= 1:
-                break
-            await asyncio.sleep(0.05)
-        port = port_file.read_text().split()[0]
-        self.session = aiohttp.ClientSession()
-        async with self.session.get(f"http://127.0.0.1:{port}/json/list") as response:
-            page = next(t for t in await response.json() if t["type"] == "page")
-        self.ws = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.session.close()
-        os.killpg(self.process.pid, signal.SIGKILL)  # chromium and the helpers it started
-        self.process.wait(timeout=10)
-
-    async def call(self, method, **params):
-        self.calls += 1
-        await self.ws.send_json({"id": self.calls, "method": method, "params": params})
-        while True:
-            message = await self.ws.receive_json(timeout=10)
-            if message.get("id") == self.calls:
-                assert "error" not in message, message
-                return message["result"]
-
-    async def js(self, expression):
-        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
-        return result["result"].get("value")
-
-    async def wait_for(self, expression, timeout=10.0):
-        """Poll a JS expression until it is truthy; -> its value."""
-        async with asyncio.timeout(timeout):
-            while not (value := await self.js(expression)):
-                await asyncio.sleep(0.05)
-        return value
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium runs this test)")
-async def test_the_page_rebuilds_feed_and_approvals_and_its_buttons_work(tmp_path, fake_model):
-    flock = await with_model(tmp_path / "flock", fake_model).start()
-    try:
-        list_id = await flock.new_list("research the tides")
-        async with flock.events(list_id) as stream:
-            await stream.until("item.triaged")
-        key = f"{list_id}-1 triage"
-        (tmp_path / "profile").mkdir()
-        async with Browser(tmp_path / "profile") as browser:
-            await browser.call("Page.navigate", url=f"http://127.0.0.1:{flock.port}/")
-            row = await browser.wait_for(f"document.querySelector('#pending li[data-key=\"{key}\"]')?.textContent")
-            assert "research the tides" in row
-            feed = await browser.js("document.getElementById('feed').textContent")
-            assert f"list {list_id} from ada" in feed and "Sentry:" in feed
-            await browser.js(f"document.querySelector('#pending li[data-key=\"{key}\"] button').click()")
-            async with flock.events(list_id) as stream:
-                verdict = await stream.until("verdict", target="triage")
-            assert verdict["verdict"] == "approved"
-            # The answer then waits for the owner on the page, live.
-            await browser.wait_for(f"!!document.querySelector('#pending li[data-key=\"{list_id}-1 output\"]')")
-            assert await browser.js(f"!document.querySelector('#pending li[data-key=\"{key}\"]')")
-            assert await browser.js("document.getElementById('no-model').hidden")
-    finally:
-        await flock.stop()
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium runs this test)")
-async def test_the_page_says_plainly_that_no_model_is_configured(tmp_path, brainstem):
-    (list_id,) = await finished_lists(brainstem, 1)
-    async with Browser(tmp_path / "profile") as browser:
-        await browser.call("Page.navigate", url=f"http://127.0.0.1:{brainstem.port}/")
-        await browser.wait_for("!document.getElementById('no-model').hidden")
-        notice = await browser.js("document.getElementById('no-model').textContent")
-        feed = await browser.js("document.getElementById('feed').textContent")
-    assert "No model is configured" in notice
-    assert f"{list_id}-1 “chore 0” skipped: no model configured" in feed

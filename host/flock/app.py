@@ -15,6 +15,7 @@ from soulstack.flock.bodies import list_body, verdict_body
 from soulstack.flock.clock import SystemClock, rfc3339
 from soulstack.flock.events import EventLog
 from soulstack.flock.flow import Flock, FlockConfig
+from soulstack.flock import page
 from soulstack.flock.nests import NestError, Nests
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
@@ -25,7 +26,6 @@ log = logging.getLogger(__name__)
 
 FLOCK = web.AppKey("flock", Flock)
 TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
-WEB_DIR = Path(__file__).with_name("web")
 
 
 @web.middleware
@@ -105,13 +105,11 @@ async def get_crows(request: web.Request) -> web.Response:
     return web.json_response(all_crows())
 
 
-async def index(request: web.Request) -> web.FileResponse:
-    return web.FileResponse(WEB_DIR / "index.html")
-
-
 # --- the app --------------------------------------------------------------
-def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None,
-                   robot=None) -> web.Application:
+def make_flock_app(
+    data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None, robot=None,
+    rive=None,
+) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
     skipped as "no model configured". `clock` is the time seam (SystemClock by default).
 
@@ -119,6 +117,7 @@ def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None 
     the page's cookie); the page itself loads without it and asks for it once.
     `robot` (soulstack.flock.robot's BodyVoice or SoulVoice) hears every event and
     tells a person on the robot, in its own background task.
+    `rive` is the path of a .riv file the page draws the crows with (else SVG).
     """
     config = config or FlockConfig()
     clock = clock or SystemClock()
@@ -156,8 +155,7 @@ def make_flock_app(data_dir, model=None, clock=None, config: FlockConfig | None 
     app.router.add_get("/api/nests", get_nests)
     app.router.add_post("/api/nests", post_nest)
     app.router.add_get("/api/crows", get_crows)
-    app.router.add_get("/", index)
-    app.router.add_static("/web/", WEB_DIR)
+    page.add_routes(app, rive)
     return app
 
 

@@ -30,6 +30,9 @@ def register(subparsers) -> None:
                         help=f"lists one requester may send per minute (default {defaults.lists_per_minute})")
     parser.add_argument("--heartbeat", type=float, default=defaults.heartbeat_s,
                         help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})")
+    parser.add_argument("--rive", metavar="FILE",
+                        help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
+                             "without it, or when it does not match, the page draws them in SVG")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
     robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
@@ -99,5 +102,9 @@ def run(args) -> int:
     setup_logging()
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
-    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=build_robot(args))
+    if args.rive is not None and not os.path.isfile(args.rive):
+        # Not fatal: the page draws the crows in SVG and says which file it could not find.
+        print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
+    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=build_robot(args),
+                         rive=args.rive)
     return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))

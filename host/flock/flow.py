@@ -18,6 +18,7 @@ import secrets
 from dataclasses import dataclass
 
 from soulstack.flock import triage as sentry
+from soulstack.flock.banter import Banter
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
@@ -88,6 +89,7 @@ class Flock:
         self.calls = asyncio.Semaphore(config.max_model_calls)
         self.used = {}  # list_id -> tokens spent so far
         self.tasks: set = set()
+        self.banter = Banter(store, events, clock, self._banter_call, self._spend, self._budget_left)
 
     # --- lists -----------------------------------------------------------
     def submit(self, requester: str, nest_id: str, texts: list) -> str:
@@ -96,7 +98,10 @@ class Flock:
             list_id = secrets.token_hex(4)
         self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.now(), texts)
         items = [{"item_id": f"{list_id}-{n}", "text": text} for n, text in enumerate(texts, 1)]
-        self.events.emit("list.started", list_id, items=items, requester=requester, nest_id=nest_id)
+        self.events.emit(
+            "list.started", list_id, items=items, requester=requester, nest_id=nest_id,
+            token_budget=self.config.token_budget,  # ours: the page shows tokens against it from the start
+        )
         self._spawn(self._run_list(list_id))
         return list_id
 
@@ -119,6 +124,7 @@ class Flock:
         for task in list(self.tasks):
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.banter.stop()
 
     async def _run_list(self, list_id: str) -> None:
         lst = self.store.get_list(list_id)
@@ -126,6 +132,7 @@ class Flock:
         work = asyncio.Semaphore(self.config.concurrency)
         items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
         await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
+        await self.banter.settle(list_id)
         self.events.emit(
             "list.finished", list_id, tokens_used=self.used.pop(list_id), token_budget=lst["token_budget"]
         )
@@ -216,6 +223,7 @@ class Flock:
         if not done:
             return self._skip(lst, item_id, "failure")
         crows = [crow for _, (crow, _) in done]
+        self.banter.start(lst, item_id, item["text"], crows)  # an aside: nothing waits for it
         if mode == "solo":
             answer = done[0][1][1]
         else:
@@ -294,9 +302,16 @@ class Flock:
                 self.model, system, messages, tools, attempts=self.config.model_attempts,
                 backoff_s=self.config.model_backoff_s, **options,
             )
-        self.used[lst["list_id"]] = self.used.get(lst["list_id"], 0) + reply.usage.total
-        self.store.add_tokens(lst["list_id"], reply.usage.total)
+        self._spend(lst["list_id"], reply.usage.total)
         return reply
+
+    async def _banter_call(self, system, messages, max_tokens):
+        # One try, outside the call slots: banter is optional and must never hold up work.
+        return await complete_with_retry(self.model, system, messages, attempts=1, max_tokens=max_tokens)
+
+    def _spend(self, list_id, tokens) -> None:
+        self.used[list_id] = self.used.get(list_id, 0) + tokens
+        self.store.add_tokens(list_id, tokens)
 
     def _can_work(self, lst, item_id) -> bool:
         if self.model is None:

@@ -34,14 +34,20 @@ def _crow(data: dict) -> Crow:
 
 
 def load(path: Path = CROWS_FILE):
-    """-> (roster of 8 Crows, Sentry, Elder)."""
+    """-> (roster of 8 Crows, Sentry, Elder, relationships {frozenset of two names: bond})."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    return [_crow(c) for c in data["roster"]], _crow(data["sentry"]), _crow(data["elder"])
+    bonds = {frozenset(r["crows"]): r["bond"] for r in data.get("relationships", ())}
+    return [_crow(c) for c in data["roster"]], _crow(data["sentry"]), _crow(data["elder"]), bonds
 
 
-ROSTER, SENTRY, ELDER = load()
+ROSTER, SENTRY, ELDER, BONDS = load()
 ROSTER_NAMES = [crow.name for crow in ROSTER]
 BY_NAME = {crow.name: crow for crow in [*ROSTER, SENTRY, ELDER]}
+
+
+def relationship(a: str, b: str) -> str | None:
+    """How two crows get on (docs/PERSONAS.md), or None when they have no particular history."""
+    return BONDS.get(frozenset((a, b)))
 
 
 def all_crows() -> list:

@@ -1,0 +1,82 @@
+"""The flock's web page: its own files (host/flock/web/), the browser libraries it borrows
+from npm, and the user's Rive file.
+
+No build step and no copies: the libraries (marked, DOMPurify, @rive-app/canvas) are
+installed into node_modules/ by the project's setup (`npm ci`, which tools/test runs)
+and served from there, a fixed list of files and nothing else. Where node_modules/ is
+missing (a wheel install without npm) `/api/ui` says so, and the page falls back
+honestly: answers as plain text, crows drawn in SVG.
+"""
+
+import re
+from pathlib import Path
+
+from aiohttp import web
+
+from soulstack.serving import error_response
+
+WEB_DIR = Path(__file__).with_name("web")
+# Where `npm ci` puts them: the repository root (an editable install), else the working directory.
+NODE_MODULES = [Path(__file__).resolve().parents[2] / "node_modules", Path.cwd() / "node_modules"]
+VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's script and its wasm)
+    "marked.js": "marked/lib/marked.esm.js",
+    "purify.js": "dompurify/dist/purify.es.mjs",
+    "rive.js": "@rive-app/canvas/rive.js",
+    "rive.wasm": "@rive-app/canvas/rive.wasm",
+}
+RIVE = web.AppKey("rive", object)
+NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's route, whatever its placeholder
+
+
+def vendor_file(name: str) -> Path | None:
+    relative = VENDOR.get(name)
+    for root in NODE_MODULES if relative else ():
+        if (root / relative).is_file():
+            return root / relative
+    return None
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(WEB_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def favicon(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(WEB_DIR / "favicon.svg", headers={"Content-Type": "image/svg+xml"})
+
+
+async def vendor(request: web.Request) -> web.StreamResponse:
+    path = vendor_file(request.match_info["name"])
+    if path is None:
+        return error_response(404, "not installed here; run `npm ci` in the soulstack checkout")
+    kind = "application/wasm" if path.suffix == ".wasm" else "text/javascript"
+    return web.FileResponse(path, headers={"Content-Type": kind})
+
+
+async def rive_file(request: web.Request) -> web.StreamResponse:
+    path = request.app[RIVE]
+    if path is None or not Path(path).is_file():
+        return error_response(404, "no Rive file: start the flock with --rive FILE")
+    return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
+
+
+async def ui(request: web.Request) -> web.Response:
+    """What the page may use here: which libraries are installed, whether this flock serves nest
+    messages (so the page never asks for a route that is not there), and the Rive file if given."""
+    path = request.app[RIVE]
+    routes = {resource.canonical for resource in request.app.router.resources()}
+    return web.json_response({
+        "vendor": {name: vendor_file(name) is not None for name in VENDOR},
+        "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
+        "rive": None if path is None else {"url": "/rive/flock.riv", "name": Path(path).name,
+                                           "exists": Path(path).is_file()},
+    })
+
+
+def add_routes(app: web.Application, rive: str | None) -> None:
+    app[RIVE] = rive
+    app.router.add_get("/", index)
+    app.router.add_get("/favicon.ico", favicon)
+    app.router.add_get("/api/ui", ui)
+    app.router.add_get("/vendor/{name}", vendor)
+    app.router.add_get("/rive/flock.riv", rive_file)
+    app.router.add_static("/web/", WEB_DIR)

@@ -1,0 +1,60 @@
+"""What the flock serves for its page besides the API: the favicon, the npm libraries from
+node_modules/ (a fixed list, nothing else), the user's Rive file, and /api/ui saying which exist."""
+
+import pytest
+
+from soulstack.flock.page import VENDOR, vendor_file
+from tests.test_flock_support import Flock
+
+
+@pytest.fixture
+async def flock(tmp_path):
+    flock = await Flock(tmp_path / "data").start()
+    yield flock
+    await flock.stop()
+
+
+async def test_the_favicon_is_an_svg(flock):
+    async with flock.session.get("/favicon.ico") as response:
+        assert response.status == 200 and response.content_type == "image/svg+xml"
+        assert (await response.text()).startswith("<svg")
+
+
+async def test_installed_libraries_are_served_and_nothing_else_from_node_modules(flock):
+    status, ui = await flock.get("/api/ui")
+    assert status == 200 and ui["rive"] is None
+    assert ui["nest_messages"] is any("/messages" in r.canonical for r in flock.runner.app.router.resources())
+    # tools/test runs `npm ci`, so in this checkout every library is there.
+    assert ui["vendor"] == {name: True for name in VENDOR}
+    async with flock.session.get("/vendor/marked.js") as response:
+        assert response.status == 200 and response.content_type == "text/javascript"
+        assert "export" in await response.text()
+    async with flock.session.get("/vendor/rive.wasm") as response:
+        assert response.content_type == "application/wasm" and (await response.read())[:4] == b"\0asm"
+    for name in ("marked/package.json", "..%2Fpackage.json", "purify.min.js", "nope.js"):
+        async with flock.session.get(f"/vendor/{name}") as response:
+            assert response.status == 404 and (await response.json())["message"], name
+
+
+def test_a_missing_library_is_reported_missing():
+    assert vendor_file("not-a-library.js") is None
+
+
+async def test_no_rive_file_is_a_404_with_a_message(flock):
+    async with flock.session.get("/rive/flock.riv") as response:
+        assert response.status == 404 and "--rive" in (await response.json())["message"]
+
+
+async def test_the_rive_file_given_is_served_and_a_missing_one_is_reported(tmp_path):
+    riv = tmp_path / "crows.riv"
+    riv.write_bytes(b"RIVE\x07\x00not really")
+    for path, exists in ((riv, True), (tmp_path / "gone.riv", False)):
+        flock = await Flock(tmp_path / f"data-{exists}", rive=str(path)).start()
+        try:
+            _, ui = await flock.get("/api/ui")
+            assert ui["rive"] == {"url": "/rive/flock.riv", "name": path.name, "exists": exists}
+            async with flock.session.get("/rive/flock.riv") as response:
+                assert response.status == (200 if exists else 404)
+                assert await response.read() == riv.read_bytes() if exists else "--rive" in (await response.json())["message"]
+        finally:
+            await flock.stop()
