@@ -137,3 +137,19 @@ def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not
     assert any(w.startswith("weixin") and "not supported" in w for w in warnings)
     ours, _ = config.from_dict({}, base_dir=tmp_path)
     assert ours["loop"]["defaultSleepMinutes"] == 20 and ours["compat"] is None  # our own defaults stay ours
+
+
+def test_todays_wakes_carry_over_from_stackchan_souls_vitals(tmp_path):
+    import json
+    from datetime import timezone
+    from zoneinfo import ZoneInfo
+
+    from soulstack.soul.vitals import Vitals
+
+    folder = tmp_path / "soul"
+    folder.mkdir()
+    (folder / "VITALS.json").write_text(json.dumps({"date": "2026-12-01", "wakes": 17}))
+    now = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
+    vitals = Vitals.load(folder, now, ZoneInfo("UTC"), max_wakes_per_day=20)
+    assert vitals.wakes_today(now) == 17
+    assert vitals.wakes_today(datetime(2026, 12, 2, 8, 0, tzinfo=timezone.utc)) == 0  # a new day starts afresh

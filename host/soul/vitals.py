@@ -83,7 +83,7 @@ class Vitals:
         vitals = cls(Path(soul_dir) / FILENAME, tz, **options)
         data = read_state_json(vitals.path, "counting afresh", log)
         if data:
-            vitals.day = data.get("day")
+            vitals.day = data.get("day") or data.get("date")  # "date": stackchan-soul's VITALS.json
             vitals.first_wake = datetime.fromisoformat(data["firstWake"]) if data.get("firstWake") else None
             vitals.wakes = int(data.get("wakes", 0))
             vitals.today = Meter.from_json(data.get("today"))
