@@ -162,11 +162,12 @@ class StackChanBody:
 
     def on_wake_word(self, session: RobotSession, words: str):
         said = f': "{words}"' if words else ""
-        self._nudge(f"someone called the robot by its wake word{said}")
+        # What the person said is their own words (the nudge contract's `words`): it counts as contact.
+        self._nudge(f"someone called the robot by its wake word{said}", words or None)
 
-    def _nudge(self, reason: str):
+    def _nudge(self, reason: str, words: str | None = None):
         if self.sender is not None:
-            self.sender.nudge(reason)
+            self.sender.nudge(reason, words)
 
     # --- running ----------------------------------------------------------------------
 
