@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 
-from core import b64json, serial_frames
+from core import b64json, protocol, serial_frames
 from core.b64json import ImageBody
 
 JSON = "application/json"
@@ -34,7 +34,7 @@ def http_app(dispatcher):
 
     @app.errorhandler(404)
     async def not_found(request):
-        return answer(404, {"message": "no such endpoint; this body has POST /status /look /speak /express"})
+        return answer(404, {"message": "no such endpoint; this body has POST " + protocol.endpoint_list()})
 
     @app.errorhandler(405)
     async def wrong_method(request):

@@ -1,9 +1,14 @@
-"""Body Protocol v1 on the device: validation and dispatch, shared by Wi-Fi and serial.
+"""Body Protocol v1: the ONE source of its endpoints and request rules, and the device's dispatcher.
+
+The firmware validates with this module and the host imports it
+(`soulstack.firmware.core.protocol`): host/protocol/shapes.py adds only what the
+host alone needs (answer validation, ProtocolError). So the endpoint names, what
+each request must carry and how long each string may be are written once here,
+in the MicroPython subset.
 
 `Dispatcher.handle(endpoint, raw_body, authorization)` returns (status, body).
 `body` is a dict, or a b64json.ImageBody for a /look with pixels, which the
-transport streams in pieces. The shapes follow host/protocol/shapes.py; this is
-a separate copy only because the device cannot import the host package.
+transport streams in pieces.
 
 The dispatcher calls a `device` with four methods (main.Body is the real one):
   online() -> bool
@@ -18,7 +23,24 @@ from . import auth
 from .b64json import ImageBody
 
 ENDPOINTS = ("status", "look", "speak", "express")
-MAX_SPEAK_CHARS = 2000
+
+# Every string a request carries is capped: a small device must never be asked to hold
+# (or draw, or say) an unbounded one. The caps are in characters.
+MAX_SPEAK_CHARS = 2000      # about two minutes of speech
+MAX_QUESTION_CHARS = 1000   # what the soul looks for; shown in the speech balloon
+MAX_EMOTION_CHARS = 100     # a word or a short phrase
+
+# endpoint -> (its one string field, its cap, whether it may be blank); /status takes none.
+FIELDS = {
+    "look": ("question", MAX_QUESTION_CHARS, True),
+    "speak": ("text", MAX_SPEAK_CHARS, False),
+    "express": ("emotion", MAX_EMOTION_CHARS, False),
+}
+
+
+def endpoint_list():
+    """The endpoints as "/status /look /speak /express", for messages."""
+    return " ".join("/" + name for name in ENDPOINTS)
 
 
 class BadRequest(Exception):
@@ -59,25 +81,22 @@ def _json_type(value):
 
 
 def validate(endpoint, payload):
-    """The clean request for `endpoint`, or BadRequest naming what is wrong."""
+    """The clean request for `endpoint`, or BadRequest naming what is wrong.
+
+    Extra fields are ignored, so future clients keep working.
+    """
+    if endpoint not in ENDPOINTS:
+        raise BadRequest("unknown endpoint /" + str(endpoint) + "; Body Protocol v1 has " + endpoint_list())
     _object(payload, "the /" + endpoint + " body")
-    if endpoint == "status":
+    if endpoint not in FIELDS:
         return {}
-    if endpoint == "look":
-        return {"question": _string(payload, "question", endpoint)}
-    if endpoint == "speak":
-        text = _string(payload, "text", endpoint)
-        if not text.strip():
-            raise BadRequest('"text" must not be empty')
-        if len(text) > MAX_SPEAK_CHARS:
-            raise BadRequest('"text" is ' + str(len(text)) + " characters; at most " + str(MAX_SPEAK_CHARS))
-        return {"text": text}
-    if endpoint == "express":
-        emotion = _string(payload, "emotion", endpoint)
-        if not emotion.strip():
-            raise BadRequest('"emotion" must not be empty')
-        return {"emotion": emotion}
-    raise BadRequest("unknown endpoint")
+    key, cap, may_be_blank = FIELDS[endpoint]
+    value = _string(payload, key, endpoint)
+    if not may_be_blank and not value.strip():
+        raise BadRequest('"' + key + '" must not be empty')
+    if len(value) > cap:
+        raise BadRequest('"' + key + '" is ' + str(len(value)) + " characters; at most " + str(cap))
+    return {key: value}
 
 
 NO_BODY = "the request has no body; send a JSON object such as {}"
@@ -121,7 +140,7 @@ class Dispatcher:
         if not trusted and not auth.bearer_ok(authorization, self.token):
             return error(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
         if endpoint not in ENDPOINTS:
-            return error(404, "no such endpoint /" + str(endpoint) + "; this body has /status /look /speak /express")
+            return error(404, "no such endpoint /" + str(endpoint) + "; this body has " + endpoint_list())
         try:
             payload = raw if isinstance(raw, dict) else parse_json(raw)
             return self.call(endpoint, validate(endpoint, payload))

@@ -16,6 +16,7 @@ import microdot
 
 from soulstack.firmware import FIRMWARE_DIR
 from soulstack.firmware.core import config as firmware_config
+from soulstack.firmware.core.protocol import ENDPOINTS
 
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 MASK = "********"
@@ -131,6 +132,6 @@ def body_section(base_url: str, token: str, name: str = "stackchan") -> dict:
         "body": {
             "name": name,
             "token": token,
-            "endpoints": {endpoint: f"{base_url}/{endpoint}" for endpoint in ("status", "look", "speak", "express")},
+            "endpoints": {endpoint: f"{base_url}/{endpoint}" for endpoint in ENDPOINTS},
         }
     }

@@ -94,10 +94,10 @@ class BodyClient:
         return await self.call("status", {}, timeout_s)
 
     async def look(self, question: str = "") -> dict:
-        return await self.call("look", {"question": question})
+        return await self.call("look", protocol.validate_request("look", {"question": question}))
 
     async def speak(self, text: str) -> dict:
-        return await self.call("speak", protocol.validate_speak_request({"text": text}))
+        return await self.call("speak", protocol.validate_request("speak", {"text": text}))
 
     async def express(self, emotion: str) -> dict:
-        return await self.call("express", {"emotion": emotion})
+        return await self.call("express", protocol.validate_request("express", {"emotion": emotion}))

@@ -1,16 +1,23 @@
-"""Body Protocol v1 shapes: what each endpoint accepts and answers.
+"""Body Protocol v1 shapes for the host: requests by the firmware's rules, answers checked here.
 
-Every body, the bridge, the adapters, the soul and the checker validate through
-these functions, so "what is a valid /speak" has exactly one answer. A
-validation failure raises `ProtocolError` whose message names what is wrong,
-ready to be sent back as `{"message": ...}`.
+What a valid request is — the endpoint names, each request's field, its cap —
+is written once, in the firmware's core (`soulstack.firmware.core.protocol`,
+MicroPython-subset code the robot runs too); this module re-exports it and adds
+what only the host needs: validating answers, and `ProtocolError`, whose message
+names what is wrong, ready to be sent back as `{"message": ...}`. Every body,
+the bridge, the adapters, the soul and the checker validate through here.
 """
 
 import base64
 import binascii
 
-ENDPOINTS = ("status", "look", "speak", "express")
-MAX_SPEAK_CHARS = 2000
+from soulstack.firmware.core import emotions as _emotions
+from soulstack.firmware.core import protocol as _rules
+
+ENDPOINTS = _rules.ENDPOINTS
+MAX_SPEAK_CHARS = _rules.MAX_SPEAK_CHARS
+MAX_QUESTION_CHARS = _rules.MAX_QUESTION_CHARS
+MAX_EMOTION_CHARS = _rules.MAX_EMOTION_CHARS
 IMAGE_TYPES = ("image/jpeg", "image/png")
 JPEG_SOI = b"\xff\xd8"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -38,48 +45,12 @@ def _require_string(payload, key, what):
 # --- requests -----------------------------------------------------------------
 
 
-def validate_status_request(payload):
-    """/status takes `{}`; extra fields are ignored so future clients keep working."""
-    _require_object(payload, "the /status body")
-    return {}
-
-
-def validate_look_request(payload):
-    _require_object(payload, "the /look body")
-    return {"question": _require_string(payload, "question", "/look")}
-
-
-def validate_speak_request(payload):
-    _require_object(payload, "the /speak body")
-    text = _require_string(payload, "text", "/speak")
-    if not text.strip():
-        raise ProtocolError('"text" must not be empty')
-    if len(text) > MAX_SPEAK_CHARS:
-        raise ProtocolError(f'"text" is {len(text)} characters; at most {MAX_SPEAK_CHARS}')
-    return {"text": text}
-
-
-def validate_express_request(payload):
-    _require_object(payload, "the /express body")
-    emotion = _require_string(payload, "emotion", "/express")
-    if not emotion.strip():
-        raise ProtocolError('"emotion" must not be empty')
-    return {"emotion": emotion}
-
-
-REQUEST_VALIDATORS = {
-    "status": validate_status_request,
-    "look": validate_look_request,
-    "speak": validate_speak_request,
-    "express": validate_express_request,
-}
-
-
 def validate_request(endpoint, payload):
-    """Validate the JSON body sent to `endpoint`; returns the clean request."""
-    if endpoint not in REQUEST_VALIDATORS:
-        raise ProtocolError(f"unknown endpoint {endpoint!r}; Body Protocol v1 has {', '.join(ENDPOINTS)}")
-    return REQUEST_VALIDATORS[endpoint](payload)
+    """Validate the JSON body sent to `endpoint` by the firmware's rules; returns the clean request."""
+    try:
+        return _rules.validate(endpoint, payload)
+    except _rules.BadRequest as problem:
+        raise ProtocolError(str(problem)) from None
 
 
 # --- responses ----------------------------------------------------------------
@@ -146,72 +117,42 @@ def validate_response(endpoint, payload):
 
 # --- emotions -----------------------------------------------------------------
 
-REFERENCE_EMOTIONS = ("happy", "sad", "angry", "sleepy", "neutral")
-
-# Free-form words a soul tends to use, mapped to the reference face nearest in feeling.
-EMOTION_SYNONYMS = {
-    "happy": (
-        "joy", "joyful", "glad", "cheerful", "content", "delighted", "excited", "pleased",
-        "smile", "smiling", "grateful", "amused", "playful", "proud", "love", "loving",
-        "warm", "elated", "hopeful", "calm happy", "开心", "高兴", "快乐", "喜悦",
-    ),
-    "sad": (
-        "unhappy", "lonely", "down", "blue", "gloomy", "sorrow", "sorrowful", "melancholy",
-        "hurt", "disappointed", "crying", "grief", "miserable", "homesick", "伤心", "难过",
-        "孤独", "悲伤",
-    ),
-    "angry": (
-        "furious", "annoyed", "irritated", "mad", "frustrated", "cross", "grumpy", "rage",
-        "outraged", "upset", "生气", "愤怒", "烦",
-    ),
-    "sleepy": (
-        "tired", "drowsy", "sleeping", "asleep", "exhausted", "yawning", "weary", "bored",
-        "困", "累", "困倦", "睡",
-    ),
-    "neutral": ("calm", "okay", "ok", "fine", "plain", "idle", "平静"),
-}
+REFERENCE_EMOTIONS = _emotions.REFERENCE
 
 
 class EmotionMap:
-    """Maps a free-form emotion onto the faces a body can show.
+    """Maps a free-form emotion onto the faces a body can show, by the firmware's one word list.
 
-    `faces` are the names a body can display; `synonyms` maps each face to the
-    words that mean it. A body that shows more than the reference set extends
-    the map: `EmotionMap.reference().extended("doubtful", ["unsure", "confused"])`.
+    `faces` are the names a body can display; a word meaning a face it lacks goes
+    to the nearest face it has (core/emotions.py's NEAREST). A body with faces of
+    its own passes `words` (face -> words) for them, or extends a map:
+    `EmotionMap.reference().extended("wink", ["cheeky"])`.
     """
 
-    def __init__(self, faces, synonyms, fallback="neutral"):
+    def __init__(self, faces, words=None, fallback=_emotions.FALLBACK):
         self.faces = tuple(faces)
         self.fallback = fallback
-        self._lookup = {}
-        for face in self.faces:
-            self._lookup[face] = face
-            for word in synonyms.get(face, ()):
-                self._lookup[word.lower()] = face
+        self.words = {face: tuple(found) for face, found in (_emotions.WORDS if words is None else words).items()}
+        self._lookup = _emotions.table(self.faces, self.words, fallback)
 
     @classmethod
     def reference(cls):
-        return cls(REFERENCE_EMOTIONS, EMOTION_SYNONYMS)
+        """The five faces every body can be asked for: happy, sad, angry, sleepy, neutral."""
+        return cls(REFERENCE_EMOTIONS)
+
+    @classmethod
+    def robot(cls):
+        """The StackChan firmware's faces: the reference five and doubtful."""
+        return cls(_emotions.FACES)
 
     def extended(self, face, words=()):
-        synonyms = {f: [w for w, target in self._lookup.items() if target == f] for f in self.faces}
-        synonyms[face] = list(words)
-        return EmotionMap(self.faces + (face,), synonyms, self.fallback)
+        merged = dict(self.words)
+        merged[face] = tuple(merged.get(face, ())) + tuple(words)
+        return EmotionMap(self.faces + (face,), merged, self.fallback)
 
     def nearest(self, emotion: str) -> str:
         """The face closest to `emotion`: exact word, then any known word inside it, else the fallback."""
-        word = (emotion or "").strip().lower()
-        if word in self._lookup:
-            return self._lookup[word]
-        # "very happy", "a bit tired", "happy!": look for a known word inside the phrase.
-        for token in word.replace("-", " ").replace("_", " ").split():
-            token = token.strip(".,!?;:'\"()")
-            if token in self._lookup:
-                return self._lookup[token]
-        for known, face in self._lookup.items():
-            if not known.isascii() and known in word:
-                return face
-        return self.fallback
+        return _emotions.match(self._lookup, emotion, self.fallback)
 
 
 _REFERENCE_MAP = EmotionMap.reference()

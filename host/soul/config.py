@@ -15,11 +15,11 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from soulstack.llm.providers import PROVIDERS
+from soulstack.protocol.shapes import ENDPOINTS
 
 DEFAULT_PATH = "soul.config.json"
 DEFAULT_PORT = 9202
 TERMINAL_BODY = "http://127.0.0.1:9310"
-ENDPOINT_NAMES = ("status", "look", "speak", "express")
 # model.thinking -> room for thinking added on top of model.maxTokens (thinking counts against it).
 # The level itself goes to the provider: "off" is the least thinking the model allows (Claude 5.5
 # models cannot all turn it off), the others an effort on Claude 5 and later, a budget before.
@@ -178,7 +178,7 @@ SPEC = {
     "body": {
         "name": ("the terminal", string()),
         "token": (None, string(optional=True)),
-        "endpoints": {name: (None, url(optional=True)) for name in ENDPOINT_NAMES},
+        "endpoints": {name: (None, url(optional=True)) for name in ENDPOINTS},
     },
     "persona": {
         "name": ("Pip", string(nonempty=True)),
@@ -389,7 +389,7 @@ def starter(language: str = "en") -> dict:
         },
         "body": {
             "name": "the terminal",
-            "endpoints": {name: f"{TERMINAL_BODY}/{name}" for name in ENDPOINT_NAMES},
+            "endpoints": {name: f"{TERMINAL_BODY}/{name}" for name in ENDPOINTS},
         },
         "persona": {
             "name": "Pip",

@@ -111,6 +111,8 @@ def test_dispatch_refusals():
         ("speak", b'{"text": "   "}', "empty"),
         ("speak", json.dumps({"text": "x" * 2001}).encode(), "at most 2000"),
         ("express", b'{"emotion": null}', "null"),
+        ("look", json.dumps({"question": "x" * 1001}).encode(), "at most 1000"),
+        ("express", json.dumps({"emotion": "x" * 101}).encode(), "at most 100"),
     )
     for endpoint, raw, words in cases:
         status, body = d.handle(endpoint, raw, "Bearer tok")

@@ -7,7 +7,7 @@ repeat itself).
 """
 
 from soulstack.protocol.client import BodyError
-from soulstack.protocol.shapes import MAX_SPEAK_CHARS
+from soulstack.protocol.shapes import ENDPOINTS, ProtocolError, validate_request
 from soulstack.llm.types import ImageBlock, TextBlock
 from soulstack.soul.tools import Outcome, SoulTool
 
@@ -15,6 +15,15 @@ from soulstack.soul.tools import Outcome, SoulTool
 def _failed(soul, act: str, error: BodyError) -> Outcome:
     T = soul.T.TEXT
     return Outcome.text(T["body_failed"].format(reason=error.message or str(error), act=T[f"act_{act}"]), ok=False)
+
+
+def _refused(soul, endpoint: str, request: dict) -> Outcome | None:
+    """The protocol's own rules (empty, too long) checked before asking the body; None when it may go."""
+    try:
+        validate_request(endpoint, request)
+    except ProtocolError as problem:
+        return Outcome.text(soul.T.TEXT["bad_input"].format(problem=str(problem)), ok=False)
+    return None
 
 
 async def body_status(soul) -> Outcome:
@@ -26,6 +35,9 @@ async def body_status(soul) -> Outcome:
 
 
 async def look(soul, question: str = "") -> Outcome:
+    refused = _refused(soul, "look", {"question": question})
+    if refused:
+        return refused
     try:
         answer = await soul.body.look(question)
     except BodyError as error:
@@ -38,10 +50,9 @@ async def look(soul, question: str = "") -> Outcome:
 
 async def speak(soul, text: str) -> Outcome:
     T = soul.T.TEXT
-    if not text.strip():
-        return Outcome.text(T["bad_input"].format(problem="text is empty"), ok=False)
-    if len(text) > MAX_SPEAK_CHARS:
-        return Outcome.text(T["bad_input"].format(problem=f"text is longer than {MAX_SPEAK_CHARS} characters"), ok=False)
+    refused = _refused(soul, "speak", {"text": text})
+    if refused:
+        return refused
     try:
         await soul.body.speak(text)
     except BodyError as error:
@@ -51,8 +62,9 @@ async def speak(soul, text: str) -> Outcome:
 
 async def express(soul, emotion: str) -> Outcome:
     T = soul.T.TEXT
-    if not emotion.strip():
-        return Outcome.text(T["bad_input"].format(problem="emotion is empty"), ok=False)
+    refused = _refused(soul, "express", {"emotion": emotion})
+    if refused:
+        return refused
     try:
         await soul.body.express(emotion)
     except BodyError as error:
@@ -72,4 +84,4 @@ def body_tools(endpoints: dict) -> list:
         "express": SoulTool("express", "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
                             {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"], informs=False),
     }
-    return [tools[name] for name in ("status", "look", "speak", "express") if endpoints.get(name)]
+    return [tools[name] for name in ENDPOINTS if endpoints.get(name)]
