@@ -157,6 +157,46 @@ def test_serial_frames():
     assert ready == {"ready": {"ip": None, "wifi": "no network", "version": serial_frames.VERSION, "hal": "generic"}}
 
 
+def test_serial_lines_hold_at_most_the_limit():
+    lines = serial_frames.Lines(limit=100)
+    assert lines.feed(b"one\ntw") == [(b"one", None)]
+    assert lines.feed(b"o\n\n") == [(b"two", None), (b"", None)]
+    # Written as the host writes it, id first (MicroPython's own dicts keep no order).
+    request = (serial_frames.MARKER + '{"id":42,"ep":"look","body":{"question":"' + "x" * 500 + '"}}\n').encode()
+    done = []
+    for start in range(0, len(request), 37):  # arriving in pieces, as from the cable
+        done += lines.feed(request[start:start + 37])
+        assert sum(len(part) for part in lines._parts) <= 100  # never more of it held than the limit
+    assert len(done) == 1
+    head, size = done[0]
+    assert size == len(request) - 1 and len(head) == serial_frames.HEAD_BYTES
+    assert serial_frames.peek_id(head) == 42
+    assert lines.feed(b"after\n") == [(b"after", None)]  # the next line is whole again
+
+
+def test_a_frame_too_long_for_its_endpoint_is_cut_at_its_head():
+    lines = serial_frames.Lines(limit_of=serial_frames.line_limit)
+    look_limit = 4 * protocol.MAX_QUESTION_CHARS + serial_frames.FRAME_OVERHEAD_BYTES
+    fits = (serial_frames.MARKER + '{"id":1,"ep":"look","body":{"question":"' + "开" * 1000 + '"}}\n').encode()
+    assert len(fits) < look_limit and lines.feed(fits)[0][1] is None  # the longest valid question, in UTF-8
+    too_long = (serial_frames.MARKER + '{"id":2,"ep":"look","body":{"question":"' + "x" * 7000 + '"}}\n').encode()
+    (head, size), = lines.feed(too_long)
+    assert size == len(too_long) - 1 and serial_frames.line_limit(head) == look_limit < serial_frames.MAX_LINE_BYTES
+    answer = serial_frames.decode(serial_frames.too_long(head, size))
+    assert answer["id"] == 2 and answer["status"] == 413
+    assert str(size) in answer["body"]["message"] and "at most 1000 characters" in answer["body"]["message"]
+    assert serial_frames.too_long(b"noise without an id", 99999) is None
+    # The host writes text as UTF-8 (MicroPython's json always does), so the limits hold.
+    assert "开" in serial_frames.request(3, "speak", {"text": "开"})
+
+
+def test_peek_id():
+    assert serial_frames.peek_id(b'@ss1 {"id":"a-1","ep":"speak","body":{}}') == "a-1"
+    assert serial_frames.peek_id(b'@ss1 {"id":7,"ep":"spe') == 7
+    for head in (b"noise", b'@ss1 {"id":', b'@ss1 {"id":[1],', b'@ss1 {"id":true,', b'@ss1 {"ep":"x","id":1}'):
+        assert serial_frames.peek_id(head) is None, head
+
+
 # --- balloon ---
 
 def test_wrap():
