@@ -45,6 +45,23 @@ def find_esp32s3(comports=list_ports.comports) -> str:
     )
 
 
+def identity(path: str, comports=list_ports.comports) -> str:
+    """Who is at `path`, in words that differ when a different device takes the path over.
+
+    A USB port says its VID:PID and serial number (pyserial's listing, where the OS
+    gives them). A port without them (a pty, a plain UART) is known by its node:
+    the real path, device number and inode, and when the node was made, since a
+    new pty may reuse a closed one's number. OSError when nothing is at `path`.
+    """
+    real = os.path.realpath(path)
+    node = os.stat(real)
+    for port in comports():
+        if port.device in (path, real) and port.vid is not None:
+            return f"USB {port.vid:04x}:{port.pid:04x} serial number {port.serial_number or 'unknown'}"
+    return (f"{real} (device {os.major(node.st_rdev)}:{os.minor(node.st_rdev)}, inode {node.st_ino}, "
+            f"made at {node.st_ctime_ns} ns)")
+
+
 def explain_open_error(path: str, error: Exception) -> str:
     """A one-line, actionable reason why `path` could not be opened."""
     code = getattr(error, "errno", None)

@@ -106,8 +106,9 @@ async def test_a_silent_device_goes_offline_within_5_s(device):
         assert await bridge.client.speak("I am back") == {}
 
 
-async def test_a_new_device_on_the_port_is_picked_up_by_itself(tmp_path):
-    # Like /dev/serial/by-id/...: a stable link that points at whichever pty the device has now.
+async def test_another_device_at_the_robots_path_is_not_the_robot(tmp_path):
+    # Like /dev/serial/by-id/...: a stable link that now points at a different pty. The
+    # new pty may even reuse the first one's number (/dev/pts/N): it is still another device.
     link = tmp_path / "robot"
     first = FakeSerialDevice()
     os.symlink(first.path, link)
@@ -115,14 +116,61 @@ async def test_a_new_device_on_the_port_is_picked_up_by_itself(tmp_path):
         await wait_until(bridge.online)
         first.unplug()
         await wait_until(bridge.offline)
-        second = FakeSerialDevice()
+        stranger = FakeSerialDevice(boot_noise=False)
         try:
             os.unlink(link)
-            os.symlink(second.path, link)
-            await wait_until(bridge.online, timeout_s=5)
-            assert await bridge.client.look("who is back?") == {"text": "I see the answer to: who is back?"}
+            os.symlink(stranger.path, link)
+            await asyncio.sleep(10 * bridge.link.reopen_interval_s)  # many chances to reopen it
+            assert await bridge.offline()
+            with pytest.raises(BodyError) as caught:
+                await bridge.client.look("who is this?")
+            assert caught.value.status == 503 and "another device" in caught.value.message
+            assert "not the robot" in caught.value.message
+            assert stranger.requests == [] and stranger.noise_received == []  # not one byte written to it
         finally:
-            second.unplug()
+            stranger.unplug()
+
+
+def test_a_usb_port_is_known_by_its_serial_number_a_pty_by_its_node(tmp_path):
+    from serial.tools.list_ports_common import ListPortInfo
+
+    from soulstack.serial_ports import identity
+
+    device = FakeSerialDevice(boot_noise=False)
+    try:
+        def usb(serial_number):
+            port = ListPortInfo(device.path, skip_link_detection=True)
+            port.vid, port.pid, port.serial_number = 0x303A, 0x1001, serial_number
+            return lambda: [port]
+
+        assert identity(device.path, usb("F4:12:FA:00:00:01")) == "USB 303a:1001 serial number F4:12:FA:00:00:01"
+        assert identity(device.path, usb("F4:12:FA:00:00:01")) != identity(device.path, usb("F4:12:FA:00:00:02"))
+        link = tmp_path / "by-id"
+        os.symlink(device.path, link)
+        assert identity(str(link), usb("X")) == identity(device.path, usb("X"))  # a link leads to the same port
+        node = identity(device.path, lambda: [])
+        assert node.startswith(os.path.realpath(device.path)) and "inode" in node
+        assert identity(str(link), lambda: []) == node
+    finally:
+        device.unplug()
+    with pytest.raises(OSError):
+        identity(str(tmp_path / "nothing here"), lambda: [])
+
+
+async def test_requests_waiting_on_a_device_that_froze_fail_when_the_probe_notices(device):
+    async with Bridge(lambda: device.path) as bridge:
+        await wait_until(bridge.online)
+        device.silent = True  # the firmware froze: the cable is fine, nothing answers
+        started = time.monotonic()
+        waiting = [asyncio.create_task(bridge.client.look(f"anyone {i}?")) for i in range(3)]
+        for task in waiting:
+            with pytest.raises(BodyError) as caught:
+                await task
+            assert caught.value.status == 503 and "stopped answering" in caught.value.message
+        link = bridge.link
+        # When the probe gives up (its interval plus its timeout), not after the 55 s request timeout.
+        assert time.monotonic() - started < link.probe_interval_s + link.probe_timeout_s + 2
+        assert link.request_timeout_s > 50
 
 
 async def test_100_concurrent_requests_each_get_their_own_reply():

@@ -65,7 +65,7 @@ async def test_body_check_passes_through_the_bridge_to_the_real_firmware(sim):
     assert not failed, failed
 
 
-async def test_killed_device_goes_offline_in_5_s_then_a_new_one_is_picked_up(tmp_path):
+async def test_killed_device_goes_offline_in_5_s_and_another_at_its_path_is_not_taken_for_it(tmp_path):
     link = tmp_path / "robot"  # stands in for /dev/serial/by-id/...: follows whichever pty is live
     first = Sim()
     os.symlink(first.path, link)
@@ -81,11 +81,30 @@ async def test_killed_device_goes_offline_in_5_s_then_a_new_one_is_picked_up(tmp
         try:
             os.unlink(link)
             os.symlink(second.path, link)
-            await wait_until(bridge.online, timeout_s=10)
-            look = await bridge.client.look("who is back?")
-            assert look["mimeType"] == "image/jpeg"
+            await asyncio.sleep(2)
+            assert await bridge.offline()
+            with pytest.raises(BodyError) as caught:
+                await bridge.client.look("who is back?")
+            assert caught.value.status == 503 and "another device" in caught.value.message
         finally:
             second.kill()
+
+
+async def test_the_7000_character_question_leaves_the_link_serving(sim):
+    """Issue 13: this question killed the firmware's serial task at the default 256K heap."""
+    import aiohttp
+
+    async with Bridge(lambda: sim.path) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with aiohttp.ClientSession() as session:
+            for size in (7000, 3000, 7000):
+                async with session.post(f"{bridge.url}/look", json={"question": "x" * size}, headers=headers) as response:
+                    assert response.status == 400, await response.text()
+                    assert "at most 1000" in (await response.json())["message"]
+        assert await bridge.online()
+        look = await bridge.client.look("x" * 1000)  # the longest question the protocol allows
+        assert look["mimeType"] == "image/jpeg"
 
 
 async def test_100_concurrent_mixed_requests_to_the_real_firmware(sim):

@@ -6,9 +6,15 @@ turns the byte stream into frames, and a probe notices a device that is
 attached but silent. Whenever the port fails, every request still waiting is
 failed honestly and the supervisor tries again every `reopen_interval_s`.
 
+The link knows which device it talks to (ports.identity: USB serial number or
+VID:PID, else the node itself), learnt at the first open. A path that later
+holds another device is not the robot: it is not opened, no frame is written
+to it, and /status stays offline with the reason in the log and in every 503.
+
 States, as /status sees them:
-    closed       no port open (unplugged, wrong path, permission): act -> 503
-    unanswered   port open, but the last status probe got no reply: act -> 503
+    closed       no port open (unplugged, wrong path, permission, someone else's device): act -> 503
+    unanswered   port open, but the last status probe got no reply: act -> 503, and
+                 requests already waiting fail at once
     open         port open and answering frames
 """
 
@@ -20,7 +26,7 @@ import time
 
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.firmware.core import serial_frames
-from soulstack.serial_ports import PortError, open_serial
+from soulstack.serial_ports import PortError, explain_open_error, identity, open_serial
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,7 @@ class SerialLink:
         reopen_interval_s: float = 0.5,
         clock=time.monotonic,
         open_port=open_serial,
+        identify=identity,
     ):
         self.locate = locate
         self.baud = baud
@@ -66,6 +73,8 @@ class SerialLink:
         self.reopen_interval_s = reopen_interval_s
         self.clock = clock
         self.open_port = open_port
+        self.identify = identify
+        self.identity: str | None = None  # the robot's, learnt at the first open
 
         self.path: str | None = None
         self.reason = "the bridge has not opened the serial port yet"  # why not open, for messages
@@ -127,7 +136,7 @@ class SerialLink:
                 status, answer = await asyncio.wait_for(future, timeout_s)
             except asyncio.TimeoutError:
                 if endpoint == "status":
-                    self._set_answering(False)
+                    self._went_silent(timeout_s)
                 raise BodyUnavailable(f"the robot did not answer /{endpoint} over serial within {timeout_s:g} s") from None
         finally:
             self._pending.pop(frame_id, None)
@@ -177,6 +186,17 @@ class SerialLink:
         else:
             log.debug("ignored a frame of no known kind: %s", frame)
 
+    def _went_silent(self, timeout_s: float):
+        """A status probe went unanswered: the robot is not answering, so nobody waits on it any longer."""
+        self._set_answering(False)
+        self._fail_waiting(f"the robot on {self.path} stopped answering over serial (no reply to a status probe "
+                           f"within {timeout_s:g} s)")
+
+    def _fail_waiting(self, reason: str):
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(BodyUnavailable(reason))
+
     def _set_answering(self, answering: bool | None):
         if answering != self.answering:
             log.info("the robot on %s is %s", self.path, "answering" if answering else "NOT answering")
@@ -205,6 +225,7 @@ class SerialLink:
     async def _open(self) -> bool:
         try:
             path = self.locate()
+            self._check_identity(path)
             port = await asyncio.to_thread(self.open_port, path, self.baud)
         except PortError as error:
             if str(error) != self.reason:
@@ -217,6 +238,21 @@ class SerialLink:
         log.info("opened %s", path)
         threading.Thread(target=self._read_lines, args=(port, self._generation), daemon=True, name="serial-read").start()
         return True
+
+    def _check_identity(self, path: str):
+        """PortError unless `path` holds the robot this bridge has talked to (the first device, at first)."""
+        try:
+            who = self.identify(path)
+        except OSError as error:
+            raise PortError(explain_open_error(path, error)) from None
+        if self.identity is None:
+            log.info("the robot is %s", who)
+            self.identity = who
+        elif who != self.identity:
+            raise PortError(
+                f"{path} now holds another device ({who}), not the robot this bridge talked to ({self.identity}); "
+                "no frames are sent to it. Plug the robot back in, or restart the bridge to talk to this device"
+            )
 
     async def _probe_while_open(self):
         """Ask for /status whenever the device has been quiet; no answer marks it not answering."""
@@ -280,7 +316,5 @@ class SerialLink:
             with self._port_lock:
                 if getattr(port, "is_open", True):
                     port.cancel_read()
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(BodyUnavailable(f"the USB connection to the robot was lost before it answered: {reason}"))
+        self._fail_waiting(f"the USB connection to the robot was lost before it answered: {reason}")
         self._lost.set()
