@@ -217,8 +217,6 @@ class SerialLink:
             return
         frame = None
         try:
-            if len(line) > serial_frames.LONG_LINE_BYTES:
-                gc.collect()  # decoding needs a long free run too
             frame = serial_frames.decode(line)
             if not serial_frames.is_request(frame):
                 return  # noise, a malformed frame, or our own echo

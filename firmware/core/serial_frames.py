@@ -7,7 +7,6 @@ line is noise. The host's bridge imports this very module
 Runs on CPython and MicroPython.
 """
 
-import gc
 import json
 
 from . import protocol
@@ -21,7 +20,6 @@ VERSION = "0.1.0"
 FRAME_OVERHEAD_BYTES = 256
 MAX_LINE_BYTES = 4 * protocol.MAX_SPEAK_CHARS + FRAME_OVERHEAD_BYTES  # the longest valid frame, and noise's limit
 HEAD_BYTES = 64  # enough of a line to find its id and endpoint in
-LONG_LINE_BYTES = 2048  # a line longer than this collects garbage first (a small heap fragments)
 
 
 def _dumps(obj):
@@ -150,8 +148,6 @@ class Lines:
         if self._size > self.limit:
             line = (self.head, self._size)
         else:
-            if self._size > LONG_LINE_BYTES:
-                gc.collect()  # one long run is needed: give it the garbage's room first
             line = (b"".join(self._parts), None)
         self._reset()
         return line
