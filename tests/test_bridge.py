@@ -121,7 +121,8 @@ async def test_another_device_at_the_robots_path_is_not_the_robot(tmp_path):
             os.unlink(link)
             os.symlink(stranger.path, link)
             await asyncio.sleep(10 * bridge.link.reopen_interval_s)  # many chances to reopen it
-            assert await bridge.offline()
+            status = await bridge.client.status()
+            assert status["online"] is False and "another device" in status["reason"]
             with pytest.raises(BodyError) as caught:
                 await bridge.client.look("who is this?")
             assert caught.value.status == 503 and "another device" in caught.value.message

@@ -117,13 +117,14 @@ class SerialLink:
         return await self._exchange(endpoint, body, timeout_s or self.request_timeout_s)
 
     async def status(self, timeout_s: float | None = None) -> dict:
-        """The device's own /status, or {"online": false} when it cannot be asked or does not answer."""
-        if not self.is_open or self.answering is False:
-            return {"online": False}  # the prober keeps asking, and flips this back when it answers
+        """The device's own /status, or {"online": false, "reason": why} when it cannot be asked or does not answer."""
+        problem = self.unavailable()
+        if problem:
+            return {"online": False, "reason": str(problem)}  # the prober keeps asking, and flips this back
         try:
             return await self._exchange("status", {}, timeout_s or self.probe_timeout_s)
-        except (BodyUnavailable, DeviceError):
-            return {"online": False}
+        except (BodyUnavailable, DeviceError) as error:
+            return {"online": False, "reason": str(error)}
 
     async def _exchange(self, endpoint, body, timeout_s):
         self._next_id += 1

@@ -57,11 +57,13 @@ def validate_request(endpoint, payload):
 
 
 def validate_status_response(payload):
+    """`{"online": bool}`, and our addition: a "reason" string saying why a body is offline, kept when given."""
     _require_object(payload, "the /status answer")
     online = payload.get("online")
     if not isinstance(online, bool):
         raise ProtocolError('the /status answer needs "online" as true or false')
-    return {"online": online}
+    reason = payload.get("reason")
+    return {"online": online, "reason": reason} if isinstance(reason, str) else {"online": online}
 
 
 def image_signature_problem(data: bytes, mime_type: str):
