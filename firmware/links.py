@@ -162,17 +162,16 @@ class SerialLink:
         """An async function returning the next bytes from the cable (at most PIECE), b"" when it is gone."""
         if sys.implementation.name == "micropython":
             # MicroPython's stream read(n) waits for all n bytes, and its readline() for the whole
-            # line however long: poll, then readline(PIECE), which stops at a newline or PIECE bytes.
-            import select
-
+            # line however long. So: wait (without blocking the loop) for one byte, then take the
+            # rest with readline(limit), which stops at a newline or the limit.
             stdin = getattr(self.stdin, "buffer", self.stdin)
-            poller = select.poll()
-            poller.register(stdin, select.POLLIN)
+            reader = asyncio.StreamReader(stdin)
 
             async def piece():
-                while not poller.poll(0):
-                    await asyncio.sleep(0.005)
-                return stdin.readline(self.PIECE)
+                first = await reader.read(1)
+                if not first or first == b"\n":
+                    return first
+                return first + stdin.readline(self.PIECE - 1)
 
             return piece
         loop = asyncio.get_event_loop()
