@@ -120,6 +120,8 @@ def validate_response(endpoint, payload):
 # --- emotions -----------------------------------------------------------------
 
 REFERENCE_EMOTIONS = _emotions.REFERENCE
+# The one word list (face -> words), for bodies that build a map of their own faces on it.
+EMOTION_SYNONYMS = _emotions.WORDS
 
 
 class EmotionMap:
