@@ -37,6 +37,17 @@ COMMANDS = [
 ]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line plus where to look, not a screen of usage.
+
+    Subparsers are built from the same class (argparse's default), so every
+    subcommand's mistakes read the same way.
+    """
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see: {self.prog} --help)\n")
+
+
 def installed_version() -> str:
     try:
         return importlib.metadata.version("soulstack")
@@ -45,7 +56,7 @@ def installed_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="soulstack",
         description="A life of its own for a desk robot: the soul, its bodies, the flock.",
     )
@@ -61,7 +72,12 @@ def main(argv=None) -> int:
         parser = build_parser()
     except KeyboardInterrupt:  # Ctrl+C while the command is still starting up
         return 130
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse reports a subcommand's unknown option from the top parser; name the subcommand.
+        words = ["soulstack", *[getattr(args, key) for key in ("command", f"{args.command}_command") if getattr(args, key, None)]]
+        parser.prog = " ".join(words)
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
