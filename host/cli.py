@@ -19,6 +19,7 @@ from soulstack.errors import UsageError
 from soulstack.flash import commands as flash_commands
 from soulstack.flock import commands as flock_commands
 from soulstack.protocol import commands as protocol_commands
+from soulstack.service import commands as service_commands
 from soulstack.sim import commands as sim_commands
 from soulstack.soul import commands as soul_commands
 from soulstack.tts import commands as tts_commands
@@ -34,6 +35,7 @@ COMMANDS = [
     tts_commands,
     flock_commands,
     flash_commands,
+    service_commands,
 ]
 
 
