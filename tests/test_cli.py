@@ -11,7 +11,7 @@ def run(soulstack_cmd, *args):
 def test_help_lists_every_built_subcommand(soulstack_cmd):
     done = run(soulstack_cmd, "--help")
     assert done.returncode == 0
-    for name in ("soul", "body-check", "body", "bridge", "tts", "flock", "flash"):
+    for name in ("soul", "body-check", "body", "bridge", "logs", "tts", "flock", "flash", "service"):
         assert f"    {name}" in done.stdout, name
 
 
