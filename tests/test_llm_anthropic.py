@@ -481,3 +481,21 @@ def test_the_fake_counts_an_image_by_its_pixels():
     assert image_tokens(block(b"not an image")) == IMAGE_TOKENS  # unreadable: counted as the most
     result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "You see:"}, block(QVGA_JPEG)]}
     assert 103 < estimate_tokens(result) < 103 + 40
+
+
+async def test_the_fake_accepts_a_tool_result_whose_content_is_a_string(fake):
+    # The real API takes `content` as a string or a list of blocks; the fake once answered 500 to a string.
+    fake.reply("Noted.")
+    client = anthropic.AsyncAnthropic(api_key="test-key", base_url=fake.base_url)
+    reply = await client.messages.create(
+        model="claude-sonnet-5-5", max_tokens=100,
+        messages=[
+            {"role": "user", "content": "look"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "look", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a desk"}]},
+        ],
+        tools=[{"name": "look", "description": "See.", "input_schema": {"type": "object"}}],
+    )
+    await client.close()
+    assert reply.content[0].text == "Noted."
+    assert fake.bodies[0]["messages"][2]["content"][0]["content"] == "a desk"
