@@ -136,12 +136,25 @@ async def test_forced_tool_choice(fake):
     assert len(fake.requests) == 1
 
 
-async def test_forced_tool_choice_refused_while_thinking_falls_back_to_auto(fake):
-    fake.reply(tool_use("sleep", {"minutes": 5}))
-    reply = await model_for(fake).complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
-    assert [b["tool_choice"]["type"] for b in fake.bodies] == ["tool", "auto"]
-    assert fake.usages[0] is None  # the first was refused with a 400
-    assert reply.message.tool_calls()[0].name == "sleep"
+async def test_a_model_known_to_think_is_asked_with_auto_from_the_start(fake):
+    fake.reply(tool_use("sleep", {"minutes": 5}), tool_use("sleep", {"minutes": 6}))
+    model = model_for(fake)  # Sonnet 5.5 thinks by default: a forced choice would be a 400
+    for _ in range(2):
+        reply = await model.complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
+        assert reply.message.tool_calls()[0].name == "sleep"
+    assert len(fake.requests) == 2 and all("tool_choice" not in b for b in fake.bodies)
+    assert None not in fake.usages  # no 400 on the way
+
+
+async def test_forced_tool_choice_refused_falls_back_to_auto_and_remembers(fake):
+    # A model not known to think that refuses anyway (as the API words it): one 400, then auto for good.
+    refusal = error(400, "tool_choice: forced tool use is not supported while thinking is on; use tool_choice auto")
+    fake.reply(refusal, tool_use("sleep", {"minutes": 5}), tool_use("sleep", {"minutes": 6}))
+    model = AnthropicModel("claude-haiku-4-5", api_key="k", base_url=fake.base_url)
+    for _ in range(2):
+        reply = await model.complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
+        assert reply.message.tool_calls()[0].name == "sleep"
+    assert [(b.get("tool_choice") or {}).get("type") for b in fake.bodies] == ["tool", "auto", None]
 
 
 async def test_other_bad_requests_with_forced_tool_choice_are_not_retried(fake):
