@@ -66,3 +66,9 @@ async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
         for process in (flock, fake):
             process.terminate()
             process.wait(10)
+    # The flock's log is for people: one line per event, no per-request noise.
+    log = flock.stdout.read()
+    assert f"list {list_id} received from you: 3 item(s)" in log
+    assert f"{list_id}-2: the Sentry says split (research, 3 parts): 3 separate parts; one crow each; waits for your approval" in log
+    assert f"{list_id}-1: triage approved" in log and " is back (" in log and "is flying" in log
+    assert "aiohttp.access" not in log and "HTTP Request" not in log and "refused a forced tool choice" not in log

@@ -36,7 +36,7 @@ def bridge_serial(args) -> int:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
         raise UsageError(f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}")
-    setup_logging(logging.DEBUG if args.verbose else logging.INFO)
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO, verbose=args.verbose)
 
     link = SerialLink(locator(args.device), baud=args.baud)
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
