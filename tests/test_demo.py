@@ -4,10 +4,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.test_robot_logs import read_until  # the one way a test reads a process's lines until one comes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,23 +32,11 @@ def start_demo(env):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def read_until(process, text, timeout_s=40):
-    seen, deadline = [], time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if text in line:
-            return seen
-    raise AssertionError(f"{text!r} never came; saw {''.join(seen)}")
-
-
 def test_demo_shows_the_mind_and_locks_out_a_second_demo(checkout):
     env = demo_env(checkout)
     first = start_demo(env)
     try:
-        seen = read_until(first, "mind: brainstem — no model key")
+        seen = read_until(first, "mind: brainstem — no model key", timeout_s=40)
         assert any(f"its log: {checkout}/demo/soul.log" in line for line in seen)
         log = checkout / "demo" / "soul.log"
         before = log.read_bytes()
