@@ -66,3 +66,4 @@ def test_mistakes_are_one_line(soulstack_cmd, tmp_path):
                            "--env-dir", str(tmp_path / "env"), "--no-enable"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot write {missing}/soulstack-flock.service (No such file" in done.stderr
+
