@@ -19,6 +19,7 @@ from soulstack.errors import UsageError
 from soulstack.flash import commands as flash_commands
 from soulstack.flock import commands as flock_commands
 from soulstack.protocol import commands as protocol_commands
+from soulstack.service import commands as service_commands
 from soulstack.sim import commands as sim_commands
 from soulstack.soul import commands as soul_commands
 from soulstack.tts import commands as tts_commands
@@ -34,7 +35,19 @@ COMMANDS = [
     tts_commands,
     flock_commands,
     flash_commands,
+    service_commands,
 ]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line plus where to look, not a screen of usage.
+
+    Subparsers are built from the same class (argparse's default), so every
+    subcommand's mistakes read the same way.
+    """
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see: {self.prog} --help)\n")
 
 
 def installed_version() -> str:
@@ -45,7 +58,7 @@ def installed_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="soulstack",
         description="A life of its own for a desk robot: the soul, its bodies, the flock.",
     )
@@ -61,7 +74,12 @@ def main(argv=None) -> int:
         parser = build_parser()
     except KeyboardInterrupt:  # Ctrl+C while the command is still starting up
         return 130
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse reports a subcommand's unknown option from the top parser; name the subcommand.
+        words = ["soulstack", *[getattr(args, key) for key in ("command", f"{args.command}_command") if getattr(args, key, None)]]
+        parser.prog = " ".join(words)
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -8,15 +8,20 @@ import logging
 import sys
 
 
-def setup_logging(level=logging.INFO):
+# Loggers that write a line per HTTP request: the SDKs' clients and aiohttp's access log.
+CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "anthropic", "openai", "aiohttp.access")
+
+
+def setup_logging(level=logging.INFO, verbose: bool = False):
     """One log format for every long-running command: time, logger, message, on stderr.
 
-    The SDKs' per-request lines ("HTTP Request: POST ...") are kept to warnings,
-    so a soul's log says what it lived, not every call it made.
+    The per-request lines ("HTTP Request: POST ...", access lines with a user
+    agent) are kept to warnings unless `verbose` (a command's --verbose), so a
+    log says what happened, not every call that made it happen.
     """
     logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
-    for chatty in ("httpx", "httpcore", "anthropic", "openai"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)
+    for chatty in CHATTY_LOGGERS:
+        logging.getLogger(chatty).setLevel(logging.NOTSET if verbose else logging.WARNING)
 
 
 def subcommand_group(subparsers, name: str, help: str):

@@ -26,10 +26,11 @@ def describe(port) -> str:
     return f"{port.device} ({usb}{' ' + what if what and what != 'n/a' else ''})"
 
 
-def find_esp32s3(comports=list_ports.comports) -> str:
+def find_esp32s3(comports=list_ports.comports, flag: str = "--device") -> str:
     """The path of the one attached ESP32-S3 (USB id 303a:1001); PortError says what was seen otherwise.
 
-    `comports` is the listing seam (pyserial's by default).
+    `comports` is the listing seam (pyserial's by default); `flag` is the option
+    that names a port by hand in the command the person ran.
     """
     seen = list(comports())
     matches = [p for p in seen if p.vid == ESP32S3_VID and p.pid == ESP32S3_PID]
@@ -37,11 +38,11 @@ def find_esp32s3(comports=list_ports.comports) -> str:
         return matches[0].device
     if len(matches) > 1:
         paths = ", ".join(p.device for p in matches)
-        raise PortError(f"more than one ESP32-S3 ({USB_ID}) is plugged in: {paths}; pick one with a path instead of auto")
+        raise PortError(f"more than one ESP32-S3 ({USB_ID}) is plugged in: {paths}; pick one with {flag} PATH instead of auto")
     saw = "; ".join(describe(p) for p in seen) or "no serial ports at all"
     raise PortError(
         f"no device with USB id {USB_ID} (ESP32-S3) found; saw: {saw}. "
-        "Plug the robot in with a data USB-C cable, or give the port path"
+        f"Plug the robot in with a data USB-C cable, or name its port with {flag} PATH"
     )
 
 
@@ -101,10 +102,10 @@ def open_serial(path: str, baud: int = 115200, timeout_s: float = 0.2) -> serial
     return port
 
 
-def resolve(device: str) -> str:
+def resolve(device: str, flag: str = "--device") -> str:
     """The path to open for --device/--port: 'auto' searches by USB id; a path is followed if it is a link."""
     if device == "auto":
-        return find_esp32s3()
+        return find_esp32s3(flag=flag)
     if not os.path.exists(device):
         raise PortError(explain_open_error(device, FileNotFoundError(errno.ENOENT, "missing")))
     return device

@@ -13,6 +13,7 @@ from soulstack.adapters.terminal.screen import Screen
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.body_app import make_body_app
 from tests.fakes.broken_body import make_broken_body_app
+from tests.fakes.reference_terminal_body import make_reference_terminal_body_app
 
 TOKEN = "check-token"
 
@@ -132,6 +133,44 @@ async def test_a_5xx_on_malformed_json_is_a_crash_not_a_refusal(aiohttp_server):
     assert "expected 4xx, got 500" in failed["status refuses malformed JSON"]
 
 
+async def test_the_reference_terminal_body_keeps_v1_and_breaks_only_stricter_rules(aiohttp_server):
+    url = await url_of(aiohttp_server, make_reference_terminal_body_app())
+    results = await run_checks(url)
+    assert [r.name for r in results if r.fails()] == []
+    warned = {r.name for r in results if not r.passed}
+    assert len(warned) == 12 and all(r.strict for r in results if not r.passed)
+    assert {"status refuses GET", "speak refuses malformed JSON", "look refuses the wrong shape"} <= warned
+    assert sum(r.passed for r in results) == 6
+    assert all(r.fails(strict=True) for r in results if not r.passed)
+
+
+async def test_a_wrong_token_is_not_a_refusal_of_the_request(aiohttp_server):
+    url = await url_of(aiohttp_server, terminal_app(TOKEN))
+    results = {r.name: r for r in await run_checks(url, "not-the-token")}
+    status = results["status answers"]
+    assert status.fails() and "is --token the body's token?" in status.detail and "need --token" not in status.detail
+    malformed = results["speak refuses malformed JSON"]
+    assert not malformed.passed and "the token, not the request" in malformed.detail
+    no_token = await run_checks(url)
+    assert "does the body need --token?" in next(r for r in no_token if r.name == "status answers").detail
+
+
+@pytest.mark.parametrize("path", ["/status", "/speak/"])
+async def test_a_url_naming_an_endpoint_is_one_line_naming_the_base(aiohttp_server, path):
+    url = await url_of(aiohttp_server, terminal_app())
+    results = await run_checks(url + path)
+    assert len(results) == 1 and not results[0].passed
+    assert f"give the body's base URL: {url}" in results[0].detail
+
+
+async def test_https_to_a_plain_body_and_a_wrong_path_are_one_line(aiohttp_server):
+    url = await url_of(aiohttp_server, terminal_app())
+    for wrong in (url.replace("http://", "https://"), url + "/body"):
+        results = await run_checks(wrong)
+        assert len(results) == 1 and not results[0].passed, [r.line() for r in results]
+        assert "base URL" in results[0].detail
+
+
 async def test_an_unreachable_url_is_one_clear_failure():
     results = await run_checks(f"http://127.0.0.1:{unused_port()}")
     assert len(results) == 1
@@ -155,6 +194,17 @@ async def test_cli_passes_the_terminal_body_with_a_token(aiohttp_server, soulsta
     assert code == 0, out + err
     assert "FAIL" not in out
     assert out.strip().splitlines()[-1].startswith("26 passed, 0 failed")
+
+
+async def test_cli_passes_the_reference_body_with_warnings_and_strict_fails_it(aiohttp_server, soulstack_cmd):
+    url = await url_of(aiohttp_server, make_reference_terminal_body_app())
+    code, out, err = await run_cli(soulstack_cmd, url)
+    assert code == 0, out + err
+    assert out.count("WARN  ") == 12 and "FAIL" not in out
+    assert out.strip().splitlines()[-1].startswith("6 passed, 0 failed, 12 warnings")
+    code, out, err = await run_cli(soulstack_cmd, url, "--strict")
+    assert code == 1 and out.count("FAIL  ") == 12 and "WARN" not in out
+    assert "does NOT keep Body Protocol v1" in out
 
 
 async def test_cli_fails_the_broken_body(aiohttp_server, soulstack_cmd):

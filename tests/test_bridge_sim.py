@@ -163,7 +163,7 @@ def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
         options = SimpleNamespace(port=sim.path, wait=20, no_wifi=False)
         out = io.StringIO()
         run = plan.Flash(options=options, config={"token": "flash-token", "port": http_port}, port=sim.path, out=out)
-        plan.execute(run, [plan.ready_step(options), plan.check_step()], dry_run=False)
+        plan.execute(run, [plan.ready_step(options), plan.check_step(), plan.body_section_step()], dry_run=False)
     finally:
         sim.kill()
     printed = out.getvalue()

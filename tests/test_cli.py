@@ -11,7 +11,7 @@ def run(soulstack_cmd, *args):
 def test_help_lists_every_built_subcommand(soulstack_cmd):
     done = run(soulstack_cmd, "--help")
     assert done.returncode == 0
-    for name in ("soul", "body-check", "body", "bridge", "tts", "flock", "flash"):
+    for name in ("soul", "body-check", "body", "bridge", "logs", "tts", "flock", "flash", "service"):
         assert f"    {name}" in done.stdout, name
 
 
@@ -32,3 +32,18 @@ def test_a_user_mistake_is_one_line_and_exit_2(soulstack_cmd):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert done.stderr.startswith("soulstack body-check: ")
+
+
+def test_argparse_mistakes_are_one_line_naming_the_subcommand_and_help(soulstack_cmd):
+    cases = [
+        (("flash", "--bogus"), "soulstack flash: unrecognized arguments: --bogus"),
+        (("body", "terminal", "--port", "x"), "soulstack body terminal: argument --port: invalid int value: 'x'"),
+        (("nonsense",), "soulstack: argument COMMAND: invalid choice: 'nonsense'"),
+        (("body",), "soulstack body: the following arguments are required: KIND"),
+    ]
+    for args, first in cases:
+        done = run(soulstack_cmd, *args)
+        assert done.returncode == 2, args
+        assert done.stderr.count("\n") == 1 and "usage:" not in done.stderr, done.stderr
+        assert done.stderr.startswith(first), done.stderr
+        assert done.stderr.rstrip().endswith(f"(see: {first.split(':')[0]} --help)")

@@ -86,16 +86,48 @@ def test_dry_run_plans_each_option_set_and_touches_nothing(case, args, present, 
     assert device.requests == [] and device.noise_received == []  # not one byte reached the device
 
 
-def test_dry_run_lists_every_firmware_file_and_microdot_from_the_wheel(device):
+def test_dry_run_lists_every_firmware_file_and_microdot_from_the_wheel_without_absolute_paths(device):
     import microdot
 
     result = soulstack("--dry-run", "--port", device.path, "--target", "upstream", "--no-wifi")
-    for path in (ROOT / "firmware").rglob("*.py"):
-        if "__pycache__" not in path.parts and path != ROOT / "firmware" / "__init__.py":
-            assert str(path) in result.stdout
-    assert str(ROOT / "firmware" / "__init__.py") not in result.stdout  # it only makes firmware/ a host package
-    for name in ("__init__.py", "microdot.py", "helpers.py"):
-        assert str(Path(microdot.__file__).parent / name) in result.stdout
+    lines = result.stdout.splitlines()
+    for folder in ("", "core/", "hal/"):
+        names = sorted(p.name for p in (ROOT / "firmware" / folder).glob("*.py") if not (folder == "" and p.name == "__init__.py"))
+        line = next(line for line in lines if line.strip().startswith(f"firmware/{folder}:"))
+        assert line.strip() == f"firmware/{folder}: {', '.join(names)} -> :/{folder}"
+    assert "microdot (the installed package): __init__.py, microdot.py, helpers.py -> :/microdot/" in result.stdout
+    assert str(ROOT) not in result.stdout and str(Path(microdot.__file__).parent) not in result.stdout
+
+
+def test_steps_are_numbered_as_in_docs_wired(device, image):
+    result = soulstack("--dry-run", "--port", device.path, "--firmware", str(image), *WIFI)
+    numbers = [line.split("]")[0] + "]" for line in result.stdout.splitlines() if line.startswith("[")]
+    assert numbers == [f"[{n}/10]" for n in range(1, 11)]
+    docs = (ROOT / "docs" / "wired.md").read_text()
+    for n in range(1, 11):
+        assert f"\n{n}. **" in docs  # docs/wired.md has the same ten
+    result = soulstack("--dry-run", "--port", device.path, "--no-wifi")
+    numbers = [line.split("]")[0] + "]" for line in result.stdout.splitlines() if line.startswith("[")]
+    assert numbers == ["[1/10]", "[2/10]", "[4/10]", "[5/10]", "[6/10]", "[7/10]", "[8/10]", "[10/10]"]
+
+
+def test_dry_run_says_the_token_is_an_example(device):
+    result = soulstack("--dry-run", "--port", device.path, "--no-wifi")
+    assert f'"token": "{provision.EXAMPLE_TOKEN}"' in result.stdout
+    result = soulstack("--dry-run", "--port", device.path, "--no-wifi", "--token", "mine")
+    assert '"token": "mine"' in result.stdout
+
+
+@pytest.mark.parametrize("flag", ["--nudge-url", "--tts-url"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "0.0.0.0"])
+def test_loopback_urls_are_refused_naming_the_lan_address(flag, host):
+    url = f"http://{host}:9202/nudge"
+    result = soulstack("--dry-run", "--ssid", "home", "--password", "x", flag, url)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"{flag} {url} names this computer's loopback, which the robot cannot reach; give " in result.stderr
+    lan = provision.lan_address()
+    if lan != "127.0.0.1":
+        assert f"give http://{lan}:9202/nudge" in result.stderr
 
 
 def test_dry_run_without_wifi_flags_asks_nothing_and_shows_placeholders():
@@ -140,8 +172,8 @@ def test_a_config_the_device_would_refuse_is_one_line_exit_2():
     assert "Traceback" not in result.stderr
 
 
-def test_non_interactive_without_ssid_says_what_to_give():
-    result = soulstack("--port", "/dev/null")
+def test_non_interactive_without_ssid_says_what_to_give(device):
+    result = soulstack("--port", device.path)
     assert result.returncode == 2 and "--ssid" in result.stderr and "--no-wifi" in result.stderr
 
 
@@ -164,6 +196,7 @@ def test_no_device_found_lists_what_was_seen():
     assert result.returncode == 1
     line = result.stderr.strip()
     assert "no device with USB id 303a:1001" in line and "saw:" in line and "\n" not in line
+    assert "name its port with --port PATH" in line
 
 
 def test_port_discovery_picks_the_one_esp32s3_and_names_the_others():
@@ -281,14 +314,41 @@ def test_upload_makes_every_folder_first():
     assert targets[0] == ":/flash/" and ":/flash/microdot/" in targets
 
 
-def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password():
+def on_a_terminal(*args):
+    """Run `soulstack flash ARGS` on a real pty (getpass turns echo off as for a person): pid, terminal."""
     import pty
-    import select
 
-    pid, terminal = pty.fork()  # a real controlling terminal, so getpass turns echo off as it would for a person
+    pid, terminal = pty.fork()
     if pid == 0:
         os.chdir(ROOT)
-        os.execv(sys.executable, [*SOULSTACK, "flash", "--port", "/nonexistent/ttyACM9"])
+        os.execv(sys.executable, [*SOULSTACK, "flash", *args])
+    return pid, terminal
+
+
+def test_a_missing_robot_is_said_before_any_question():
+    pid, terminal = on_a_terminal("--port", "/nonexistent/ttyACM9")
+    output = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(terminal)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert "/nonexistent/ttyACM9 does not exist" in text and "Wi-Fi" not in text
+
+
+def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password(device):
+    import select
+
+    pid, terminal = on_a_terminal("--port", device.path)
     answers = [(b"Wi-Fi network name", b"home\n"), (b"password for home", PASSWORD.encode() + b"\n"),
                (b"nudge URL", b"\n"), (b"soulstack tts", b"\n")]
     output = b""
@@ -311,6 +371,6 @@ def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password
     text = output.decode(errors="replace")
     assert not answers, f"never asked: {[a[0] for a in answers]}\n{text}"
     assert os.waitstatus_to_exitcode(status) == 1
-    assert "/nonexistent/ttyACM9 does not exist" in text
+    assert "not running MicroPython" in text  # the silent fake device: asked first, then found wanting
     assert PASSWORD not in text
     assert "9202/nudge" in text  # the default nudge URL offered is this computer's address

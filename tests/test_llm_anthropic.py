@@ -136,12 +136,25 @@ async def test_forced_tool_choice(fake):
     assert len(fake.requests) == 1
 
 
-async def test_forced_tool_choice_refused_while_thinking_falls_back_to_auto(fake):
-    fake.reply(tool_use("sleep", {"minutes": 5}))
-    reply = await model_for(fake).complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
-    assert [b["tool_choice"]["type"] for b in fake.bodies] == ["tool", "auto"]
-    assert fake.usages[0] is None  # the first was refused with a 400
-    assert reply.message.tool_calls()[0].name == "sleep"
+async def test_a_model_known_to_think_is_asked_with_auto_from_the_start(fake):
+    fake.reply(tool_use("sleep", {"minutes": 5}), tool_use("sleep", {"minutes": 6}))
+    model = model_for(fake)  # Sonnet 5.5 thinks by default: a forced choice would be a 400
+    for _ in range(2):
+        reply = await model.complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
+        assert reply.message.tool_calls()[0].name == "sleep"
+    assert len(fake.requests) == 2 and all("tool_choice" not in b for b in fake.bodies)
+    assert None not in fake.usages  # no 400 on the way
+
+
+async def test_forced_tool_choice_refused_falls_back_to_auto_and_remembers(fake):
+    # A model not known to think that refuses anyway (as the API words it): one 400, then auto for good.
+    refusal = error(400, "tool_choice: forced tool use is not supported while thinking is on; use tool_choice auto")
+    fake.reply(refusal, tool_use("sleep", {"minutes": 5}), tool_use("sleep", {"minutes": 6}))
+    model = AnthropicModel("claude-haiku-4-5", api_key="k", base_url=fake.base_url)
+    for _ in range(2):
+        reply = await model.complete("sys", [Message.user("tired")], [SLEEP], tool_choice="sleep")
+        assert reply.message.tool_calls()[0].name == "sleep"
+    assert [(b.get("tool_choice") or {}).get("type") for b in fake.bodies] == ["tool", "auto", None]
 
 
 async def test_other_bad_requests_with_forced_tool_choice_are_not_retried(fake):
@@ -481,3 +494,21 @@ def test_the_fake_counts_an_image_by_its_pixels():
     assert image_tokens(block(b"not an image")) == IMAGE_TOKENS  # unreadable: counted as the most
     result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "You see:"}, block(QVGA_JPEG)]}
     assert 103 < estimate_tokens(result) < 103 + 40
+
+
+async def test_the_fake_accepts_a_tool_result_whose_content_is_a_string(fake):
+    # The real API takes `content` as a string or a list of blocks; the fake once answered 500 to a string.
+    fake.reply("Noted.")
+    client = anthropic.AsyncAnthropic(api_key="test-key", base_url=fake.base_url)
+    reply = await client.messages.create(
+        model="claude-sonnet-5-5", max_tokens=100,
+        messages=[
+            {"role": "user", "content": "look"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "look", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a desk"}]},
+        ],
+        tools=[{"name": "look", "description": "See.", "input_schema": {"type": "object"}}],
+    )
+    await client.close()
+    assert reply.content[0].text == "Noted."
+    assert fake.bodies[0]["messages"][2]["content"][0]["content"] == "a desk"

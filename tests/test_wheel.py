@@ -126,5 +126,8 @@ def test_sim_bridge_and_flash_run_from_the_installed_package(installed):
 
     planned = run(installed, "flash", "--dry-run", "--port", "/dev/ttyACM9", "--target", "upstream", "--no-wifi")
     assert planned.returncode == 0, planned.stderr
-    assert "site-packages/soulstack/firmware/main.py" in planned.stdout
-    assert str(ROOT / "firmware") not in planned.stdout  # (microdot comes from the dependencies, wherever they are)
+    # The plan lists the files it found in the installed package (shown relative, firmware/...); a wheel
+    # without them would list none. (microdot comes from the dependencies, wherever they are.)
+    assert "firmware/: " in planned.stdout and "main.py" in planned.stdout
+    assert "firmware/core/: " in planned.stdout and "serial_frames.py" in planned.stdout
+    assert str(ROOT) not in planned.stdout

@@ -9,6 +9,7 @@
                     (tests/firmware/boot_figures.py; --boot prints only these)
 """
 
+import argparse
 import asyncio
 import json
 import os
@@ -109,7 +110,11 @@ def print_boot():
 
 
 def main():
-    if "--boot" in sys.argv[1:]:
+    # --help explains and exits instead of running the benchmark.
+    parser = argparse.ArgumentParser(prog="tools/bench-firmware", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boot", action="store_true", help="print only the boot_* figures")
+    if parser.parse_args().boot:
         print_boot()
         return
     print_boot()

@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 
+from soulstack.adapters.terminal.mind import watch_mind
 from soulstack.adapters.terminal.screen import Scene, Screen, describe
 from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import EmotionMap
@@ -93,6 +94,10 @@ class TerminalBody:
         elif event.kind == "collapsed":
             self._notice("you just typed that; the soul was already nudged with it")
 
+    def show_mind(self, line: str):
+        self.scene.mind = line
+        self.screen.paint(self.scene, "mind")
+
     def _notice(self, text: str):
         self.scene.notice = text
         self.screen.paint(self.scene, "notice")
@@ -117,8 +122,10 @@ def read_lines(loop: asyncio.AbstractEventLoop, body: TerminalBody, stdin=None):
     threading.Thread(target=pump, name="terminal-stdin", daemon=True).start()
 
 
-async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=None, stream=None, stdin=None):
-    """Serve the terminal body until cancelled, painting onto `stream` (stdout by default)."""
+async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=None, stream=None, stdin=None, caption=""):
+    """Serve the terminal body until cancelled, painting onto `stream` (stdout by default).
+
+    With a nudge URL it also shows whose mind the soul has (the soul's /health, beside /nudge)."""
     stream = stream or sys.stdout
     live = stream.isatty() and not stdin_is_pipe(stdin)
     screen = Screen(stream, live=live)
@@ -129,11 +136,12 @@ async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=
         # The screen already says when the soul is down; only a refusal also goes to the log.
         logging.getLogger("soulstack.protocol.nudges").setLevel(logging.ERROR)
     body = TerminalBody(screen, sender)
+    body.scene.caption = caption
     app = make_body_app(body.handlers(), token=token)
     async with listening(app, host, port) as bound:
         body.scene.address = f"http://{host}:{bound}" + (" (token required)" if token else "")
         screen.paint(body.scene, "start")
-        tasks = [asyncio.create_task(sender.run())] if sender else []
+        tasks = [asyncio.create_task(sender.run()), asyncio.create_task(watch_mind(nudge_url, nudge_token, body.show_mind))] if sender else []
         read_lines(asyncio.get_running_loop(), body, stdin)
         try:
             await asyncio.Event().wait()

@@ -15,7 +15,7 @@ def terminal(args) -> int:
     return run_until_stopped(
         run_terminal_body(
             args.host, args.port, token=args.token or None,
-            nudge_url=nudge_url, nudge_token=args.nudge_token or None,
+            nudge_url=nudge_url, nudge_token=args.nudge_token or None, caption=args.caption,
         )
     )
 
@@ -38,4 +38,5 @@ def register(subparsers):
                         help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
     parser.add_argument("--nudge-token", default=os.environ.get("NUDGE_TOKEN"),
                         help="bearer token for the soul's nudge endpoint (default: $NUDGE_TOKEN, else none)")
+    parser.add_argument("--caption", default="", help="a line kept on the screen under the face (tools/demo names the soul's log)")
     parser.set_defaults(func=terminal)

@@ -37,6 +37,8 @@ class Scene:
     notice: str = ""
     looked_for: str = ""
     address: str = ""
+    mind: str = ""  # whose mind the soul has now (the status line), when the body can tell
+    caption: str = ""  # a line that stays on screen (the demo says where the soul's log is)
 
 
 def describe(scene: Scene) -> str:
@@ -67,6 +69,10 @@ def frame(scene: Scene) -> str:
     if scene.notice:
         lines.append(f"  ! {scene.notice}")
     lines.append("")
+    if scene.mind:
+        lines.append(f"  mind: {scene.mind}")
+    if scene.caption:
+        lines.append(f"  {scene.caption}")
     lines.append(f"  terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off")
     return "\n".join(lines) + "\n> "
 
@@ -85,8 +91,11 @@ def change_lines(scene: Scene, change: str) -> list[str]:
         return [f"! {scene.notice}"] if scene.notice else []
     if change == "look":
         return [f'(the soul looks at the screen, for "{scene.looked_for}")' if scene.looked_for else "(the soul looks at the screen)"]
+    if change == "mind":
+        return [f"mind: {scene.mind}"] if scene.mind else []
     if change == "start":
-        return [*face_lines(scene.face), f"terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off"]
+        caption = [scene.caption] if scene.caption else []
+        return [*face_lines(scene.face), *caption, f"terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off"]
     return []
 
 

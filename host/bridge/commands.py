@@ -36,7 +36,7 @@ def bridge_serial(args) -> int:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
         raise UsageError(f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}")
-    setup_logging(logging.DEBUG if args.verbose else logging.INFO)
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO, verbose=args.verbose)
 
     link = SerialLink(locator(args.device), baud=args.baud)
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
@@ -45,8 +45,23 @@ def bridge_serial(args) -> int:
     return run_until_stopped(serve_forever(app, host, port, announce=lambda line: print(line, flush=True)))
 
 
+def logs(args) -> int:
+    from soulstack.bridge.logs import follow
+
+    follow(args.port)
+    return 0
+
+
 def register(subparsers):
     from soulstack.commandline import subcommand_group
+
+    parser = subparsers.add_parser(
+        "logs", help="follow the robot's serial log (USB cable)",
+        description="Print the robot's log lines from its USB serial port as they come; waits for the robot "
+        "when it restarts or is unplugged. Ctrl+C stops. Not while a bridge or flash holds the port.",
+    )
+    parser.add_argument("--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)")
+    parser.set_defaults(func=logs)
 
     group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
     parser = group.add_parser(
@@ -62,5 +77,6 @@ def register(subparsers):
     parser.add_argument("--nudge-url", help="the soul's nudge URL, e.g. http://127.0.0.1:9202/nudge")
     parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
     parser.add_argument("--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)")
-    parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output)")
+    parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output); "
+                        "the robot's own log lines are always shown")
     parser.set_defaults(func=bridge_serial)

@@ -30,6 +30,8 @@ from soulstack.serial_ports import PortError, explain_open_error, identity, open
 
 log = logging.getLogger(__name__)
 
+# The firmware's own log lines (firmware/core/log.py): shown, unlike the rest of the noise.
+ROBOT_LOG = b"[soulstack]"
 # A noise line longer than this (a runaway log, a binary dump) is dropped, not buffered forever.
 MAX_LINE_BYTES = 1 << 20
 
@@ -285,7 +287,9 @@ class SerialLink:
                     buffer = b""
                 for line in lines:
                     frame = serial_frames.decode(line)
-                    if frame is None:
+                    if frame is None and line.startswith(ROBOT_LOG):
+                        log.info("robot: %s", line.decode("utf-8", "replace").rstrip("\r"))
+                    elif frame is None:
                         log.debug("serial noise: %r", line[:200])
                     else:
                         self._loop.call_soon_threadsafe(self._on_frame, generation, frame)

@@ -17,21 +17,29 @@ def flash(args) -> int:
         raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
     if args.no_wifi and (args.ssid or args.password):
         raise UsageError("--no-wifi sets up a cable-only robot; leave out --ssid and --password, or drop --no-wifi")
+    provision.check_reachable(args.nudge_url, args.tts_url)  # flag mistakes before touching the robot
     interactive = sys.stdin.isatty() and not args.dry_run
-    config = provision.gather(args, interactive)
-    warnings = provision.check(config)
-    if args.no_wifi:
-        warnings = [w for w in warnings if "wifi.ssid" not in w]  # asked for: the cable is the way in
     run = plan.Flash(
         options=args,
-        config=config,
+        config={},
         port=None if args.port == "auto" else args.port,
         flavour=None if args.target == "auto" else args.target,
     )
+    if not args.dry_run:
+        try:
+            plan.locate(run)  # the robot first: no questions for a robot that is not there
+        except PortError as error:
+            print(f"soulstack flash: {error}", file=sys.stderr)
+            return 1
+    run.config = provision.gather(args, interactive)
+    warnings = provision.check(run.config)
+    if args.no_wifi:
+        warnings = [w for w in warnings if "wifi.ssid" not in w]  # asked for: the cable is the way in
     for warning in warnings:
         run.say(f"note: {warning}")
+    plan_steps = plan.build_plan(args, run.config)
     try:
-        plan.execute(run, plan.build_plan(args, config), dry_run=args.dry_run)
+        plan.execute(run, plan_steps, dry_run=args.dry_run)
     except (FlashError, PortError) as error:
         print(f"soulstack flash: {error}", file=sys.stderr)
         return 1
@@ -60,7 +68,7 @@ def register(subparsers):
     parser.add_argument("--ssid", help="Wi-Fi network name (2.4 GHz)")
     parser.add_argument("--password", help="Wi-Fi password (asked for, unseen, when missing)")
     parser.add_argument("--no-wifi", action="store_true", help="cable only: no Wi-Fi; serve it with soulstack bridge serial")
-    parser.add_argument("--token", help="the body's bearer token (default: a new random one)")
+    parser.add_argument("--token", help="the body's bearer token (default: a new random one; --dry-run shows an example)")
     parser.add_argument("--nudge-url", help="where the robot sends nudges: the soul's /nudge as the robot reaches it")
     parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
     parser.add_argument("--tts-url", help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts")

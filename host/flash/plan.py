@@ -34,6 +34,7 @@ DETECT_SCRIPT = (
     "print('SOULSTACK-FLAVOUR', f)\n"
 )
 ESP_IMAGE_MAGIC = 0xE9
+TOTAL_STEPS = 10  # numbered as in docs/wired.md; steps a run skips keep their number
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Flash:
     flavour: str | None = None  # "uiflow" / "upstream"; None until detected
     ip: str | None = None
     mpy: int | None = None  # the robot's sys.implementation._mpy (0: it did not say); None until asked
+    located: bool = False  # found and opened once, before anything is asked
     out: object = sys.stdout
     temp_files: list = field(default_factory=list)
 
@@ -63,6 +65,7 @@ class Flash:
 
 @dataclass
 class Step:
+    number: int  # its number in docs/wired.md
     title: str
     describe: Callable[[Flash], list]  # lines shown in the dry run and before acting
     act: Callable[[Flash], None]
@@ -71,49 +74,49 @@ class Step:
 # --- the steps ------------------------------------------------------------------
 
 
+def locate(run: Flash) -> None:
+    """Find the robot and open its port once: done before any question, so a missing
+    robot, a charge-only cable or a missing dialout membership is the first thing said."""
+    if run.located:
+        return
+    if run.port is None:
+        run.port = find_esp32s3(flag="--port")
+        run.say(f"found the robot on {run.port}")
+    open_serial(run.port).close()  # PortError says dialout / busy / missing in one line
+    run.located = True
+
+
 def find_port_step(options) -> Step:
     def describe(run):
+        if run.located:
+            return [f"{run.port}: found and opened before the questions"]
         if options.port == "auto":
             return [f"search the serial ports for USB id {USB_ID} (the ESP32-S3's own USB); PORT below is what it finds"]
         return [f"use {options.port}"]
 
-    def act(run):
-        run.port = find_esp32s3() if options.port == "auto" else options.port
-        if options.port == "auto":
-            run.say(f"  found {run.port}")
-
-    return Step("find the robot", describe, act)
+    return Step(1, "find the robot", describe, locate)
 
 
 def open_port_step() -> Step:
+    return Step(2, "check the port can be opened", lambda run: [f"open {run.port_shown} and close it again"], locate)
+
+
+def firmware_step(image: Path) -> Step:
+    def describe(run):
+        return [
+            tools.shown(tools.esptool_argv(run.port_shown, "erase-flash")) + "   (checks the chip is an ESP32-S3)",
+            tools.shown(tools.esptool_argv(run.port_shown, "write-flash", "0", str(image))),
+            f"wait up to 30 s for {run.port_shown} to come back",
+        ]
+
     def act(run):
-        open_serial(run.port).close()  # PortError says dialout / busy / missing in one line
-
-    return Step("check the port can be opened", lambda run: [f"open {run.port_shown} and close it again"], act)
-
-
-def firmware_steps(image: Path) -> list[Step]:
-    def erase(run):
-        tools.esptool(run.port, "erase-flash", out=run.out)
-
-    def write(run):
-        tools.esptool(run.port, "write-flash", "0", str(image), out=run.out)
-
-    def wait(run):
-        # The chip restarts into MicroPython; the USB port drops and returns.
         from soulstack.flash.ready import wait_for_port
 
-        wait_for_port(run.port, timeout_s=30)
+        tools.esptool(run.port, "erase-flash", out=run.out)
+        tools.esptool(run.port, "write-flash", "0", str(image), out=run.out)
+        wait_for_port(run.port, timeout_s=30)  # the chip restarts into MicroPython; the USB port drops and returns
 
-    return [
-        Step("erase the flash (checks the chip is an ESP32-S3)", lambda run: [tools.shown(tools.esptool_argv(run.port_shown, "erase-flash"))], erase),
-        Step(
-            f"write MicroPython ({image.name}, {image.stat().st_size // 1024} KB) at offset 0",
-            lambda run: [tools.shown(tools.esptool_argv(run.port_shown, "write-flash", "0", str(image)))],
-            write,
-        ),
-        Step("wait for MicroPython to start", lambda run: [f"wait up to 30 s for {run.port_shown} to come back"], wait),
-    ]
+    return Step(3, f"write MicroPython ({image.name}, {image.stat().st_size // 1024} KB) at offset 0", describe, act)
 
 
 def detect_step(target: str) -> Step:
@@ -134,7 +137,7 @@ def detect_step(target: str) -> Step:
         run.flavour = "uiflow" if "SOULSTACK-FLAVOUR uiflow" in output else "upstream"
         run.say(f"  {FLAVOUR_NAMES[run.flavour]}: files go to {run.dest}")
 
-    return Step("check it runs MicroPython (UIFlow2 or upstream) and which .mpy files it loads", describe, act)
+    return Step(4, "check it runs MicroPython (UIFlow2 or upstream) and which .mpy files it loads", describe, act)
 
 
 def upload_commands(dest: str, layout: dict | None = None) -> list[list[str]]:
@@ -163,13 +166,17 @@ def upload_step() -> Step:
     def describe(run):
         layout = provision.firmware_files()
         count = sum(len(files) for files in layout.values())
-        return [
+        lines = [
             f"compile {count - len(compiled.SOURCES_ONLY)} of these {count} files (firmware/ and microdot's "
             f"{', '.join(provision.MICRODOT_FILES)}) to .mpy with mpy-cross -march=<the robot's> when the robot "
             "loads the .mpy version mpy-cross writes (main.py and boot.py stay sources; otherwise all are sources, "
-            f"with a warning), delete each file's other kind, and copy them into {run.dest} with:",
-            *("  " + tools.shown(["mpremote", *command]) for command in upload_commands(run.dest)[1:]),
+            f"with a warning), delete each file's other kind, and copy them into {run.dest} with mpremote fs cp "
+            "(unchanged files are skipped):",
         ]
+        for folder, files in layout.items():
+            source = "microdot (the installed package)" if folder == "microdot" else f"firmware/{folder + '/' if folder else ''}"
+            lines.append(f"  {source}: {', '.join(f.name for f in files)} -> :{run.dest}{folder + '/' if folder else ''}")
+        return lines
 
     def act(run):
         arch, warning = compiled.decide(run.mpy or 0, compiled.emitted_version())
@@ -181,9 +188,10 @@ def upload_step() -> Step:
                 layout = compiled.compile_layout(layout, arch, Path(folder))
                 run.say(f"  compiled {sum(p.suffix == '.mpy' for files in layout.values() for p in files)} files"
                         f" with mpy-cross{' -march=' + arch if arch else ''}")
-            tools.mpremote(run.port, *upload_commands(run.dest, layout), out=run.out, timeout_s=300)
+            out = _Relative(run.out, {folder: "compiled"})
+            tools.mpremote(run.port, *upload_commands(run.dest, layout), out=out, timeout_s=300)
 
-    return Step("upload the firmware", describe, act)
+    return Step(5, "upload the firmware", describe, act)
 
 
 def config_step() -> Step:
@@ -195,14 +203,14 @@ def config_step() -> Step:
         run.temp_files.append(local)
         tools.mpremote(run.port, ["fs", "cp", str(local), f":{run.dest}config.json"], out=_Quiet(), timeout_s=60)
 
-    return Step("write the robot's config.json", describe, act)
+    return Step(6, "write the robot's config.json", describe, act)
 
 
 def reset_step() -> Step:
     def act(run):
         tools.mpremote(run.port, ["reset"], out=_Quiet(), timeout_s=20)
 
-    return Step("restart the robot", lambda run: [tools.shown(tools.mpremote_argv(run.port_shown, ["reset"]))], act)
+    return Step(7, "restart the robot", lambda run: [tools.shown(tools.mpremote_argv(run.port_shown, ["reset"]))], act)
 
 
 def ready_step(options) -> Step:
@@ -216,7 +224,7 @@ def ready_step(options) -> Step:
         run.ip = info.get("ip")
         run.say(f"  {info.get('hal')} firmware {info.get('version')}, Wi-Fi: {info.get('wifi')}, address: {run.ip}")
 
-    return Step("wait for the robot to come online", describe, act)
+    return Step(8, "wait for the robot to come online", describe, act)
 
 
 def check_step() -> Step:
@@ -235,18 +243,27 @@ def check_step() -> Step:
             raise tools.FlashError(f"body-check failed on {url}: {failed[0].name}: {failed[0].detail}")
         run.say("  " + summary(url, results))
 
-    return Step("check the robot keeps Body Protocol v1", describe, act)
+    return Step(9, "check the robot keeps Body Protocol v1", describe, act)
+
+
+def body_section_step() -> Step:
+    def describe(run):
+        if run.options.no_wifi:
+            return ["print the bridge command that serves it, and the body section for soul.config.json"]
+        return ["print the body section for soul.config.json"]
+
+    return Step(10, "print the body section", describe, print_body_section)
 
 
 def build_plan(options, config: dict) -> list[Step]:
     """Every step of this run, in order, from the command line's options."""
     steps = [find_port_step(options), open_port_step()]
     if options.firmware:
-        steps += firmware_steps(options.firmware)
+        steps.append(firmware_step(options.firmware))
     steps += [detect_step(options.target), upload_step(), config_step(), reset_step(), ready_step(options)]
     if not options.no_wifi:
         steps.append(check_step())
-    return steps
+    return steps + [body_section_step()]
 
 
 def check_image(path: Path):
@@ -262,6 +279,31 @@ def check_image(path: Path):
         raise UsageError(f"--firmware {path} is not an ESP32 firmware image (.bin starting with 0xE9); download ESP32_GENERIC_S3 from micropython.org or UIFlow2 from M5Stack")
 
 
+class _Relative:
+    """Tool output with absolute paths shown relative (firmware/..., microdot/..., compiled/...).
+
+    `more` maps other folders (the compiled files' temporary one) to their
+    short names. Whole lines only, so a path split across two reads is still caught.
+    """
+
+    def __init__(self, out, more: dict | None = None):
+        import microdot
+
+        self.out, self.pending = out, ""
+        names = {str(provision.FIRMWARE_DIR): "firmware", str(Path(microdot.__file__).parent): "microdot", **(more or {})}
+        self.prefixes = [(folder.rstrip("/") + "/", name + "/") for folder, name in names.items()]
+
+    def write(self, text):
+        *done, self.pending = (self.pending + text).split("\n")
+        for line in done:
+            for absolute, shown in self.prefixes:
+                line = line.replace(absolute, shown)
+            self.out.write(line + "\n")
+
+    def flush(self):
+        self.out.flush()
+
+
 class _Quiet:
     """An output sink for tool chatter the person does not need (a detect script, a copy of one file)."""
 
@@ -273,21 +315,19 @@ class _Quiet:
 
 
 def execute(run: Flash, steps: list[Step], dry_run: bool) -> None:
-    total = len(steps)
-    for number, step in enumerate(steps, 1):
-        run.say(f"[{number}/{total}] {step.title}")
+    for step in steps:
+        run.say(f"[{step.number}/{TOTAL_STEPS}] {step.title}")
         for line in step.describe(run):
             run.say(f"    {line}")
         if not dry_run:
             step.act(run)
-    run.say()
     if dry_run:
+        run.say()
         run.say("dry run: nothing was touched. Without --dry-run, the steps above run in this order.")
-        return
-    print_body_section(run)
 
 
 def print_body_section(run: Flash):
+    run.say()
     if run.options.no_wifi:
         run.say("The robot is set up for the cable only. Serve it to the soul with:")
         run.say(f"  soulstack bridge serial --device {run.options.port} --token {run.config['token']}")

@@ -5,12 +5,14 @@ written, so a value the device would refuse is caught on the computer.
 """
 
 import getpass
+import ipaddress
 import json
 import os
 import secrets
 import socket
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import microdot
 
@@ -20,6 +22,7 @@ from soulstack.firmware.core.protocol import ENDPOINTS
 
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 MASK = "********"
+EXAMPLE_TOKEN = "<example: the real run makes a new random token>"
 SKIP_NAMES = ("__pycache__", "config.json")
 
 
@@ -47,6 +50,34 @@ def lan_address() -> str:
             return probe.getsockname()[0]
         except OSError:
             return "127.0.0.1"
+
+
+def robot_cannot_reach(flag: str, url: str | None) -> str | None:
+    """Why the robot could not reach `url` (it names this computer's loopback), with the URL to give instead."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    try:
+        local = ipaddress.ip_address(host).is_loopback or ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        local = host == "localhost" or host.endswith(".localhost")
+    if not local:
+        return None
+    lan = lan_address()
+    netloc = lan + (f":{parts.port}" if parts.port else "")
+    instead = parts._replace(netloc=netloc).geturl() if lan != "127.0.0.1" else "this computer's LAN address"
+    return f"{flag} {url} names this computer's loopback, which the robot cannot reach; give {instead}"
+
+
+def check_reachable(nudge_url: str | None, tts_url: str | None) -> None:
+    """UsageError when the nudge or TTS URL names a place only this computer can reach."""
+    from soulstack.errors import UsageError
+
+    for flag, url in (("--nudge-url", nudge_url), ("--tts-url", tts_url)):
+        problem = robot_cannot_reach(flag, url)
+        if problem:
+            raise UsageError(problem)
 
 
 def ask(prompt: str, default: str = "", secret: bool = False) -> str:
@@ -81,9 +112,11 @@ def gather(options, interactive: bool) -> dict:
             nudge_url = ask("the soul's nudge URL, as the robot reaches it", f"http://{lan_address()}:9202/nudge")
         if tts_url is None and interactive:
             tts_url = ask("a `soulstack tts` URL for speech (empty: none)", "")
+    check_reachable(nudge_url, tts_url)
+    token = options.token or (EXAMPLE_TOKEN if options.dry_run else secrets.token_urlsafe(24))
     return {
         "wifi": {"ssid": "" if options.no_wifi else ssid, "password": "" if options.no_wifi else password},
-        "token": options.token or secrets.token_urlsafe(24),
+        "token": token,
         "nudge_url": nudge_url or None,
         "nudge_token": options.nudge_token,
         "tts_url": tts_url or None,

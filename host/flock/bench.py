@@ -194,7 +194,11 @@ async def drive(base):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Benchmark the flock server.")
+    parser = argparse.ArgumentParser(
+        prog="tools/bench-flock",
+        description="Benchmark the flock server: items/s end to end, SSE delivery latency to 200 subscribers, "
+        "time to replay 10k events. Last line: items_per_s=<n> sse_p99_ms=<n> replay_10k_s=<n>",
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--subscribe", help=argparse.SUPPRESS)

@@ -33,6 +33,7 @@ def register(subparsers) -> None:
     parser.add_argument("--rive", metavar="FILE",
                         help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
                              "without it, or when it does not match, the page draws them in SVG")
+    parser.add_argument("--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
     robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
@@ -99,7 +100,7 @@ def run(args) -> int:
         os.makedirs(args.data, exist_ok=True)
     except OSError as error:
         raise UsageError(f"--data {args.data}: {error.strerror}")
-    setup_logging()
+    setup_logging(verbose=args.verbose)
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
     if args.rive is not None and not os.path.isfile(args.rive):

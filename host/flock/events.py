@@ -20,6 +20,7 @@ import logging
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse
 
+from soulstack.flock import journal
 from soulstack.flock.clock import rfc3339
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class EventLog:
         payload = {"list_id": list_id, "ts": rfc3339(self.clock.now()), **fields}
         data = json.dumps(payload, ensure_ascii=False)
         event_id = self.store.append_event(list_id, name, data)
+        journal.note(name, payload)
         entry = (event_id, frame(event_id, name, data))  # framed once, written to every subscriber
         for subscriber in list(self.subscribers):
             if subscriber.list_id in (None, list_id) and not subscriber.offer(entry):

@@ -82,6 +82,9 @@ class AnthropicModel:
         self.model_id = model_id
         self.cache_ttl = cache_ttl
         self.thinking = thinking_params(thinking, model_id)
+        # A model that thinks refuses a forced tool choice with a 400: ask those with auto from
+        # the start (the prompt says which tool to call) instead of paying a 400 per call.
+        self.forces_tools = not thinks(self.thinking, model_id)
         self.client = self.make_client(env, api_key, base_url, timeout_s)
 
     def make_client(self, env, api_key, base_url, timeout_s):
@@ -107,18 +110,20 @@ class AnthropicModel:
         """One call, streamed. `cache_final_message=False` leaves the final message out of the cache: a
         one-off line after the history (a keep-warm refresh) that no later request repeats.
         `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""
-        params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens, cache=cache,
+        choice = tool_choice if self.forces_tools else None  # None: the model chooses (auto)
+        params = self.request(system, messages, tools, tool_choice=choice, max_tokens=max_tokens, cache=cache,
                               cache_final_message=cache_final_message)
         relay = Relay(on_stream)
         try:
             response = await self.send(params, relay)
         except ModelError as err:
-            # Models that think before answering refuse a forced tool choice
-            # (400). Rather than failing the turn, ask again letting the model
-            # choose; the caller sees from the reply whether it called the tool.
-            if not (tool_choice and err.status == 400 and refuses_forced_tool(str(err))):
+            # A model we did not know to think refused the forced choice (400).
+            # Ask again letting it choose, and from now on ask it that way; the
+            # caller sees from the reply whether it called the tool.
+            if not (choice and err.status == 400 and refuses_forced_tool(str(err))):
                 raise
-            log.warning("%s refused a forced tool choice; asking again with tool_choice auto", self.model_id)
+            log.info("%s refuses a forced tool choice; asking it with tool_choice auto from now on", self.model_id)
+            self.forces_tools = False
             response = await self.send(dict(params, tool_choice={"type": "auto"}), relay)
         return to_reply(response)
 
@@ -209,6 +214,14 @@ LEAST_THINKING = (
 def least_thinking(model_id: str) -> dict:
     """The request fields that keep this model's thinking to the least it allows."""
     return next((dict(fields) for prefix, fields in LEAST_THINKING if model_id.startswith(prefix)), {})
+
+
+def thinks(thinking: dict, model_id: str) -> bool:
+    """Whether requests with these thinking fields make the model think (Claude 5 and later do by default)."""
+    kind = (thinking.get("thinking") or {}).get("type")
+    if kind:
+        return kind != "disabled"
+    return model_id.rpartition("anthropic.")[2].startswith(EFFORT_MODELS)  # Bedrock ids: [global.]anthropic.claude-...
 
 
 def thinking_params(thinking, model_id: str) -> dict:

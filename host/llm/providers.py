@@ -85,13 +85,15 @@ async def complete_with_retry(
     max_backoff_s: float = 60.0,
     sleep=asyncio.sleep,
     on_stream=None,
+    on_retry=None,
 ) -> Reply:
     """`model.complete(...)`, tried up to `attempts` times while the error is
     retryable (429, 5xx, 529, timeouts, refused connections), waiting
     backoff_s, 2*backoff_s, 4*backoff_s... between tries, or longer when the
     server's Retry-After asks for it (capped at max_backoff_s either way). A non-retryable error, or the last one, is raised as it came.
     `sleep` is a seam so tests need not wait. `on_stream` goes to the model (soulstack.llm.streaming);
-    a call that broke off after it heard part of the reply fails without a retry."""
+    a call that broke off after it heard part of the reply fails without a retry. `on_retry(error)`
+    hears of each failure that will be retried, so a caller can say so while it waits."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
     listening = {"on_stream": on_stream} if on_stream else {}  # models that cannot stream are called as before
@@ -106,5 +108,7 @@ async def complete_with_retry(
             # The server's own Retry-After wins over our guess when it asks for longer.
             delay = min(max_backoff_s, max(backoff_s * 2 ** (attempt - 1), err.retry_after_s or 0))
             log.warning("%s call failed (%s); try %d of %d in %.1f s", model.provider, err, attempt + 1, attempts, delay)
+            if on_retry is not None:
+                on_retry(err)
             await sleep(delay)
     raise AssertionError("unreachable")

@@ -37,9 +37,9 @@ def body_check(args) -> int:
     endpoints = parse_endpoints(args.endpoints)
     results = asyncio.run(run_checks(url, args.token, endpoints))
     for result in results:
-        print(result.line(), flush=True)
-    print(summary(url, results))
-    return 0 if all(result.passed for result in results) else 1
+        print(result.line(args.strict), flush=True)
+    print(summary(url, results, args.strict))
+    return 1 if any(result.fails(args.strict) for result in results) else 0
 
 
 def register(subparsers):
@@ -47,7 +47,9 @@ def register(subparsers):
         "body-check",
         help="check that a body keeps Body Protocol v1 (exit 0 only if it does)",
         description="Run the Body Protocol v1 conformance checks against the body at URL. "
-        "One line per check, then a summary; exit 0 only if every check passes.",
+        "One line per check, then a summary. The v1 rules (what the protocol says a body MUST do, "
+        "and honesty) decide PASS/FAIL and the exit code; our stricter rules print WARN "
+        "unless --strict makes them fail.",
     )
     parser.add_argument("url", metavar="URL", help="the body's base URL, e.g. http://127.0.0.1:9310")
     parser.add_argument("--token", help="the body's bearer token; also checks that a missing or wrong token is refused")
@@ -55,4 +57,5 @@ def register(subparsers):
         "--endpoints", default=",".join(protocol.ENDPOINTS),
         help="comma list of the endpoints the body implements (default: %(default)s)",
     )
+    parser.add_argument("--strict", action="store_true", help="our stricter rules fail too (exit 1), not only warn")
     parser.set_defaults(func=body_check)

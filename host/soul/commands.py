@@ -14,6 +14,7 @@ def register(subparsers):
     parser.add_argument("--config", metavar="PATH", help=f"the soul's config (default $SOUL_CONFIG or ./{config.DEFAULT_PATH})")
     parser.add_argument("--init", action="store_true", help="write a starter config for the terminal body and exit")
     parser.add_argument("--host", default="127.0.0.1", help="address the soul's HTTP server binds (default 127.0.0.1)")
+    parser.add_argument("--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)")
     parser.set_defaults(func=handle)
 
 
@@ -33,7 +34,7 @@ def handle(args) -> int:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
     from soulstack.commandline import setup_logging
 
-    setup_logging()
+    setup_logging(verbose=args.verbose)
     for warning in warnings:
         logging.getLogger("soul.config").warning("%s: %s", path, warning)
     from soulstack.soul.run import run_soul

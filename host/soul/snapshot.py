@@ -66,7 +66,10 @@ class WakeReasons:
 
 
 def fmt_minutes(value: float) -> str:
-    return f"{value:g}" if value >= 10 or value == int(value) else f"{value:.1f}"
+    """Minutes as people write them: 60 (not 59.9072), 7, 2.5."""
+    if value >= 10 or round(value, 1) == round(value):
+        return str(round(value))
+    return f"{value:.1f}"
 
 
 @dataclass

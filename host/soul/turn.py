@@ -83,11 +83,16 @@ async def think(soul, waking):
     max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
     reply = None
     if not waking.on_brainstem and soul.model is not soul.brainstem:
+
+        def retrying(error):  # /health (and the demo's status line) says so at once, not after the last try
+            soul.last_error = f"{soul.model.provider}: {error} (retrying)"
+
         try:
             reply = await complete_with_retry(
                 soul.model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
                 attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
                 on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),
+                on_retry=retrying,
             )
             soul.last_error = None  # the provider answers again: an old failure is no longer news
         except ModelError as error:

@@ -271,7 +271,8 @@ def problem(body):
                     return f"{where}: tool_use blocks belong to assistant messages"
                 pending.add(block.get("id"))
             if kind == "tool_result":
-                for k, inner in enumerate(block.get("content") or []):
+                inners = block.get("content") if isinstance(block.get("content"), list) else []  # a string is allowed too
+                for k, inner in enumerate(inners):
                     if inner.get("type") == "image" and (why := image_problem(inner)):
                         return f"{where}.content.{k}: {why}"
             if kind in ("thinking", "redacted_thinking") and block.get("cache_control"):

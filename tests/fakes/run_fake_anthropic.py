@@ -15,6 +15,9 @@ The script is a JSON list, answered in order, one entry per model call:
 
 `--default` gives the reply (same shapes) once the script is used up; without
 it the fake answers 400 "the script has no reply left", as in the tests.
+
+`--flock` needs no script: it answers the flock's Sentry, crows and Elder by
+what each call asks (tests/fakes/flock_brain.py; docs/try-the-flock-offline.md).
 Every request is appended to `--record` as one JSON line (image data cut to
 its length, so the file stays readable) and summed up on stderr.
 """
@@ -123,10 +126,13 @@ def main(argv=None):
                                      description="The fake Anthropic Messages API, scripted from a JSON file.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=9290, help="port (default 9290)")
-    parser.add_argument("--script", required=True, help="JSON list of replies, answered in order")
+    parser.add_argument("--script", help="JSON list of replies, answered in order")
+    parser.add_argument("--flock", action="store_true", help="no script: answer the flock's Sentry, crows and Elder by what each asks")
     parser.add_argument("--default", help='reply once the script is used up, as JSON (e.g. \'{"tool": "sleep", "input": {"minutes": 5}}\')')
     parser.add_argument("--record", help="append every request here as one JSON line")
     args = parser.parse_args(argv)
+    if bool(args.script) == args.flock:
+        parser.error("give --script FILE, or --flock")
     default = None
     if args.default is not None:
         try:
@@ -135,7 +141,11 @@ def main(argv=None):
             raise SystemExit(f"run_fake_anthropic: --default is not JSON: {e}")
         to_reply(parsed, "--default")  # a mistake shows now, not at the first call
         default = lambda _body: to_reply(parsed, "--default")  # noqa: E731 - a fresh tool_use id each time
-    fake = RecordingFake(load_script(args.script), default=default, record=args.record)
+    if args.flock:
+        from tests.fakes.flock_brain import answer
+
+        default = answer
+    fake = RecordingFake(load_script(args.script) if args.script else [], default=default, record=args.record)
     try:
         asyncio.run(serve(fake, args.host, args.port))
     except KeyboardInterrupt:

@@ -100,7 +100,7 @@ TEXT = {
     "body_online": "Your body is awake: looking and speaking work now.",
     "body_offline": "Your body is there but cannot act right now.",
     "spoke": "You said it aloud.",
-    "expressed": "Your face shows {emotion}.",
+    "expressed": "Your body took the expression '{emotion}'; it shows the nearest face it has.",
     "saw_text": "What you see: {text}",
     "saw_image": "This is what your eyes see:",
     "mood_set": "Mood noted.",

@@ -87,7 +87,7 @@ TEXT = {
     "body_online": "你的身体醒着：现在能看也能说。",
     "body_offline": "你的身体在，但现在做不了事。",
     "spoke": "你说出口了。",
-    "expressed": "你的脸上现在是 {emotion}。",
+    "expressed": "身体收到了表情「{emotion}」，会显示它最接近的那张脸。",
     "saw_text": "你看到的：{text}",
     "saw_image": "这是你眼睛看到的：",
     "mood_set": "心情记下了。",

@@ -1,0 +1,62 @@
+"""Whose mind the terminal body serves: the soul's GET /health, read every few seconds.
+
+The soul's one HTTP server answers /nudge and /health, so the body finds
+/health next to the nudge URL it already has. `mind_line` turns the answer
+into the status line the face screen keeps showing: the model and provider,
+"brainstem — no model key", "model unreachable, retrying" while the soul's
+calls fail, or that the soul itself is not answering.
+"""
+
+import asyncio
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+POLL_S = 2.0
+NO_KEY = "brainstem — no model key (export ANTHROPIC_API_KEY=... or OPENAI_BASE_URL=..., then restart)"
+
+
+def health_url(nudge_url: str) -> str:
+    parts = urlsplit(nudge_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/health", "", ""))
+
+
+def mind_line(health: dict) -> str:
+    """The status line for one /health answer."""
+    provider = health.get("provider") or {}
+    name, model = provider.get("name", "brainstem"), provider.get("model") or ""
+    if name == "brainstem":
+        return NO_KEY
+    mind = f"{model} ({name})" if model else name
+    failing = next((a for a in health.get("alarms") or [] if a.get("code") == "provider_failing"), None)
+    if failing is None:
+        return mind
+    if provider.get("fellBackToBrainstem"):
+        return f"{mind} — model unreachable, the brainstem stands in; retrying at the next waking"
+    return f"{mind} — model unreachable, retrying: {failing.get('message', '')}"
+
+
+async def read_mind(session: aiohttp.ClientSession, url: str, token: str | None) -> str:
+    """The status line now, from one GET `url`; the soul being down is a line too."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=POLL_S)) as response:
+            if response.status == 401:
+                return "unknown: the soul refused /health (check --nudge-token)"
+            if response.status != 200:
+                return f"unknown: the soul's /health answered {response.status}"
+            return mind_line(await response.json())
+    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+        return f"the soul is not answering at {url.removesuffix('/health')} (starting, or stopped)"
+
+
+async def watch_mind(nudge_url: str, token: str | None, show) -> None:
+    """Call `show(line)` whenever the line changes, until cancelled."""
+    url, shown = health_url(nudge_url), None
+    async with aiohttp.ClientSession() as session:
+        while True:
+            line = await read_mind(session, url, token)
+            if line != shown:
+                show(line)
+                shown = line
+            await asyncio.sleep(POLL_S)

@@ -1,0 +1,1 @@
+"""`soulstack service install NAME`: run a part of soulstack as a systemd service (units in deploy/)."""

@@ -1,0 +1,72 @@
+"""`soulstack service install NAME`: write one of deploy/'s systemd units and enable it."""
+
+import os
+import subprocess
+from pathlib import Path
+
+from soulstack.errors import UsageError
+
+
+def _write(path: Path, text: str, mode: int) -> None:
+    """Write `text` atomically (a half-written unit never exists) with `mode`."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "w") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+
+
+def _named(error: OSError) -> str:
+    return str(error.filename).removesuffix(".tmp")  # the file the user asked for, not our temporary
+
+
+def install(args) -> int:
+    from soulstack.service import units
+
+    executable = units.soulstack_executable()
+    if executable is None:
+        raise UsageError("cannot find the soulstack command to run; install soulstack (docs/deploy.md) and try again")
+    unit_dir, env_dir = Path(args.unit_dir), Path(args.env_dir)
+    unit_path = unit_dir / units.unit_name(args.name)
+    env_path = env_dir / f"{args.name}.env"
+    try:
+        env_dir.mkdir(parents=True, exist_ok=True)
+        _write(unit_path, units.render(args.name, executable), 0o644)
+        if not env_path.exists():  # never overwrite the secrets someone already wrote
+            _write(env_path, units.env_template(args.name), 0o600)
+    except PermissionError as error:
+        raise UsageError(f"cannot write {_named(error)}: run it as root (sudo soulstack service install {args.name})") from None
+    except OSError as error:
+        raise UsageError(f"cannot write {_named(error)} ({error.strerror})") from None
+    print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
+    if args.no_enable:
+        print(f"start it with: systemctl daemon-reload && systemctl enable --now {unit_path.name}")
+        return 0
+    for command in (["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", unit_path.name]):
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise UsageError("systemctl is not here (is this a systemd machine?); the unit is written, enable it by hand") from None
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+            raise UsageError(f"{' '.join(command)} failed: {why}")
+    print(f"enabled and started {unit_path.name}; follow it with: journalctl -fu {unit_path.name}")
+    return 0
+
+
+def register(subparsers):
+    from soulstack.commandline import subcommand_group
+    from soulstack.service.units import NAMES
+
+    group = subcommand_group(subparsers, "service", "run a part of soulstack as a systemd service")
+    parser = group.add_parser(
+        "install", help="write and enable a systemd unit from deploy/",
+        description="Write soulstack-NAME.service (from deploy/, pointed at this soulstack) and an "
+        "environment file for its secrets, then enable and start it. Run as root.",
+    )
+    parser.add_argument("name", metavar="NAME", choices=NAMES, help=f"one of: {', '.join(NAMES)}")
+    parser.add_argument("--unit-dir", default="/etc/systemd/system", help="where the unit goes (default: %(default)s)")
+    parser.add_argument("--env-dir", default="/etc/soulstack", help="where its environment file goes (default: %(default)s)")
+    parser.add_argument("--no-enable", action="store_true", help="write the files only; do not run systemctl")
+    parser.set_defaults(func=install)

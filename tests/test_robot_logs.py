@@ -1,0 +1,57 @@
+"""`soulstack logs`: follows the robot's serial log over a pty standing in for the USB cable."""
+
+import subprocess
+import sys
+import time
+
+from tests.fakes.serial_device import FakeSerialDevice
+
+
+def read_until(process, text, timeout_s=20):
+    seen = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            return seen
+    raise AssertionError(f"{text!r} never came; saw {seen}")
+
+
+def test_logs_prints_the_robot_lines_not_frames():
+    device = FakeSerialDevice(boot_noise=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "logs", "--port", device.path],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        read_until(process, f"(following {device.path}")
+        device.send_ready("192.168.1.23")  # a frame: the bridge's business
+        device.write_raw(b"[soulstack] wifi: joined home as 192.168.1.23\r\n")
+        device.send_nudge("a face appeared")
+        device.write_raw(b"[soulstack] face: happy\n")
+        seen = read_until(process, "face: happy")
+        assert "[soulstack] wifi: joined home as 192.168.1.23\n" in seen
+        assert not any("@ss1" in line for line in seen)
+        assert process.poll() is None  # still following
+    finally:
+        device.unplug()
+        process.terminate()
+        process.wait(10)
+
+
+def test_logs_without_a_robot_names_the_port_option():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "logs", "--port", "/nonexistent/ttyACM7"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        seen = read_until(process, "(waiting for the robot:")
+        assert "/nonexistent/ttyACM7 does not exist" in seen[-1]
+        time.sleep(2.5)  # it keeps waiting for the robot rather than giving up
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(10)
