@@ -4,6 +4,7 @@
 Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
 """
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 FLOCK = web.AppKey("flock", Flock)
 HARNESS = web.AppKey("harness", Harness)
 TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
+WARM_UP_AFTER_S = 2.0  # when Jev starts training after start-up
 
 
 @web.middleware
@@ -185,8 +187,11 @@ def make_flock_app(
         if robot is not None:
             events.listeners.append(robot.on_event)
         backend = jev or StartingJev()
+        warming = None
         if isinstance(backend, StartingJev):
-            backend.warm_up()  # trains in a thread while the server already answers
+            # Train in a thread once the server is listening (importing scikit-learn competes with
+            # start-up for the interpreter); a message posted sooner starts it and waits.
+            warming = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, backend.warm_up)
         tagger = Tagger(backend, nest_config.band, JevLog(Path(data_dir) / "jev.jsonl"))
         nest_store = NestStore(store)
         harness = Harness(flock, nest_store, NestLog(nest_store, clock), tagger, nest_config)
@@ -194,6 +199,8 @@ def make_flock_app(
         flock.resume()
         harness.start()
         yield
+        if warming is not None:
+            warming.cancel()
         events.close_all()
         harness.log.close_all()
         await flock.stop()
