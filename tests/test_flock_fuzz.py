@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from soulstack.flock.flow import FlockConfig
+from soulstack.flock.harness import NestConfig
 from tests.test_flock_support import Flock
 
 json_values = st.recursive(
@@ -47,12 +48,24 @@ nest_bodies = st.fixed_dictionaries(
     },
 )
 
+message_bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "author": st.sampled_from(["owner", "Pepper", "Sentry", "harness", ""]) | st.text(max_size=20) | json_values,
+        "text": st.text(max_size=300) | json_values,
+        "to": crow_names | st.text(max_size=20) | json_values,
+        "kind": st.sampled_from(["say", "request", "claim", "deliver", "refer", "decline", "nudge", "flag", "x"]) | json_values,
+        "refers_to": st.sampled_from(["todo-1", "todo-0", "todo-x", ""]) | json_values,
+    },
+)
+
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     loop = asyncio.new_event_loop()
     config = FlockConfig(lists_per_minute=5, heartbeat_s=5)
-    flock = Flock(tmp_path_factory.mktemp("fuzz"), model=None, config=config)
+    # messages are not rate-limited here, so the fuzzing reaches past the 429
+    flock = Flock(tmp_path_factory.mktemp("fuzz"), model=None, config=config, nest_config=NestConfig(messages_per_minute=10**6))
     ready = threading.Event()
 
     def serve():
@@ -88,6 +101,8 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
     ("/api/lists", list_bodies),
     ("/api/verdicts", verdict_bodies),
     ("/api/nests", nest_bodies),
+    ("/api/nests/todo/messages", message_bodies),
+    ("/api/nests/todo/messages/todo-1/kind", st.fixed_dictionaries({}, optional={"kind": st.text(max_size=10) | json_values})),
 ])
 def test_json_bodies_never_5xx(base_url, path, bodies):
     @FUZZ
@@ -99,7 +114,7 @@ def test_json_bodies_never_5xx(base_url, path, bodies):
     check()
 
 
-@pytest.mark.parametrize("path", ["/api/lists", "/api/verdicts", "/api/nests"])
+@pytest.mark.parametrize("path", ["/api/lists", "/api/verdicts", "/api/nests", "/api/nests/todo/messages"])
 def test_raw_bytes_never_5xx(base_url, path):
     @FUZZ
     @given(data=st.binary(max_size=200))

@@ -26,7 +26,7 @@ class Server:
         self.port = unused_port()
         self.process = None
 
-    async def start(self):
+    async def start(self, attempts=300):
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
@@ -34,7 +34,7 @@ class Server:
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
-        for _ in range(300):
+        for _ in range(attempts):
             try:
                 async with self.session.get("/api/crows") as response:
                     if response.status == 200:

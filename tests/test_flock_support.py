@@ -87,8 +87,9 @@ class Flock:
     """A flock app on a real loopback port, a ManualClock, and a client session."""
 
     def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None,
-                 token=None):
+                 token=None, nest_config=None, jev=None):
         self.data_dir, self.model, self.rive, self.token = data_dir, model, rive, token
+        self.nest_config, self.jev = nest_config, jev
         self.config = config or FlockConfig(heartbeat_s=0.2)
         self.clock = clock or ManualClock()
         self.runner = None
@@ -96,7 +97,8 @@ class Flock:
     async def start(self, port=0):
         """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
         self.runner = web.AppRunner(make_flock_app(
-            self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive
+            self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive,
+            nest_config=self.nest_config, jev=self.jev,
         ))
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", port)
@@ -128,8 +130,8 @@ class Flock:
         assert status == 202, body
         return body["list_id"]
 
-    def events(self, list_id=None, last_event_id=None):
-        return SSE(self.session, list_id, last_event_id)
+    def events(self, list_id=None, last_event_id=None, nest_id=None):
+        return SSE(self.session, list_id, last_event_id, nest_id)
 
     async def verdict(self, item_id, target, approve=True):
         return (await self.post("/api/verdicts", {"item_id": item_id, "target": target, "approve": approve}))[0]
@@ -138,14 +140,17 @@ class Flock:
 class SSE:
     """A real SSE client: reads the stream line by line and parses messages and comments."""
 
-    def __init__(self, session, list_id=None, last_event_id=None):
+    def __init__(self, session, list_id=None, last_event_id=None, nest_id=None):
         self.session, self.list_id, self.last_event_id = session, list_id, last_event_id
+        self.nest_id = nest_id
         self.events = []  # every message read so far: dicts with id, event, data
         self.comments = []
         self.response = None
 
     async def __aenter__(self):
         params = {"list_id": self.list_id} if self.list_id else {}
+        if self.nest_id:
+            params["nest_id"] = self.nest_id
         headers = {"Last-Event-ID": str(self.last_event_id)} if self.last_event_id is not None else {}
         self.response = await self.session.get("/api/events", params=params, headers=headers)
         assert self.response.status == 200, await self.response.text()

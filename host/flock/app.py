@@ -4,6 +4,7 @@
 Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
 """
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -11,21 +12,28 @@ from aiohttp import web
 
 from soulstack.flock import events as sse
 from soulstack.serving import background, error_response, make_server_app, read_json
-from soulstack.flock.bodies import list_body, verdict_body
+from soulstack.flock.bodies import kind_body, list_body, verdict_body
 from soulstack.flock.clock import SystemClock, rfc3339
 from soulstack.flock.events import EventLog
 from soulstack.flock.flow import Flock, FlockConfig
 from soulstack.flock import page
+from soulstack.flock.harness import Harness, NestConfig
+from soulstack.flock.jev import StartingJev
+from soulstack.flock.messages import NestLog, message_body
+from soulstack.flock.nest_store import NestStore
 from soulstack.flock.nests import NestError, Nests
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
 from soulstack.flock.store import Store
+from soulstack.flock.tagging import JevLog, Tagger
 from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
 
 log = logging.getLogger(__name__)
 
 FLOCK = web.AppKey("flock", Flock)
+HARNESS = web.AppKey("harness", Harness)
 TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
+WARM_UP_AFTER_S = 2.0  # when Jev starts training after start-up
 
 
 @web.middleware
@@ -54,6 +62,11 @@ async def post_list(request: web.Request) -> web.Response:
 
 async def get_events(request: web.Request) -> web.StreamResponse:
     flock = request.app[FLOCK]
+    if "nest_id" in request.query:
+        nest_id = request.query["nest_id"]
+        if flock.nests.get(nest_id) is None:
+            return error_response(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
+        return await request.app[HARNESS].log.stream(request, nest_id, flock.config.heartbeat_s)
     list_id = request.query.get("list_id") or None
     if list_id is not None and not flock.store.list_exists(list_id):
         return error_response(404, f"no list {list_id[:60]!r}")
@@ -63,7 +76,11 @@ async def get_events(request: web.Request) -> web.StreamResponse:
 async def post_verdict(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
     item_id, target, approve = verdict_body(await read_json(request))
-    if not flock.approvals.answer(item_id, target, approve):
+    if target == "flag":
+        answered = request.app[HARNESS].verdict(item_id, approve)
+    else:
+        answered = flock.approvals.answer(item_id, target, approve)
+    if not answered:
         return error_response(404, f"nothing is waiting for a {target} verdict on {item_id[:80]!r}")
     return web.Response(status=204)
 
@@ -101,6 +118,36 @@ async def post_nest(request: web.Request) -> web.Response:
     return web.json_response(nest, status=201)
 
 
+def nest_of(request: web.Request) -> str:
+    nest_id = request.match_info["nest_id"]
+    if request.app[FLOCK].nests.get(nest_id) is None:
+        raise NestError(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
+    return nest_id
+
+
+async def post_message(request: web.Request) -> web.Response:
+    flock, harness = request.app[FLOCK], request.app[HARNESS]
+    nest_id = nest_of(request)
+    fields = message_body(await read_json(request))
+    refused = harness.pranks.check(fields["author"])
+    if refused:
+        message, cooldown_s = refused
+        flock.prank(fields["author"], message, cooldown_s)
+        return web.json_response({"message": message, "cooldown_s": cooldown_s}, status=429)
+    return web.json_response(await harness.post(nest_id, fields), status=201)
+
+
+async def get_messages(request: web.Request) -> web.Response:
+    nest_id = nest_of(request)
+    return web.json_response(request.app[HARNESS].log.history(nest_id, request.query.get("after")))
+
+
+async def post_kind(request: web.Request) -> web.Response:
+    nest_id = nest_of(request)
+    record = request.app[HARNESS].correct(nest_id, request.match_info["msg_id"], kind_body(await read_json(request)))
+    return web.json_response(record)
+
+
 async def get_crows(request: web.Request) -> web.Response:
     return web.json_response(all_crows())
 
@@ -108,7 +155,7 @@ async def get_crows(request: web.Request) -> web.Response:
 # --- the app --------------------------------------------------------------
 def make_flock_app(
     data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None, robot=None,
-    rive=None,
+    rive=None, nest_config: NestConfig | None = None, jev=None,
 ) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
     skipped as "no model configured". `clock` is the time seam (SystemClock by default).
@@ -118,8 +165,10 @@ def make_flock_app(
     `robot` (soulstack.flock.robot's BodyVoice or SoulVoice) hears every event and
     tells a person on the robot, in its own background task.
     `rive` is the path of a .riv file the page draws the crows with (else SVG).
+    `nest_config` holds the nests' numbers; `jev` is Jev's backend (the local classifier by default).
     """
     config = config or FlockConfig()
+    nest_config = nest_config or NestConfig()
     clock = clock or SystemClock()
 
     def token_for(request: web.Request):
@@ -137,9 +186,23 @@ def make_flock_app(
         app[FLOCK] = flock
         if robot is not None:
             events.listeners.append(robot.on_event)
+        backend = jev or StartingJev()
+        warming = None
+        if isinstance(backend, StartingJev):
+            # Train in a thread once the server is listening (importing scikit-learn competes with
+            # start-up for the interpreter); a message posted sooner starts it and waits.
+            warming = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, backend.warm_up)
+        tagger = Tagger(backend, nest_config.band, JevLog(Path(data_dir) / "jev.jsonl"))
+        nest_store = NestStore(store)
+        harness = Harness(flock, nest_store, NestLog(nest_store, clock), tagger, nest_config)
+        app[HARNESS] = harness
         flock.resume()
+        harness.start()
         yield
+        if warming is not None:
+            warming.cancel()
         events.close_all()
+        harness.log.close_all()
         await flock.stop()
         store.close()
 
@@ -154,6 +217,9 @@ def make_flock_app(
     app.router.add_get("/api/waiting", get_waiting)
     app.router.add_get("/api/nests", get_nests)
     app.router.add_post("/api/nests", post_nest)
+    app.router.add_post("/api/nests/{nest_id}/messages", post_message)
+    app.router.add_get("/api/nests/{nest_id}/messages", get_messages)
+    app.router.add_post("/api/nests/{nest_id}/messages/{msg_id}/kind", post_kind)
     app.router.add_get("/api/crows", get_crows)
     page.add_routes(app, rive)
     return app
@@ -163,3 +229,5 @@ async def _close_streams(app) -> None:
     # SSE handlers wait forever; end them so shutdown does not hang on open browsers.
     if FLOCK in app:
         app[FLOCK].events.close_all()
+    if HARNESS in app:
+        app[HARNESS].log.close_all()

@@ -10,7 +10,9 @@ a human. The parent drives it over loopback HTTP and real SSE connections:
 2. replay: time for a fresh client to receive 10,000 events via Last-Event-ID;
 3. 200 SSE subscribers on the all-lists stream, spread over 4 reader processes,
    while a 5-item list arrives every 100 ms: delivery latency of every event
-   (receive time minus the event's `ts`, which has millisecond resolution).
+   (receive time minus the event's `ts`, which has millisecond resolution);
+4. nests (bench_nests.py): messages posted and tagged per second,
+   request -> claim -> deliver end to end, and delivery to 200 nest subscribers.
 """
 
 import argparse
@@ -36,6 +38,10 @@ class ZeroModel:
     provider, model_id = "bench", "zero-latency"
 
     async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False):
+        if system.startswith("You are") and "talking in the nest" in system:  # a crow invoked in a nest
+            prompt = messages[-1].text()
+            reply = "[deliver] done" if "deliver the result" in prompt else "[claim] mine"
+            return Reply(Message("assistant", [TextBlock(reply)]), "end_turn", Usage(20, 5))
         if tool_choice == "triage":
             call = ToolCall("t1", "triage", {"mode": "solo", "task_type": "research", "subtasks": [], "reason": "quick"})
             return Reply(Message("assistant", [call]), "tool_use", Usage(20, 10))
@@ -47,6 +53,7 @@ def serve(port: int, data_dir: str) -> None:
 
     from soulstack.flock.app import make_flock_app
     from soulstack.flock.flow import FlockConfig
+    from soulstack.flock.harness import NestConfig
     from soulstack.flock.store import Store
     from soulstack.flock.trust import TRUSTED, TrustLedger
 
@@ -57,7 +64,9 @@ def serve(port: int, data_dir: str) -> None:
             ledger.set_level(holder, task_type, TRUSTED)
     store.close()
     config = FlockConfig(lists_per_minute=1_000_000, token_budget=10_000_000, concurrency=50, max_model_calls=256)
-    web.run_app(make_flock_app(data_dir, ZeroModel(), config=config), host="127.0.0.1", port=port, print=None,
+    nest_config = NestConfig(messages_per_minute=1_000_000_000)
+    app = make_flock_app(data_dir, ZeroModel(), config=config, nest_config=nest_config)
+    web.run_app(app, host="127.0.0.1", port=port, print=None,
                 access_log=None)
 
 
@@ -127,12 +136,13 @@ async def replay_seconds(session, count):
     return elapsed
 
 
-async def subscribe(base, count, expected):
-    """A reader process: `count` all-lists subscribers; prints "ready", then every latency (s) as JSON."""
+async def subscribe(base, count, expected, query=""):
+    """A reader process: `count` subscribers (all lists, or `query` such as nest_id=todo); prints
+    "ready", then every latency (s) as JSON."""
     latencies = []
     counts = [0] * count
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0)) as session:
-        streams = [await session.get("/api/events") for _ in range(count)]
+        streams = [await session.get("/api/events?" + query) for _ in range(count)]
 
         async def follow(index, stream):
             def on_event(_id, name, data):
@@ -149,23 +159,22 @@ async def subscribe(base, count, expected):
     print(json.dumps(latencies), flush=True)
 
 
-async def sse_latency(base, subscribers, lists, items_per_list, processes=4):
+async def start_readers(base, subscribers, expected, processes=4, query=""):
     """Subscribers live in `processes` reader processes, so the readers do not slow each other down."""
-    # Every subscriber sees every event of these lists: 2 per list, 8 per item (solo, all auto).
-    expected = lists * (2 + 8 * items_per_list)
     readers = [
         await asyncio.create_subprocess_exec(
             sys.executable, "-m", "soulstack.flock.bench", "--subscribe", base, "--count", str(subscribers // processes),
-            "--expect", str(expected), stdout=asyncio.subprocess.PIPE,
+            "--expect", str(expected), "--query", query, stdout=asyncio.subprocess.PIPE,
         )
         for _ in range(processes)
     ]
     for reader in readers:
         assert (await reader.stdout.readline()).strip() == b"ready"
-    async with aiohttp.ClientSession(base) as session:
-        for n in range(lists):  # a busy but human-scale pace: a list of 5 items every 100 ms
-            await post_lists(session, 1, items_per_list, f"lat{n}")
-            await asyncio.sleep(0.1)
+    return readers
+
+
+async def latencies_of(readers) -> tuple:
+    """-> (p50 ms, p99 ms, deliveries) once every reader has seen what it expected."""
     latencies = []
     for reader in readers:
         latencies += json.loads(await reader.stdout.read())  # the rest of its output: one JSON list
@@ -174,7 +183,19 @@ async def sse_latency(base, subscribers, lists, items_per_list, processes=4):
     return latencies[len(latencies) // 2] * 1000, latencies[int(len(latencies) * 0.99)] * 1000, len(latencies)
 
 
-async def drive(base):
+async def sse_latency(base, subscribers, lists, items_per_list):
+    # Every subscriber sees every event of these lists: 2 per list, 8 per item (solo, all auto).
+    readers = await start_readers(base, subscribers, lists * (2 + 8 * items_per_list))
+    async with aiohttp.ClientSession(base) as session:
+        for n in range(lists):  # a busy but human-scale pace: a list of 5 items every 100 ms
+            await post_lists(session, 1, items_per_list, f"lat{n}")
+            await asyncio.sleep(0.1)
+    return await latencies_of(readers)
+
+
+async def drive(base, nests_only=False):
+    from soulstack.flock.bench_nests import nest_figures  # it imports this module's helpers
+
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0)) as session:
         for _ in range(200):
             try:
@@ -183,6 +204,11 @@ async def drive(base):
                         break
             except aiohttp.ClientConnectionError:
                 await asyncio.sleep(0.05)
+        if nests_only:
+            nests = await nest_figures(base)
+            print(f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
+                  f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}")
+            return
         rate = await items_per_second(session, lists=60, items_per_list=50)
         print(f"end to end: {rate:.0f} items/s (60 lists x 50 items, zero-latency in-process model, auto verdicts)")
         replay = await replay_seconds(session, 10_000)
@@ -190,7 +216,10 @@ async def drive(base):
     p50, p99, samples = await sse_latency(base, subscribers=200, lists=20, items_per_list=5)
     print(f"200 SSE subscribers (4 reader processes), a 5-item list every 100 ms: "
           f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries")
-    print(f"items_per_s={rate:.0f} sse_p99_ms={p99:.1f} replay_10k_s={replay:.3f}")
+    nests = await nest_figures(base)
+    print(f"items_per_s={rate:.0f} sse_p99_ms={p99:.1f} replay_10k_s={replay:.3f} "
+          f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
+          f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}")
 
 
 def main(argv=None) -> int:
@@ -204,9 +233,11 @@ def main(argv=None) -> int:
     parser.add_argument("--subscribe", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--expect", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--query", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--nests-only", action="store_true", help="measure only the nest figures")
     args = parser.parse_args(argv)
     if args.subscribe:
-        asyncio.run(subscribe(args.subscribe, args.count, args.expect))
+        asyncio.run(subscribe(args.subscribe, args.count, args.expect, args.query))
         return 0
     if args.serve:
         serve(args.serve, args.data)
@@ -215,7 +246,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-flock-") as data_dir:
         server = subprocess.Popen([sys.executable, "-m", "soulstack.flock.bench", "--serve", str(port), "--data", data_dir])
         try:
-            asyncio.run(drive(f"http://127.0.0.1:{port}"))
+            asyncio.run(drive(f"http://127.0.0.1:{port}", args.nests_only))
         finally:
             server.terminate()
             server.wait(10)

@@ -59,10 +59,21 @@ def verdict_body(body) -> tuple:
     item_id, target = body.get("item_id"), body.get("target")
     if not isinstance(item_id, str) or not item_id:
         raise BadRequest('"item_id" must be a string like "<list_id>-<n>"')
-    if target not in ("triage", "output"):
-        raise BadRequest('"target" must be "triage" or "output"')
+    if target not in ("triage", "output", "flag"):
+        raise BadRequest('"target" must be "triage", "output" or "flag" (a nest flag\'s msg_id as item_id)')
     if "approve" not in body:
         raise BadRequest('"approve" is required (true or false); a missing answer is never read as a no')
     if not isinstance(body["approve"], bool):
         raise BadRequest('"approve" must be true or false')
     return item_id, target, body["approve"]
+
+
+CORRECTABLE = ("say", "request", "claim", "deliver", "refer", "decline")
+
+
+def kind_body(body) -> str:
+    """-> the kind from a POST .../messages/{msg_id}/kind body (the owner's correction)."""
+    kind = require_object(body).get("kind")
+    if kind not in CORRECTABLE:
+        raise BadRequest(f'"kind" must be one of {", ".join(CORRECTABLE)}')
+    return kind

@@ -1,10 +1,11 @@
-"""`soulstack flock`: the flock server and its web page."""
+"""`soulstack flock`: the flock server and its web page; `soulstack flock jev-report`."""
 
 import os
 
 from soulstack.errors import UsageError
 from soulstack.commandline import setup_logging
 from soulstack.flock.flow import FlockConfig
+from soulstack.flock.harness import NestConfig
 
 
 def register(subparsers) -> None:
@@ -34,6 +35,11 @@ def register(subparsers) -> None:
                         help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
                              "without it, or when it does not match, the page draws them in SVG")
     parser.add_argument("--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)")
+    parser.add_argument("--jev-band", type=float, default=0.8,
+                        help="Jev's high band: at or above it Jev's kind stands (default 0.8)")
+    parser.add_argument("--jev-base-url", help="tag with an OpenAI-compatible server's logprobs instead of the "
+                                               "local classifier (e.g. http://127.0.0.1:8080/v1)")
+    parser.add_argument("--jev-model", default="default", help="the model id for --jev-base-url (default 'default')")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
     robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
@@ -44,6 +50,31 @@ def register(subparsers) -> None:
                                       "the flock tells the soul with nudges instead of talking over it")
     robot.add_argument("--soul-token", default=os.environ.get("NUDGE_TOKEN"), help="the soul's nudge token (default: $NUDGE_TOKEN)")
     parser.set_defaults(func=run)
+    commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report}")
+    report = commands.add_parser(
+        "jev-report", help="Jev's calibration: reliability table, ECE, accuracy, PNG diagram",
+        description="Measure Jev on the held-out examples and on the decisions logged in <data>/jev.jsonl "
+                    "against the owner's corrections; write a reliability diagram.",
+    )
+    report.add_argument("--data", default=".crows", help="the flock's data directory (default .crows)")
+    report.add_argument("--png", help="where to write the diagram (default <data>/jev-reliability.png)")
+    report.set_defaults(func=run_report)
+
+
+def run_report(args) -> int:
+    from pathlib import Path
+
+    from soulstack.flock.jev_report import report
+
+    data = Path(args.data)
+    if not data.is_dir():
+        raise UsageError(f"--data {args.data}: no such directory (run the flock first, or point at its data)")
+    png = Path(args.png) if args.png else data / "jev-reliability.png"
+    try:
+        print(report(data, png))
+    except OSError as error:
+        raise UsageError(f"cannot write {png}: {error.strerror or error}")
+    return 0
 
 
 def build_robot(args):
@@ -80,6 +111,15 @@ def build_model(provider_flag, model_id):
         raise UsageError(str(error))
 
 
+def build_jev(args):
+    """Jev's backend: None for the local classifier, or the logprobs backend."""
+    if not args.jev_base_url:
+        return None
+    from soulstack.flock.jev_llm import LlmJev
+
+    return LlmJev(args.jev_model, args.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
+
+
 def run(args) -> int:
     from soulstack.flock.app import make_flock_app
     from soulstack.serving import run_until_stopped, serve_forever
@@ -91,6 +131,8 @@ def run(args) -> int:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.heartbeat <= 0:
         raise UsageError("--heartbeat must be more than 0 seconds")
+    if not 0 < args.jev_band <= 1:
+        raise UsageError("--jev-band must be more than 0 and at most 1")
     model = build_model(args.provider, args.model)
     config = FlockConfig(
         token_budget=args.token_budget, concurrency=args.concurrency,
@@ -107,5 +149,5 @@ def run(args) -> int:
         # Not fatal: the page draws the crows in SVG and says which file it could not find.
         print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
     app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=build_robot(args),
-                         rive=args.rive)
+                         rive=args.rive, nest_config=NestConfig(band=args.jev_band), jev=build_jev(args))
     return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))

@@ -133,20 +133,30 @@ async def stream(request: web.Request, log_: EventLog, list_id: str | None, hear
     subscriber = Subscriber(list_id)
     # Subscribe before reading the store, so an event emitted in between is in one or the other.
     log_.subscribers.add(subscriber)
+
+    def missed():
+        if recent is None:
+            rows = log_.store.events_after(after, list_id)
+            return rows, (rows[-1][0] if rows else after)
+        # Everything up to `last` was either chosen for the view or deliberately left out;
+        # live events above it all go out.
+        last = log_.store.last_event_id()
+        return log_.store.recent_lists_events(recent, last), last
+
+    return await follow(request, log_.subscribers, subscriber, missed, heartbeat_s)
+
+
+async def follow(request: web.Request, subscribers: set, subscriber: Subscriber, missed, heartbeat_s: float):
+    """Write `missed()` -> (rows of (id, name, data), last id), then the subscriber's live
+    entries above that id, until the client leaves or the server closes the stream.
+    The subscriber must already be in `subscribers` (so nothing falls in between)."""
     # aiohttp-sse gives the response its headers, the heartbeat comment and disconnect handling.
     # Messages are framed by `frame` and written in batches: under load one write carries every
     # message that queued up meanwhile, which keeps delivery latency flat with many subscribers.
     response = EventSourceResponse(ping_interval=heartbeat_s)
     try:
         await response.prepare(request)
-        if recent is None:
-            rows = log_.store.events_after(after, list_id)
-            last = rows[-1][0] if rows else after
-        else:
-            # Everything up to `last` was either chosen for the view or deliberately left out;
-            # live events above it all go out.
-            last = log_.store.last_event_id()
-            rows = log_.store.recent_lists_events(recent, last)
+        rows, last = missed()
         for start in range(0, len(rows), REPLAY_BATCH):
             await _write(response, b"".join(frame(*row) for row in rows[start:start + REPLAY_BATCH]))
         while True:
@@ -163,7 +173,7 @@ async def stream(request: web.Request, log_: EventLog, list_id: str | None, hear
     except (ConnectionResetError, TimeoutError):
         pass
     finally:
-        log_.subscribers.discard(subscriber)
+        subscribers.discard(subscriber)
         if response.prepared:
             response.stop_streaming()
     return response

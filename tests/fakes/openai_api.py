@@ -44,9 +44,10 @@ _ids = itertools.count(1)
 
 
 # --- reply builders ------------------------------------------------------
-def completion(content=None, calls=(), *, finish_reason=None, usage=None, reasoning=None):
+def completion(content=None, calls=(), *, finish_reason=None, usage=None, reasoning=None, top_logprobs=None):
     """A reply: some text and/or tool calls, each call a (name, arguments) pair
-    or a dict {"id", "name", "arguments"} where arguments may be a raw string."""
+    or a dict {"id", "name", "arguments"} where arguments may be a raw string.
+    `top_logprobs` [(token, logprob)] is sent for the first token when the request asks for logprobs."""
     tool_calls = []
     for call in calls:
         if not isinstance(call, dict):
@@ -63,6 +64,7 @@ def completion(content=None, calls=(), *, finish_reason=None, usage=None, reason
         "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
         "usage": usage or {},
         "reasoning": reasoning,
+        "top_logprobs": top_logprobs,
     }
 
 
@@ -220,8 +222,18 @@ class FakeOpenAI(ScriptedServer):
             message["tool_calls"] = spec["tool_calls"]
         if spec["reasoning"]:
             message["reasoning_content"] = spec["reasoning"]  # what vLLM / DeepSeek-style servers add
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": spec["finish_reason"]}
+        choice = {"index": 0, "message": message, "logprobs": logprobs(body, spec), "finish_reason": spec["finish_reason"]}
         return web.json_response(dict(base, object="chat.completion", choices=[choice], usage=usage))
+
+
+def logprobs(body, spec):
+    """Chat Completions' logprobs object, only when asked for (as real servers do), capped at top_logprobs."""
+    if not body.get("logprobs") or not spec.get("top_logprobs"):
+        return None
+    top = [{"token": token, "logprob": value, "bytes": list(token.encode())} for token, value in spec["top_logprobs"]]
+    top = top[: body.get("top_logprobs") or 0]
+    first = top[0] if top else {"token": spec["content"] or "", "logprob": 0.0, "bytes": []}
+    return {"content": [{**first, "top_logprobs": top}], "refusal": None}
 
 
 def stream_chunks(base, spec, usage):

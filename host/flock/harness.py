@@ -1,0 +1,335 @@
+"""The nest harness: every posted message goes through here.
+
+It checks who may post, has Jev tag the message, stores and streams it, lets
+the Sentry flag a breach, keeps expectations, and invokes exactly one crow for
+a message that calls for an answer. Nothing here runs on a timer except the
+watcher of expectations, and it invokes a crow only for a missed expectation
+Jev confirms.
+
+Which messages invoke a crow (exactly one each):
+- a `request` posted through the API (or by the owner): the addressed crow,
+  else one picked core-first then borrowed; it is expected to claim or decline;
+- a `claim` of a request: the claimer, to do the work and deliver it;
+- a `deliver` on a conspiracy request while fewer than `conspiracy_cap` crows
+  claimed it: one more crow, asked to claim it with a distinct lens;
+- a harness `nudge`: the nudged crow.
+Nothing else invokes a crow: a `say`, `refer` or `decline` ends the chain, and
+a crow's `request` from the model does not start one (no idle loops).
+
+solo/split requests: the first claim wins; a later claim is refused (409 from
+the API; a crow's model reply that tries it gets an honest harness `say`).
+"""
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+
+from soulstack.flock import nest_rules as rules
+from soulstack.flock import triage as sentry
+from soulstack.serving import BadRequest
+from soulstack.flock.clock import rfc3339
+from soulstack.flock.jev_llm import JevBackendError
+from soulstack.flock.nests import NestError
+from soulstack.flock.pranks import Pranks
+from soulstack.llm.providers import complete_with_retry
+from soulstack.llm.types import Message, ModelError
+
+log = logging.getLogger(__name__)
+
+OWNER_KINDS = ("say", "request", "refer")  # claim, deliver and decline are a crow's
+
+
+@dataclass
+class NestConfig:
+    band: float = 0.8  # Jev's high band
+    claim_within_s: float = 300.0  # a request expects a claim or decline this soon
+    deliver_within_s: float = 1800.0  # a claim expects a deliver this soon
+    verdict_timeout_s: float = 600.0  # an unanswered flag keeps its quarantine
+    messages_per_minute: int = 30  # per author; one more is a strike
+    conspiracy_cap: int = 3
+    context_messages: int = 12
+    crow_max_tokens: int = 1024
+
+
+class Harness:
+    def __init__(self, flock, nest_store, log_, tagger, config: NestConfig):
+        self.flock, self.store, self.log, self.tagger, self.config = flock, nest_store, log_, tagger, config
+        self.clock = flock.clock
+        # Requests per minute and cooldowns reuse the requester strikes of the ledger, keyed by author.
+        self.pranks = Pranks(flock.store, flock.clock, config.messages_per_minute)
+        self.changed = asyncio.Event()  # wakes the watcher when an expectation or question is added
+
+    # --- posting -----------------------------------------------------------
+    async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> dict:
+        """Check, tag, store, stream and act on one message. BadRequest/NestError say why not."""
+        nest = self.flock.nests.get(nest_id)
+        author, header, refers_to, to = fields["author"], fields["kind"], fields["refers_to"], fields["to"]
+        nest_members = self.members(nest)
+        if author not in nest_members:
+            raise BadRequest(f'"author" {author[:40]!r} is not a member of nest {nest_id!r}: post as "owner" or a crow of it')
+        if author == "owner" and header and header not in OWNER_KINDS:
+            raise BadRequest(f'kind "{header}" is a crow\'s: the owner may post say, request or refer')
+        if author in self.store.quarantined():
+            raise NestError(409, f"{author} is quarantined until the owner releases it")
+        referred = self.store.message(refers_to) if refers_to else None
+        if refers_to and (referred is None or referred["nest_id"] != nest_id):
+            raise BadRequest(f'"refers_to" {refers_to[:40]!r} is not a message of nest {nest_id!r}')
+        context = {
+            "author_role": "owner" if author == "owner" else "crow",
+            "to_role": "" if not to else ("owner" if to == "owner" else "crow"),
+            "refers_kind": referred["kind"] if referred else "",
+        }
+        options = OWNER_KINDS if author == "owner" else None
+        decision = await self.tagger.tag(fields["text"], header, context, options)
+        kind = decision["kind"]
+        request = self._request_of(referred)
+        if kind == "claim":
+            self._check_claim(request, author)
+        if kind in ("claim", "deliver") and not to and request:
+            to = request["author"]  # they answer whoever asked
+        record = self.log.append(nest_id, kind, author, fields["text"], to, refers_to, decision["tagged_by"])
+        self.tagger.logged(decision, record)
+        self._after(nest, record, request, nest_members, from_api)
+        return record
+
+    def correct(self, nest_id: str, msg_id: str, kind: str) -> dict:
+        """The owner's correction of a message's kind: stored on the record and logged as ground truth."""
+        record = self.store.message(msg_id)
+        if record is None or record["nest_id"] != nest_id:
+            raise NestError(404, f"no message {msg_id[:60]!r} in nest {nest_id!r}")
+        if record["kind"] in ("nudge", "flag"):
+            raise BadRequest(f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong")
+        self.tagger.correction(rfc3339(self.clock.now()), msg_id, kind, record["kind"])
+        record = {**record, "kind": kind}
+        self.log.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
+        return record
+
+    def members(self, nest: dict) -> set:
+        return rules.members(nest, self.store.working_in(nest["nest_id"]))
+
+    def _request_of(self, referred: dict | None) -> dict | None:
+        """The request a message is about: the one it refers to, or the one a nudge refers to."""
+        if referred is None:
+            return None
+        if referred["kind"] == "request":
+            return referred
+        if referred["refers_to"]:
+            upstream = self.store.message(referred["refers_to"])
+            return upstream if upstream and upstream["kind"] == "request" else None
+        return None
+
+    def _check_claim(self, request: dict | None, author: str) -> None:
+        if request is None:
+            return
+        claimers = [m["author"] for m in self.store.answers_to(request["msg_id"], "claim")]
+        if author in claimers:
+            raise NestError(409, f"{author} already claimed {request['msg_id']}")
+        if self.store.mode(request["msg_id"]) == "conspiracy":
+            if len(claimers) >= self.config.conspiracy_cap:
+                raise NestError(409, f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes")
+        elif claimers:
+            raise NestError(409, f"{claimers[0]} already claimed {request['msg_id']}; the first claim wins")
+
+    def _after(self, nest, record, request, nest_members, from_api) -> None:
+        """What a stored message sets off: flags, expectations, at most one invocation."""
+        nest_id, kind, author, msg_id = nest["nest_id"], record["kind"], record["author"], record["msg_id"]
+        if rules.is_crow(author):
+            claimed_by = [m["author"] for m in self.store.answers_to(request["msg_id"], "claim")] if request else []
+            why = rules.breach(record, nest_members, claimed_by)
+            if why:
+                self._flag(nest_id, author, msg_id, why)
+        if kind == "request" and (from_api or author == "owner"):
+            self._on_request(nest, record)
+        elif request and kind in ("claim", "decline"):
+            self.store.fulfil(request["msg_id"], author, ("claim",))
+            if kind == "claim":
+                if self.store.mode(request["msg_id"]) != "conspiracy":
+                    # the first claim wins: nobody else owes a claim now
+                    for crow in self.store.working_in(nest_id):
+                        self.store.fulfil(request["msg_id"], crow, ("claim",))
+                self._expect(request["msg_id"], author, "deliver", nest_id, self.config.deliver_within_s)
+                self._spawn(self._invoke(nest, author, request, "you claimed it: do the work and deliver the result."))
+        elif request and kind == "deliver":
+            self.store.fulfil(request["msg_id"], author, ("deliver",))
+            self._more_lenses(nest, request, record)
+
+    def _on_request(self, nest, record) -> None:
+        nest_id = nest["nest_id"]
+        if rules.is_crow(record["to"]):
+            crow, triage = record["to"], False
+        else:
+            crow, triage = self._pick(nest_id, exclude={record["author"]}), True
+        if crow is None:
+            self.say(nest_id, "No crow is free to answer: every one is quarantined.", record["msg_id"])
+            return
+        self._expect(record["msg_id"], crow, "claim", nest_id, self.config.claim_within_s)
+        self._spawn(self._request_turn(nest, record, crow, triage))
+
+    async def _request_turn(self, nest, record, crow, triage) -> None:
+        if triage and self.flock.model is not None:
+            self.store.set_mode(record["msg_id"], nest["nest_id"], await self._sentry_mode(record["text"]))
+        await self._invoke(nest, crow, record, "claim it, decline it with a reason, or answer it.")
+
+    async def _sentry_mode(self, text: str) -> str:
+        """The Sentry triages a room request: a murder of crows is a conspiracy here."""
+        async def complete(system, messages, tools, tool_choice):
+            return await self._call(system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
+        try:
+            triage, _tokens, _trouble = await sentry.ask_sentry(complete, text)
+        except ModelError:
+            triage = None
+        return "conspiracy" if triage and triage["mode"] == "murder" else "solo"
+
+    def _more_lenses(self, nest, request, delivered) -> None:
+        """A conspiracy wants several claims, each a distinct lens: after each delivery, one more crow."""
+        if self.store.mode(request["msg_id"]) != "conspiracy":
+            return
+        claimers = {m["author"] for m in self.store.answers_to(request["msg_id"], "claim")}
+        if len(claimers) >= self.config.conspiracy_cap:
+            return
+        crow = self._pick(nest["nest_id"], exclude=claimers | set(self.store.working_in(nest["nest_id"])))
+        if crow is None:
+            return
+        self._expect(request["msg_id"], crow, "claim", nest["nest_id"], self.config.claim_within_s)
+        lens = f"this is a conspiracy: {', '.join(sorted(claimers))} claimed it already; claim it with a distinct lens."
+        self._spawn(self._invoke(nest, crow, request, lens))
+
+    def _pick(self, nest_id: str, exclude: set) -> str | None:
+        blocked = set(exclude) | set(self.store.quarantined())
+        chosen = self.flock.nests.pick(nest_id, 1, exclude=blocked)
+        return chosen[0][0] if chosen else None
+
+    def _expect(self, msg_id, crow, expects, nest_id, within_s) -> None:
+        self.store.expect(msg_id, crow, expects, nest_id, self.clock.now() + within_s)
+        self.changed.set()
+
+    # --- the Sentry's flags ---------------------------------------------------
+    def _flag(self, nest_id: str, crow: str, msg_id: str, why: str) -> None:
+        flag = self.log.append(nest_id, "flag", "Sentry", f"{why}. {crow} is quarantined until the owner decides.",
+                               crow, msg_id, "default")
+        self.tagger.log.append({"ts": flag["ts"], "question": "flag", "msg_id": flag["msg_id"], "crow": crow, "why": why})
+        self.store.quarantine(crow, flag["msg_id"])
+        self.store.ask_owner(flag["msg_id"], nest_id, crow, self.clock.now() + self.config.verdict_timeout_s)
+        self.changed.set()
+
+    def verdict(self, flag_msg_id: str, approve: bool) -> bool:
+        """The owner's answer on a flag: approve keeps the quarantine, reject releases. False: nothing waits."""
+        asked = self.store.answer_question(flag_msg_id)
+        if asked is None:
+            return False
+        nest_id, crow = asked
+        if approve:
+            self.say(nest_id, f"The owner upheld the flag: {crow} stays quarantined.", flag_msg_id)
+        else:
+            self.store.release(crow)
+            self.say(nest_id, f"The owner rejected the flag: {crow} is released.", flag_msg_id)
+        return True
+
+    # --- invoking one crow ----------------------------------------------------
+    async def _invoke(self, nest, crow: str, about: dict, instruction: str) -> None:
+        """One crow answers `about` through the model; its reply is posted like any message."""
+        nest_id = nest["nest_id"]
+        if crow in self.store.quarantined():
+            self.say(nest_id, f"{crow} is quarantined and was not asked.", about["msg_id"])
+            return
+        if self.flock.model is None:
+            self.say(nest_id, f"{crow} cannot answer: no model is configured.", about["msg_id"])
+            return
+        recent = self.store.recent(nest_id, self.config.context_messages)
+        prompt = rules.nest_prompt(recent, about, instruction)
+        try:
+            reply = await self._call(rules.nest_system(crow, nest), [Message.user(prompt)],
+                                     max_tokens=self.config.crow_max_tokens)
+        except ModelError as error:
+            self.say(nest_id, f"{crow}'s turn was skipped: the model failed ({error}).", about["msg_id"])
+            return
+        header, text = rules.read_reply(reply.message.text())
+        if not text:
+            self.say(nest_id, f"{crow}'s turn was skipped: it came back with no words.", about["msg_id"])
+            return
+        request = about if about["kind"] == "request" else self._request_of(about)
+        fields = {"author": crow, "text": text[:2000], "to": "", "kind": header,
+                  "refers_to": request["msg_id"] if request else about["msg_id"]}
+        try:
+            await self.post(nest_id, fields, from_api=False)
+        except (BadRequest, NestError) as error:
+            self.say(nest_id, f"{crow}'s reply was not posted: {error}", about["msg_id"])
+
+    async def _call(self, system, messages, tools=None, **options):
+        config = self.flock.config
+        async with self.flock.calls:
+            return await complete_with_retry(self.flock.model, system, messages, tools, attempts=config.model_attempts,
+                                             backoff_s=config.model_backoff_s, **options)
+
+    def say(self, nest_id: str, text: str, refers_to: str = "") -> dict:
+        """An honest note from the harness (a skipped turn, a verdict); never a crow's words."""
+        return self.log.append(nest_id, "say", "harness", text, "", refers_to, "default")
+
+    # --- missed expectations ----------------------------------------------------
+    async def watch(self) -> None:
+        """Sleep until the next deadline (an expectation or an owner question) and handle it."""
+        while True:
+            self.changed.clear()
+            deadlines = [row[4] for row in self.store.expectations()] + [row[3] for row in self.store.questions()]
+            waits = [asyncio.ensure_future(self.changed.wait())]
+            if deadlines:
+                waits.append(asyncio.ensure_future(self.clock.sleep_until(min(deadlines))))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+            try:
+                await self._due()
+            except Exception:  # a bug must not stop the watcher for good
+                log.exception("the nest watcher failed on a deadline")
+
+    async def _due(self) -> None:
+        now = self.clock.now()
+        for flag_msg_id, nest_id, crow, deadline in self.store.questions():
+            if deadline <= now and self.store.answer_question(flag_msg_id):
+                self.say(nest_id, f"No verdict within {self.config.verdict_timeout_s:g} s: {crow} stays quarantined "
+                                  "(fail safe).", flag_msg_id)
+        for msg_id, crow, expects, nest_id, deadline, nudged in self.store.expectations():
+            if deadline <= now:
+                await self._missed(msg_id, crow, expects, nest_id, nudged)
+
+    async def _missed(self, msg_id, crow, expects, nest_id, nudged) -> None:
+        p_missed = await self._p_missed(msg_id, crow, expects)
+        missed = self.tagger.judge_miss(rfc3339(self.clock.now()), msg_id, crow, expects, p_missed)
+        self.store.fulfil(msg_id, crow, (expects,))
+        if not missed:
+            return
+        if nudged:
+            self.say(nest_id, f"{crow} missed the {expects} for {msg_id} again; the flock stops waiting.", msg_id)
+            return
+        text = f"Jev: {crow} looks to have missed the {expects} expected for {msg_id} (p={p_missed:.2f}). Over to you."
+        nudge = self.log.append(nest_id, "nudge", "harness", text, crow, msg_id, "default")
+        within = self.config.claim_within_s if expects == "claim" else self.config.deliver_within_s
+        self.store.expect(msg_id, crow, expects, nest_id, self.clock.now() + within, nudged=1)
+        self.changed.set()
+        self._spawn(self._invoke(self.flock.nests.get(nest_id), crow, nudge, f"you owe a {expects} for {msg_id}."))
+
+    async def _p_missed(self, msg_id: str, crow: str, expects: str) -> float:
+        """Jev's P(missed): 1 - its highest P(`expects`, or decline for a claim) over what the crow
+        said in the nest since; 1 when it said nothing."""
+        nest_id, _, n = msg_id.rpartition("-")
+        said = [json.loads(data) for _, data in self.store.messages_after(nest_id, int(n))]
+        said = [m for m in said if m["author"] == crow]
+        kinds = ("claim", "decline") if expects == "claim" else ("deliver",)
+        best = 0.0
+        for message in said:
+            try:
+                probs = await self.tagger.jev.kind_probs_async(message["text"], "crow", "owner", "request")
+            except JevBackendError:
+                continue  # Jev cannot read it: it does not count as an answer
+            best = max(best, sum(probs[kind] for kind in kinds))
+        return 1.0 - best
+
+    # --- tasks ------------------------------------------------------------------
+    def start(self) -> None:
+        self._spawn(self.watch())
+
+    def _spawn(self, coroutine) -> None:
+        self.flock._spawn(coroutine)  # the flock's tasks: its stop() ends ours too

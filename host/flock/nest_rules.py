@@ -1,0 +1,66 @@
+"""The rules of a nest that need no model: who is a member, what the Sentry
+flags, how a crow's reply is read, and what a crow is told when invoked.
+
+Members of a nest: "owner", its core crows (for `todo`, whose core is empty,
+the whole roster) and borrowed crows while they work there (a crow the
+harness owes an expectation in this nest). The Sentry and the Elder serve
+every nest: they may be addressed, though they post only through the server.
+"""
+
+import re
+
+from soulstack.flock.personas import BY_NAME, ROSTER_NAMES
+
+SERVERS = ("Sentry", "Elder", "harness")
+PASTE_CHARS = 1200  # a crow message this long that looks like a file should have been a `refer`
+PASTE_LINES = 15
+HEADER = re.compile(r"^\s*\[(say|request|claim|deliver|refer|decline)\]\s*", re.IGNORECASE)
+
+
+def members(nest: dict, working: set) -> set:
+    core = nest["crows"] or ROSTER_NAMES
+    return {"owner", *core, *working}
+
+
+def is_crow(name: str) -> bool:
+    return name in ROSTER_NAMES
+
+
+def breach(record: dict, nest_members: set, claimed_by: list) -> str | None:
+    """What the Sentry flags in a crow's message, or None. `claimed_by`: crows that
+    claimed the request this message refers to."""
+    kind, author, to = record["kind"], record["author"], record["to"]
+    if kind == "deliver" and author not in claimed_by:
+        return f"{author} delivered without claiming {record['refers_to'] or 'any request'}"
+    if to and to not in nest_members and to not in SERVERS:
+        return f"{author} addressed {to!r}, who is not a member of this nest"
+    text = record["text"]
+    if kind != "refer" and len(text) >= PASTE_CHARS and ("```" in text or text.count("\n") >= PASTE_LINES):
+        return f"{author} pasted a long artifact ({len(text)} characters) instead of a `refer` to it by name"
+    return None
+
+
+def read_reply(text: str) -> tuple:
+    """A crow's model reply -> (header kind or "", text without the header)."""
+    match = HEADER.match(text)
+    if not match:
+        return "", text.strip()
+    return match.group(1).lower(), text[match.end():].strip()
+
+
+def nest_system(crow: str, nest: dict) -> str:
+    persona = BY_NAME[crow]
+    return (
+        f"You are {persona.name}, {persona.epithet}, one crow of a flock, talking in the nest "
+        f"\"{nest['name']}\". Your strength: {persona.strength}. {persona.backstory}\n\n"
+        "Answer the one message you are pointed at, in character but briefly. Begin your reply with its kind "
+        "in square brackets: [claim] to take a request on, [deliver] with the finished work, [decline] with a "
+        "reason, [refer] to point at a file by name instead of pasting it, [request] to ask someone, [say] "
+        "for anything else. Deliver only what you claimed."
+    )
+
+
+def nest_prompt(recent: list, trigger: dict, instruction: str) -> str:
+    lines = [f"{m['msg_id']} [{m['kind']}] {m['author']}" + (f" to {m['to']}" if m["to"] else "") + f": {m['text']}"
+             for m in recent]
+    return "The nest so far:\n" + "\n".join(lines) + f"\n\nYour turn, about {trigger['msg_id']}: {instruction}"

@@ -1,0 +1,101 @@
+"""The tagging rule (decided 2026-10-27) and Jev's decision log.
+
+Jev gives every crow-postable kind a probability. Then:
+- Jev's top kind at or above the band stands: `jev`, or `disagreement` when a
+  header named another kind (Jev overrides it);
+- Jev below the band and a header present: the header (`header`);
+- neither: `say` (`default`).
+
+Every decision is appended to `<data>/jev.jsonl` with the full probability
+vector, the header, the band and the outcome, and fsynced: the calibration
+experiment (`soulstack flock jev-report`) reads it, with the owner's
+corrections, as its ground truth.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from soulstack.flock.jev_llm import JevBackendError
+
+DEFAULT_BAND = 0.8
+
+
+def decide(probs: dict, header: str, band: float) -> tuple:
+    """-> (kind, tagged_by) from Jev's probabilities and the crow's header ("" for none)."""
+    top = max(probs, key=probs.get) if probs else None
+    if top is not None and probs[top] >= band:
+        return top, ("disagreement" if header and header != top else "jev")
+    if header:
+        return header, "header"
+    return "say", "default"
+
+
+class JevLog:
+    """Appends one JSON line per Jev decision or correction and makes it durable."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def append(self, entry: dict) -> None:
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        # O_APPEND writes a line whole; fsync so a decision the API answered survives a crash.
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self) -> list:
+        if not self.path.exists():
+            return []
+        entries = []
+        with open(self.path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    continue  # a line cut short by a power cut; the rest is intact
+        return entries
+
+
+class Tagger:
+    """Jev plus the rule plus the log: what the harness calls for each posted message."""
+
+    def __init__(self, jev, band: float, log: JevLog):
+        self.jev, self.band, self.log = jev, band, log
+
+    async def tag(self, text: str, header: str, context: dict, options=None) -> dict:
+        """-> the decision: kind, tagged_by, probs, ... `context`: author_role, to_role, refers_kind.
+        `options` narrows the question to the kinds this author may post (the owner: say, request,
+        refer); the probabilities are renormalised over them. A backend that fails leaves Jev unsure
+        (no probabilities): the header or `say` decides."""
+        error = None
+        try:
+            probs = await self.jev.kind_probs_async(text, **context)
+        except JevBackendError as failure:
+            probs, error = {}, str(failure)
+        if options and probs:
+            total = sum(probs[kind] for kind in options)
+            probs = {kind: (probs[kind] / total if total > 0 else 1 / len(options)) for kind in options}
+        kind, tagged_by = decide(probs, header, self.band)
+        decision = {"backend": self.jev.name, "probs": probs, "header": header, "band": self.band, "kind": kind,
+                    "tagged_by": tagged_by, "context": context, "text": text}
+        return decision if error is None else {**decision, "error": error}
+
+    def logged(self, decision: dict, record: dict) -> None:
+        """Log a decision once its message is stored (a refused message leaves no line)."""
+        self.log.append({"ts": record["ts"], "question": "kind", "msg_id": record["msg_id"], **decision})
+
+    def correction(self, ts: str, msg_id: str, kind: str, was: str) -> None:
+        self.log.append({"ts": ts, "question": "correction", "msg_id": msg_id, "kind": kind, "was": was})
+
+    def judge_miss(self, ts: str, msg_id: str, crow: str, expects: str, p_missed: float) -> bool:
+        """Log Jev's answer to "did <crow> miss this?"; -> True when it is at or above the band."""
+        missed = p_missed >= self.band
+        self.log.append({
+            "ts": ts, "question": "missed", "msg_id": msg_id, "crow": crow, "expects": expects,
+            "probs": {"missed": p_missed, "answered": 1.0 - p_missed}, "band": self.band, "missed": missed,
+        })
+        return missed

@@ -1,0 +1,123 @@
+"""Jev itself: the local classifier's held-out quality and calibration, the
+tagging rule's four outcomes, the LLM backend against the OpenAI fake
+(probabilities from top_logprobs, the real openai SDK), and jev-report.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from soulstack.flock.jev import KINDS, load_examples, local_jev, measure, reliability, split
+from soulstack.flock.jev_llm import JevBackendError, LlmJev
+from soulstack.flock.tagging import decide
+from tests.fakes.openai_api import FakeOpenAI, completion, error
+from tests.test_flock_support import Flock
+
+
+def test_the_shipped_set_is_large_varied_and_bilingual():
+    examples = load_examples()
+    assert len(examples) >= 600
+    for kind in KINDS:
+        of_kind = [e for e in examples if e["kind"] == kind]
+        assert len(of_kind) >= 100 and {e["lang"] for e in of_kind} == {"en", "zh"}
+    assert sum(1 for e in examples if e.get("hard")) >= 50
+    train, held = split(examples)
+    assert not {e["text"] for e in train} & {e["text"] for e in held} and len(held) >= 100
+
+
+def test_the_local_jev_is_accurate_and_calibrated_on_the_held_out_split():
+    _, held = split(load_examples())
+    result = measure(local_jev().probs_many(held), [e["kind"] for e in held])
+    assert result["accuracy"] >= 0.90 and result["ece"] <= 0.05, result
+    assert sum(row["count"] for row in result["table"]) == len(held)
+
+
+def test_reliability_bins_and_ece_by_hand():
+    table = reliability([0.05, 0.95, 0.95, 0.55], [False, True, False, True])
+    assert [row["count"] for row in table] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 2]
+    assert table[9]["accuracy"] == 0.5 and table[9]["confidence"] == pytest.approx(0.95)
+    ece = measure([[0.95, 0.01, 0.01, 0.01, 0.01, 0.01]] * 2, ["say", "claim"])["ece"]
+    assert ece == pytest.approx(0.45)
+
+
+@pytest.mark.parametrize("probs, header, outcome", [
+    ({"say": 0.1, "request": 0.9}, "", ("request", "jev")),
+    ({"say": 0.1, "request": 0.9}, "request", ("request", "jev")),
+    ({"say": 0.1, "request": 0.9}, "claim", ("request", "disagreement")),
+    ({"say": 0.5, "request": 0.5}, "claim", ("claim", "header")),
+    ({"say": 0.3, "request": 0.7}, "", ("say", "default")),
+    ({}, "", ("say", "default")),
+    ({"say": 0.8, "request": 0.2}, "", ("say", "jev")),  # the band itself counts as sure
+])
+def test_the_tagging_rule(probs, header, outcome):
+    assert decide(probs, header, 0.8) == outcome
+
+
+def labels(**probs):
+    """top_logprobs for the option labels A-F (say, request, claim, deliver, refer, decline)."""
+    return [(label, math.log(p)) for label, p in probs.items()]
+
+
+async def test_the_llm_backend_reads_probabilities_from_top_logprobs():
+    async with FakeOpenAI() as fake:
+        fake.reply(completion("B", top_logprobs=labels(B=0.6, C=0.2, A=0.1, Z=0.1)))
+        jev = LlmJev("llama3.1", base_url=fake.base_url + "/v1")
+        probs = await jev.kind_probs_async("Can you draft it?", "owner", "crow", "")
+        body = fake.bodies[0]
+    assert body["logprobs"] is True and body["top_logprobs"] == 6 and body["max_tokens"] == 1
+    assert "Can you draft it?" in body["messages"][0]["content"]
+    assert probs["request"] == pytest.approx(0.6 / 0.9) and probs["claim"] == pytest.approx(0.2 / 0.9)
+    assert probs["deliver"] == 0 and sum(probs.values()) == pytest.approx(1.0)
+
+
+async def test_the_llm_backend_fails_honestly_without_logprobs_or_on_errors():
+    async with FakeOpenAI() as fake:
+        fake.reply("B", completion("B", top_logprobs=[("maybe", -0.1)]), error(400))
+        jev = LlmJev("llama3.1", base_url=fake.base_url + "/v1")
+        for words in ("no logprobs", "none of Jev's option labels", "Jev's model failed"):
+            with pytest.raises(JevBackendError, match=words):
+                await jev.kind_probs_async("hello")
+
+
+async def test_the_flock_tags_with_the_llm_backend_and_falls_back_to_the_header_when_it_fails(tmp_path):
+    async with FakeOpenAI() as fake:
+        fake.reply(completion("E", top_logprobs=labels(E=0.95, A=0.05)), error(500), error(500))
+        jev = LlmJev("llama3.1", base_url=fake.base_url + "/v1")
+        flock = await Flock(tmp_path, jev=jev).start()
+        try:
+            _, sure = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "notes.md", "kind": "say"})
+            _, failed = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "hi", "kind": "request"})
+        finally:
+            await flock.stop()
+    assert (sure["kind"], sure["tagged_by"]) == ("refer", "disagreement")
+    assert (failed["kind"], failed["tagged_by"]) == ("request", "header")
+    lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]
+    assert lines[0]["backend"] == "llm" and lines[0]["probs"]["refer"] == pytest.approx(0.95)
+    assert lines[1]["probs"] == {} and "failed" in lines[1]["error"]
+
+
+def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
+    log = tmp_path / "jev.jsonl"
+    entries = [
+        {"question": "kind", "msg_id": "todo-1", "kind": "say", "probs": dict.fromkeys(KINDS, 0.0) | {"say": 0.9, "request": 0.1}},
+        {"question": "kind", "msg_id": "todo-2", "kind": "claim", "probs": dict.fromkeys(KINDS, 0.0) | {"claim": 0.7, "say": 0.3}},
+        {"question": "correction", "msg_id": "todo-2", "kind": "decline", "was": "claim"},
+    ]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    png = tmp_path / "reliability.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path), "--png", str(png)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "held-out" in done.stdout and "2 messages, 1 corrected by the owner" in done.stdout
+    assert "accuracy 0.500" in done.stdout  # todo-1 kept its kind (say), todo-2 was corrected
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    missing = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert missing.returncode != 0 and len(missing.stderr.strip().splitlines()) == 1
