@@ -15,7 +15,7 @@ import time
 
 import aiohttp
 
-from soulstack.flock.bench import latencies_of, read_events, start_readers
+from soulstack.flock.bench_readers import latencies_of, read_events, start_readers
 
 NEST = "todo"
 
