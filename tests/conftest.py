@@ -15,3 +15,21 @@ if str(ROOT) not in sys.path:
 def soulstack_cmd():
     """The argv prefix that runs the real `soulstack` command in a subprocess."""
     return [sys.executable, "-m", "soulstack.cli"]
+
+
+@pytest.fixture
+async def fake_anthropic():
+    """A started FakeAnthropic (soulstack.fakes.anthropic_api) for one test."""
+    from soulstack.fakes.anthropic_api import FakeAnthropic
+
+    async with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def fake_openai():
+    """A started FakeOpenAI (soulstack.fakes.openai_api) for one test."""
+    from soulstack.fakes.openai_api import FakeOpenAI
+
+    async with FakeOpenAI() as fake:
+        yield fake

@@ -13,7 +13,7 @@ import pytest
 from soulstack.flock.jev import KINDS, load_examples, local_jev, measure, reliability, split
 from soulstack.flock.jev_llm import JevBackendError, LlmJev
 from soulstack.flock.tagging import decide
-from tests.fakes.openai_api import FakeOpenAI, completion, error
+from soulstack.fakes.openai_api import FakeOpenAI, completion, error
 from tests.test_flock_support import Flock
 
 

@@ -11,7 +11,7 @@ import pytest
 from soulstack.flock.app import HARNESS
 from soulstack.flock.flow import FlockConfig
 from soulstack.flock.harness import NestConfig
-from tests.fakes.anthropic_api import error, text, tool_use
+from soulstack.fakes.anthropic_api import error, text, tool_use
 from tests.test_flock_support import Flock, start_fake_model
 
 

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from tests.fakes.anthropic_api import FakeAnthropic
+from soulstack.fakes.anthropic_api import FakeAnthropic
 from tests.test_flock_restart import Server
 from tests.test_flock_support import SSE, Brain
 

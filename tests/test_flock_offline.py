@@ -25,7 +25,7 @@ async def wait_for_line(process, text):
 
 async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
     model_port, flock_port = unused_port(), unused_port()
-    fake = subprocess.Popen([sys.executable, "-m", "tests.fakes.run_fake_anthropic", "--flock", "--port", str(model_port)],
+    fake = subprocess.Popen([sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--port", str(model_port)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     env = {**os.environ, "ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model_port}"}
     flock = subprocess.Popen([sys.executable, "-m", "soulstack.cli", "flock", "--port", str(flock_port), "--data", str(tmp_path)],

@@ -12,7 +12,7 @@ import pytest_asyncio
 from playwright.async_api import async_playwright, expect
 
 from soulstack.flock.flow import FlockConfig
-from tests.fakes.anthropic_api import text
+from soulstack.fakes.anthropic_api import text
 from tests.fakes.riv import riv
 from tests.test_flock_support import Brain, Flock, start_fake_model
 

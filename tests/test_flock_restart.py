@@ -17,7 +17,7 @@ import pytest
 from aiohttp.test_utils import unused_port
 
 from tests.test_flock_support import SSE, Brain
-from tests.fakes.anthropic_api import FakeAnthropic
+from soulstack.fakes.anthropic_api import FakeAnthropic
 
 
 class Server:

@@ -13,7 +13,7 @@ from soulstack.flock.app import make_flock_app
 from soulstack.flock.robot import BodyVoice, SoulVoice
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_flock_support import Flock, start_fake_model
 
 

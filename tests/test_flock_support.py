@@ -23,7 +23,7 @@ from soulstack.flock.app import FLOCK, make_flock_app
 from soulstack.flock.clock import ManualClock
 from soulstack.flock.flow import FlockConfig
 from soulstack.llm.anthropic import AnthropicModel
-from tests.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 
 
 class Brain:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from tools import fuzzkit
 
 SERVERS = ("soul", "terminal", "sim", "bridge", "stackchan", "tts", "flock")

@@ -18,12 +18,11 @@ from soulstack.llm.types import (
     ToolCall,
     ToolResult,
 )
-from tests.fakes.anthropic_api import (  # noqa: F401 (fake_anthropic is a fixture)
+from soulstack.fakes.anthropic_api import (
     FakeAnthropic,
     PromptCache,
     cacheable_blocks,
     error,
-    fake_anthropic,
     message,
     text,
     tool_use,
@@ -481,8 +480,8 @@ def test_prompt_cache_looks_back_at_most_lookback_blocks():
 def test_the_fake_counts_an_image_by_its_pixels():
     """As the API bills it: width x height / 750 tokens, at most ~1600 (bigger ones are scaled down first);
     inside a tool result too, where the base64 text must not be counted as words."""
-    from tests.fakes.anthropic_api import IMAGE_TOKENS, estimate_tokens, image_tokens
-    from tests.fakes.soul_body import JPEG, QVGA_JPEG
+    from soulstack.fakes.anthropic_api import IMAGE_TOKENS, estimate_tokens, image_tokens
+    from soulstack.fakes.soul_body import JPEG, QVGA_JPEG
 
     def block(data: bytes) -> dict:
         return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": base64.b64encode(data).decode()}}

@@ -9,7 +9,7 @@ from soulstack.llm.prices import price_for
 from soulstack.llm.providers import make_model
 from soulstack.llm.streaming import BlockDone, TextDelta
 from soulstack.llm.types import Message, TextBlock
-from tests.fakes.anthropic_api import FakeBedrock, text
+from soulstack.fakes.anthropic_api import FakeBedrock, text
 
 AWS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
        "AWS_REGION": "us-east-1"}

@@ -8,7 +8,7 @@ import pytest
 
 from soulstack.llm.openai import OpenAIModel
 from soulstack.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult
-from tests.fakes.openai_api import FakeOpenAI, completion, error, fake_openai, text, tool_call  # noqa: F401 (fixture)
+from soulstack.fakes.openai_api import FakeOpenAI, completion, error, text, tool_call
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
 LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})

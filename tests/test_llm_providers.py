@@ -7,9 +7,9 @@ from soulstack.llm.openai import OpenAIModel
 from soulstack.llm.prices import DEFAULT_PRICES, cost_usd, price_for
 from soulstack.llm.providers import choose_provider, complete_with_retry, make_model
 from soulstack.llm.types import Message, ModelError, Usage, retry_after_s
-from tests.fakes.anthropic_api import FakeAnthropic, error
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.openai_api import error as openai_error
+from soulstack.fakes.anthropic_api import FakeAnthropic, error
+from soulstack.fakes.openai_api import FakeOpenAI
+from soulstack.fakes.openai_api import error as openai_error
 
 
 @pytest.mark.parametrize(

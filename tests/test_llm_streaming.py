@@ -10,9 +10,9 @@ from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, ModelError, TextBlock, ToolCall
 from tests.fakes import anthropic_api, openai_api
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.scripted_server import steered
+from soulstack.fakes.anthropic_api import FakeAnthropic
+from soulstack.fakes.openai_api import FakeOpenAI
+from soulstack.fakes.scripted_server import steered
 
 
 def anthropic_for(fake):

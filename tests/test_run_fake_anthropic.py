@@ -1,4 +1,4 @@
-"""tests/fakes/run_fake_anthropic.py as its own process, called by the real anthropic SDK."""
+"""host/fakes/run_fake_anthropic.py as its own process, called by the real anthropic SDK."""
 
 import asyncio
 import json
@@ -16,7 +16,7 @@ async def start_fake(tmp_path, script, *extra):
     (tmp_path / "replies.json").write_text(json.dumps(script))
     port = unused_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.run_fake_anthropic", "--port", str(port),
+        [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--port", str(port),
          "--script", str(tmp_path / "replies.json"), "--record", str(tmp_path / "requests.jsonl"), *extra],
         cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )
@@ -69,7 +69,7 @@ async def test_image_data_is_shortened_in_the_record(tmp_path):
 
 def test_a_script_that_is_not_a_list_is_one_line(tmp_path):
     (tmp_path / "replies.json").write_text('{"tool": "look"}')
-    done = subprocess.run([sys.executable, "-m", "tests.fakes.run_fake_anthropic", "--script",
+    done = subprocess.run([sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--script",
                            str(tmp_path / "replies.json")], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode != 0
     assert done.stderr.strip().endswith("must be a JSON list of replies") and "Traceback" not in done.stderr

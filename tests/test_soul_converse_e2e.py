@@ -1,6 +1,6 @@
 """Converse end to end: the real openai SDK (streamed and not) talks to the real soul's
 own HTTP server on loopback; behind it, the real anthropic SDK talks to the fake
-Messages API (tests/fakes/anthropic_api.py) and the soul's body is a recording body.
+Messages API (host/fakes/anthropic_api.py) and the soul's body is a recording body.
 
 Time moves only by jumps the test makes (`JumpClock`), so the 45 s guard and the
 15 s cache are tried without waiting for them, and exactly: real time, however slow
@@ -20,8 +20,8 @@ from openai import AsyncOpenAI
 from soulstack.soul.clock import Clock
 from soulstack.soul.converse import FAILED, FILLER
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)

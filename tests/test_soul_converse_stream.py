@@ -15,10 +15,10 @@ from soulstack.llm.openai import OpenAIModel
 from soulstack.soul.converse import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from tests.fakes import openai_api
-from tests.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.scripted_server import steered
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
+from soulstack.fakes.openai_api import FakeOpenAI
+from soulstack.fakes.scripted_server import steered
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_converse_e2e import AFTERNOON, JumpClock, a_soul, fell_asleep, requests_hearing, sleep_long
 from tests.test_soul_life import Running, make_cfg, until
 

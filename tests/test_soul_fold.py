@@ -23,7 +23,7 @@ from soulstack.soul.fold import (
     with_summary,
 )
 from soulstack.soul.session import Session, coalesce
-from tests.fakes.anthropic_api import FakeAnthropic
+from soulstack.fakes.anthropic_api import FakeAnthropic
 
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 64).decode()

@@ -1,6 +1,6 @@
 """Keep-warm in a living soul: refreshes of the prompt cache during sleeps longer than it lives.
 
-The real loop, the real anthropic SDK against tests/fakes/anthropic_api.py (whose cache applies
+The real loop, the real anthropic SDK against host/fakes/anthropic_api.py (whose cache applies
 TTLs, refreshed on every hit, on the soul's clock), a real body on loopback. The clock is
 host/soul/clock.py's StepClock: virtual time moves only by what the soul sleeps, so the cache's
 TTLs are exact and nothing depends on this machine's speed. Keep-warm cuts a sleep into pieces
@@ -21,9 +21,9 @@ from soulstack.soul.clock import StepClock
 from soulstack.soul.fold import IMAGE_PLACEHOLDER
 from soulstack.soul.keepwarm import PING
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
-from tests.fakes.openai_api import FakeOpenAI, completion
-from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
+from soulstack.fakes.openai_api import FakeOpenAI, completion
+from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 from tests.test_soul_metabolism import anthropic_env
 from tests.test_soul_metabolism import cfg_for as metabolism_cfg

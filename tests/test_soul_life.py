@@ -1,5 +1,5 @@
 """The soul end to end over real HTTP: a real body on loopback, the real anthropic SDK
-against tests/fakes/anthropic_api.py, nudges through the soul's own server, virtual time.
+against host/fakes/anthropic_api.py, nudges through the soul's own server, virtual time.
 
 Virtual time is a StepClock (host/soul/clock.py): it moves only by what the soul sleeps,
 so a busy machine cannot stretch a sleep (on a ScaledClock at 36000x a tenth of a second
@@ -17,8 +17,8 @@ from soulstack.llm.anthropic import AnthropicModel
 from soulstack.soul import config, life
 from soulstack.soul.clock import StepClock
 from soulstack.soul.run import build_soul, serve_and_live
-from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
-from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
+from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 

@@ -1,5 +1,5 @@
 """Tools from MCP servers, over real HTTP: the soul's client against tests/fakes/mcp_server.py,
-and end to end with the real anthropic SDK against tests/fakes/anthropic_api.py."""
+and end to end with the real anthropic SDK against host/fakes/anthropic_api.py."""
 
 import asyncio
 import logging
@@ -15,9 +15,9 @@ from soulstack.soul import config
 from soulstack.soul.clock import ScaledClock, StepClock
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools import Outcome, SoulTool, refresh_tools
-from tests.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.mcp_server import PNG_B64, FakeMcp, FakeTool, echo_tool, text_result
-from tests.fakes.soul_body import JPEG_B64
+from soulstack.fakes.soul_body import JPEG_B64
 from tests.test_soul_life import Running, anthropic_model, until
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)

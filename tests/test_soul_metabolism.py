@@ -1,5 +1,5 @@
 """The metabolism in a living soul, end to end: real HTTP, the real anthropic SDK against
-tests/fakes/anthropic_api.py, a real body on loopback, virtual time on a StepClock.
+host/fakes/anthropic_api.py, a real body on loopback, virtual time on a StepClock.
 
 What the model receives is read from the fake's recorded requests: the drives and hunger
 must reach it as felt words in the snapshot's last block, never as numbers.
@@ -22,8 +22,8 @@ from soulstack.soul.clock import StepClock
 from soulstack.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
 from soulstack.soul.run import build_soul
 from soulstack.soul.vitals import HUNGER_TEXTS
-from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)

@@ -1,5 +1,5 @@
 """The prompt cache and the context ceiling in a living soul, checked on the exact requests the
-real anthropic SDK sent to tests/fakes/anthropic_api.py (whose cache runs on the soul's virtual clock).
+real anthropic SDK sent to host/fakes/anthropic_api.py (whose cache runs on the soul's virtual clock).
 
 The clock is a StepClock: virtual time moves only by what the soul sleeps, so a busy machine
 cannot age an hour's cache between two steps of one waking (on a ScaledClock at 36000x a
@@ -14,8 +14,8 @@ import pytest
 from soulstack.soul.clock import StepClock
 from soulstack.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
-from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
+from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import Running, texts_of, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
 

@@ -10,8 +10,8 @@ from soulstack.soul import life, rhythm, snapshot
 from soulstack.soul.clock import ScaledClock
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, tool_use
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import AFTERNOON, Running, make_cfg, texts_of, until
 
 LOOP = {"defaultSleepMinutes": 20, "minSleepMinutes": 2, "maxSleepMinutes": 60,

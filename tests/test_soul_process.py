@@ -11,8 +11,8 @@ from pathlib import Path
 import aiohttp
 from aiohttp.test_utils import unused_port
 
-from tests.fakes.anthropic_api import FakeAnthropic, tool_use
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_metabolism_cache import same_prefix
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The snapshot's inner life is sent in full only when the soul does not already have it in view.
 
-Over the real loop and the real anthropic SDK against tests/fakes/anthropic_api.py: an unchanged
+Over the real loop and the real anthropic SDK against host/fakes/anthropic_api.py: an unchanged
 inner life is named in one line instead of re-sent; a changed part (MOOD.md, a diary line written
 from outside) is; a line the soul wrote itself is not repeated; a restart and a fold bring it back
 in full. In every request the soul sends, its whole inner life is somewhere in the messages.
@@ -23,8 +23,8 @@ from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.soul.session import Session
 from soulstack.soul.snapshot import InnerSight
-from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint

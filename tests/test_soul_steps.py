@@ -2,12 +2,12 @@
 calls sleep ends the waking right after its tools ran — unless an answer still needs reading
 (a look, a failure). Every step re-reads the whole context, so each one saved is money saved.
 
-Real body on loopback, the real anthropic SDK against tests/fakes/anthropic_api.py, StepClock."""
+Real body on loopback, the real anthropic SDK against host/fakes/anthropic_api.py, StepClock."""
 
 from soulstack.soul.clock import StepClock
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic, message
-from tests.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic, message
+from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
 
 

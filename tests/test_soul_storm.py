@@ -1,7 +1,7 @@
 """A soul that can't be stormed: nudges after a nudged waking wait nudge.minIntervalSeconds and come
 together; a person's words wake it within seconds; what /nudge acknowledged survives kill -9.
 
-Real HTTP on loopback, the real anthropic SDK against tests/fakes/anthropic_api.py, a StepClock
+Real HTTP on loopback, the real anthropic SDK against host/fakes/anthropic_api.py, a StepClock
 held in every sleep (a held sleep ends by a nudge, or passes its full length on `release`)."""
 
 import contextlib
@@ -14,8 +14,8 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.soul.clock import StepClock
 from soulstack.soul.run import build_soul
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.soul_body import RecordingBody
+from soulstack.fakes.anthropic_api import FakeAnthropic
+from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
 from tests.test_soul_process import start_soul, stop_with_ctrl_c, write_config
 from tests.test_soul_process import until as until_real

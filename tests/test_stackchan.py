@@ -20,10 +20,10 @@ from soulstack.serving import listening
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.nudges import Debouncer, NudgeSender
 from soulstack.tts.server import make_tts_app as tts_app
-from tests.fakes.loopback import LoopbackServer
+from soulstack.fakes.loopback import LoopbackServer
 from tests.fakes.nudge_receiver import NudgeReceiver
-from tests.fakes.xiaozhi_robot import DESK_JPEG, FakeRobot
-from tests.fakes.xiaozhi_upstream import VISION_TOKEN, FakeUpstream
+from soulstack.fakes.xiaozhi_robot import DESK_JPEG, FakeRobot
+from soulstack.fakes.xiaozhi_upstream import VISION_TOKEN, FakeUpstream
 
 pytestmark = pytest.mark.timeout(60)
 needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it)")
@@ -454,7 +454,7 @@ async def test_upstream_ending_the_conversation_closes_the_robot_and_status_foll
 
 
 async def test_speak_through_an_openai_compatible_speech_url():
-    from tests.fakes.openai_api import FakeOpenAI
+    from soulstack.fakes.openai_api import FakeOpenAI
 
     async with FakeOpenAI() as openai, rig() as r:
         robot = await r.robot()

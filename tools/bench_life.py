@@ -4,7 +4,7 @@ A real soul (host/soul/run.py's build_soul, metabolism attached) lives one
 virtual day on host/soul/clock.py's StepClock: virtual time moves only while the soul sleeps
 (and CALL_SECONDS per model call), so the same seed gives the same day, call
 for call, on any machine. Its model is the real anthropic SDK talking to
-tests/fakes/anthropic_api.py, whose prompt cache follows the real rules on the
+host/fakes/anthropic_api.py, whose prompt cache follows the real rules on the
 same virtual clock: prefix match up to a breakpoint with a 20-block lookback,
 a minimum cacheable length (1024 tokens), 5 m / 1 h TTLs refreshed on a hit.
 Its body is a real Body Protocol server on loopback.
@@ -58,8 +58,8 @@ from soulstack.soul.clock import StepClock  # noqa: E402
 from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from soulstack.soul.keepwarm import PING  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
-from tests.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
-from tests.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
+from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
+from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 MIN_CACHE_TOKENS = 1024

@@ -32,8 +32,8 @@ import aiohttp  # noqa: E402
 from soulstack.adapters.stackchan.body import StackChanBody  # noqa: E402
 from soulstack.serving import listening  # noqa: E402
 from soulstack.tts.server import make_tts_app as tts_app  # noqa: E402
-from tests.fakes.xiaozhi_robot import FakeRobot  # noqa: E402
-from tests.fakes.xiaozhi_upstream import FakeUpstream  # noqa: E402
+from soulstack.fakes.xiaozhi_robot import FakeRobot  # noqa: E402
+from soulstack.fakes.xiaozhi_upstream import FakeUpstream  # noqa: E402
 
 FRAME = bytes(range(256)) * 1  # about the size of one 60 ms Opus packet of speech
 

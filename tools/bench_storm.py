@@ -4,7 +4,7 @@ A misbehaving body once sent 1,000 nudges in 10 s and the soul woke 273 times
 (273 model calls: a day's budget in seconds). This bench sends that storm to a
 real soul (host/soul/run.py's build_soul, its own HTTP server on loopback, the
 wall clock) whose model is the real anthropic SDK talking to
-tests/fakes/anthropic_api.py (every waking answers "sleep 60 minutes") and
+host/fakes/anthropic_api.py (every waking answers "sleep 60 minutes") and
 whose body is a real Body Protocol server. Two storms, each against a fresh
 soul, both at once: the same reason 1,000 times, and 1,000 different reasons.
 `--without-coalescing` adds the same two with nudge.minIntervalSeconds 0, the
@@ -35,8 +35,8 @@ import aiohttp  # noqa: E402
 from soulstack.soul import config  # noqa: E402
 from soulstack.soul.prompts import texts  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
-from tests.fakes.anthropic_api import FakeAnthropic, tool_use  # noqa: E402
-from tests.fakes.soul_body import RecordingBody  # noqa: E402
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use  # noqa: E402
+from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
 
 IDENTICAL = "someone's face appeared in front of me"
 

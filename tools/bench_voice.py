@@ -2,7 +2,7 @@
 
 A real soul (host/soul/run.py's build_soul, its own HTTP server on loopback)
 is asked by the real openai SDK with `stream: true`, as a voice stack asks.
-Its model is the real anthropic SDK talking to tests/fakes/anthropic_api.py,
+Its model is the real anthropic SDK talking to host/fakes/anthropic_api.py,
 whose stream is paced like a real model's (`Pacer`): the first content comes
 `--ttft-ms` after the request, then text at `--tps` tokens a second (four
 characters a token). Its body is a real Body Protocol server on loopback.
@@ -37,9 +37,9 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from soulstack.soul import config  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
-from tests.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402
-from tests.fakes.scripted_server import steered  # noqa: E402
-from tests.fakes.soul_body import RecordingBody  # noqa: E402
+from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402
+from soulstack.fakes.scripted_server import steered  # noqa: E402
+from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
 
 CHARS_PER_TOKEN = 4
 SPEAK_ENDS = "<the speak call's input is complete>"

@@ -40,7 +40,7 @@ from typing import Callable
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackServer
+from soulstack.fakes.loopback import LoopbackServer
 
 VERSIONS = ("2025-06-18", "2025-03-26")
 FALLBACK_VERSION = "2025-03-26"  # assumed when a request has no MCP-Protocol-Version header

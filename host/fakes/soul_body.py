@@ -13,7 +13,7 @@ from aiohttp import web
 
 from soulstack.protocol.body_app import make_body_app
 from soulstack.serving import error_response
-from tests.fakes.loopback import LoopbackServer
+from soulstack.fakes.loopback import LoopbackServer
 
 # An 8x8 orange baseline JPEG (made with libjpeg-turbo's cjpeg, quality 70); it decodes.
 JPEG_B64 = (

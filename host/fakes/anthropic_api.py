@@ -8,7 +8,7 @@ honest prompt-cache simulation (see `PromptCache`).
 
 Example (any async test; pytest-aiohttp runs it)::
 
-    from tests.fakes.anthropic_api import FakeAnthropic, text, tool_use, error
+    from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use, error
 
     async def test_it():
         async with FakeAnthropic() as fake:
@@ -24,7 +24,7 @@ for any content blocks (thinking too), `error(status)`, or a callable taking
 the request JSON and returning one of those (sync or async: it may wait on an
 `asyncio.Event` to play a slow model). `FakeAnthropic(default=...)` answers
 once the script is empty. `stream: true` requests get the real SSE event
-sequence; `steered(reply, after_event=..., cut_after=...)` (tests/fakes/scripted_server.py)
+sequence; `steered(reply, after_event=..., cut_after=...)` (host/fakes/scripted_server.py)
 paces, holds or cuts that stream. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Importing the `fake_anthropic` fixture into a test module gives a started fake.
 """
@@ -39,10 +39,9 @@ import struct
 import time
 import zlib
 
-import pytest
 from aiohttp import web
 
-from tests.fakes.scripted_server import ScriptedServer, sse
+from soulstack.fakes.scripted_server import ScriptedServer, sse
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -431,12 +430,6 @@ def pieces(s, size=8):
     """Split a string into small chunks, as a streaming model would (at least one)."""
     return [s[i : i + size] for i in range(0, len(s), size)] or [""]
 
-
-@pytest.fixture
-async def fake_anthropic():
-    """A started FakeAnthropic for one test: `from tests.fakes.anthropic_api import fake_anthropic`, then take `fake_anthropic` as an argument."""
-    async with FakeAnthropic() as fake:
-        yield fake
 
 
 # Amazon Bedrock's InvokeModel for Claude: the Messages body without "model" (the path names

@@ -1,6 +1,6 @@
 """A scripted mind for the flock: answers each call by what it is asked, so the flock works offline.
 
-`python -m tests.fakes.run_fake_anthropic --flock` serves it (docs/try-the-flock-offline.md).
+`python -m soulstack.fakes.run_fake_anthropic --flock` serves it (docs/try-the-flock-offline.md).
 No model thinks here; the rules are plain so a person can predict them:
 
 - the Sentry (a call offering the `triage` tool): an item with "and" or commas
@@ -15,7 +15,7 @@ No model thinks here; the rules are plain so a person can predict them:
 
 import re
 
-from tests.fakes.anthropic_api import text, tool_use
+from soulstack.fakes.anthropic_api import text, tool_use
 
 TASK_WORDS = [
     ("code", ("code", "script", "function", "bug", "python", "program")),

@@ -5,7 +5,7 @@ when `stream_options.include_usage`) and GET /v1/models.
 
 Example (any async test; pytest-aiohttp runs it)::
 
-    from tests.fakes.openai_api import FakeOpenAI, text, tool_call, error
+    from soulstack.fakes.openai_api import FakeOpenAI, text, tool_call, error
 
     async def test_it():
         async with FakeOpenAI() as fake:
@@ -19,7 +19,7 @@ Example (any async test; pytest-aiohttp runs it)::
 Replies: a string (a text reply), `text(...)`, `tool_call(...)` / `completion(...)`
 for several calls, `error(status)`, or a callable taking the request JSON and
 returning one of those (sync or async). `FakeOpenAI(default=...)` answers once
-the script is empty. `steered(reply, ...)` (tests/fakes/scripted_server.py) paces,
+the script is empty. `steered(reply, ...)` (host/fakes/scripted_server.py) paces,
 holds or cuts a streamed reply. `fake.requests` holds `Recorded(method, path, headers, body, raw)`.
 Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
 Importing the `fake_openai` fixture into a test module gives a started fake.
@@ -33,10 +33,9 @@ import struct
 import time
 import wave
 
-import pytest
 from aiohttp import web
 
-from tests.fakes.scripted_server import ScriptedServer, sse
+from soulstack.fakes.scripted_server import ScriptedServer, sse
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 404: "not_found_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
 
@@ -260,9 +259,3 @@ def stream_chunks(base, spec, usage):
     out.append("[DONE]")
     return out
 
-
-@pytest.fixture
-async def fake_openai():
-    """A started FakeOpenAI for one test: `from tests.fakes.openai_api import fake_openai`, then take `fake_openai` as an argument."""
-    async with FakeOpenAI() as fake:
-        yield fake

@@ -16,7 +16,7 @@ import time
 import websockets
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackServer
+from soulstack.fakes.loopback import LoopbackServer
 
 VISION_TOKEN = "upstream-vision-token"
 

@@ -1,7 +1,7 @@
 """What the fake model servers share: a loopback aiohttp server, a script of
 replies, and a record of every request.
 
-`tests/fakes/anthropic_api.py` and `tests/fakes/openai_api.py` subclass
+`host/fakes/anthropic_api.py` and `host/fakes/openai_api.py` subclass
 `ScriptedServer`; see those files for how a test uses them.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackServer
+from soulstack.fakes.loopback import LoopbackServer
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 For trying the soul by hand without a real model (docs/try-with-a-fake-model.md)::
 
-    python -m tests.fakes.run_fake_anthropic --port 9290 --script replies.json --record requests.jsonl
+    python -m soulstack.fakes.run_fake_anthropic --port 9290 --script replies.json --record requests.jsonl
 
 (from the checkout's root; from anywhere else, give the file's path:
-`.venv/bin/python tests/fakes/run_fake_anthropic.py ...`).
+`.venv/bin/python host/fakes/run_fake_anthropic.py ...`).
 
 The script is a JSON list, answered in order, one entry per model call:
 
@@ -17,7 +17,7 @@ The script is a JSON list, answered in order, one entry per model call:
 it the fake answers 400 "the script has no reply left", as in the tests.
 
 `--flock` needs no script: it answers the flock's Sentry, crows and Elder by
-what each call asks (tests/fakes/flock_brain.py; docs/try-the-flock-offline.md).
+what each call asks (host/fakes/flock_brain.py; docs/try-the-flock-offline.md).
 Every request is appended to `--record` as one JSON line (image data cut to
 its length, so the file stays readable) and summed up on stderr.
 """
@@ -30,16 +30,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-if not __package__:  # run as a file (python path/to/run_fake_anthropic.py): find `tests` from here
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-try:
-    from tests.fakes.anthropic_api import FakeAnthropic, error, tool_use
-except ModuleNotFoundError as missing:  # the fakes live with the tests and import pytest
-    if missing.name != "pytest":
-        raise
-    raise SystemExit("run_fake_anthropic: needs the dev tools; run tools/test once, "
-                     "or .venv/bin/pip install -e '.[dev]'") from None
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 
 
 def to_reply(entry, where):
@@ -122,7 +113,7 @@ async def serve(fake, host, port):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tests.fakes.run_fake_anthropic",
+    parser = argparse.ArgumentParser(prog="python -m soulstack.fakes.run_fake_anthropic",
                                      description="The fake Anthropic Messages API, scripted from a JSON file.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=9290, help="port (default 9290)")
@@ -142,7 +133,7 @@ def main(argv=None):
         to_reply(parsed, "--default")  # a mistake shows now, not at the first call
         default = lambda _body: to_reply(parsed, "--default")  # noqa: E731 - a fresh tool_use id each time
     if args.flock:
-        from tests.fakes.flock_brain import answer
+        from soulstack.fakes.flock_brain import answer
 
         default = answer
     fake = RecordingFake(load_script(args.script) if args.script else [], default=default, record=args.record)
