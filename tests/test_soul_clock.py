@@ -1,11 +1,11 @@
-"""host/soul/clock.py StepClock: virtual time moves only by what is waited, and a test can hold a sleep."""
+"""host/clocks.py StepClock: virtual time moves only by what is waited, and a test can hold a sleep."""
 
 import asyncio
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 
 START = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 

@@ -17,7 +17,7 @@ import pytest
 from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
-from soulstack.soul.clock import Clock
+from soulstack.clocks import Clock
 from soulstack.soul.converse import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use

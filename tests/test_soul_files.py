@@ -12,7 +12,7 @@ import pytest
 from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.soul import config, life
 from soulstack.soul.atomic import atomic_write_json, read_json
-from soulstack.soul.clock import ScaledClock
+from soulstack.clocks import ScaledClock
 from soulstack.soul.session import INTERRUPTED, Session
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 The real loop, the real anthropic SDK against host/fakes/anthropic_api.py (whose cache applies
 TTLs, refreshed on every hit, on the soul's clock), a real body on loopback. The clock is
-host/soul/clock.py's StepClock: virtual time moves only by what the soul sleeps, so the cache's
+host/clocks.py's StepClock: virtual time moves only by what the soul sleeps, so the cache's
 TTLs are exact and nothing depends on this machine's speed. Keep-warm cuts a sleep into pieces
 (up to each refresh, then up to the alarm); each piece is one of the clock's sleeps, so the
 `hold(after=n)` of each test also says how many pieces the sleeps before it had.
@@ -17,7 +17,7 @@ import pytest
 
 from soulstack.protocol.nudges import Nudge
 from soulstack.soul import config
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.fold import IMAGE_PLACEHOLDER
 from soulstack.soul.keepwarm import PING
 from soulstack.soul.run import build_soul

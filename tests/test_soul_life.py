@@ -1,7 +1,7 @@
 """The soul end to end over real HTTP: a real body on loopback, the real anthropic SDK
 against host/fakes/anthropic_api.py, nudges through the soul's own server, virtual time.
 
-Virtual time is a StepClock (host/soul/clock.py): it moves only by what the soul sleeps,
+Virtual time is a StepClock (host/clocks.py): it moves only by what the soul sleeps,
 so a busy machine cannot stretch a sleep (on a ScaledClock at 36000x a tenth of a second
 of load was an hour). A test holds the soul asleep at the sleep it checks
 (`clock.hold(after=n)`, then `clock.held == n + 1`); a held sleep ends only by a nudge."""
@@ -15,7 +15,7 @@ import pytest
 
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.soul import config, life
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul, serve_and_live
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody

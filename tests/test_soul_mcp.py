@@ -12,7 +12,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.protocol.nudges import Nudge
 from soulstack.llm.types import ToolCall
 from soulstack.soul import config
-from soulstack.soul.clock import ScaledClock, StepClock
+from soulstack.clocks import ScaledClock, StepClock
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools import Outcome, SoulTool, refresh_tools
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use

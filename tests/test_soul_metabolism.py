@@ -4,7 +4,7 @@ host/fakes/anthropic_api.py, a real body on loopback, virtual time on a StepCloc
 What the model receives is read from the fake's recorded requests: the drives and hunger
 must reach it as felt words in the snapshot's last block, never as numbers.
 
-Virtual time moves only by what the soul sleeps (host/soul/clock.py StepClock), never with
+Virtual time moves only by what the soul sleeps (host/clocks.py StepClock), never with
 wall time: on a ScaledClock a loaded machine shifted these wakings by hours (a drive felt
 too early, night turned to day, an hour's cache expired between two steps). Each test
 holds the soul asleep at the sleep it wants to look at (`clock.hold(after=n)`, then
@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 
 from soulstack.soul import config
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
 from soulstack.soul.run import build_soul
 from soulstack.soul.vitals import HUNGER_TEXTS

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use

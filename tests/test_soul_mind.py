@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.llm.types import TextBlock
 from soulstack.soul import life, rhythm, snapshot
-from soulstack.soul.clock import ScaledClock
+from soulstack.clocks import ScaledClock
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use

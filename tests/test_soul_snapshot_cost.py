@@ -5,7 +5,7 @@ inner life is named in one line instead of re-sent; a changed part (MOOD.md, a d
 from outside) is; a line the soul wrote itself is not repeated; a restart and a fold bring it back
 in full. In every request the soul sends, its whole inner life is somewhere in the messages.
 
-The clock is a StepClock (host/soul/clock.py): virtual time moves only by what the soul sleeps,
+The clock is a StepClock (host/clocks.py): virtual time moves only by what the soul sleeps,
 so a busy machine cannot expire the hour's cache between two wakings (on a ScaledClock at 36000x
 a tenth of a second of load was an hour). Each test holds the soul asleep after the wakings it
 checks (`clock.hold(after=n)`, then `clock.held == n + 1`).
@@ -16,7 +16,7 @@ import random
 from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.fold import SUMMARY_INSTRUCTION
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts

@@ -4,7 +4,7 @@ calls sleep ends the waking right after its tools ran — unless an answer still
 
 Real body on loopback, the real anthropic SDK against host/fakes/anthropic_api.py, StepClock."""
 
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, message
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody

@@ -12,7 +12,7 @@ from datetime import timedelta
 import aiohttp
 from aiohttp.test_utils import unused_port
 
-from soulstack.soul.clock import StepClock
+from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody

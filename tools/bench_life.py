@@ -1,7 +1,7 @@
 """What a day of the soul's life costs (run it as tools/bench-life).
 
 A real soul (host/soul/run.py's build_soul, metabolism attached) lives one
-virtual day on host/soul/clock.py's StepClock: virtual time moves only while the soul sleeps
+virtual day on host/clocks.py's StepClock: virtual time moves only while the soul sleeps
 (and CALL_SECONDS per model call), so the same seed gives the same day, call
 for call, on any machine. Its model is the real anthropic SDK talking to
 host/fakes/anthropic_api.py, whose prompt cache follows the real rules on the
@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 from soulstack.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
 from soulstack.llm.prices import price_for  # noqa: E402
 from soulstack.soul import config  # noqa: E402
-from soulstack.soul.clock import StepClock  # noqa: E402
+from soulstack.clocks import StepClock  # noqa: E402
 from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
 from soulstack.soul.keepwarm import PING  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402

@@ -13,7 +13,7 @@ from aiohttp import web
 from soulstack.flock import events as sse
 from soulstack.serving import background, error_response, make_server_app, read_json
 from soulstack.flock.bodies import kind_body, list_body, verdict_body
-from soulstack.flock.clock import SystemClock, rfc3339
+from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.events import EventLog
 from soulstack.flock.flow import Flock, FlockConfig
 from soulstack.flock import page
@@ -158,7 +158,7 @@ def make_flock_app(
     rive=None, nest_config: NestConfig | None = None, jev=None,
 ) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
-    skipped as "no model configured". `clock` is the time seam (SystemClock by default).
+    skipped as "no model configured". `clock` is the time seam (soulstack.clocks.Clock by default).
 
     With `token`, every /api/ route and the event stream need it (a bearer header, or
     the page's cookie); the page itself loads without it and asks for it once.
@@ -169,7 +169,7 @@ def make_flock_app(
     """
     config = config or FlockConfig()
     nest_config = nest_config or NestConfig()
-    clock = clock or SystemClock()
+    clock = clock or Clock()
 
     def token_for(request: web.Request):
         return token if request.path.startswith("/api/") else None

@@ -117,7 +117,7 @@ class Banter:
         self.started.pop(list_id, None)
         if not tasks:
             return
-        timer = asyncio.ensure_future(self.clock.sleep_until(self.clock.now() + FINISH_WAIT_S))
+        timer = asyncio.ensure_future(self.clock.sleep_until(self.clock.time() + FINISH_WAIT_S))
         all_said = asyncio.gather(*tasks, return_exceptions=True)
         try:
             await asyncio.wait({all_said, timer}, return_when=asyncio.FIRST_COMPLETED)

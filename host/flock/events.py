@@ -21,7 +21,7 @@ from aiohttp import web
 from aiohttp_sse import EventSourceResponse
 
 from soulstack.flock import journal
-from soulstack.flock.clock import rfc3339
+from soulstack.clocks import rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class EventLog:
         self.listeners: list = []  # in-process callables (name, payload), e.g. the robot's voice; never blocking
 
     def emit(self, name: str, list_id: str, **fields) -> dict:
-        payload = {"list_id": list_id, "ts": rfc3339(self.clock.now()), **fields}
+        payload = {"list_id": list_id, "ts": rfc3339(self.clock.time()), **fields}
         data = json.dumps(payload, ensure_ascii=False)
         event_id = self.store.append_event(list_id, name, data)
         journal.note(name, payload)

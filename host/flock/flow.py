@@ -96,7 +96,7 @@ class Flock:
         list_id = secrets.token_hex(4)
         while self.store.list_exists(list_id):
             list_id = secrets.token_hex(4)
-        self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.now(), texts)
+        self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.time(), texts)
         items = [{"item_id": f"{list_id}-{n}", "text": text} for n, text in enumerate(texts, 1)]
         self.events.emit(
             "list.started", list_id, items=items, requester=requester, nest_id=nest_id,
@@ -283,7 +283,7 @@ class Flock:
         """Wait for the human's verdict (or the deadline), record it, move trust. -> the verdict."""
         deadline = self.store.pending_deadline(item_id, target)
         if deadline is None:
-            deadline = self.clock.now() + self.config.verdict_timeout_s
+            deadline = self.clock.time() + self.config.verdict_timeout_s
         verdict = await self.approvals.wait(item_id, target, deadline)
         self.events.emit("verdict", lst["list_id"], item_id=item_id, target=target, verdict=verdict)
         approved = verdict == "approved"

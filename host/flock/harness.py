@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from soulstack.flock import nest_rules as rules
 from soulstack.flock import triage as sentry
 from soulstack.serving import BadRequest
-from soulstack.flock.clock import rfc3339
+from soulstack.clocks import rfc3339
 from soulstack.flock.jev_llm import JevBackendError
 from soulstack.flock.nests import NestError
 from soulstack.flock.pranks import Pranks
@@ -100,7 +100,7 @@ class Harness:
             raise NestError(404, f"no message {msg_id[:60]!r} in nest {nest_id!r}")
         if record["kind"] in ("nudge", "flag"):
             raise BadRequest(f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong")
-        self.tagger.correction(rfc3339(self.clock.now()), msg_id, kind, record["kind"])
+        self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
         record = {**record, "kind": kind}
         self.log.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
         return record
@@ -201,7 +201,7 @@ class Harness:
         return chosen[0][0] if chosen else None
 
     def _expect(self, msg_id, crow, expects, nest_id, within_s) -> None:
-        self.store.expect(msg_id, crow, expects, nest_id, self.clock.now() + within_s)
+        self.store.expect(msg_id, crow, expects, nest_id, self.clock.time() + within_s)
         self.changed.set()
 
     # --- the Sentry's flags ---------------------------------------------------
@@ -210,7 +210,7 @@ class Harness:
                                crow, msg_id, "default")
         self.tagger.log.append({"ts": flag["ts"], "question": "flag", "msg_id": flag["msg_id"], "crow": crow, "why": why})
         self.store.quarantine(crow, flag["msg_id"])
-        self.store.ask_owner(flag["msg_id"], nest_id, crow, self.clock.now() + self.config.verdict_timeout_s)
+        self.store.ask_owner(flag["msg_id"], nest_id, crow, self.clock.time() + self.config.verdict_timeout_s)
         self.changed.set()
 
     def verdict(self, flag_msg_id: str, approve: bool) -> bool:
@@ -286,7 +286,7 @@ class Harness:
                 log.exception("the nest watcher failed on a deadline")
 
     async def _due(self) -> None:
-        now = self.clock.now()
+        now = self.clock.time()
         for flag_msg_id, nest_id, crow, deadline in self.store.questions():
             if deadline <= now and self.store.answer_question(flag_msg_id):
                 self.say(nest_id, f"No verdict within {self.config.verdict_timeout_s:g} s: {crow} stays quarantined "
@@ -297,7 +297,7 @@ class Harness:
 
     async def _missed(self, msg_id, crow, expects, nest_id, nudged) -> None:
         p_missed = await self._p_missed(msg_id, crow, expects)
-        missed = self.tagger.judge_miss(rfc3339(self.clock.now()), msg_id, crow, expects, p_missed)
+        missed = self.tagger.judge_miss(rfc3339(self.clock.time()), msg_id, crow, expects, p_missed)
         self.store.fulfil(msg_id, crow, (expects,))
         if not missed:
             return
@@ -307,7 +307,7 @@ class Harness:
         text = f"Jev: {crow} looks to have missed the {expects} expected for {msg_id} (p={p_missed:.2f}). Over to you."
         nudge = self.log.append(nest_id, "nudge", "harness", text, crow, msg_id, "default")
         within = self.config.claim_within_s if expects == "claim" else self.config.deliver_within_s
-        self.store.expect(msg_id, crow, expects, nest_id, self.clock.now() + within, nudged=1)
+        self.store.expect(msg_id, crow, expects, nest_id, self.clock.time() + within, nudged=1)
         self.changed.set()
         self._spawn(self._invoke(self.flock.nests.get(nest_id), crow, nudge, f"you owe a {expects} for {msg_id}."))
 

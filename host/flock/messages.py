@@ -15,7 +15,7 @@ from aiohttp import web
 from soulstack.flock import events as sse
 from soulstack.flock.bodies import require_object
 from soulstack.serving import BadRequest
-from soulstack.flock.clock import rfc3339
+from soulstack.clocks import rfc3339
 from soulstack.flock.jev import KINDS as CROW_KINDS
 
 KINDS = (*CROW_KINDS, "nudge", "flag")
@@ -66,7 +66,7 @@ class NestLog:
     def append(self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str) -> dict:
         n = self.store.last_n(nest_id) + 1
         record = {
-            "nest_id": nest_id, "ts": rfc3339(self.clock.now()), "msg_id": f"{nest_id}-{n}", "kind": kind,
+            "nest_id": nest_id, "ts": rfc3339(self.clock.time()), "msg_id": f"{nest_id}-{n}", "kind": kind,
             "author": author, "text": text, "to": to, "refers_to": refers_to, "tagged_by": tagged_by,
         }
         self.store.add_message(nest_id, n, record)

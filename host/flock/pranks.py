@@ -28,7 +28,7 @@ class Pranks:
 
     def check(self, requester: str) -> tuple | None:
         """Before accepting a list: None to go ahead, or (message, cooldown_s) to refuse with 429."""
-        now = self.clock.now()
+        now = self.clock.time()
         strikes, cooldown_until = self.store.strikes_of(requester)
         if now < cooldown_until:
             return self._message(strikes, cooldown_until - now)
@@ -46,7 +46,7 @@ class Pranks:
         strikes, _ = self.store.strikes_of(requester)
         strikes += 1
         cooldown = min(BASE_COOLDOWN_S * 2 ** (strikes - 1), MAX_COOLDOWN_S)
-        self.store.set_strikes(requester, strikes, self.clock.now() + cooldown)
+        self.store.set_strikes(requester, strikes, self.clock.time() + cooldown)
         return self._message(strikes, cooldown)
 
     def _message(self, strikes: int, seconds: float) -> tuple:

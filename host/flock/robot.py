@@ -21,9 +21,8 @@ task, so the flock's own work never waits for a robot.
 
 import asyncio
 import logging
-import time
-from datetime import datetime
 
+from soulstack.clocks import Clock
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudges import NudgeSender
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
@@ -74,11 +73,11 @@ class BodyVoice:
     """Speaks and shows faces on a body through the Body Protocol client."""
 
     def __init__(self, body_url: str, token: str | None = None, min_interval_s: float = 30.0,
-                 quiet_hours: tuple | None = None, clock=time.monotonic, now=datetime.now):
+                 quiet_hours: tuple | None = None, clock: Clock | None = None):
         self.client = BodyClient.at(body_url, token=token, timeout_s=15)
         self.min_interval_s = min_interval_s
         self.quiet_hours = quiet_hours  # (start hour, end hour) local, e.g. (22, 7)
-        self.clock, self.now = clock, now
+        self.clock = clock or Clock()
         self.news = FlockNews()
         self.lines: list = []
         self.face: str | None = None
@@ -99,13 +98,13 @@ class BodyVoice:
         if not self.quiet_hours:
             return False
         start, end = self.quiet_hours
-        hour = self.now().hour
+        hour = self.clock.now().astimezone().hour  # quiet hours are the computer's local hours
         return start <= hour < end if start < end else hour >= start or hour < end
 
     def seconds_until_speaking(self) -> float:
         if self.last_spoken is None:
             return 0.0
-        return max(0.0, self.last_spoken + self.min_interval_s - self.clock())
+        return max(0.0, self.last_spoken + self.min_interval_s - self.clock.monotonic())
 
     async def run(self):
         try:
@@ -134,7 +133,7 @@ class BodyVoice:
             if speak:
                 utterance = "; ".join(self.lines)[:MAX_SPEAK_CHARS]
                 self.lines = []
-                self.last_spoken = self.clock()
+                self.last_spoken = self.clock.monotonic()
                 await self.client.speak(utterance)
                 self.spoken.append(utterance)
         except BodyError as error:

@@ -24,7 +24,7 @@ from typing import Protocol
 from aiohttp import web
 
 from soulstack.serving import BadRequest, read_json
-from soulstack.soul.clock import Clock
+from soulstack.clocks import Clock
 from soulstack.soul.converse_reply import (
     BadChatBody,
     ReplyCatcher,

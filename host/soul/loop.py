@@ -28,7 +28,7 @@ from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
-from soulstack.soul.clock import Clock
+from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
 from soulstack.soul.keepwarm import KeepWarm

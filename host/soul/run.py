@@ -13,7 +13,7 @@ from soulstack.protocol.client import BodyClient
 from soulstack.llm import providers
 from soulstack.llm.prices import price_for
 from soulstack.soul import metabolism
-from soulstack.soul.clock import Clock
+from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul

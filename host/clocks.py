@@ -1,4 +1,9 @@
-"""The clock seam: everything in the soul that reads the time or waits goes through one of these.
+"""The clock seam: everything in soulstack that reads the time or waits goes through one of these.
+
+One interface for the soul and the flock: `now()` (aware UTC datetime),
+`time()` (the same instant as seconds since 1970, what the flock stores so a
+deadline survives a restart), `monotonic()`, `sleep(seconds)`,
+`sleep_until(epoch seconds)` and `sleep_until_woken(seconds, event)`.
 
 `Clock` is the wall clock. `ScaledClock` runs virtual time `scale` times faster
 than real time from a chosen start, so a test lives a day of wakings in a
@@ -6,7 +11,7 @@ second or two, and a nudge can still arrive while the soul really is asleep.
 `StepClock` moves virtual time only when something waits on it, by exactly
 what it waits: what a test or a bench sees does not depend on how busy the
 machine is (on a ScaledClock at 6000x, a tenth of a second of CPU load is
-ten virtual minutes).
+ten virtual minutes). `ManualClock` moves only when a test calls `advance`.
 """
 
 import asyncio
@@ -19,11 +24,19 @@ class Clock:
         """Aware UTC now."""
         return datetime.now(timezone.utc)
 
+    def time(self) -> float:
+        """Now as seconds since 1970 (UTC)."""
+        return self.now().timestamp()
+
     def monotonic(self) -> float:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
+
+    async def sleep_until(self, deadline: float) -> None:
+        """Wait until `time()` reaches `deadline` (seconds since 1970)."""
+        await self.sleep(deadline - self.time())
 
     async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
         """Wait `seconds` or until `wake` is set; True when woken early."""
@@ -137,3 +150,42 @@ class StepClock(Clock):
             await asyncio.Event().wait()  # until cancelled
         self.seconds += seconds
         await asyncio.sleep(0)
+
+
+class ManualClock(Clock):
+    """Time that moves only when `advance` is called; waits end when it passes their deadline."""
+
+    def __init__(self, start: float = 1_800_000_000.0):
+        self._now = start
+        self._waiters: list = []
+
+    def time(self) -> float:
+        return self._now
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self._now, timezone.utc)
+
+    def monotonic(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_result(None)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self._now + max(0.0, seconds))
+
+    async def sleep_until(self, deadline: float) -> None:
+        while self._now < deadline:
+            future = asyncio.get_running_loop().create_future()
+            self._waiters.append(future)
+            await future
+
+
+def rfc3339(seconds: float) -> str:
+    """Seconds since 1970 as the contract's timestamps: UTC, milliseconds, "Z"."""
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
