@@ -9,7 +9,7 @@ from soulstack.llm.openai import OpenAIModel
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, ModelError, TextBlock, ToolCall
-from tests.fakes import anthropic_api, openai_api
+from soulstack.fakes import anthropic_api, openai_api
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.openai_api import FakeOpenAI
 from soulstack.fakes.scripted_server import steered

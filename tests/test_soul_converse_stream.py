@@ -14,7 +14,7 @@ from openai import AsyncOpenAI
 from soulstack.llm.openai import OpenAIModel
 from soulstack.soul.converse import FAILED, FILLER
 from soulstack.soul.run import build_soul
-from tests.fakes import openai_api
+from soulstack.fakes import openai_api
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
 from soulstack.fakes.openai_api import FakeOpenAI
 from soulstack.fakes.scripted_server import steered
