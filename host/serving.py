@@ -108,14 +108,13 @@ def parse_json(raw: bytes, charset: str | None = None, max_depth: int = MAX_DEPT
     return value
 
 
-def declared_charset(request: web.Request) -> str | None:
-    # aiohttp's own `request.charset` is fine; its `.text()`/`.json()` raise LookupError on a bogus one.
-    return request.charset
-
-
 async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
-    """The request's JSON body, held to the rules above; BadRequest (400/413/415) otherwise."""
-    return parse_json(await request.read(), declared_charset(request), max_depth)
+    """The request's JSON body, held to the rules above; BadRequest (400/413/415) otherwise.
+
+    The bytes are decoded here, never by aiohttp's `.text()`/`.json()`, which raise
+    LookupError on a bogus declared charset.
+    """
+    return parse_json(await request.read(), request.charset, max_depth)
 
 
 # --- auth and errors -----------------------------------------------------------

@@ -7,34 +7,11 @@ Protocol body, a fake soul /nudge, and the soul's tools calling the real flock.
 import asyncio
 from types import SimpleNamespace
 
-from aiohttp import web
-
-from soulstack.flock.app import make_flock_app
 from soulstack.flock.robot import BodyVoice, SoulVoice
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_flock_support import Flock, start_fake_model
-
-
-class RobotFlock(Flock):
-    """The test flock, with the robot's voice wired in."""
-
-    def __init__(self, data_dir, model, robot, token=None):
-        super().__init__(data_dir, model)
-        self.robot, self.token = robot, token
-
-    async def start(self):
-        import aiohttp
-
-        self.runner = web.AppRunner(make_flock_app(self.data_dir, self.model, self.clock, self.config, self.token, self.robot))
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}", headers=headers)
-        return self
 
 
 async def until(condition, timeout=10.0):
@@ -49,7 +26,7 @@ async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_pat
     fake, model = await start_fake_model()
     async with RecordingBody() as body:
         voice = BodyVoice(body.base_url, min_interval_s=30)
-        flock = await RobotFlock(tmp_path, model, voice).start()
+        flock = await Flock(tmp_path, model, robot=voice).start()
         try:
             # Five items, each triaged for a stranger: five approvals within a second, one utterance.
             await flock.new_list("- research the launch copy\n- research a\n- research b\n- research c\n- research d")
@@ -69,7 +46,7 @@ async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_pat
 async def test_an_offline_body_is_skipped_and_never_stalls_the_flock(tmp_path):
     fake, model = await start_fake_model()
     async with RecordingBody(online=False) as body:
-        flock = await RobotFlock(tmp_path, model, BodyVoice(body.base_url, min_interval_s=0)).start()
+        flock = await Flock(tmp_path, model, robot=BodyVoice(body.base_url, min_interval_s=0)).start()
         try:
             list_id = await flock.new_list("- research moths")
             await until(lambda: flock.flock.store.all_pending())
@@ -89,7 +66,7 @@ async def test_with_a_soul_the_flock_tells_the_soul_and_never_calls_the_body(tmp
     soul = await aiohttp_server(receiver.app())
     fake, model = await start_fake_model()
     async with RecordingBody() as body:
-        flock = await RobotFlock(tmp_path, model, SoulVoice(str(soul.make_url("/nudge")), token="nudge-token")).start()
+        flock = await Flock(tmp_path, model, robot=SoulVoice(str(soul.make_url("/nudge")), token="nudge-token")).start()
         try:
             list_id = await flock.new_list("- research the launch copy")
             reasons = await receiver.wait_for(1)
@@ -106,7 +83,7 @@ def soul_with_flock(url, token=None):
 
 async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_persons_verdict(tmp_path):
     fake, model = await start_fake_model()
-    flock = await RobotFlock(tmp_path, model, None, token="flock-token").start()
+    flock = await Flock(tmp_path, model, token="flock-token").start()
     try:
         soul = soul_with_flock(f"http://127.0.0.1:{flock.port}", "flock-token")
         assert [tool.name for tool in flock_tools(soul.cfg)] == ["hand_to_flock", "flock_waiting", "flock_verdict"]
@@ -131,7 +108,7 @@ async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_pers
 
 async def test_a_locked_or_absent_flock_is_an_honest_failure(tmp_path):
     fake, model = await start_fake_model()
-    flock = await RobotFlock(tmp_path, model, None, token="flock-token").start()
+    flock = await Flock(tmp_path, model, token="flock-token").start()
     try:
         wrong = await hand_to_flock(soul_with_flock(f"http://127.0.0.1:{flock.port}", "nope"), "- a task")
         assert not wrong.ok and "401" in wrong.content[0].text

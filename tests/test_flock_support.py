@@ -87,8 +87,8 @@ class Flock:
     """A flock app on a real loopback port, a ManualClock, and a client session."""
 
     def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None,
-                 token=None, nest_config=None, jev=None):
-        self.data_dir, self.model, self.rive, self.token = data_dir, model, rive, token
+                 token=None, nest_config=None, jev=None, robot=None):
+        self.data_dir, self.model, self.rive, self.token, self.robot = data_dir, model, rive, token, robot
         self.nest_config, self.jev = nest_config, jev
         self.config = config or FlockConfig(heartbeat_s=0.2)
         self.clock = clock or ManualClock()
@@ -98,13 +98,14 @@ class Flock:
         """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
         self.runner = web.AppRunner(make_flock_app(
             self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive,
-            nest_config=self.nest_config, jev=self.jev,
+            nest_config=self.nest_config, jev=self.jev, robot=self.robot,
         ))
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
-        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}  # a locked flock's own client
+        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}", headers=headers)
         return self
 
     @property

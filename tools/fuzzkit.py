@@ -10,10 +10,19 @@ body that cannot act; it may never get any other 5xx, hang past `TIMEOUT_S`,
 or leave the server unable to serve a clean request afterwards.
 """
 
+import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
+import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 
 TIMEOUT_S = 5.0
 BIG_BODY = 10 * 1024 * 1024
@@ -206,15 +215,6 @@ FLOCK_ENDPOINTS = [
 
 
 # --- the servers, as real `soulstack` processes ---------------------------------------------
-
-import contextlib  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import urllib.request  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 TOKEN = "fuzz-token"

@@ -24,7 +24,7 @@ import logging
 from aiohttp import web
 
 from soulstack.protocol.nudges import BadNudge, RateLimitedLog, parse_nudge
-from soulstack.serving import BadRequest, error_response, make_server_app, read_json
+from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
 
 log = logging.getLogger("soul.server")
@@ -65,7 +65,7 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
             return openai_refusal(request, message)
         if request.path == "/nudge":  # a body without the token: say so in the soul's log too
             refusals.log(logging.WARNING, "401", "refused a nudge from %s: %s", request.remote, message)
-        return web.json_response({"message": message}, status=401)
+        return refuse_json(request, message)
 
     refusals = RateLimitedLog(log, clock=soul.clock.monotonic)
     app = make_server_app(token_for=token_for, refuse=refuse)
