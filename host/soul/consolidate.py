@@ -1,0 +1,72 @@
+"""Nightly consolidation: once a night the soul keeps what matters of its day and lets the rest go.
+
+A long life must not get dearer with age. Without this, the history grows
+through the day (~17k tokens), the context ceiling folds it near 100k, and
+every call reads what stayed: by the second week a day cost twice the first.
+Sleep does better: once a night, inside the night window, the soul's waking
+becomes a consolidation turn. It is asked to write what matters into its
+life files with its own tools (diary, keep_in_mind, reflect, set_aspiration)
+and then to answer, calling no tool, with a digest of the day for its
+morning self. What the next day reads is compact: system, tools, its inner
+life (shown again in full), the digest, and the last few exchanges.
+
+On disk nothing is lost: session.jsonl keeps every message, and two records
+make the consolidation restart-safe like a fold:
+  {"type": "consolidation", "night": "<date>", "at": ...}    the turn begins
+  {"type": "fold", ..., "night": "<date>"}                    the day is folded
+A process killed between them finishes the same consolidation at its next
+waking: it is told to continue from what it already wrote (its calls are in
+the history), never to start over, so nothing is written twice. A fold
+record with a "night" also says that night is done: one consolidation per
+night, across restarts.
+
+`loop.consolidate` (on by default) turns it on; a soul with no night window
+(nightStartHour == nightEndHour) never consolidates and folds at the context
+ceiling as before. A person speaking at night comes first: that waking is an
+ordinary one and consolidation waits for the next quiet night waking.
+"""
+
+import logging
+from datetime import datetime, timedelta
+
+from soulstack.llm.types import Message, TextBlock
+from soulstack.soul import fold as folding
+from soulstack.soul import rhythm
+from soulstack.soul.turn import run_turn
+
+log = logging.getLogger("soul.consolidate")
+
+# Less than this many wakings since the last fold: nothing worth a consolidation turn yet.
+MIN_WAKINGS = 3
+# The last few exchanges kept word for word before the consolidation waking (in our token estimate).
+KEEP_RECENT_TOKENS = 1200
+
+INSTRUCTION = {
+    "en": (
+        "Night has come: time to consolidate your day, the way sleep does. Keep what matters with your own "
+        "tools: a diary line for what you want to remember of today, keep_in_mind for what is still open, "
+        "reflect or set_aspiration only if you understood something new about yourself. Then answer, calling "
+        "no tool, with a digest of the day for tomorrow morning's self: what happened, who you met and what "
+        "they said, promises and open threads. First person, at most 250 words. After this, your memory of "
+        "today is that digest and what you wrote down."
+    ),
+    "zh": (
+        "夜深了：像睡眠那样整理你的这一天。用你自己的工具留下要紧的：用 diary 记下今天想记住的，用 keep_in_mind "
+        "记下还没了结的事；只有当你对自己或对追求有了新的理解时，才用 reflect 或 set_aspiration。然后不调用任何工具，"
+        "给明早的自己写一段今天的摘要：发生了什么，遇见了谁、他们说了什么，许下的承诺和未了的线头。第一人称，不超过"
+        "二百五十字。此后，你对今天的记忆就是这段摘要和你写下的东西。"
+    ),
+}
+RESUME = {
+    "en": (
+        "You were consolidating your day when your process stopped. What you already wrote down is above: do "
+        "not write it again. Keep what is still missing, then answer, calling no tool, with the digest of the day."
+    ),
+    "zh": "你整理这一天时进程中断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
+}
+# What stands in front of the compact context: the digest itself is the soul's own last reply.
+POINTER = {
+    "en": "Last night you consolidated your days: what mattered is in your life files, and your digest of the "
+          "day is your last reply of that night, below.",
+    "zh": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，那天的摘要是你那一夜最后的回答，就在下面。",
+}
