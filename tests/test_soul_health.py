@@ -101,7 +101,7 @@ def test_a_quiet_healthy_day_has_every_field_and_no_alarm(tmp_path):
     assert health["diaryToday"] == 3
     assert health["diaryVariety"] == {"distinctOpenings": 3, "of": 3, "rut": False}
     assert health["mood"] == "curious"
-    assert health["provider"] == {"name": "anthropic", "model": MODEL, "fellBackToBrainstem": False}
+    assert health["provider"] == {"name": "anthropic", "model": MODEL, "routineModel": None, "fellBackToBrainstem": False}
     assert health["lastError"] is None
     assert health["today"]["tokens"] == {"input": 600, "output": 1200, "cacheRead": 150_000, "cacheWrite": 11_500, "total": 163_300}
     assert health["today"]["calls"] == 6

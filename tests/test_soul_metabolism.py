@@ -77,8 +77,8 @@ async def test_boredom_thresholds_are_felt_in_words_and_escalate(tmp_path):
 
 async def test_no_boredom_at_night(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
-        cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [1, 2, 3]},
-                      loop={"nightStartHour": 0, "nightEndHour": 7})
+        cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [1, 2, 3]},  # (consolidation: its own tests)
+                      loop={"nightStartHour": 0, "nightEndHour": 7, "consolidate": False})
         clock = StepClock(NIGHT)
         clock.hold(after=2)
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
@@ -217,7 +217,8 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
     assert set(first) >= {"date", "time", "wakesToday", "budget", "boredom", "boredomLevel", "silenceHours", "lastContact",
                           "diaryToday", "diaryVariety", "mood", "provider", "lastError", "today", "alarms"}
     assert first["date"] == "2024-05-01" and first["wakesToday"] == 1
-    assert first["provider"] == {"name": "anthropic", "model": "claude-sonnet-5-5", "fellBackToBrainstem": True}
+    assert first["provider"] == {"name": "anthropic", "model": "claude-sonnet-5-5", "routineModel": None,
+                                 "fellBackToBrainstem": True}
     assert "the fake refuses this once" in first["lastError"]
     assert "provider_failing" in [a["code"] for a in first["alarms"]]
     # The next waking's model call succeeded: the stale failure is gone; the budget (2 wakes) is spent.

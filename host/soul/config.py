@@ -156,6 +156,9 @@ SPEC = {
     "model": {
         "provider": (None, choice(*PROVIDERS, optional=True)),  # None: chosen from the environment
         "id": (None, string(optional=True)),  # None: the provider's default model
+        # A cheaper model of the same provider for wakings with no person, no nudge and nothing new
+        # (loop.Soul.mind); None: the main model always.
+        "routine": (None, string(optional=True)),
         "region": (None, string(optional=True)),  # amazon-bedrock: None reads AWS_REGION
         "thinking": ("off", choice("off", "low", "medium", "high")),
         "maxTokens": (4096, number(256, integer=True)),
@@ -174,6 +177,8 @@ SPEC = {
         "nightEndHour": (7, number(0, 23, integer=True)),
         "nightMaxSleepMinutes": (120, number(1)),
         "maxStepsPerWaking": (40, number(1, integer=True)),
+        # Once a night the soul keeps what matters in its life files and starts the day compact (consolidate.py).
+        "consolidate": (True, boolean),
     },
     "body": {
         "name": ("the terminal", string()),

@@ -70,3 +70,85 @@ POINTER = {
           "day is your last reply of that night, below.",
     "zh": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，那天的摘要是你那一夜最后的回答，就在下面。",
 }
+
+
+def night_of(loop: dict, local: datetime) -> str | None:
+    """The night `local` falls in, named by the date it began; None by day or with no night window."""
+    start, end = loop["nightStartHour"], loop["nightEndHour"]
+    if not rhythm.is_night(local.hour, start, end):
+        return None
+    began = local.date()
+    if start > end and local.hour < end:  # a window past midnight: the small hours are the evening's night
+        began -= timedelta(days=1)
+    return began.isoformat()
+
+
+class Nightly:
+    """Decides when a waking is the night's consolidation, runs it, and folds the day."""
+
+    def __init__(self, soul):
+        self.soul = soul
+        self.done = 0  # consolidations finished by this process (tools/bench-life reads it)
+
+    def due(self, waking) -> bool:
+        """Whether `waking` (its snapshot just stored) should consolidate instead of living an ordinary turn."""
+        soul = self.soul
+        loop = soul.cfg["loop"]
+        if not loop["consolidate"] or soul.model is soul.brainstem:
+            return False  # the brainstem has nothing to write with; the ceiling's plain digest serves it
+        if waking.why.heard or waking.arrivals:
+            return False  # a person is there: answer them; the night has more wakings
+        if soul.session.consolidating:
+            return True  # begun before the process stopped: finish it, by day too
+        night = night_of(loop, soul.local_now())
+        if night is None or night == soul.session.consolidated_night:
+            return False
+        live = soul.session.messages[soul.session.fold_upto:]
+        return len(folding.clean_boundaries(live)) + 1 >= MIN_WAKINGS
+
+    async def consolidate(self, waking) -> None:
+        """The consolidation turn, then the fold that leaves tomorrow a compact context."""
+        soul, session = self.soul, self.soul.session
+        language = soul.cfg["persona"]["language"]
+        at = soul.clock.now().isoformat()
+        if session.consolidating:
+            words = RESUME
+            log.info("finishing the consolidation of the night of %s, cut short when the process stopped",
+                     session.consolidating["night"])
+        else:
+            words = INSTRUCTION
+            # This waking's snapshot is the last message: the consolidation begins there.
+            session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
+        session.append(Message("user", [TextBlock(words.get(language, words["en"]))]), at=at)
+        await run_turn(soul, waking)
+        if waking.sleep is None:  # the digest ends the turn without a sleep call: a night's sleep
+            waking.sleep = soul.plan_sleep(rhythm.ceiling(soul.cfg["loop"], soul.local_now()))
+        self.fold(waking)
+
+    def fold(self, waking) -> None:
+        """Fold everything before the last few exchanges; the consolidation turn itself stays whole."""
+        soul, session = self.soul, self.soul.session
+        language = soul.cfg["persona"]["language"]
+        night, begun = session.consolidating["night"], session.consolidating["waking"]
+        before = session.messages[session.fold_upto:begun]
+        cut = folding.choose_cut(before, KEEP_RECENT_TOKENS) if before else None
+        upto = session.fold_upto + (cut if cut is not None else len(before))
+        digest = None if waking.on_brainstem else self._digest(begun)
+        if digest:
+            summary = POINTER.get(language, POINTER["en"])
+        else:  # no digest from the model: the day's plain digest stands in front instead
+            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, language)
+            summary = folding.plain_digest(folded, language)
+        tokens_before = folding.estimate_tokens(session.history())
+        session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
+        self.done += 1
+        log.info("consolidated the night of %s: %d messages folded (~%d -> ~%d tokens)%s", night,
+                 upto, tokens_before, folding.estimate_tokens(session.history()), "" if digest else " (no digest: a plain one)")
+
+    def _digest(self, begun: int) -> str | None:
+        """The soul's digest: the text of its last reply in the consolidation, if it wrote one."""
+        for message in reversed(self.soul.session.messages[begun:]):
+            if message.role == "assistant":
+                words = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+                return words or None
+        return None

@@ -51,6 +51,8 @@ class SoulState:
     mood: str = ""
     diary: list = field(default_factory=list)  # [(datetime | date | "YYYY-MM-DD...", text)], oldest first
     nudges: dict = field(default_factory=dict)  # since the process started: received, wakings, waiting
+    routine_model: str | None = None  # model.routine, when set
+    memory: dict = field(default_factory=dict)  # the nightly consolidation: last night done, one under way
 
 
 def opening(text: str) -> str:
@@ -117,7 +119,9 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "diaryToday": diary_today(state.diary, today),
         "diaryVariety": variety,
         "mood": state.mood,
-        "provider": {"name": state.provider, "model": state.model_id, "fellBackToBrainstem": state.fell_back},
+        "provider": {"name": state.provider, "model": state.model_id, "routineModel": state.routine_model,
+                     "fellBackToBrainstem": state.fell_back},
+        "memory": state.memory,
         "lastError": state.last_error,
         "nudges": state.nudges,
         "today": {
@@ -169,6 +173,10 @@ def soul_state(soul) -> SoulState:
         mood=mood,
         diary=diary,
         nudges=nudge_counts(soul),
+        routine_model=soul.routine_model.model_id if soul.routine_model is not None else None,
+        memory={"consolidatedNight": soul.session.consolidated_night,
+                "consolidating": soul.session.consolidating is not None,
+                "consolidationsByThisProcess": soul.nightly.done},
     )
 
 

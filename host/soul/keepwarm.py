@@ -65,9 +65,10 @@ class KeepWarm:
         soul = self.soul
         if not soul.cfg["model"]["keepWarm"] or soul.model is soul.brainstem:
             return None
-        if getattr(soul.model, "provider", None) != "anthropic":
+        model = soul.last_mind  # the cache the next waking most likely reads (a routine mind has its own)
+        if getattr(model, "provider", None) != "anthropic":
             return None
-        interval = TTL_S.get(getattr(soul.model, "cache_ttl", None), 0) - MARGIN_S
+        interval = TTL_S.get(getattr(model, "cache_ttl", None), 0) - MARGIN_S
         return interval if interval > 0 else None
 
     def on_usage(self, soul, waking, reply) -> None:
@@ -117,7 +118,7 @@ class KeepWarm:
         started = soul.clock.monotonic()
         request = summary_request(context(soul), instruction=PING)  # the line ends the final user message
         try:
-            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
+            reply = await soul.last_mind.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
                                               cache_final_message=False)
         except asyncio.CancelledError:
             raise

@@ -28,6 +28,7 @@ from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
+from soulstack.soul.consolidate import Nightly
 from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
@@ -64,6 +65,9 @@ class Waking:
     fell_back: bool = False
     error: str | None = None
     heard_in_turn: list = field(default_factory=list)  # words that joined the running turn
+    body_changed: bool = False  # its body sense differs from the last waking's
+    consolidating: bool = False  # the night's consolidation (consolidate.py)
+    routine: bool | None = None  # False once the main mind took over (Soul.mind)
 
 
 def tally(items: list) -> list:
@@ -84,7 +88,7 @@ def collapse(items: list) -> list:
 
 class Soul:
     def __init__(self, cfg: dict, *, model, life, session, toolbox, body=None, clock: Clock | None = None,
-                 hooks: Hooks | None = None, rng: random.Random | None = None):
+                 hooks: Hooks | None = None, rng: random.Random | None = None, routine_model=None):
         self.cfg = cfg
         self.clock = clock or Clock()
         self.tz = rhythm.zone(cfg["timezone"])
@@ -97,6 +101,9 @@ class Soul:
         self.rng = rng or random.Random()
         self.brainstem = Brainstem(self.situation)
         self.model = model or self.brainstem
+        self.routine_model = routine_model if model else None  # model.routine: see mind()
+        self.last_mind = self.model  # the model the last waking thought with (keep-warm keeps its cache)
+        self._last_body: str | None = None
         if self.model is self.brainstem:
             log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
                         "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
@@ -113,6 +120,7 @@ class Soul:
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
+        self.nightly = Nightly(self)  # the night's consolidation (consolidate.py)
         self.keep_warm = KeepWarm(self)  # refreshes the prompt cache during long sleeps (keepwarm.py)
         self.hooks.on_usage.append(self.keep_warm.on_usage)
 
@@ -166,6 +174,18 @@ class Soul:
         return Situation(reasons, heard, self.is_night(), self.cfg["persona"]["language"],
                          self.cfg["loop"]["defaultSleepMinutes"], waking.step)
 
+    def mind(self, waking: Waking):
+        """The model for this waking's next step: the routine one (model.routine) only when nothing
+        calls for more — no person, no nudge, not the first waking, the body as it was, no consolidation."""
+        if self.routine_model is None or waking.routine is False:
+            return self.model
+        why = waking.why
+        quiet = not (why.first or why.nudged or why.arrived or why.heard or waking.arrivals or waking.nudges
+                     or waking.heard_in_turn or waking.body_changed or waking.consolidating)
+        if not quiet:
+            waking.routine = False  # once the main mind has it, it keeps it to the end of the waking
+        return self.routine_model if quiet else self.model
+
     # --- a life -------------------------------------------------------------------------
 
     async def live(self) -> None:
@@ -210,6 +230,8 @@ class Soul:
         local = self.local_now()
         self.life.backup_daily(local.date())
         body = await self.sense_body()
+        waking.body_changed = self._last_body is not None and body.state != self._last_body
+        self._last_body = body.state
         self.hooks.each("on_waking", self, waking)
         felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
         blocks = [
@@ -222,6 +244,10 @@ class Soul:
         for arrival in waking.arrivals:
             if arrival.on_enter:
                 arrival.on_enter()
+        if self.nightly.due(waking):  # the night's consolidation folds the day itself
+            waking.consolidating = True
+            await self.nightly.consolidate(waking)
+            return
         await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the metabolism's fold
         restored = self.sight.after_fold(self.life, self.T, local, self.session)
         if restored:  # the fold took away the message that showed part of its inner life: show it again

@@ -36,8 +36,8 @@ class StartError(Exception):
     """The soul cannot start as configured; one line saying what to change."""
 
 
-def make_model(cfg: dict, env=None):
-    """The configured model, or None for the brainstem."""
+def make_model(cfg: dict, env=None, model_id: str | None = None):
+    """The configured model (or `model_id` on the same provider), or None for the brainstem."""
     env = os.environ if env is None else env
     provider = providers.choose_provider(cfg["model"]["provider"], env)
     if provider == "brainstem":
@@ -49,7 +49,7 @@ def make_model(cfg: dict, env=None):
     if provider == "amazon-bedrock":
         options["region"] = cfg["model"]["region"]
     try:
-        return providers.make_model(provider, cfg["model"]["id"], **options)
+        return providers.make_model(provider, model_id or cfg["model"]["id"], **options)
     except ValueError as error:
         raise StartError(f"model.provider {provider}: {error}") from None
 
@@ -75,9 +75,11 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     body = BodyClient(endpoints, token=cfg["body"]["token"]) if endpoints else None
     sources = [McpTools(cfg["mcp"])] if cfg["mcp"] else []  # MCP servers' tools (host/soul/tools/mcp.py)
     chosen = make_model(cfg, env) if model == "auto" else model
+    routine = cfg["model"]["routine"]
+    routine_model = make_model(cfg, env, routine) if routine and chosen is not None else None
     toolbox = Toolbox(make_tools(cfg) + list(extra_tools), sources)
-    soul = Soul(cfg, model=chosen, life=life, session=session, toolbox=toolbox, body=body,
-                clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+    soul = Soul(cfg, model=chosen, routine_model=routine_model, life=life, session=session, toolbox=toolbox,
+                body=body, clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
     if sources:
         soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
     metabolism.attach(soul)  # drives, hunger, cost meter, the fold, /health (host/soul/metabolism.py)
@@ -106,6 +108,8 @@ async def close_soul(soul: Soul):
     soul.session.close()
     await soul.toolbox.close()
     await close_model(soul.model)
+    if soul.routine_model is not None:
+        await close_model(soul.routine_model)
 
 
 async def close_model(model):
@@ -127,6 +131,8 @@ def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
     except StartError as error:
         raise UsageError(str(error)) from None
     provider = "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
+    if soul.routine_model is not None:
+        provider += f" (routine wakings: {soul.routine_model.model_id})"
     log.info("%s wakes in %s, mind: %s", cfg["persona"]["name"], cfg["soulDir"], provider)
     if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
         log.warning("no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "

@@ -7,9 +7,12 @@ line) and everything before it is kept.
 
 Records:
   {"type": "message", "message": {...Message.to_json()}, "at": "<iso time>"}
-  {"type": "fold", "summary": "<text>", "upto": <number of messages folded>, "at": ...}
+  {"type": "fold", "summary": "<text>", "upto": <number of messages folded>, "at": ..., "night"?: "<date>"}
+  {"type": "consolidation", "night": "<date>", "waking": <index of its snapshot>, "at": ...}
 A fold says: the first `upto` messages are replaced by `summary` (the context
-ceiling, issue 4, writes these; a restart keeps the fold).
+ceiling writes these; a restart keeps the fold). A consolidation record says
+the night's consolidation began (consolidate.py); the fold carrying that
+"night" says it is done.
 """
 
 import json
@@ -30,6 +33,8 @@ class Session:
         self.messages: list = []  # every message ever, in order
         self.fold_summary: str | None = None
         self.fold_upto = 0
+        self.consolidating: dict | None = None  # a consolidation begun and not yet folded
+        self.consolidated_night: str | None = None  # the last night whose consolidation is done
         self.warnings: list[str] = []
         self._handle = None
 
@@ -68,6 +73,10 @@ class Session:
         elif kind == "fold":
             self.fold_summary = str(record["summary"])
             self.fold_upto = int(record["upto"])
+            if record.get("night"):
+                self.consolidated_night, self.consolidating = str(record["night"]), None
+        elif kind == "consolidation":
+            self.consolidating = {"night": str(record["night"]), "waking": int(record["waking"])}
         else:
             raise ValueError(f"unknown record type {kind!r}")
 
@@ -95,9 +104,18 @@ class Session:
         self.messages.append(message)
         self._write({"type": "message", "message": message.to_json(), "at": at})
 
-    def append_fold(self, summary: str, upto: int, at: str = "") -> None:
+    def append_fold(self, summary: str, upto: int, at: str = "", night: str | None = None) -> None:
+        record = {"type": "fold", "summary": summary, "upto": upto, "at": at}
+        if night:
+            record["night"] = night
+        self._write(record)
         self.fold_summary, self.fold_upto = summary, upto
-        self._write({"type": "fold", "summary": summary, "upto": upto, "at": at})
+        if night:
+            self.consolidated_night, self.consolidating = night, None
+
+    def begin_consolidation(self, night: str, waking: int, at: str = "") -> None:
+        self._write({"type": "consolidation", "night": night, "waking": waking, "at": at})
+        self.consolidating = {"night": night, "waking": waking}
 
     def _write(self, record: dict):
         if self._handle is None:

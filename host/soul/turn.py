@@ -82,23 +82,25 @@ async def think(soul, waking):
     # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
     max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
     reply = None
-    if not waking.on_brainstem and soul.model is not soul.brainstem:
+    model = soul.mind(waking)  # the main model, or model.routine on a quiet waking
+    if not waking.on_brainstem and model is not soul.brainstem:
 
         def retrying(error):  # /health (and the demo's status line) says so at once, not after the last try
-            soul.last_error = f"{soul.model.provider}: {error} (retrying)"
+            soul.last_error = f"{model.provider}: {error} (retrying)"
 
         try:
             reply = await complete_with_retry(
-                soul.model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
+                model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
                 attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
                 on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),
                 on_retry=retrying,
             )
             soul.last_error = None  # the provider answers again: an old failure is no longer news
+            soul.last_mind = model
         except ModelError as error:
-            soul.last_error = f"{soul.model.provider}: {error}"
+            soul.last_error = f"{model.provider}: {error}"
             log.error("waking %d: %s keeps failing (%s); this waking goes on with the brainstem",
-                      waking.number, soul.model.provider, error)
+                      waking.number, model.provider, error)
             waking.on_brainstem = waking.fell_back = True
     if reply is None:
         reply = await soul.brainstem.complete(soul.system, messages, soul.tools, max_tokens=max_tokens)
