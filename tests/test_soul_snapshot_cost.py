@@ -102,7 +102,13 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
     # Waking 2: nothing changed; its own diary line is in its history as its own call, not repeated.
     assert second.splitlines()[0] == ALL_UNCHANGED
     assert SELF_TEXT.strip() not in second and "The light moved" not in second
-    assert "A memory surfaces on its own:" in second  # the random older line still surfaces every waking
+    # An older diary line surfaces at most once an hour: at 14:00 (first), not at 14:30, again at 15:00.
+    assert "A memory surfaces on its own:" in first and "A memory surfaces on its own:" not in second
+    assert "A memory surfaces on its own:" in third
+    # The body sense and the sleep ceiling are said once while they stay the same and in view.
+    now_parts = [bodies[i]["messages"][-1]["content"][-1]["text"] for i in (0, 2, 3, 4)]
+    assert "is awake and answering" in now_parts[0] and "This sleep can last at most 60 minutes." in now_parts[0]
+    assert not any("is awake and answering" in part or "This sleep can last" in part for part in now_parts[1:])
     # Waking 3: the mood and the diary changed from outside: those parts are sent, the rest named.
     assert third.splitlines()[0] == f"{UNCHANGED} who you are, what you aspire to."
     assert "Your mood:\nwistful, watching the rain" in third

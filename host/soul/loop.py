@@ -237,7 +237,7 @@ class Soul:
         blocks = [
             self.sight.block(self.life, self.T, local, self.rng, self.session),
             snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
-                               waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt),
+                               waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight, self.session),
         ]
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox

@@ -16,7 +16,7 @@ it ~600 tokens of each waking's ~950, paid again by every later call
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from soulstack.llm.types import TextBlock, ToolCall
 from soulstack.soul import life as lifefiles
@@ -26,6 +26,7 @@ FADE_AFTER_DAYS = 3
 FADED_CHARS = 40
 DIARY_RECENT = 10
 FILE_CAP = 2000
+MEMORY_EVERY = timedelta(hours=1)  # an older diary line surfaces at most this often
 
 FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), ("mood", lifefiles.MOOD))
 # The words for what this module adds; kept here, next to the rule they describe.
@@ -91,7 +92,19 @@ class InnerSight:
 
     def __init__(self):
         self.shown: dict = {}  # part -> Shown
+        self.said: dict = {}  # a steady line of the volatile block (body sense, sleep ceiling) -> Shown
         self.last_snapshot = None  # index of the last snapshot built
+        self.memory_at: datetime | None = None  # when an older diary line last surfaced
+
+    def fresh(self, key: str, line: str, session) -> bool:
+        """Whether a steady line must be said in the snapshot about to be appended: it is new to this
+        process, it changed, or the message that said it was folded away (else it is still in view)."""
+        at, live_from = (len(session.messages), session.fold_upto) if session is not None else (0, 0)
+        seen = self.said.get(key)
+        if seen and seen.at >= live_from and seen.text == line and session is not None:
+            return False
+        self.said[key] = Shown(line, at)
+        return True
 
     def block(self, life, T, local: datetime, rng: random.Random, session=None) -> TextBlock:
         """The inner block of a snapshot about to be appended to `session` (None: shown in full)."""
@@ -142,8 +155,9 @@ class InnerSight:
         changed = bool(parts)
         if rng is not None:
             older = diary[:-DIARY_RECENT]
-            if older:
+            if older and (self.memory_at is None or local - self.memory_at >= MEMORY_EVERY):
                 parts.append(text["memory"] + "\n" + _diary_line(rng.choice(older)))
+                self.memory_at = local
             if life.problems:
                 parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
                 life.problems.clear()
@@ -207,8 +221,11 @@ def _kept_part(life, text: dict, local: datetime) -> str:
 
 
 def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,
-              body: BodySense, ceiling: float, felt: list) -> TextBlock:
+              body: BodySense, ceiling: float, felt: list, sight: InnerSight | None = None, session=None) -> TextBlock:
+    """The volatile block. With `sight`, the body sense and the sleep ceiling are said only when they
+    are not already in view unchanged (each line stays in the history and is read by every later call)."""
     text = T.TEXT
+    fresh = (lambda key, line: sight.fresh(key, line, session)) if sight is not None else (lambda key, line: True)
     lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=T.WEEKDAYS[local.weekday()])]
     if night:
         lines.append(text["night"])
@@ -225,8 +242,10 @@ def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, wh
     for words in why.heard:
         lines.append(text["heard"].format(human=persona["human"], words=words))
     key = {"awake": "body_awake", "dormant": "body_dormant", "silent": "body_silent"}.get(body.state, "body_no_sense")
-    lines.append(text[key].format(body=body_name, reason=body.reason))
-    lines.append(text["ceiling"].format(minutes=fmt_minutes(ceiling)))
+    for steady, line in (("body", text[key].format(body=body_name, reason=body.reason)),
+                         ("ceiling", text["ceiling"].format(minutes=fmt_minutes(ceiling)))):
+        if fresh(steady, line):
+            lines.append(line)
     felt = [f for f in felt if f]
     if felt:
         lines.append(text["felt"] + "\n" + "\n".join(felt))
