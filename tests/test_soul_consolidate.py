@@ -19,7 +19,7 @@ from soulstack.soul.consolidate import INSTRUCTION, POINTER, RESUME, night_of
 from soulstack.soul.health import soul_state
 from soulstack.soul.keepwarm import PING
 from soulstack.soul.run import build_soul
-from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 from tests.test_soul_metabolism import anthropic_env
@@ -291,3 +291,24 @@ async def test_kill_9_after_the_consolidation_keeps_the_fold_and_does_not_consol
     assert life.kinds.count("consolidation") == 1 and life.kinds.count("digest") == 1
     assert not any(RESUME["en"][:60] in last_words(b) for b in bodies)
     assert_consolidated_once(tmp_path)
+
+
+async def test_a_model_that_fails_midway_leaves_it_open_and_the_next_quiet_waking_finishes_it(tmp_path):
+    life = Life()
+    failures = {"left": 1}
+
+    def failing_once(request):  # the digest's call fails once (retries 0: the brainstem stands in)
+        if life.consolidating and failures["left"]:
+            failures["left"] -= 1
+            return error(529, "overloaded")
+        return life(request)
+
+    clock = StepClock(EVENING, datetime(2024, 5, 2, 6, 0, tzinfo=timezone.utc))
+    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=failing_once) as fake:
+        soul = build_soul(cfg_with_cache(tmp_path, body, model={"keepWarm": False}), clock=clock, env=anthropic_env(fake))
+        async with Running(soul):
+            await asyncio.wait_for(clock.over.wait(), 60)
+        assert any(RESUME["en"][:60] in last_words(b) for b in fake.bodies)  # finished, not begun again
+    assert [r["night"] for r in records(tmp_path, "consolidation")] == ["2024-05-02"]
+    assert [r["night"] for r in records(tmp_path, "fold")] == ["2024-05-02"]
+    assert (tmp_path / "soul" / "DIARY.md").read_text().count("The day Ana promised a plant.") == 1

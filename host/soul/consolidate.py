@@ -64,11 +64,11 @@ RESUME = {
     ),
     "zh": "你整理这一天时进程中断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
 }
-# What stands in front of the compact context: the digest itself is the soul's own last reply.
+# What stands in front of the compact context: the digest itself is in the consolidation turn that stays.
 POINTER = {
-    "en": "Last night you consolidated your days: what mattered is in your life files, and your digest of the "
-          "day is your last reply of that night, below.",
-    "zh": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，那天的摘要是你那一夜最后的回答，就在下面。",
+    "en": "Last night you consolidated your days: what mattered is in your life files, and the digest you "
+          "wrote for yourself is below, at the end of that night's consolidation.",
+    "zh": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，你写给自己的摘要在下面，就在那一夜整理的末尾。",
 }
 
 
@@ -123,6 +123,9 @@ class Nightly:
         await run_turn(soul, waking)
         if waking.sleep is None:  # the digest ends the turn without a sleep call: a night's sleep
             waking.sleep = soul.plan_sleep(rhythm.ceiling(soul.cfg["loop"], soul.local_now()))
+        if waking.on_brainstem:  # its mind failed midway: it finishes at a later waking, when the mind is back
+            log.warning("the consolidation could not finish (the model failed); it goes on at the next quiet waking")
+            return
         self.fold(waking)
 
     def fold(self, waking) -> None:
@@ -133,8 +136,10 @@ class Nightly:
         before = session.messages[session.fold_upto:begun]
         cut = folding.choose_cut(before, KEEP_RECENT_TOKENS) if before else None
         upto = session.fold_upto + (cut if cut is not None else len(before))
-        digest = None if waking.on_brainstem else self._digest(begun)
-        if digest:
+        digest = self._digest(begun)
+        if session.fold_upto > begun:  # the ceiling folded while it was unfinished: its summary holds the rest
+            summary = session.fold_summary
+        elif digest:
             summary = POINTER.get(language, POINTER["en"])
         else:  # no digest from the model: the day's plain digest stands in front instead
             folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, language)
@@ -146,9 +151,8 @@ class Nightly:
                  upto, tokens_before, folding.estimate_tokens(session.history()), "" if digest else " (no digest: a plain one)")
 
     def _digest(self, begun: int) -> str | None:
-        """The soul's digest: the text of its last reply in the consolidation, if it wrote one."""
-        for message in reversed(self.soul.session.messages[begun:]):
-            if message.role == "assistant":
-                words = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-                return words or None
-        return None
+        """The soul's digest: its longest words since the consolidation began (a short thought before
+        a diary call is not one), or None when it wrote none."""
+        texts = ["\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+                 for message in self.soul.session.messages[begun:] if message.role == "assistant"]
+        return max(texts, key=len, default="") or None
