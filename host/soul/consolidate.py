@@ -59,10 +59,11 @@ INSTRUCTION = {
 }
 RESUME = {
     "en": (
-        "You were consolidating your day when your process stopped. What you already wrote down is above: do "
-        "not write it again. Keep what is still missing, then answer, calling no tool, with the digest of the day."
+        "Your consolidation of the day was interrupted before you finished. What you already wrote down is "
+        "above: do not write it again. Keep what is still missing, then answer, calling no tool, with the "
+        "digest of the day."
     ),
-    "zh": "你整理这一天时进程中断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
+    "zh": "你对这一天的整理还没完成就被打断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
 }
 # What stands in front of the compact context: the digest itself is in the consolidation turn that stays.
 POINTER = {
@@ -113,8 +114,7 @@ class Nightly:
         at = soul.clock.now().isoformat()
         if session.consolidating:
             words = RESUME
-            log.info("finishing the consolidation of the night of %s, cut short when the process stopped",
-                     session.consolidating["night"])
+            log.info("finishing the consolidation of the night of %s, interrupted before", session.consolidating["night"])
         else:
             words = INSTRUCTION
             # This waking's snapshot is the last message: the consolidation begins there.
