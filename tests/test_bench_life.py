@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY_ROW = re.compile(r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
-                     r" +([\d,]+) +([\d,]+) +(\d+) +(\d+\.\d{4})$")
+                     r" +([\d,]+) +([\d,]+) +(\d+) +(\d+) +(\d+\.\d{4})$")
 
 
 def load_bench():
@@ -59,6 +59,7 @@ def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_ow
         bench.Call(at(1, 0, 0, 0), sonnet, usage(0, 20, 12_000, write_1h=600, write_5m=400)),
         bench.Call(at(1, 3, 0, 0), sonnet, usage(10, 1, 12_600), "keep-warm"),
         bench.Call(at(1, 9, 0, 0), haiku, usage(10, 10, 5_000)),  # the routine mind
+        bench.Call(at(1, 14, 0, 0), sonnet, usage(0, 400), "fold"),  # a fold's summary (its prompt left out here)
         bench.Call(at(1, 23, 0, 0), sonnet, usage(0, 30, 9_000, write_1h=300), "consolidation"),
         bench.Call(at(2, 0, 0, 5), sonnet, usage(0, 10, 9_300)),  # past the end: the last waking's tail, day 2
     ]
@@ -66,16 +67,16 @@ def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_ow
     rows = bench.per_day(calls, wakings, first.date(), 2, sonnet)
     assert [row["day"].isoformat() for row in rows] == ["2025-03-10", "2025-03-11"]
     one, two = rows
-    assert (one["wakings"], one["calls"], two["wakings"], two["calls"]) == (2, 1, 1, 5)
-    assert (two["keepWarm"], two["routine"], two["consolidations"]) == (1, 1, 1)
+    assert (one["wakings"], one["calls"], two["wakings"], two["calls"]) == (2, 1, 1, 6)
+    assert (two["keepWarm"], two["routine"], two["consolidations"], one["folds"], two["folds"]) == (1, 1, 1, 0, 1)
     assert (one["input"], one["output"], one["cacheRead"], one["cacheWrite"]) == (100, 50, 10_000, 2_000)
-    assert (two["input"], two["output"], two["cacheRead"], two["cacheWrite"]) == (20, 71, 47_900, 1_300)
+    assert (two["input"], two["output"], two["cacheRead"], two["cacheWrite"]) == (20, 471, 47_900, 1_300)
     assert (one["lastContext"], one["peakContext"]) == (12_100, 12_100)
     assert (two["lastContext"], two["peakContext"]) == (9_300, 13_000)
     # Sonnet 5.5 per million: input 2, output 10, cache read 0.10, write 2.50 (5 m) / 4.00 (1 h); Haiku 5.5: 0.10, 0.50, 0.01.
     assert one["usd"] == pytest.approx((100 * 2 + 50 * 10 + 10_000 * 0.10 + 2_000 * 4.00) / 1e6)
     day_two = [20 * 10 + 12_000 * 0.10 + 600 * 4.00 + 400 * 2.50, 10 * 2 + 1 * 10 + 12_600 * 0.10,
-               10 * 0.10 + 10 * 0.50 + 5_000 * 0.01, 30 * 10 + 9_000 * 0.10 + 300 * 4.00, 10 * 10 + 9_300 * 0.10]
+               10 * 0.10 + 10 * 0.50 + 5_000 * 0.01, 400 * 10, 30 * 10 + 9_000 * 0.10 + 300 * 4.00, 10 * 10 + 9_300 * 0.10]
     assert two["usd"] == pytest.approx(sum(day_two) / 1e6)
     assert two["keepWarmUsd"] == pytest.approx(day_two[1] / 1e6)
     totals = bench.totals(rows)

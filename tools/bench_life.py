@@ -62,8 +62,8 @@ tokens go, and the last lines
     usd_per_day=<n> cache_read_write_ratio=<n>        (the default config)
 --days N > 1: a table per config run with one row per day (wakings, calls, of
 them keep-warm and on the routine model, input/output/cache-read/cache-write
-tokens, context size of the day's last and largest request, consolidations,
-$), then the same summaries, and exactly one last line
+tokens, context size of the day's last and largest request, folds,
+consolidations, $), then the same summaries, and exactly one last line
     usd_per_day_<N>=<n> max_day_usd=<n> cache_read_write_ratio=<n>   (the default config)
 usd_per_day_<N>: the N days' $ summed and divided by N; max_day_usd: the
 dearest day; the ratio: cache-read over cache-write tokens over all N days.
@@ -344,7 +344,7 @@ def call_usd(model: str, usage: dict) -> float:
     return at_5m + (at_1h - at_5m) * (one_hour / written if written else 0.0)
 
 
-DAY_FIELDS = ("wakings", "calls", "keepWarm", "routine", "consolidations", "input", "output", "cacheRead",
+DAY_FIELDS = ("wakings", "calls", "keepWarm", "routine", "folds", "consolidations", "input", "output", "cacheRead",
               "cacheWrite", "lastContext", "peakContext", "usd", "keepWarmUsd")
 
 
@@ -354,7 +354,7 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
     `calls`: Call records; `wakings`: the local date each waking began on. A call counts in the day
     of its time (so does a keep-warm refresh); one after the last day (the tail of a waking begun
     before the end) in the last day. A row: wakings, calls, of them keep-warm, on a model other than
-    `main_model` (the routine mind) and consolidation requests (one a turn), the four token counts,
+    `main_model` (the routine mind), fold summaries and consolidation requests (one a turn), the four token counts,
     the context size of the day's last and of its largest request, and its $ (keep-warm's apart too)."""
     rows = [dict({name: 0 for name in DAY_FIELDS}, day=first + timedelta(days=i), usd=0.0, keepWarmUsd=0.0)
             for i in range(days)]
@@ -373,6 +373,7 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
         row["keepWarm"] += call.kind == "keep-warm"
         row["keepWarmUsd"] += usd if call.kind == "keep-warm" else 0.0
         row["routine"] += call.model != main_model
+        row["folds"] += call.kind == "fold"
         row["consolidations"] += call.kind == "consolidation"
         row["input"] += usage["input_tokens"]
         row["output"] += usage["output_tokens"]
@@ -618,15 +619,16 @@ def print_days(row) -> None:
     routine = f", routine model {row['routineModel']}" if row["routineModel"] else ""
     print(f"\nday by day ({row['variant']}{routine}; ctx = tokens of the day's last / largest request):")
     print(f"  {'date':<10} {'wakings':>7} {'calls':>5} {'k-warm':>6} {'routine':>7} {'input':>7} {'output':>7} "
-          f"{'c.read':>10} {'c.write':>8} {'last ctx':>8} {'peak ctx':>8} {'consol':>6} {'$':>7}")
+          f"{'c.read':>10} {'c.write':>8} {'last ctx':>8} {'peak ctx':>8} {'folds':>5} {'consol':>6} {'$':>7}")
     for d in daily:
         print(f"  {d['day'].isoformat():<10} {d['wakings']:>7} {d['calls']:>5} {d['keepWarm']:>6} {d['routine']:>7} "
               f"{d['input']:>7,} {d['output']:>7,} {d['cacheRead']:>10,} {d['cacheWrite']:>8,} {d['lastContext']:>8,} "
-              f"{d['peakContext']:>8,} {d['consolidations']:>6} {d['usd']:>7.4f}")
+              f"{d['peakContext']:>8,} {d['folds']:>5} {d['consolidations']:>6} {d['usd']:>7.4f}")
     total = {name: sum(d[name] for d in daily) for name in DAY_FIELDS}
     print(f"  {f'{len(daily)} days':<10} {total['wakings']:>7} {total['calls']:>5} {total['keepWarm']:>6} "
           f"{total['routine']:>7} {total['input']:>7,} {total['output']:>7,} {total['cacheRead']:>10,} "
-          f"{total['cacheWrite']:>8,} {'':>8} {row['peak']:>8,} {total['consolidations']:>6} {total['usd']:>7.4f}")
+          f"{total['cacheWrite']:>8,} {'':>8} {row['peak']:>8,} {total['folds']:>5} {total['consolidations']:>6} "
+          f"{total['usd']:>7.4f}")
     print(f"  ({row['variant']}) {last_line(daily)}")
 
 
