@@ -625,7 +625,7 @@ def print_days(row) -> None:
               f"{d['input']:>7,} {d['output']:>7,} {d['cacheRead']:>10,} {d['cacheWrite']:>8,} {d['lastContext']:>8,} "
               f"{d['peakContext']:>8,} {d['folds']:>5} {d['consolidations']:>6} {d['usd']:>7.4f}")
     total = {name: sum(d[name] for d in daily) for name in DAY_FIELDS}
-    print(f"  {f'{len(daily)} days':<10} {total['wakings']:>7} {total['calls']:>5} {total['keepWarm']:>6} "
+    print(f"  {'total':<10} {total['wakings']:>7} {total['calls']:>5} {total['keepWarm']:>6} "
           f"{total['routine']:>7} {total['input']:>7,} {total['output']:>7,} {total['cacheRead']:>10,} "
           f"{total['cacheWrite']:>8,} {'':>8} {row['peak']:>8,} {total['folds']:>5} {total['consolidations']:>6} "
           f"{total['usd']:>7.4f}")
