@@ -606,7 +606,7 @@ def print_table(rows) -> None:
         ("input tokens", lambda r: f"{r['input']:,.0f}"), ("output tokens", lambda r: f"{r['output']:,.0f}"),
         ("cache read tokens", lambda r: f"{r['cacheRead']:,.0f}"), ("cache write tokens", lambda r: f"{r['cacheWrite']:,.0f}"),
         ("cache read:write", lambda r: f"{ratio(r):.1f}"), ("peak context tokens", lambda r: f"{r['peak']:,}"),
-        ("folds", lambda r: f"{r['folds']:.2f}"), ("consolidations", lambda r: f"{r['consolidations']:.2f}"),
+        ("ceiling folds", lambda r: f"{r['folds']:.2f}"), ("consolidations", lambda r: f"{r['consolidations']:.2f}"),
         ("$/day", lambda r: f"{r['usd']:.2f}"), ("$/waking", lambda r: f"{r['usd'] / max(1, r['wakings']):.4f}"),
     ]
     for name, cell in lines:
@@ -617,7 +617,8 @@ def print_days(row) -> None:
     """The day table: one row per simulated day, then the N days together."""
     daily = row["daily"]
     routine = f", routine model {row['routineModel']}" if row["routineModel"] else ""
-    print(f"\nday by day ({row['variant']}{routine}; ctx = tokens of the day's last / largest request):")
+    print(f"\nday by day ({row['variant']}{routine}; ctx = tokens of the day's last / largest request, "
+          "folds = the ceiling's fold summaries, consol = nightly consolidation turns):")
     print(f"  {'date':<10} {'wakings':>7} {'calls':>5} {'k-warm':>6} {'routine':>7} {'input':>7} {'output':>7} "
           f"{'c.read':>10} {'c.write':>8} {'last ctx':>8} {'peak ctx':>8} {'folds':>5} {'consol':>6} {'$':>7}")
     for d in daily:
@@ -648,8 +649,8 @@ def plot(rows, args, path: str) -> None:
                   label=f"{label}: largest request")
         size.plot(days, [d["lastContext"] for d in row["daily"]], color=line.get_color(), linestyle="--",
                   label=f"{label}: last request")
-    cost.axhline(GOAL_USD, color="green", linestyle=":", label=f"goal ${GOAL_USD:.2f}/day (average)")
-    cost.axhline(CAP_USD, color="red", linestyle=":", label=f"cap ${CAP_USD:.2f} (any day)")
+    cost.axhline(GOAL_USD, color="dimgray", linestyle=":", label=f"goal ${GOAL_USD:.2f}/day (average)")
+    cost.axhline(CAP_USD, color="black", linestyle="-.", label=f"cap ${CAP_USD:.2f} (any day)")
     cost.set_ylabel("$ per day")
     cost.set_ylim(bottom=0)
     cost.legend(fontsize=8)
