@@ -443,6 +443,8 @@ async def live(variant: str, args) -> dict:
             if variant == "caching off":
                 model = Uncached(model_id, env=env)
             soul = build_soul(cfg, clock=clock, env=env, rng=random.Random(seed), **({"model": model} if model else {}))
+            if variant == "caching off" and soul.routine_model is not None:  # (--routine) its routine mind too
+                soul.routine_model = Uncached(soul.routine_model.model_id, env=env)
             wakings: list[date] = []
             soul.hooks.on_waking.append(lambda soul, waking: wakings.append(soul.local_now().date()))
             task = asyncio.create_task(serve_and_live(soul, announce=lambda line: None))
