@@ -43,8 +43,10 @@ RESUME) with tool calls that keep things (a diary line, sometimes
 keep_in_mind, about once a week reflect or set_aspiration), and the request
 its tool results come back in with a ~180-word digest and no tool call; a
 keep-warm refresh during a long sleep (host/soul/keepwarm.py) with one word,
-taking no virtual time. None of these draws from the plan generator, so a
-day's plans are the same with keep-warm or consolidation on or off. Prices are
+taking no virtual time. None of these draws from the plan generator, so every
+day starts from the same plans with keep-warm or consolidation on or off (the
+consolidation waking itself draws none, and the sleep after it is the soul's,
+so the night's later wakings may fall at other times). Prices are
 host/llm/prices.py's (default model claude-sonnet-5-5).
 
 Variants: the default config (1 h cache, keep-warm on, consolidation as the
@@ -52,9 +54,11 @@ soul's config has it), the same without keep-warm, caching off, a 5 m TTL, the
 default with a model that calls one tool per reply, with a routine mind
 (model.routine: claude-haiku-5-5, or --routine's) and without the nightly
 consolidation (loop.consolidate: false). `--days 1` runs them all unless
-`--variant` picks some; `--days N` (N > 1) runs the default alone unless
-`--variant` adds others. `--routine MODEL_ID` gives every config run a routine
-mind. A key the soul does not know yet is a warning (printed), not an error.
+`--variant` picks some (`--variant default`: the default alone); `--days N`
+(N > 1) runs the default alone unless `--variant` adds others. `--routine
+MODEL_ID` gives every config run a routine mind ("caching off" then turns off
+both minds' caches). A key the soul does not know is a warning (printed), not
+an error.
 
 Output, --days 1: the configs side by side (per day), where the default's
 tokens go, and the last lines
@@ -62,8 +66,8 @@ tokens go, and the last lines
     usd_per_day=<n> cache_read_write_ratio=<n>        (the default config)
 --days N > 1: a table per config run with one row per day (wakings, calls, of
 them keep-warm and on the routine model, input/output/cache-read/cache-write
-tokens, context size of the day's last and largest request, folds,
-consolidations, $), then the same summaries, and exactly one last line
+tokens, context size of the day's last and largest request, the ceiling's
+folds, nightly consolidation turns, $), then the same summaries, and exactly one last line
     usd_per_day_<N>=<n> max_day_usd=<n> cache_read_write_ratio=<n>   (the default config)
 usd_per_day_<N>: the N days' $ summed and divided by N; max_day_usd: the
 dearest day; the ratio: cache-read over cache-write tokens over all N days.
