@@ -8,6 +8,7 @@ import asyncio
 from types import SimpleNamespace
 
 from soulstack.flock.robot import BodyVoice, SoulVoice
+from soulstack.llm.brainstem import Situation
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
 from soulstack.fakes.soul_body import RecordingBody
@@ -77,8 +78,10 @@ async def test_with_a_soul_the_flock_tells_the_soul_and_never_calls_the_body(tmp
             await fake.stop()
 
 
-def soul_with_flock(url, token=None):
-    return SimpleNamespace(cfg={"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}})
+def soul_with_flock(url, token=None, heard=("yes, go ahead",)):
+    """A stand-in for the soul the tools are handed: its config, and what its person said in this waking."""
+    return SimpleNamespace(cfg={"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}},
+                           situation=lambda: Situation(heard=list(heard)))
 
 
 async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_persons_verdict(tmp_path):

@@ -185,6 +185,7 @@ def make_flock_app(
         )
         app[FLOCK] = flock
         if robot is not None:
+            robot.attach(store)  # before resume: what it had not told comes first, then what resumes
             events.listeners.append(robot.on_event)
         backend = jev or StartingJev()
         warming = None

@@ -1,6 +1,7 @@
 """`soulstack flock`: the flock server and its web page; `soulstack flock jev-report`."""
 
 import os
+import sys
 
 from soulstack.errors import UsageError
 from soulstack.commandline import setup_logging
@@ -13,29 +14,32 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "flock", help="run the flock server and its web page", description="Run the flock server and its web page."
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8470, help="port (default 8470)")
-    parser.add_argument("--data", default=".crows", help="data directory (default .crows)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="the flock's options in a JSON file (flock.config.json; docs/flock-and-soul.md); "
+                             "flags given here win over it (default: $FLOCK_CONFIG, else none)")
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default 8470)")
+    parser.add_argument("--data", help="data directory (default .crows)")
     parser.add_argument("--token", default=os.environ.get("FLOCK_TOKEN"),
                         help="lock the flock: every /api/ route and the event stream need this bearer token; "
                              "the page asks for it once (default: $FLOCK_TOKEN, else no lock)")
-    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
+    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"], default=None,
                         help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
                              "openai if OPENAI_BASE_URL is set, else brainstem)")
     parser.add_argument("--model", help="model id (default: the provider's default)")
-    parser.add_argument("--token-budget", type=int, default=defaults.token_budget,
+    parser.add_argument("--token-budget", type=int,
                         help=f"tokens per list (default {defaults.token_budget})")
-    parser.add_argument("--concurrency", type=int, default=defaults.concurrency,
+    parser.add_argument("--concurrency", type=int,
                         help=f"items of one list worked at once (default {defaults.concurrency})")
-    parser.add_argument("--lists-per-minute", type=int, default=defaults.lists_per_minute,
+    parser.add_argument("--lists-per-minute", type=int,
                         help=f"lists one requester may send per minute (default {defaults.lists_per_minute})")
-    parser.add_argument("--heartbeat", type=float, default=defaults.heartbeat_s,
+    parser.add_argument("--heartbeat", type=float,
                         help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})")
     parser.add_argument("--rive", metavar="FILE",
                         help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
                              "without it, or when it does not match, the page draws them in SVG")
     parser.add_argument("--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)")
-    parser.add_argument("--jev-band", type=float, default=0.8,
+    parser.add_argument("--jev-band", type=float,
                         help="Jev's high band: at or above it Jev's kind stands (default 0.8)")
     parser.add_argument("--jev-base-url", help="tag with an OpenAI-compatible server's logprobs instead of the "
                                                "local classifier (e.g. http://127.0.0.1:8080/v1)")
@@ -43,7 +47,7 @@ def register(subparsers) -> None:
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
     robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
-    robot.add_argument("--body-min-interval", type=float, default=30.0,
+    robot.add_argument("--body-min-interval", type=float,
                        help="seconds between two utterances; news meanwhile is merged (default 30)")
     robot.add_argument("--quiet-hours", help="local hours with no speech, e.g. 22-7 (news waits for the morning)")
     robot.add_argument("--soul", help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
@@ -77,8 +81,20 @@ def run_report(args) -> int:
     return 0
 
 
+def read_config(args) -> list:
+    """The config file's values for every flag left unset (flags win); the warnings to print."""
+    from soulstack.config_checks import ConfigError
+    from soulstack.flock.config import apply
+
+    try:
+        return apply(args)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
 def build_robot(args):
     """The flock's voice on the robot from the flags, or None."""
+    from soulstack.flock.config import parse_quiet_hours
     from soulstack.flock.robot import BodyVoice, SoulVoice
 
     for flag in ("body", "soul"):
@@ -93,10 +109,10 @@ def build_robot(args):
         raise UsageError("--body-min-interval must be 0 or more seconds")
     quiet = None
     if args.quiet_hours:
-        start, sep, end = args.quiet_hours.partition("-")
-        if not (sep and start.isdigit() and end.isdigit() and int(start) < 24 and int(end) < 24):
-            raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}")
-        quiet = (int(start), int(end))
+        try:
+            quiet = parse_quiet_hours(args.quiet_hours)
+        except ValueError:
+            raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}") from None
     return BodyVoice(args.body, token=args.body_token or None, min_interval_s=args.body_min_interval, quiet_hours=quiet)
 
 
@@ -124,6 +140,7 @@ def run(args) -> int:
     from soulstack.flock.app import make_flock_app
     from soulstack.serving import run_until_stopped, serve_forever
 
+    warnings = read_config(args)
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be 1-65535")
     for name in ("token_budget", "concurrency", "lists_per_minute"):
@@ -143,6 +160,8 @@ def run(args) -> int:
     except OSError as error:
         raise UsageError(f"--data {args.data}: {error.strerror}")
     setup_logging(verbose=args.verbose)
+    for warning in warnings:
+        print(f"flock: {warning}", file=sys.stderr, flush=True)
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
     if args.rive is not None and not os.path.isfile(args.rive):

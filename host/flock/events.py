@@ -56,7 +56,8 @@ class EventLog:
         self.store = store
         self.clock = clock
         self.subscribers: set = set()
-        self.listeners: list = []  # in-process callables (name, payload), e.g. the robot's voice; never blocking
+        # In-process callables (event_id, name, payload), e.g. the robot's voice; never blocking.
+        self.listeners: list = []
 
     def emit(self, name: str, list_id: str, **fields) -> dict:
         payload = {"list_id": list_id, "ts": rfc3339(self.clock.time()), **fields}
@@ -71,7 +72,7 @@ class EventLog:
                 subscriber.close_now()
         for listener in self.listeners:
             try:
-                listener(name, payload)
+                listener(event_id, name, payload)
             except Exception:  # a listener's bug must never stop the flock's work
                 log.exception("an event listener failed on %s", name)
         return payload

@@ -16,15 +16,19 @@ list done: happy; crows out: thinking). Two ways to reach the person:
   debounced, kept while the soul is down). The soul decides what to say.
 
 Both listen to the event log in-process and do their work in one background
-task, so the flock's own work never waits for a robot.
+task, so the flock's own work never waits for a robot. Neither loses news to a
+kill -9: what a voice has told is a cursor in the flock's store (told.py), and
+after a restart it tells what came after it (an approval only while it still
+waits), merged into one utterance or nudge.
 """
 
 import asyncio
 import logging
 
 from soulstack.clocks import Clock
+from soulstack.flock.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
-from soulstack.protocol.nudges import NudgeSender
+from soulstack.protocol.nudges import NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger("flock.robot")
@@ -34,64 +38,114 @@ MAX_ITEMS_REMEMBERED = 500
 
 
 def short(text: str, limit: int = 60) -> str:
-    text = " ".join((text or "").split())
+    # No ";" from a list's words: "; " is where merged nudges join, and a piece that began
+    # "your human typed:" would read to the soul as its person's own words.
+    text = " ".join((text or "").replace(";", ",").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class FlockNews:
-    """Turns flock events into (line for a person, face); remembers item words to name them."""
+    """Turns flock events into (line for a person, face, what it asks); remembers item words to name them."""
 
     def __init__(self):
         self.items: dict = {}  # item_id -> its words, from list.started
+        self.lookup = lambda item_id: None  # the store's words for an item heard of before a restart
 
-    def read(self, name: str, payload: dict) -> tuple[str | None, str | None, bool]:
-        """(line, face, needs a person) for one event."""
+    def words(self, item_id: str) -> str:
+        return short(self.items.get(item_id) or self.lookup(item_id) or item_id)
+
+    def read(self, name: str, payload: dict) -> tuple:
+        """(line, face, asks) for one event; asks is (item_id, target) when it needs a person's verdict."""
         if name == "list.started":
             for item in payload.get("items", []):
                 self.items[item["item_id"]] = item["text"]
             while len(self.items) > MAX_ITEMS_REMEMBERED:
                 self.items.pop(next(iter(self.items)))
         item_id = payload.get("item_id", "")
-        words = short(self.items.get(item_id, item_id))
         if name == "item.triaged" and payload.get("needs_approval"):
-            return f"the Sentry needs your OK to start on '{words}' (item {item_id})", None, True
+            return f"the Sentry needs your OK to start on '{self.words(item_id)}' (item {item_id})", None, (item_id, "triage")
         if name == "item.answered" and payload.get("needs_approval"):
             crow = (payload.get("crows") or ["a crow"])[0]
-            return f"{crow} needs your OK on the answer to '{words}' (item {item_id})", "happy", True
+            return f"{crow} needs your OK on the answer to '{self.words(item_id)}' (item {item_id})", "happy", (item_id, "output")
         if name == "item.answered":
-            return f"the flock answered '{words}': {short(payload.get('answer', ''), 200)}", "happy", False
+            return f"the flock answered '{self.words(item_id)}': {short(payload.get('answer', ''), 200)}", "happy", None
         if name == "crow.landed" and not payload.get("ok", True):
-            return None, "sad", False
+            return None, "sad", None
         if name == "item.skipped":
-            return f"the flock dropped '{words}' ({short(payload.get('reason', ''), 80)})", "sad", False
+            return f"the flock dropped '{self.words(item_id)}' ({short(payload.get('reason', ''), 80)})", "sad", None
         if name == "list.finished":
-            return None, "happy", False
-        return None, FACES.get(name), False
+            return None, "happy", None
+        return None, FACES.get(name), None
 
 
-class BodyVoice:
+class Voice:
+    """What both voices share: the news reader and the told cursor in the flock's store."""
+
+    name = "voice"
+
+    def __init__(self):
+        self.news = FlockNews()
+        self.told: Told | None = None  # None until attached to a store (a voice on its own, in a test)
+        self.still_waiting = lambda item_id, target: True
+
+    def attach(self, store) -> None:
+        """Keep the told cursor in `store`, and hear again what was not told before the last stop."""
+        self.told = Told(store, self.name)
+        self.news.lookup = lambda item_id: (store.item(item_id) or {}).get("text")
+        self.still_waiting = lambda item_id, target: store.pending_deadline(item_id, target) is not None
+        for event_id, name, payload in self.told.missed():
+            self.hear(event_id, name, payload, replay=True)
+
+    def on_event(self, event_id: int, name: str, payload: dict) -> None:
+        self.hear(event_id, name, payload, replay=False)
+
+    def read(self, name: str, payload: dict, replay: bool) -> tuple:
+        line, face, asks = self.news.read(name, payload)
+        if replay:
+            face = None  # a restart shows no old moods
+            if asks and not self.still_waiting(*asks):
+                line = None  # answered or timed out while the flock was down: nothing to ask
+        return line, face, asks
+
+    def hear(self, event_id: int, name: str, payload: dict, replay: bool) -> None:
+        raise NotImplementedError
+
+    def heard(self, event_id: int, held: bool) -> None:
+        if self.told is not None:
+            self.told.heard(event_id, held)
+
+    def done(self, event_ids) -> None:
+        if self.told is not None and event_ids:
+            self.told.told(event_ids)
+
+
+class BodyVoice(Voice):
     """Speaks and shows faces on a body through the Body Protocol client."""
+
+    name = "body"
 
     def __init__(self, body_url: str, token: str | None = None, min_interval_s: float = 30.0,
                  quiet_hours: tuple | None = None, clock: Clock | None = None):
+        super().__init__()
         self.client = BodyClient.at(body_url, token=token, timeout_s=15)
         self.min_interval_s = min_interval_s
         self.quiet_hours = quiet_hours  # (start hour, end hour) local, e.g. (22, 7)
         self.clock = clock or Clock()
-        self.news = FlockNews()
-        self.lines: list = []
+        self.lines: list = []  # (event_id, line) waiting to be spoken
         self.face: str | None = None
         self.last_spoken: float | None = None
         self.wake = asyncio.Event()
         self.spoken: list = []  # what reached the body, for the log and tests
 
-    def on_event(self, name: str, payload: dict):
-        line, face, needs_person = self.news.read(name, payload)
-        if line and needs_person:
-            self.lines.append(line)
+    def hear(self, event_id, name, payload, replay):
+        line, face, asks = self.read(name, payload, replay)
+        held = bool(line and asks)  # only what needs the person is spoken; news shows on the face
+        if held:
+            self.lines.append((event_id, line))
+        self.heard(event_id, held)
         if face:
             self.face = face
-        if line or face:
+        if held or face:
             self.wake.set()
 
     def quiet(self) -> bool:
@@ -118,39 +172,69 @@ class BodyVoice:
         finally:
             await self.client.close()
 
+    def take_lines(self) -> tuple:
+        """(the merged utterance, its event ids); the lines leave the queue."""
+        taken, self.lines = self.lines, []
+        return "; ".join(line for _, line in taken)[:MAX_SPEAK_CHARS], [event_id for event_id, _ in taken]
+
     async def deliver(self):
         face, self.face = self.face, None
         speak = bool(self.lines) and not self.quiet() and self.seconds_until_speaking() == 0
         if not face and not speak:
             return
+        utterance, event_ids = self.take_lines() if speak else ("", [])
         try:
             if not (await self.client.status())["online"]:
-                log.info("the body is offline; the flock's news is not shown (%s)", "; ".join(self.lines) or face)
-                self.lines = [] if speak else self.lines
+                log.info("the body is offline; the flock's news is not shown (%s)", utterance or face)
                 return
             if face:
                 await self.client.express(face)
             if speak:
-                utterance = "; ".join(self.lines)[:MAX_SPEAK_CHARS]
-                self.lines = []
                 self.last_spoken = self.clock.monotonic()
                 await self.client.speak(utterance)
                 self.spoken.append(utterance)
         except BodyError as error:
             log.warning("the body did not take the flock's news (%s); dropped, not retried", error)
+        finally:
+            self.done(event_ids)  # spoken, or dropped on purpose (never retried in a storm): told either way
 
 
-class SoulVoice:
-    """Tells the soul living in the body, as nudges; the soul chooses what to say."""
+class SoulVoice(Voice):
+    """Tells the soul living in the body, as nudges; the soul chooses what to say.
 
-    def __init__(self, nudge_url: str, token: str | None = None):
-        self.sender = NudgeSender(nudge_url, token=token)
-        self.news = FlockNews()
+    The nudge contract's sender merges, debounces and retries while the soul is
+    down; what it has not delivered is held in the told cursor, so a flock
+    killed meanwhile tells it after its restart.
+    """
 
-    def on_event(self, name: str, payload: dict):
-        line, _face, needs_person = self.news.read(name, payload)
+    name = "soul"
+
+    def __init__(self, nudge_url: str, token: str | None = None, **sender_options):
+        super().__init__()
+        self.sender = NudgeSender(nudge_url, token=token, listener=self.on_sent, **sender_options)
+        self.sending: list = []  # (event_id, reason) offered to the sender, not yet taken by the soul
+
+    def hear(self, event_id, name, payload, replay):
+        line, _face, asks = self.read(name, payload, replay)
+        held = False
         if line:
-            self.sender.nudge(("your flock asks: " if needs_person else "your flock says: ") + line)
+            reason = ("your flock asks: " if asks else "your flock says: ") + line
+            held = self.sender.nudge(reason)  # False: a repeat the sender collapsed, told moments ago
+            if held:
+                self.sending.append((event_id, " ".join(reason.split())))
+        self.heard(event_id, held)
+
+    def on_sent(self, event: NudgeEvent) -> None:
+        """The sender's report: delivered (the soul has it on disk), or given up (a refusal retrying cannot fix)."""
+        if event.kind not in ("delivered", "rejected"):
+            return
+        done = []
+        for reason in event.reasons:
+            match = next((entry for entry in self.sending if entry[1] == reason), None)
+            if match is not None:
+                self.sending.remove(match)
+                done.append(match[0])
+        self.done(done)
 
     async def run(self):
         await self.sender.run()

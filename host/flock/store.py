@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS trust (
     PRIMARY KEY (holder, task_type));
 CREATE TABLE IF NOT EXISTS strikes (
     requester TEXT PRIMARY KEY, strikes INTEGER NOT NULL, cooldown_until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS told (
+    voice TEXT PRIMARY KEY, event_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS nests (
     nest_id TEXT PRIMARY KEY, name TEXT NOT NULL, crows TEXT NOT NULL, seq INTEGER NOT NULL);
 """
@@ -69,6 +71,14 @@ class Store:
 
     def last_event_id(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+
+    # --- what the robot's voice has told (host/flock/told.py) -------------
+    def told_cursor(self, voice: str) -> int | None:
+        row = self.db.execute("SELECT event_id FROM told WHERE voice = ?", (voice,)).fetchone()
+        return row[0] if row else None
+
+    def set_told_cursor(self, voice: str, event_id: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO told (voice, event_id) VALUES (?, ?)", (voice, event_id))
 
     # --- lists and items -------------------------------------------------
     def create_list(self, list_id, requester, nest_id, token_budget, created, texts):

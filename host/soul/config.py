@@ -6,7 +6,8 @@ value looks like. A wrong value stops start-up with one line naming the key
 path (`loop.maxSleepMinutes must be a number >= 1`); a key we do not know is a
 warning, never an error, so a newer or older config still starts.
 
-To add a key: add one entry to `SPEC` (and a line to docs/soul.md).
+To add a key: add one entry to `SPEC` (and a line to docs/soul.md). The checks
+themselves are shared with the flock's config (soulstack.config_checks).
 """
 
 import json
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
 from soulstack.llm.providers import PROVIDERS
 from soulstack.protocol.shapes import ENDPOINTS
 
@@ -26,74 +28,6 @@ TERMINAL_BODY = "http://127.0.0.1:9310"
 THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
 
 
-class ConfigError(ValueError):
-    """One line naming the key path and what a valid value is."""
-
-
-# --- value checks: each returns the clean value or raises ConfigError(path ...) ---------
-
-
-def number(minimum=None, maximum=None, integer=False):
-    def check(path, value):
-        kind = "an integer" if integer else "a number"
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and integer and value != int(value):
-            ok = False
-        if ok and minimum is not None and value < minimum:
-            ok = False
-        if ok and maximum is not None and value > maximum:
-            ok = False
-        if not ok:
-            bounds = []
-            if minimum is not None:
-                bounds.append(f">= {minimum:g}")
-            if maximum is not None:
-                bounds.append(f"<= {maximum:g}")
-            raise ConfigError(f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, not {json.dumps(value)}")
-        return int(value) if integer else value
-
-    return check
-
-
-def string(optional=False, nonempty=False):
-    def check(path, value):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or (nonempty and not value.strip()):
-            raise ConfigError(f"{path} must be {'a non-empty' if nonempty else 'a'} string, not {json.dumps(value)}")
-        return value
-
-    return check
-
-
-def boolean(path, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{path} must be true or false, not {json.dumps(value)}")
-    return value
-
-
-def choice(*options, optional=False):
-    def check(path, value):
-        if value is None and optional:
-            return None
-        if value not in options:
-            raise ConfigError(f"{path} must be one of {', '.join(options)}, not {json.dumps(value)}")
-        return value
-
-    return check
-
-
-def url(optional=False):
-    def check(path, value):
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-            raise ConfigError(f"{path} must be an http:// or https:// URL, not {json.dumps(value)}")
-        return value
-
-    return check
-
-
 def timezone(path, value):
     if value is None:
         return None  # the machine's local zone
@@ -102,17 +36,6 @@ def timezone(path, value):
     except (ZoneInfoNotFoundError, ValueError, TypeError):
         raise ConfigError(f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}") from None
     return value
-
-
-def port(optional=False):
-    inner = number(0, 65535, integer=True)
-
-    def check(path, value):
-        if value is None and optional:
-            return None
-        return inner(path, value)
-
-    return check
 
 
 def header_map(path, value):
@@ -226,6 +149,10 @@ SPEC = {
         "cwd": (None, string(optional=True)),
     },
     "mcp": ([], None),  # a list; each entry checked by check_mcp
+    "flock": {  # the person's flock (soulstack flock): with a url the soul grows its flock tools
+        "url": (None, url(optional=True)),
+        "token": (None, string(optional=True)),  # the flock's --token, when it is locked
+    },
 }
 
 MCP_ENTRY = {
@@ -277,29 +204,8 @@ def _with_defaults(raw: dict, defaults: dict) -> dict:
 
 
 def _fill(spec: dict, given, path: str, warnings: list) -> dict:
-    """Defaults from `spec`, overlaid with `given`, every leaf checked."""
-    if given is None:
-        given = {}
-    if not isinstance(given, dict):
-        raise ConfigError(f"{path or 'the config'} must be a JSON object, not {json.dumps(given)[:40]}")
-    out = {}
-    for key, rule in spec.items():
-        key_path = f"{path}.{key}" if path else key
-        if isinstance(rule, dict):
-            out[key] = _fill(rule, given.get(key), key_path, warnings)
-            continue
-        default, check = rule
-        value = given.get(key, default)
-        if key == "mcp" and not path:
-            out[key] = check_mcp(value, warnings)
-        else:
-            out[key] = value if check is None or (key not in given and default is None) else check(key_path, value)
-    for key in given:
-        if not path and key in NOT_SUPPORTED:
-            warnings.append(NOT_SUPPORTED[key])
-        elif key not in spec and not key.startswith("_"):
-            warnings.append(f"{path + '.' if path else ''}{key} is not a key the soul knows; ignored")
-    return out
+    """Defaults from `spec`, overlaid with `given`, every leaf checked (soulstack.config_checks.fill)."""
+    return fill(spec, given, path, warnings, "the soul", special={"mcp": check_mcp}, known_elsewhere=NOT_SUPPORTED)
 
 
 def check_mcp(value, warnings):
@@ -364,16 +270,7 @@ def resolve_path(given: str | None) -> Path:
 
 def load(path: Path) -> tuple[dict, list]:
     """Read and check `path`; a relative soulDir is relative to the config file's folder."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist; create one with `soulstack soul --init`") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path} cannot be read: {error}") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    raw = read_json_file(path, "create one with `soulstack soul --init`")
     return from_dict(raw, path.resolve().parent)
 
 

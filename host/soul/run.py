@@ -23,6 +23,7 @@ from soulstack.soul.server import make_soul_app, ports
 from soulstack.soul.session import Session
 from soulstack.soul.tools import Toolbox, refresh_tools
 from soulstack.soul.tools.body import body_tools
+from soulstack.soul.tools.flock import flock_tools
 from soulstack.soul.tools.inner import inner_tools
 from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.mind import mind_tools
@@ -60,7 +61,7 @@ def make_tools(cfg: dict) -> list:
         from soulstack.soul.tools.shell import shell_tools
 
         tools += shell_tools(cfg)
-    return tools
+    return tools + flock_tools(cfg)  # none unless the config names the flock
 
 
 def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(), hooks=None, rng=None) -> Soul:

@@ -5,8 +5,12 @@ the flock is locked). The soul hands work over as its person's helper; the
 flock's questions and results come back to it as nudges (soulstack flock
 --soul). Approvals are the person's: `flock_verdict` records what the person
 said, and its description says so, because the soul must never decide them
-itself. Every failure reaches the soul as a failed tool call, never a fake
-success.
+itself. The words are not the guarantee: `flock_verdict` refuses (a failed
+tool call: "ask your person first") unless a person's own words reached the
+soul in this waking — spoken through converse, typed into a body (a nudge
+carrying `words`), or heard during the turn. A waking caused only by the
+flock's own nudge can never record a verdict. Every failure reaches the soul
+as a failed tool call, never a fake success.
 """
 
 import aiohttp
@@ -68,7 +72,19 @@ async def flock_waiting(soul) -> Outcome:
     return Outcome.text("Waiting for your person's yes or no:\n" + "\n".join(lines))
 
 
+def person_spoke(soul) -> bool:
+    """Whether a person's own words reached the soul in this waking (the loop's `situation().heard`:
+    converse words, a nudge's `words` or a person's phrasing in its reason, words heard mid-turn)."""
+    return bool(soul.situation().heard)
+
+
+ASK_FIRST = ("ask your person first: no person's words reached you in this waking, and a verdict is "
+             "theirs alone. Tell them what waits and record their yes or no when they answer.")
+
+
 async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outcome:
+    if not person_spoke(soul):
+        return _failed(ASK_FIRST)
     if target not in ("triage", "output"):
         return _failed('target is "triage" (its plan) or "output" (its answer)')
     try:
