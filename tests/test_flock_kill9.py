@@ -1,0 +1,67 @@
+"""kill -9 of the flock, the soul and the robot's body, with all three as real processes: nothing is lost.
+
+Pending approvals stay pending; what the flock had not yet told the soul (the soul
+was down) or the body (held back by the interval) is told after the restart, once,
+merged; a dead soul or body never stalls a list.
+"""
+
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.soul_body import RecordingBody
+from tests.flock_processes import FlockProcess, SoulProcess, texts, until
+from tests.test_flock_support import Brain
+
+
+def sleeps(body):
+    return tool_use("sleep", {"minutes": 60})
+
+
+def told_to_soul(fake, line):
+    """How many times `line` is in the soul's history, as its latest model call saw it."""
+    if not fake.bodies:
+        return 0
+    return sum(texts(message).count(line) for message in fake.bodies[-1]["messages"])
+
+
+def told_cursor(flock, voice):
+    rows = flock.db("SELECT event_id FROM told WHERE voice = ?", voice)
+    return rows[0][0] if rows else None
+
+
+def event_id(flock, name, item_id):
+    rows = flock.db("SELECT id FROM events WHERE name = ? AND data LIKE ?", name, f'%"item_id": "{item_id}"%')
+    return rows[0][0]
+
+
+async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_both(tmp_path):
+    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=sleeps) as soul_fake, \
+            RecordingBody() as body:
+        flock = FlockProcess(tmp_path, flock_fake.base_url, {})
+        soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
+        flock.config["soul"] = {"url": soul.url}
+        soul.start()
+        await flock.start()
+        try:
+            await until(lambda: "waking 1:" in soul.log_text(), what="the soul's first waking")
+            soul.kill()  # the soul is gone: the flock's nudge is refused (nobody listens) and must wait
+            list_id = await flock.new_list("- research alpha")
+            item_id = f"{list_id}-1"
+            await until(lambda: flock.pending(), what="the approval")
+            pending = flock.pending()
+            triaged = event_id(flock, "item.triaged", item_id)
+            assert told_cursor(flock, "soul") == triaged - 1  # held: everything before it told, it not
+
+            flock.kill()
+            soul.start()  # back at once with the flock, whose first try may still find it starting: it retries
+            await flock.start()
+            assert flock.pending() == pending  # still waiting, same deadline
+            line = f"your flock asks: the Sentry needs your OK to start on 'research alpha' (item {item_id})"
+            await until(lambda: told_to_soul(soul_fake, line), what="the question, after both restarts")
+            # Told once, and marked so: the cursor is past it, so a later start never tells it again.
+            await until(lambda: (told_cursor(flock, "soul") or 0) >= triaged, what="the cursor past the question")
+            beta = await flock.new_list("- research beta")
+            await until(lambda: told_to_soul(soul_fake, f"(item {beta}-1)"), what="the next question")
+            assert told_to_soul(soul_fake, line) == 1
+        finally:
+            soul.stop()
+            flock.stop()
+        assert "Traceback" not in flock.log.read_text()
