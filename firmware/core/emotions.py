@@ -38,6 +38,7 @@ WORDS = {
     "doubtful": (
         "doubt", "unsure", "uncertain", "confused", "puzzled", "skeptical", "sceptical",
         "suspicious", "wondering", "curious", "hesitant", "perplexed", "疑惑", "怀疑", "困惑",
+        "thinking", "pondering", "思考",  # the flock's busy face while its crows fly
     ),
     "neutral": ("calm", "okay", "ok", "fine", "plain", "idle", "平静"),
 }
