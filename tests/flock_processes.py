@@ -104,6 +104,18 @@ class FlockProcess:
         return [json.loads(data) for (data,) in self.db("SELECT data FROM events WHERE name = ? ORDER BY id", name)]
 
 
+def told_cursor(flock, voice):
+    """Where the voice's told cursor stands in the flock's store: every event up to it is told."""
+    rows = flock.db("SELECT event_id FROM told WHERE voice = ?", voice)
+    return rows[0][0] if rows else None
+
+
+def event_id(flock, name, item_id):
+    """The id of the `name` event about `item_id`."""
+    rows = flock.db("SELECT id FROM events WHERE name = ? AND data LIKE ?", name, f'%"item_id": "{item_id}"%')
+    return rows[0][0]
+
+
 def soul_config(tmp_path, body, port, flock_url):
     """The test soul's config (tests/test_soul_process.py's) with the flock named and nudges let through at once."""
     path = write_config(tmp_path, body, port, provider="anthropic", id="claude-test")

@@ -7,7 +7,7 @@ merged; a dead soul or body never stalls a list.
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.flock_processes import FlockProcess, SoulProcess, texts, until
+from tests.flock_processes import FlockProcess, SoulProcess, event_id, texts, told_cursor, until
 from tests.test_flock_support import Brain
 
 
@@ -20,16 +20,6 @@ def told_to_soul(fake, line):
     if not fake.bodies:
         return 0
     return sum(texts(message).count(line) for message in fake.bodies[-1]["messages"])
-
-
-def told_cursor(flock, voice):
-    rows = flock.db("SELECT event_id FROM told WHERE voice = ?", voice)
-    return rows[0][0] if rows else None
-
-
-def event_id(flock, name, item_id):
-    rows = flock.db("SELECT id FROM events WHERE name = ? AND data LIKE ?", name, f'%"item_id": "{item_id}"%')
-    return rows[0][0]
 
 
 async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_both(tmp_path):

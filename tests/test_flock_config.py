@@ -1,0 +1,111 @@
+"""flock.config.json: `soulstack flock --config FILE` (or $FLOCK_CONFIG) as a real process, and the
+soul's `flock` keys. A bad value is one line naming the key and a non-zero exit; an unknown key a
+warning; a flag wins over the file."""
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import unused_port
+
+from soulstack.config_checks import ConfigError
+from soulstack.flock import commands
+from soulstack.flock.config import FLAGS, SPEC, from_dict, value_at
+from soulstack.soul import config as soul_config
+from soulstack.soul.run import make_tools
+from tests.flock_processes import ROOT
+
+ENV_KEYS = ("FLOCK_CONFIG", "FLOCK_TOKEN", "BODY_TOKEN", "NUDGE_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
+
+
+def flock_command(*args, env=None):
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    return [sys.executable, "-m", "soulstack.cli", "flock", *args], {**clean, **(env or {})}
+
+
+@pytest.mark.parametrize("text, line", [
+    ('{"body": {"url": "http://127.0.0.1:9310", "minIntervalSeconds": -5}}',
+     ": body.minIntervalSeconds must be a number >= 0, not -5"),
+    ('{"soul": {"url": "127.0.0.1:9202"}}', ': soul.url must be an http:// or https:// URL, not "127.0.0.1:9202"'),
+    ('{"body": {"quietHours": "22-30"}}', ': body.quietHours must be "START-END" hours such as "22-7", not "22-30"'),
+    ('{"port": 8470,}', " is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 15"),
+])
+def test_a_bad_value_is_one_line_naming_the_key(tmp_path, text, line):
+    path = tmp_path / "flock.config.json"
+    path.write_text(text)
+    argv, env = flock_command("--config", str(path))
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"soulstack flock: {path}{line}"]
+
+
+def test_a_missing_file_says_so():
+    argv, env = flock_command(env={"FLOCK_CONFIG": "/nonexistent/flock.config.json"})
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("soulstack flock: /nonexistent/flock.config.json does not exist")
+
+
+async def test_the_file_from_the_environment_runs_the_flock_and_a_flag_wins(tmp_path):
+    file_port, flag_port = unused_port(), unused_port()
+    path = tmp_path / "flock.config.json"
+    path.write_text(json.dumps({"port": file_port, "dataDir": "crows", "token": "from-the-file", "colour": "blue",
+                                "body": {"url": "http://127.0.0.1:9", "quietHours": "22-7", "volume": 3}}))
+    log = tmp_path / "flock.log"
+    argv, env = flock_command("--port", str(flag_port), env={"FLOCK_CONFIG": str(path)})
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(400):
+                try:
+                    async with http.get(f"http://127.0.0.1:{flag_port}/api/crows") as locked:
+                        break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            assert locked.status == 401  # the file's token locks it
+            headers = {"Authorization": "Bearer from-the-file"}
+            async with http.get(f"http://127.0.0.1:{flag_port}/api/crows", headers=headers) as response:
+                assert response.status == 200
+        assert (tmp_path / "crows" / "flock.db").exists()  # dataDir, relative to the file
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    said = log.read_text()
+    assert f"flock: {path}: colour is not a key the flock knows; ignored" in said
+    assert f"flock: {path}: body.volume is not a key the flock knows; ignored" in said
+    assert "Traceback" not in said
+
+
+def test_every_key_of_the_file_is_a_flag_and_the_defaults_agree():
+    parser = argparse.ArgumentParser()
+    commands.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["flock"])
+    defaults = from_dict({})[0]
+    leaves = []
+
+    def walk(spec, prefix):
+        for key, rule in spec.items():
+            (walk(rule, prefix + key + ".") if isinstance(rule, dict) else leaves.append(prefix + key))
+
+    walk(SPEC, "")
+    assert sorted(leaves) == sorted(FLAGS)
+    for key_path, attr in FLAGS.items():
+        assert hasattr(args, attr), attr
+        assert getattr(args, attr) in (None, os.environ.get("FLOCK_TOKEN"), os.environ.get("BODY_TOKEN"),
+                                       os.environ.get("NUDGE_TOKEN")), attr  # unset: the file or its default fills it
+    assert value_at(defaults, "port") == 8470 and value_at(defaults, "body.minIntervalSeconds") == 30
+
+
+def test_the_souls_flock_keys_grow_its_tools():
+    cfg, warnings = soul_config.from_dict({"flock": {"url": "http://127.0.0.1:8470", "token": "t"}})
+    assert warnings == []
+    assert {"hand_to_flock", "flock_waiting", "flock_verdict"} <= {tool.name for tool in make_tools(cfg)}
+    bare, _ = soul_config.from_dict({})
+    assert not {"hand_to_flock", "flock_waiting", "flock_verdict"} & {tool.name for tool in make_tools(bare)}
+    with pytest.raises(ConfigError, match=r'^flock.url must be an http:// or https:// URL, not "8470"$'):
+        soul_config.from_dict({"flock": {"url": "8470"}})
