@@ -5,6 +5,8 @@ was down) or the body (held back by the interval) is told after the restart, onc
 merged; a dead soul or body never stalls a list.
 """
 
+import asyncio
+
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.flock_processes import FlockProcess, SoulProcess, event_id, texts, told_cursor, until
@@ -55,3 +57,35 @@ async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_both(tmp_p
             soul.stop()
             flock.stop()
         assert "Traceback" not in flock.log.read_text()
+
+
+async def test_a_soul_killed_9_while_it_thinks_about_the_flocks_question_still_has_it(tmp_path):
+    hold, hung = asyncio.Event(), []
+
+    async def thinks_too_long_once(body):
+        if "your flock asks" in texts(body["messages"][-1]) and not hung:
+            hung.append(body)
+            await hold.wait()  # the soul is killed while its model thinks
+        return tool_use("sleep", {"minutes": 60})
+
+    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=thinks_too_long_once) as soul_fake, \
+            RecordingBody() as body:
+        flock = FlockProcess(tmp_path, flock_fake.base_url, {})
+        soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
+        flock.config["soul"] = {"url": soul.url}
+        soul.start()
+        await flock.start()
+        try:
+            await until(lambda: "waking 1:" in soul.log_text(), what="the soul's first waking")
+            list_id = await flock.new_list("- research alpha")
+            line = f"your flock asks: the Sentry needs your OK to start on 'research alpha' (item {list_id}-1)"
+            await until(lambda: hung, what="the soul thinking about the question")
+            assert told_cursor(flock, "soul") >= event_id(flock, "item.triaged", f"{list_id}-1")  # the soul took it
+            soul.kill()
+            hold.set()
+            soul.start()
+            await until(lambda: len(soul_fake.bodies) >= 3, what="the soul's first model call after the restart")
+            assert told_to_soul(soul_fake, line) == 1  # in its history once, neither lost nor doubled
+        finally:
+            soul.stop()
+            flock.stop()
