@@ -23,7 +23,7 @@ def register(subparsers) -> None:
     parser.add_argument("--token", default=os.environ.get("FLOCK_TOKEN"),
                         help="lock the flock: every /api/ route and the event stream need this bearer token; "
                              "the page asks for it once (default: $FLOCK_TOKEN, else no lock)")
-    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"], default=None,
+    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
                         help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
                              "openai if OPENAI_BASE_URL is set, else brainstem)")
     parser.add_argument("--model", help="model id (default: the provider's default)")
