@@ -18,7 +18,8 @@ NAMES = ("soul", "flock", "bridge", "tts", "stackchan")
 # What each service's environment file starts with: which secrets and options belong there.
 ENV_HINTS = {
     "soul": "# ANTHROPIC_API_KEY=sk-ant-...\n# OPENAI_API_KEY=...\n# OPENAI_BASE_URL=http://127.0.0.1:11434/v1\n",
-    "flock": "# ANTHROPIC_API_KEY=sk-ant-...\n# SOULSTACK_ARGS=--body http://ROBOT --body-token TOKEN\n",
+    "flock": "# ANTHROPIC_API_KEY=sk-ant-...\n# FLOCK_CONFIG=/etc/soulstack/flock.config.json\n"
+             "# SOULSTACK_ARGS=--body http://ROBOT --body-token TOKEN\n",
     "bridge": "# SOULSTACK_ARGS=--token TOKEN --nudge-url http://127.0.0.1:9202/nudge --nudge-token TOKEN\n",
     "tts": "# SOULSTACK_ARGS=--host 0.0.0.0 --token TOKEN\n",
     "stackchan": "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/ --device-token TOKEN\n",
