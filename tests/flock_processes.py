@@ -22,6 +22,7 @@ import aiohttp
 from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import text, tool_use
+from soulstack.sim.runner import Simulator
 from tests.test_soul_process import start_soul, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +117,32 @@ def event_id(flock, name, item_id):
     return rows[0][0]
 
 
+class SimBody:
+    """The firmware simulator (`soulstack body sim`: the real MicroPython firmware) as a robot on a fresh port."""
+
+    def __init__(self):
+        self.port = unused_port()
+        self.simulator = Simulator(self.port).start()
+
+    async def serving(self):
+        assert await asyncio.to_thread(self.simulator.wait_until_serving), "the simulator did not start"
+        return self
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def endpoints(self) -> dict:
+        return {name: f"{self.base_url}/{name}" for name in ("status", "look", "speak", "express")}
+
+    def kill(self):
+        self.simulator.process.kill()
+        self.simulator.process.wait(timeout=10)
+
+    def stop(self):
+        self.simulator.stop()
+
+
 def soul_config(tmp_path, body, port, flock_url):
     """The test soul's config (tests/test_soul_process.py's) with the flock named and nudges let through at once."""
     path = write_config(tmp_path, body, port, provider="anthropic", id="claude-test")
@@ -141,6 +168,12 @@ class SoulProcess:
     def start(self):
         self.process = start_soul(self.config, self.log, **self.env)
         return self
+
+    def move_to(self, body):
+        """Give the soul another body (its config's endpoints), for its next start."""
+        config = json.loads(self.config.read_text())
+        config["body"]["endpoints"] = body.endpoints()
+        self.config.write_text(json.dumps(config))
 
     def log_text(self):
         return self.log.read_text() if self.log.exists() else ""

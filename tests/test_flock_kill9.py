@@ -1,4 +1,4 @@
-"""kill -9 of the flock, the soul and the robot's body, with all three as real processes: nothing is lost.
+"""kill -9 of the flock, the soul and the robot's body (the firmware simulator), all real processes: nothing is lost.
 
 Pending approvals stay pending; what the flock had not yet told the soul (the soul
 was down) or the body (held back by the interval) is told after the restart, once,
@@ -9,7 +9,7 @@ import asyncio
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.flock_processes import FlockProcess, SoulProcess, event_id, texts, told_cursor, until
+from tests.flock_processes import FlockProcess, SimBody, SoulProcess, event_id, texts, told_cursor, until
 from tests.test_flock_support import Brain
 
 
@@ -24,12 +24,12 @@ def told_to_soul(fake, line):
     return sum(texts(message).count(line) for message in fake.bodies[-1]["messages"])
 
 
-async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_both(tmp_path):
-    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=sleeps) as soul_fake, \
-            RecordingBody() as body:
+async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_all_three(tmp_path):
+    robot = await SimBody().serving()  # the soul's body: the real firmware in the simulator
+    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=sleeps) as soul_fake:
         flock = FlockProcess(tmp_path, flock_fake.base_url, {})
-        soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
-        flock.config["soul"] = {"url": soul.url}
+        soul = SoulProcess(tmp_path, robot, soul_fake.base_url, flock.url)
+        flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
         soul.start()
         await flock.start()
         try:
@@ -43,19 +43,24 @@ async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_both(tmp_p
             assert told_cursor(flock, "soul") == triaged - 1  # held: everything before it told, it not
 
             flock.kill()
+            robot.kill()  # all three are dead now
+            robot = await SimBody().serving()
+            soul.move_to(robot)
             soul.start()  # back at once with the flock, whose first try may still find it starting: it retries
             await flock.start()
             assert flock.pending() == pending  # still waiting, same deadline
             line = f"your flock asks: the Sentry needs your OK to start on 'research alpha' (item {item_id})"
-            await until(lambda: told_to_soul(soul_fake, line), what="the question, after both restarts")
+            await until(lambda: told_to_soul(soul_fake, line), what="the question, after the restarts")
             # Told once, and marked so: the cursor is past it, so a later start never tells it again.
             await until(lambda: (told_cursor(flock, "soul") or 0) >= triaged, what="the cursor past the question")
             beta = await flock.new_list("- research beta")
             await until(lambda: told_to_soul(soul_fake, f"(item {beta}-1)"), what="the next question")
             assert told_to_soul(soul_fake, line) == 1
+            assert "Your body (the test body) is awake and answering." in texts(soul_fake.bodies[-1]["messages"][-1])
         finally:
             soul.stop()
             flock.stop()
+            robot.stop()
         assert "Traceback" not in flock.log.read_text()
 
 
@@ -72,7 +77,7 @@ async def test_a_soul_killed_9_while_it_thinks_about_the_flocks_question_still_h
             RecordingBody() as body:
         flock = FlockProcess(tmp_path, flock_fake.base_url, {})
         soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
-        flock.config["soul"] = {"url": soul.url}
+        flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
         soul.start()
         await flock.start()
         try:

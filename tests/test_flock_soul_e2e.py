@@ -32,7 +32,7 @@ async def test_the_flocks_question_alone_records_nothing_and_the_persons_yes_is_
             RecordingBody() as body:
         flock = FlockProcess(tmp_path, flock_fake.base_url, {})
         soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
-        flock.config["soul"] = {"url": soul.url}
+        flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
         soul.start()  # both start at once: the soul's start-up overlaps the flock's
         await flock.start()
         try:

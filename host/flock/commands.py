@@ -53,6 +53,8 @@ def register(subparsers) -> None:
     robot.add_argument("--soul", help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
                                       "the flock tells the soul with nudges instead of talking over it")
     robot.add_argument("--soul-token", default=os.environ.get("NUDGE_TOKEN"), help="the soul's nudge token (default: $NUDGE_TOKEN)")
+    robot.add_argument("--soul-min-interval", type=float,
+                       help="seconds between two nudges to the soul; news meanwhile is merged (default 10)")
     parser.set_defaults(func=run)
     commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report}")
     report = commands.add_parser(
@@ -102,7 +104,10 @@ def build_robot(args):
         if url and not url.startswith(("http://", "https://")):
             raise UsageError(f"--{flag} must be an http(s) URL such as http://127.0.0.1:9310, not {url!r}")
     if args.soul:
-        return SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None)
+        if args.soul_min_interval < 0:
+            raise UsageError("--soul-min-interval must be 0 or more seconds")
+        return SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None,
+                         min_interval_s=args.soul_min_interval)
     if not args.body:
         return None
     if args.body_min_interval < 0:

@@ -68,6 +68,7 @@ SPEC = {
     "soul": {
         "url": (None, url(optional=True)),
         "token": (None, string(optional=True)),
+        "minIntervalSeconds": (10.0, number(0)),  # the nudge contract's sender: at most one nudge per this
     },
 }
 
@@ -78,6 +79,7 @@ FLAGS = {
     "heartbeatSeconds": "heartbeat", "rive": "rive", "jevBand": "jev_band",
     "body.url": "body", "body.token": "body_token", "body.minIntervalSeconds": "body_min_interval",
     "body.quietHours": "quiet_hours", "soul.url": "soul", "soul.token": "soul_token",
+    "soul.minIntervalSeconds": "soul_min_interval",
 }
 
 

@@ -28,7 +28,7 @@ import logging
 from soulstack.clocks import Clock
 from soulstack.flock.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
-from soulstack.protocol.nudges import NudgeEvent, NudgeSender
+from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger("flock.robot")
@@ -209,9 +209,10 @@ class SoulVoice(Voice):
 
     name = "soul"
 
-    def __init__(self, nudge_url: str, token: str | None = None, **sender_options):
+    def __init__(self, nudge_url: str, token: str | None = None, min_interval_s: float = 10.0):
         super().__init__()
-        self.sender = NudgeSender(nudge_url, token=token, listener=self.on_sent, **sender_options)
+        self.sender = NudgeSender(nudge_url, token=token, listener=self.on_sent,
+                                  debouncer=Debouncer(min_interval_s=min_interval_s))
         self.sending: list = []  # (event_id, reason) offered to the sender, not yet taken by the soul
 
     def hear(self, event_id, name, payload, replay):
