@@ -78,6 +78,13 @@ class FlockNews:
         return None, FACES.get(name), None
 
 
+def waits_for_verdict(store, item_id: str, target: str) -> bool:
+    """Whether the flock still waits for a person's verdict: a pending row, or an item the flow will
+    wait on when it resumes (a kill between the event and the row leaves only the item's state)."""
+    item = store.item(item_id) or {}
+    return store.pending_deadline(item_id, target) is not None or item.get("state") == f"awaiting_{target}"
+
+
 class Voice:
     """What both voices share: the news reader and the told cursor in the flock's store."""
 
@@ -92,7 +99,7 @@ class Voice:
         """Keep the told cursor in `store`, and hear again what was not told before the last stop."""
         self.told = Told(store, self.name)
         self.news.lookup = lambda item_id: (store.item(item_id) or {}).get("text")
-        self.still_waiting = lambda item_id, target: store.pending_deadline(item_id, target) is not None
+        self.still_waiting = lambda item_id, target: waits_for_verdict(store, item_id, target)
         for event_id, name, payload in self.told.missed():
             self.hear(event_id, name, payload, replay=True)
 
