@@ -1,7 +1,9 @@
 """The flock and the soul share the robot: the flock speaks on a body, or tells the soul, and the soul's flock tools.
 
 Real servers on loopback: the flock app with the fake model, a recording Body
-Protocol body, a fake soul /nudge, and the soul's tools calling the real flock.
+Protocol body, a fake soul /nudge, the soul's tools calling the real flock, and a
+real soul (in-process) whose flock_verdict goes through only with its person's words.
+The real processes are in test_flock_soul_e2e.py, test_flock_kill9.py, test_flock_sim.py.
 """
 
 import asyncio
@@ -9,21 +11,25 @@ from types import SimpleNamespace
 
 from aiohttp.test_utils import unused_port
 
+from soulstack.clocks import Clock
+from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
+from soulstack.fakes.soul_body import RecordingBody
 from soulstack.flock.robot import BodyVoice, SoulVoice
-from soulstack.protocol.nudges import words_in_reason
 from soulstack.llm.brainstem import Situation
+from soulstack.protocol.nudges import words_in_reason
+from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
-from soulstack.fakes.soul_body import RecordingBody
 from tests.test_flock_support import Flock, start_fake_model
+from tests.test_soul_life import Running, anthropic_model, make_cfg, sleep_forever, texts_of
 
 
-async def until(condition, timeout=10.0):
+async def until(condition, timeout=10.0, what="the condition"):
     for _ in range(int(timeout / 0.02)):
         if condition():
             return
         await asyncio.sleep(0.02)
-    raise AssertionError("timed out")
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_path):
@@ -150,6 +156,35 @@ async def test_after_a_restart_the_soul_is_told_what_it_missed_once_merged_and_o
         assert f"the Sentry needs your OK to start on 'research owls' (item {list_id}-2)" in told
         assert f"to start on 'research moths" not in told  # answered meanwhile: not asked again
         assert words_in_reason(told) == []  # a list's words never pass for the person's own
+    finally:
+        await flock.stop()
+        await fake.stop()
+
+
+async def test_a_nudge_carrying_the_persons_words_lets_the_verdict_through_one_from_the_flock_alone_does_not(tmp_path):
+    fake, model = await start_fake_model()
+    flock = await Flock(tmp_path / "crows", model).start()
+    try:
+        list_id = await flock.new_list("- research moths")
+        item_id = f"{list_id}-1"
+        await until(lambda: flock.flock.store.all_pending())
+        verdict = tool_use("flock_verdict", {"item_id": item_id, "target": "triage", "approve": True})
+        async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as mind:
+            mind.reply(sleep_forever(None), verdict, sleep_forever(None), verdict, sleep_forever(None))
+            cfg = make_cfg(tmp_path, body, flock={"url": f"http://127.0.0.1:{flock.port}"}, nudge={"minIntervalSeconds": 0})
+            async with Running(build_soul(cfg, model=anthropic_model(mind), clock=Clock())) as soul:
+                await until(lambda: len(mind.bodies) >= 1)
+                asks = f"your flock asks: the Sentry needs your OK to start on 'research moths' (item {item_id})"
+                assert (await soul.post("/nudge", {"reason": asks}))[0] == 202
+                await until(lambda: len(mind.bodies) >= 3, what="the refused verdict's answer")
+                assert "ask your person first" in texts_of(mind.bodies[2]["messages"][-1])
+                assert flock.flock.store.all_pending()[0][:2] == (item_id, "triage")  # nothing recorded
+                typed = {"reason": "your human typed: yes, go ahead", "words": "yes, go ahead"}
+                assert (await soul.post("/nudge", typed))[0] == 202
+                await until(lambda: len(mind.bodies) >= 5, what="the recorded verdict's answer")
+                assert f"Recorded: your person approved triage of item {item_id}." in texts_of(mind.bodies[4]["messages"][-1])
+        events = [name for _, name, _ in flock.flock.store.events_after(0, list_id)]
+        assert events.count("verdict") == 1
     finally:
         await flock.stop()
         await fake.stop()
