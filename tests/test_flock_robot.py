@@ -38,9 +38,12 @@ async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_pat
         voice = BodyVoice(body.base_url, min_interval_s=30)
         flock = await Flock(tmp_path, model, robot=voice).start()
         try:
-            # Five items, each triaged for a stranger: five approvals within a second, one utterance.
-            await flock.new_list("- research the launch copy\n- research a\n- research b\n- research c\n- research d")
-            await until(lambda: len(flock.flock.store.all_pending()) == 5)
+            # Twenty items, each triaged for a stranger: twenty approvals within a second, one utterance.
+            others = "".join(f"\n- research topic {n}" for n in range(19))
+            started = asyncio.get_running_loop().time()
+            await flock.new_list("- research the launch copy" + others)
+            await until(lambda: len(flock.flock.store.all_pending()) == 20)
+            assert asyncio.get_running_loop().time() - started < 5
             await until(lambda: body.spoken)
             await asyncio.sleep(1.0)
             assert len(body.spoken) == 1
