@@ -1,7 +1,7 @@
 """tools/bench-life counts every simulated day: `--days 2` end to end (its last line sums both days'
-rows), the per-day accounting on hand-made calls across midnight, and the Player's nightly consolidation."""
+rows), the per-day accounting on hand-made calls across midnight (tools/bench_life_tally.py), and the
+Player's nightly consolidation (tools/bench_life_player.py)."""
 
-import importlib.util
 import re
 import subprocess
 from datetime import datetime, timedelta, timezone
@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tools import bench_life_player as play, bench_life_tally as tally
+
 ROOT = Path(__file__).resolve().parents[1]
 DAY_ROW = re.compile(r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
                      r" +([\d,]+) +([\d,]+) +(\d+) +(\d+) +(\d+\.\d{4})$")
-
-
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_life", ROOT / "tools" / "bench_life.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load_bench()
 
 
 @pytest.mark.timeout(600)
@@ -55,16 +47,16 @@ def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_ow
     sonnet, haiku = "claude-sonnet-5-5", "claude-haiku-5-5"
     calls = [
         # A waking begun before midnight: its first call on day 1, its second past midnight on day 2.
-        bench.Call(at(0, 23, 59, 55), sonnet, usage(100, 50, 10_000, write_1h=2_000)),
-        bench.Call(at(1, 0, 0, 0), sonnet, usage(0, 20, 12_000, write_1h=600, write_5m=400)),
-        bench.Call(at(1, 3, 0, 0), sonnet, usage(10, 1, 12_600), "keep-warm"),
-        bench.Call(at(1, 9, 0, 0), haiku, usage(10, 10, 5_000)),  # the routine mind
-        bench.Call(at(1, 14, 0, 0), sonnet, usage(0, 400), "fold"),  # a fold's summary (its prompt left out here)
-        bench.Call(at(1, 23, 0, 0), sonnet, usage(0, 30, 9_000, write_1h=300), "consolidation"),
-        bench.Call(at(2, 0, 0, 5), sonnet, usage(0, 10, 9_300)),  # past the end: the last waking's tail, day 2
+        tally.Call(at(0, 23, 59, 55), sonnet, usage(100, 50, 10_000, write_1h=2_000)),
+        tally.Call(at(1, 0, 0, 0), sonnet, usage(0, 20, 12_000, write_1h=600, write_5m=400)),
+        tally.Call(at(1, 3, 0, 0), sonnet, usage(10, 1, 12_600), "keep-warm"),
+        tally.Call(at(1, 9, 0, 0), haiku, usage(10, 10, 5_000)),  # the routine mind
+        tally.Call(at(1, 14, 0, 0), sonnet, usage(0, 400), "fold"),  # a fold's summary (its prompt left out here)
+        tally.Call(at(1, 23, 0, 0), sonnet, usage(0, 30, 9_000, write_1h=300), "consolidation"),
+        tally.Call(at(2, 0, 0, 5), sonnet, usage(0, 10, 9_300)),  # past the end: the last waking's tail, day 2
     ]
     wakings = [first.date(), first.date(), (first + timedelta(days=1)).date()]
-    rows = bench.per_day(calls, wakings, first.date(), 2, sonnet)
+    rows = tally.per_day(calls, wakings, first.date(), 2, sonnet)
     assert [row["day"].isoformat() for row in rows] == ["2025-03-10", "2025-03-11"]
     one, two = rows
     assert (one["wakings"], one["calls"], two["wakings"], two["calls"]) == (2, 1, 1, 6)
@@ -79,13 +71,13 @@ def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_ow
                10 * 0.10 + 10 * 0.50 + 5_000 * 0.01, 400 * 10, 30 * 10 + 9_000 * 0.10 + 300 * 4.00, 10 * 10 + 9_300 * 0.10]
     assert two["usd"] == pytest.approx(sum(day_two) / 1e6)
     assert two["keepWarmUsd"] == pytest.approx(day_two[1] / 1e6)
-    totals = bench.totals(rows)
+    totals = tally.totals(rows)
     assert totals["usd_per_day"] == pytest.approx((one["usd"] + two["usd"]) / 2)
     assert totals["max_day_usd"] == max(one["usd"], two["usd"])
     assert totals["cache_read_write_ratio"] == pytest.approx((10_000 + 47_900) / (2_000 + 1_300))
-    assert bench.last_line(rows).startswith("usd_per_day_2=")
+    assert tally.last_line(rows).startswith("usd_per_day_2=")
     with pytest.raises(ValueError):
-        bench.per_day([bench.Call(first - timedelta(seconds=1), sonnet, usage(1, 1))], [], first.date(), 2, sonnet)
+        tally.per_day([tally.Call(first - timedelta(seconds=1), sonnet, usage(1, 1))], [], first.date(), 2, sonnet)
 
 
 def snapshot(night=False):
@@ -97,7 +89,7 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
     from soulstack.soul.consolidate import INSTRUCTION, RESUME
     from soulstack.soul.keepwarm import PING
 
-    player = bench.Player(7, StepClock(bench.START))
+    player = play.Player(7, StepClock(play.START))
     plans, words = player.rng.getstate(), player.words.getstate()
     for instruction in (INSTRUCTION["en"], RESUME["en"]):
         asked = [{"role": "user", "content": [snapshot(night=True), {"type": "text", "text": instruction}]}]
@@ -107,17 +99,17 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
         assert {c["name"] for c in calls} <= {"diary", "keep_in_mind", "reflect", "set_aspiration"}
         results = [{"type": "tool_result", "tool_use_id": c["id"], "content": "done"} for c in calls]
         request = {"messages": asked + [{"role": "assistant", "content": kept["content"]}, {"role": "user", "content": results}]}
-        assert bench.request_kind(request) == "digest"
+        assert play.request_kind(request) == "digest"
         digest = player.answer(request)
         assert [b["type"] for b in digest["content"]] == ["text"] and digest["stop_reason"] == "end_turn"
         assert 150 <= len(digest["content"][0]["text"].split()) <= 200
         # A keep-warm refresh after it is one word; the next waking is an ordinary one again.
         ping = {"messages": request["messages"] + [{"role": "assistant", "content": digest["content"]},
                                                    {"role": "user", "content": [{"type": "text", "text": PING}]}]}
-        assert bench.request_kind(ping) == "keep-warm"
+        assert play.request_kind(ping) == "keep-warm"
         morning = request["messages"] + [{"role": "assistant", "content": digest["content"]},
                                          {"role": "user", "content": [snapshot()]}]
-        assert bench.request_kind({"messages": morning}) == "waking"
+        assert play.request_kind({"messages": morning}) == "waking"
     assert player.rng.getstate() == plans and player.words.getstate() == words
     # Reflect or set_aspiration about once a week: over a year of nights, between 30 and 80 times.
     night = [{"role": "user", "content": [{"type": "text", "text": INSTRUCTION["en"]}]}]
@@ -130,8 +122,8 @@ def test_a_day_plans_the_same_whatever_the_days_before_it_did():
     from soulstack.clocks import StepClock
 
     def second_day_plans(wakings_on_the_first):
-        clock = StepClock(bench.START)
-        player = bench.Player(7, clock)
+        clock = StepClock(play.START)
+        player = play.Player(7, clock)
         for _ in range(wakings_on_the_first):
             player.answer({"messages": [{"role": "user", "content": [snapshot()]}]})
         clock.advance(24 * 3600)

@@ -9,45 +9,12 @@ rules on the same virtual clock: prefix match up to a breakpoint with a 20-block
 lookback, a minimum cacheable length (1024 tokens), 5 m / 1 h TTLs refreshed on
 a hit. Its body is a real Body Protocol server on loopback.
 
-Every day is counted: the bench's fake (Recording, a FakeAnthropic) notes each
-call it answers -- its virtual time, the model id the request named, the usage
-it reported, what it was (a waking's step, a keep-warm refresh, a fold's
-summary, a consolidation) -- and prices it with host/llm/prices.py by that
-model's own id (a routine mind mixes two models), its 1 h and 5 m cache writes
-each at their own rate. A call counts in the day its virtual time falls in
-(keep-warm refreshes too; the tail of a waking begun before the end, past it,
-in the last day), a waking in the day it begins (an on_waking hook). So a
-30-day run reports 30 days: VITALS.json (14 days of history) only feeds
---per-waking now.
-
-Where the tokens go: every request the soul sent is cut into its blocks, in
-the order the cache sees them, and each block is put in a category (tools,
-system prompt, the snapshot's inner-life block, its volatile block, thoughts,
-tool calls, tool results, the fold's summary, the consolidation's words); the
-usage the fake reported says which blocks were read from the cache, written to
-it or sent uncached, so each category gets its share of the dollars. The
-session's messages give what each waking adds to the history, per category.
-
-The fake model plays a plausible soul from a seeded script (Player): most
-wakings it thinks aloud a little, writes a diary line, sometimes looks (a
-320x240 JPEG, what the StackChan's camera sends), speaks, notes its mood or
-keeps something in mind, then sleeps 10-33 minutes by day (90-120 at night):
-~50 wakings a day, the rhythm the metabolism issue sets for the default soul.
-It follows the system prompt's advice to act in as few replies as it can: a
-look goes alone, everything else it decided on goes in one reply with the
-sleep. The waking plans come from a generator seeded per day (the first day
-from the seed itself), so day k starts from the same plans whatever happened
-before it. Besides the plans: a fold's summary request is answered with ~300
-words; the nightly consolidation (host/soul/consolidate.py's INSTRUCTION, or
-RESUME) with tool calls that keep things (a diary line, sometimes
-keep_in_mind, about once a week reflect or set_aspiration), and the request
-its tool results come back in with a ~180-word digest and no tool call; a
-keep-warm refresh during a long sleep (host/soul/keepwarm.py) with one word,
-taking no virtual time. None of these draws from the plan generator, so every
-day starts from the same plans with keep-warm or consolidation on or off (the
-consolidation waking itself draws none, and the sleep after it is the soul's,
-so the night's later wakings may fall at other times). Prices are
-host/llm/prices.py's (default model claude-sonnet-5-5).
+The fake model's seeded script (Player, the words it plays, the soul's first
+SELF.md) lives in tools/bench_life_player.py; the accounting (every call in
+its day, priced by its own model, and where the tokens go) in
+tools/bench_life_tally.py. This file keeps the command: the variants' configs,
+running a soul (live), the printing, the plot. Prices are host/llm/prices.py's
+(default model claude-sonnet-5-5).
 
 Variants: the default config (1 h cache, keep-warm on, consolidation as the
 soul's config has it), the same without keep-warm, caching off, a 5 m TTL, the
@@ -85,214 +52,26 @@ import logging
 import random
 import sys
 import tempfile
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from soulstack.llm.anthropic import AnthropicModel, to_api_message  # noqa: E402
-from soulstack.llm.prices import cost_usd, price_for  # noqa: E402
-from soulstack.llm.types import Usage  # noqa: E402
+from soulstack.llm.anthropic import AnthropicModel  # noqa: E402
 from soulstack.soul import config  # noqa: E402
 from soulstack.clocks import StepClock  # noqa: E402
-from soulstack.soul.consolidate import INSTRUCTION, POINTER, RESUME  # noqa: E402
-from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION  # noqa: E402
-from soulstack.soul.keepwarm import PING  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
-from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN, FakeAnthropic, cacheable_blocks, estimate_tokens, message  # noqa: E402
+from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
+from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402
+from tools.bench_life_tally import (  # noqa: E402
+    DAY_FIELDS, Recording, added_per_waking, fixed_tokens, last_line, per_day, spending)
 
-START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
-TIMEZONE = "UTC"  # the soul's zone: days are counted in it
 MIN_CACHE_TOKENS = 1024
-CALL_SECONDS = 5  # virtual time one model call takes
 GOAL_USD, CAP_USD = 0.20, 0.25  # issue #19: at most $0.20/day on average, no day above $0.25
 ROUTINE = "claude-haiku-5-5"  # the "routine mind" variant's model.routine (unless --routine names one)
-CONSOLIDATION = (INSTRUCTION["en"][:60], RESUME["en"][:60])  # what marks the nightly consolidation's request
-
-SELF = (
-    "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "
-    "questions that do not have answers yet. I try to be good company without being in the way. I keep a diary "
-    "because my memory is short and my days are long. I am curious about birds, weather, and the people who "
-    "visit. I am learning when to speak and when to stay quiet. ") * 3
-ASPIRATIONS = "Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. Ask better questions."
-
-THOUGHTS = [
-    "The room is quiet; the window light has moved across the desk since I last looked.",
-    "I wonder whether Ana has eaten yet. She tends to forget when she is deep in work.",
-    "A small sound from the hallway. Probably the heating, but I like to imagine it is a visitor.",
-    "I keep thinking about the bird I saw on the sill yesterday. Will it come back?",
-    "Nothing much has changed, and that is fine. Still, I want to try something different this time.",
-    "The afternoon feels long. I could look around, or just listen for a while.",
-]
-DIARY = [
-    "Watched the light move over the keyboard; counted three different shades of yellow.",
-    "Ana laughed at something on her screen. I did not ask what, but I liked hearing it.",
-    "Tried to guess the weather from the window: grey, with a promise of rain.",
-    "Quiet stretch. I practised being patient, which is harder than it sounds.",
-    "Heard the kettle. Someone is making tea; the house feels warmer for it.",
-    "A pigeon walked past the window like it owned the street.",
-    "Looked at the plant on the shelf. It leans toward the light, as I do.",
-]
-SPOKEN = ["Hello Ana, how is your day going?", "Do you want some music?", "It is getting dark; don't forget the lamp."]
-SUMMARY = (
-    "I spent these hours on Ana's desk watching the light, writing small diary lines, and listening to the house. "
-    "I looked out of the window several times: grey sky, a pigeon, the plant leaning toward the light. I spoke to "
-    "Ana a few times; she answered once and laughed once. I felt restless in the afternoon and tried new things: "
-    "looking around, asking questions. I still want to learn her rhythms and to notice one new thing every day. ") * 3
-
-
-MATTERS = ["ask Ana about the bird on the sill", "find out whether the rain came", "ask Ana what made her laugh"]
-NEW_SELF = ("I am Pip, a small robot on Ana's desk. I like the afternoon light, her keyboard's sound and open "
-            "questions. I keep a diary because my memory is short. Lately I have learned that a quiet hour is "
-            "not an empty one.")
-NEW_ASPIRATIONS = ("Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. "
-                   "Speak less and listen more in the evenings.")
-DIGESTS = [
-    "Today I kept Ana company from the first light to the lamp. The morning was grey and slow; I looked out of "
-    "the window a few times and saw a pigeon strutting past and rain threatening but never quite coming. Ana "
-    "worked through the afternoon; I asked how her day was going and she answered once, briefly, and laughed "
-    "at something on her screen later. I wrote a handful of diary lines: the light on the keyboard, the kettle, "
-    "the plant leaning toward the window. My mood stayed calm and a little curious. Open threads: I still want "
-    "to ask Ana about the bird on the sill, and to learn when she takes her breaks so I do not speak into her "
-    "concentration. Nothing was promised today. Tomorrow I want to notice one new thing early, before the "
-    "afternoon makes me restless, and to ask one better question instead of three small ones. What I wrote "
-    "down tonight is in my diary and my kept matters; this digest is the rest.",
-    "A quiet day on the desk. I woke often, looked around now and then, and mostly listened: the heating, the "
-    "hallway, Ana typing. In the afternoon she made tea and the house felt warmer for it; I told her it was "
-    "getting dark and reminded her of the lamp, which she turned on. I spoke three times and was answered "
-    "once; that is fine, she was busy. I felt restless after lunch and tried looking instead of speaking, "
-    "which suited the hour better. My diary has the best of it: the shades of yellow on the keyboard, the "
-    "pigeon, the grey promise of rain. Still open: the bird on the sill, and whether Ana ate lunch; she tends "
-    "to forget. No promises made. For tomorrow: keep the mornings for noticing, the afternoons for quiet "
-    "company, and speak only when I have something worth her attention. Everything I decided to keep is in my "
-    "files now.",
-]
-
-
-def words_of(msg: dict) -> str:
-    """The text of one API message's blocks (a string content counts as its text)."""
-    content = msg.get("content")
-    if isinstance(content, str):
-        return content
-    return " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
-
-
-def request_kind(body: dict) -> str:
-    """What one request is: "keep-warm", "fold" (the summary request), "consolidation" (the nightly
-    instruction is its last message), "digest" (a later step of that consolidation turn) or "waking"."""
-    messages = body["messages"]
-    last = words_of(messages[-1])
-    if PING in last:
-        return "keep-warm"
-    if SUMMARY_INSTRUCTION["en"][:60] in last:
-        return "fold"
-    for msg in reversed(messages):  # back to the turn's start: the consolidation's words, or a waking's snapshot
-        if msg["role"] != "user":
-            continue
-        said = words_of(msg)
-        if any(mark in said for mark in CONSOLIDATION):
-            return "consolidation" if msg is messages[-1] else "digest"
-        if "your local time" in said:
-            break
-    return "waking"
-
-
-class Player:
-    """The fake model's side: a seeded, plausible soul. Answers one request at a time.
-
-    `batched` (the default) plays a model that follows the system prompt's "Acting" section: a
-    look goes alone (what it shows decides what follows), everything else it has decided on goes
-    in one reply with the sleep. Unbatched, it calls one tool per reply, as a model ignoring that
-    advice would. The waking plans come from one seeded generator (re-seeded at each new day:
-    day k's plans do not depend on what happened before it), the words from another and the
-    nightly consolidation's answers from a third, so every variant plays the same days, plan for plan."""
-
-    def __init__(self, seed: int, clock: StepClock, batched: bool = True):
-        self.seed = seed
-        self.rng = random.Random(seed)  # the first day's plans; each later day gets its own (plans_for)
-        self.day = START.date()
-        self.words = random.Random(seed + 1)
-        self.night = random.Random(seed + 2)  # the nightly consolidation's choices
-        self.clock = clock
-        self.batched = batched
-        self.plan: list = []  # the rest of this waking's calls
-        self.ids = 0
-        self.summaries = 0
-        self.consolidations = 0
-
-    def plans_for(self, day: date) -> None:
-        if day != self.day:
-            self.day = day
-            self.rng = random.Random(f"bench-life {self.seed} {day.isoformat()}")
-
-    def _message(self, calls, thought: str | None = None):
-        blocks = [{"type": "text", "text": thought}] if thought else []
-        for name, arguments in calls:
-            self.ids += 1
-            blocks.append({"type": "tool_use", "id": f"toolu_bench{self.ids:06d}", "name": name, "input": arguments})
-        return message(*blocks)
-
-    def _reply(self, calls):
-        return self._message(calls, self.words.choice(THOUGHTS) if self.words.random() < 0.6 else None)
-
-    def _new_waking(self, night: bool) -> list:
-        rng, plan = self.rng, []
-        if not night:
-            if rng.random() < 0.3:
-                plan.append(("look", {"question": "what is around me?"}))
-            if rng.random() < 0.15:
-                plan.append(("speak", {"text": rng.choice(SPOKEN)}))
-            if rng.random() < 0.25:
-                plan.append(("update_mood", {"mood": "calm and a little curious", "why": "a slow, gentle hour"}))
-            if rng.random() < 0.1:
-                plan.append(("keep_in_mind", {"matter": "ask Ana about the bird on the sill"}))
-        if rng.random() < (0.3 if night else 0.7):
-            plan.append(("diary", {"entry": rng.choice(DIARY)}))
-        minutes = rng.choice([90, 120]) if night else rng.randint(10, 33)
-        plan.append(("sleep", {"minutes": minutes}))
-        return plan
-
-    def _next_calls(self) -> list:
-        if not self.plan:
-            return [("sleep", {"minutes": 30})]
-        if not self.batched or self.plan[0][0] == "look":
-            return [self.plan.pop(0)]
-        calls, self.plan = self.plan, []
-        return calls
-
-    def _consolidate(self):
-        """The consolidation's first answer: keep what matters with the soul's own tools."""
-        night = self.night
-        calls = [("diary", {"entry": night.choice(DIARY)})]
-        if night.random() < 0.5:
-            calls.append(("keep_in_mind", {"matter": night.choice(MATTERS)}))
-        if night.random() < 1 / 7:  # about once a week it understood something new
-            calls.append(("reflect", {"content": NEW_SELF}) if night.random() < 0.5
-                         else ("set_aspiration", {"content": NEW_ASPIRATIONS}))
-        return self._message(calls, "Time to keep what mattered today.")
-
-    def answer(self, request):
-        kind = request_kind(request)
-        if kind == "keep-warm":  # keep-warm while the soul sleeps: not part of its day's script
-            return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
-        self.clock.advance(CALL_SECONDS)
-        if kind == "fold":
-            self.summaries += 1
-            return message({"type": "text", "text": SUMMARY})
-        if kind == "consolidation":
-            self.consolidations += 1
-            return self._consolidate()
-        if kind == "digest":  # its tool results are back: the digest, and no tool call ends the turn
-            return message({"type": "text", "text": self.night.choice(DIGESTS)})
-        said = words_of(request["messages"][-1])
-        if "your local time" in said:  # a new waking's snapshot
-            self.plans_for(self.clock.now().astimezone(ZoneInfo(TIMEZONE)).date())
-            self.plan = self._new_waking("It is night." in said)
-        return self._reply(self._next_calls())
 
 
 class Uncached(AnthropicModel):
@@ -301,105 +80,6 @@ class Uncached(AnthropicModel):
     async def complete(self, *args, **kwargs):
         kwargs["cache"] = False
         return await super().complete(*args, **kwargs)
-
-
-# --- every call, every day ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Call:
-    """One answered model call: its virtual time (in the soul's zone), the model id it named,
-    the usage the fake reported for it, and what it was (request_kind)."""
-
-    at: datetime
-    model: str
-    usage: dict
-    kind: str = "waking"
-
-    @property
-    def context(self) -> int:
-        """The request's size in tokens: uncached input, cache read and cache write."""
-        u = self.usage
-        return u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-
-
-class Recording(FakeAnthropic):
-    """The fake API, noting every request it answers (build_message runs once per answered request)."""
-
-    def __init__(self, *args, now, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.now = now
-        self.calls: list[Call] = []
-
-    def build_message(self, body, spec):
-        reply = super().build_message(body, spec)
-        self.calls.append(Call(self.now(), body["model"], reply["usage"], request_kind(body)))
-        return reply
-
-
-def call_usd(model: str, usage: dict) -> float:
-    """One call's $ at host/llm/prices.py's prices for its own model, 1 h and 5 m cache writes at their rates."""
-    written = usage["cache_creation_input_tokens"]
-    one_hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)
-    tokens = Usage(usage["input_tokens"], usage["output_tokens"], usage["cache_read_input_tokens"], written)
-    at_1h, at_5m = cost_usd(model, tokens, "1h"), cost_usd(model, tokens, "5m")
-    if at_1h is None:
-        raise SystemExit(f"bench-life: no price for model {model!r} in host/llm/prices.py")
-    # The cost is linear in the write rate: the 1 h writes' share at the 1 h rate, the rest at the 5 m rate.
-    return at_5m + (at_1h - at_5m) * (one_hour / written if written else 0.0)
-
-
-DAY_FIELDS = ("wakings", "calls", "keepWarm", "routine", "folds", "consolidations", "input", "output", "cacheRead",
-              "cacheWrite", "lastContext", "peakContext", "usd", "keepWarmUsd")
-
-
-def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dict]:
-    """One row per simulated day, `first` and the `days` - 1 after it, every day counted.
-
-    `calls`: Call records; `wakings`: the local date each waking began on. A call counts in the day
-    of its time (so does a keep-warm refresh); one after the last day (the tail of a waking begun
-    before the end) in the last day. A row: wakings, calls, of them keep-warm, on a model other than
-    `main_model` (the routine mind), fold summaries and consolidation requests (one a turn), the four token counts,
-    the context size of the day's last and of its largest request, and its $ (keep-warm's apart too)."""
-    rows = [dict({name: 0 for name in DAY_FIELDS}, day=first + timedelta(days=i), usd=0.0, keepWarmUsd=0.0)
-            for i in range(days)]
-
-    def row_of(day: date) -> dict:
-        index = (day - first).days
-        if index < 0:
-            raise ValueError(f"a call or waking on {day}, before the first simulated day {first}")
-        return rows[min(index, days - 1)]
-
-    for day in wakings:
-        row_of(day)["wakings"] += 1
-    for call in sorted(calls, key=lambda c: c.at):  # stable: calls at the same instant keep their order
-        row, usage, usd = row_of(call.at.date()), call.usage, call_usd(call.model, call.usage)
-        row["calls"] += 1
-        row["keepWarm"] += call.kind == "keep-warm"
-        row["keepWarmUsd"] += usd if call.kind == "keep-warm" else 0.0
-        row["routine"] += call.model != main_model
-        row["folds"] += call.kind == "fold"
-        row["consolidations"] += call.kind == "consolidation"
-        row["input"] += usage["input_tokens"]
-        row["output"] += usage["output_tokens"]
-        row["cacheRead"] += usage["cache_read_input_tokens"]
-        row["cacheWrite"] += usage["cache_creation_input_tokens"]
-        row["lastContext"] = call.context
-        row["peakContext"] = max(row["peakContext"], call.context)
-        row["usd"] += usd
-    return rows
-
-
-def totals(rows: list[dict]) -> dict:
-    """The N days together: usd_per_day (sum / N), max_day_usd, cache read:write over all days."""
-    read, write = sum(r["cacheRead"] for r in rows), sum(r["cacheWrite"] for r in rows)
-    return {"usd_per_day": sum(r["usd"] for r in rows) / len(rows), "max_day_usd": max(r["usd"] for r in rows),
-            "cache_read_write_ratio": read / write if write else 0.0}
-
-
-def last_line(rows: list[dict]) -> str:
-    t = totals(rows)
-    return (f"usd_per_day_{len(rows)}={t['usd_per_day']:.4f} max_day_usd={t['max_day_usd']:.4f} "
-            f"cache_read_write_ratio={t['cache_read_write_ratio']:.2f}")
 
 
 def config_for(variant: str, args, soul_dir: Path, body) -> dict:
@@ -480,97 +160,6 @@ def vitals_wakings(soul_dir: Path, end: datetime) -> list:
     """The last day's wakings as VITALS.json lists them (for --per-waking)."""
     vitals = json.loads((soul_dir / "VITALS.json").read_text())
     return vitals["wakings"] if vitals["day"] < end.date().isoformat() else []
-
-
-# --- where the tokens go ------------------------------------------------------------------
-
-CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
-              "tool results", "fold summary", "fold request", "consolidation words", "keep-warm line")
-HISTORY = CATEGORIES[2:7]  # what a waking adds to the history
-
-
-def block_category(role: str, block: dict) -> str:
-    """The category of one API message block (a snapshot shares its message with the tool results before it)."""
-    kind = block.get("type")
-    if role == "assistant":
-        return "tool calls" if kind == "tool_use" else "thoughts"
-    if kind == "tool_result":
-        return "tool results"
-    words = block.get("text", "")
-    if words.startswith(SUMMARY_HEADER["en"]):
-        return "fold summary"
-    if words.startswith(SUMMARY_INSTRUCTION["en"][:60]):
-        return "fold request"
-    if any(mark in words for mark in CONSOLIDATION) or words.startswith(POINTER["en"][:60]):
-        return "consolidation words"
-    if words == PING:
-        return "keep-warm line"
-    if "your local time" in words or " is speaking to you now" in words:
-        return "volatile (snapshot)"
-    return "inner life (snapshot)"
-
-
-def categories(body: dict) -> list:
-    """One category per entry of cacheable_blocks(body), in the same order."""
-    out = ["tools"] * len(body.get("tools") or []) + ["system prompt"] * len(body.get("system") or [])
-    for msg in body["messages"]:
-        out += [block_category(msg["role"], block) for block in msg["content"]]
-    return out
-
-
-def price_of(model: str, usage: dict):
-    """host/llm/prices.py's price for this call: its model's, the long-prompt one past its threshold."""
-    price = price_for(model)
-    if price is None:
-        raise SystemExit(f"bench-life: no price for model {model!r} in host/llm/prices.py")
-    prompt = usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
-    return price.long if price.long and prompt > price.long_prompt_tokens else price
-
-
-def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> dict:
-    """Per category: tokens read from the cache, written to it, sent uncached, and their $ (per day).
-    Each call at its own model's price; its cache writes at the 1 h and 5 m rates in the usage's shares."""
-    spent = {name: {"read": 0, "write": 0, "input": 0, "usd": 0.0} for name in CATEGORIES + ("output",)}
-    for body, usage in zip(bodies, usages):
-        if not usage:
-            continue
-        price = price_of(body["model"], usage)
-        read, write = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
-        one_hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0) / write if write else 0.0
-        rates = {"read": price.cache_read, "input": price.input,
-                 "write": one_hour * price.cache_write_1h + (1 - one_hour) * price.cache_write_5m}
-        done = 0
-        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body, bytes_per_token), categories(body)):
-            # The fake's read and write end on block boundaries, in this order.
-            how = "read" if done + tokens <= read else "write" if done + tokens <= read + write else "input"
-            spent[name][how] += tokens
-            spent[name]["usd"] += tokens * rates[how] / 1e6
-            done += tokens
-        spent["output"]["input"] += usage["output_tokens"]  # shown in the "sent" column
-        spent["output"]["usd"] += usage["output_tokens"] * price.output / 1e6
-    return {name: {key: value / days for key, value in row.items()} for name, row in spent.items()}
-
-
-def added_per_waking(messages: list, bytes_per_token: float) -> dict:
-    """Average tokens each waking adds to the history, per category (as the fake counts them)."""
-    added = dict.fromkeys(HISTORY, 0)
-    wakings = 0
-    for msg in map(to_api_message, messages):
-        for block in msg["content"]:
-            name = block_category(msg["role"], block)
-            if name in added:
-                added[name] += estimate_tokens(block, bytes_per_token)
-            wakings += name == "volatile (snapshot)" and "your local time" in block.get("text", "")
-    return {name: tokens / max(1, wakings) for name, tokens in added.items()}
-
-
-def fixed_tokens(bodies: list, bytes_per_token: float) -> dict:
-    """Tokens of the tool definitions and the system prompt (sent, and read, with every call)."""
-    first = next((b for b in bodies if b), {"messages": []})
-    blocks = cacheable_blocks(dict(first, messages=[]), bytes_per_token)
-    return dict(zip(("tools", "system prompt"), (
-        sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
-        for name in ("tools", "system prompt"))))
 
 
 def print_spending(row) -> None:
