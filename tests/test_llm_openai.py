@@ -7,7 +7,8 @@ import openai
 import pytest
 
 from soulstack.llm.openai import OpenAIModel
-from soulstack.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult
+from soulstack.llm.prices import cost_usd
+from soulstack.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult, Usage
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error, text, tool_call
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
@@ -179,3 +180,26 @@ async def test_fake_lists_models_and_rejects_orphan_tool_messages(fake_openai):
     assert [m.id for m in models.data] == ["llama3.1"]
     with pytest.raises(openai.BadRequestError):
         await client.chat.completions.create(model="llama3.1", messages=[{"role": "tool", "tool_call_id": "x", "content": "?"}])
+
+
+async def test_a_server_that_refuses_stream_options_is_asked_again_without_and_its_cost_is_unknown():
+    async with FakeOpenAI(refuses_stream_options=True) as fake:
+        fake.reply("first", "second")
+        model = model_for(fake)
+        reply = await model.complete("sys", [Message.user("hi")])
+        assert reply.message.text() == "first" and reply.usage.reported is False
+        assert "stream_options" in fake.bodies[0] and fake.usages[0] is None  # refused, as Groq does
+        assert "stream_options" not in fake.bodies[1]
+        again = await model.complete("sys", [Message.user("hi again")])  # remembered: asked once, not every call
+        assert again.message.text() == "second" and len(fake.bodies) == 3 and "stream_options" not in fake.bodies[2]
+    # No usage reported: the cost is unknown, never a made-up $0, even for a model with a known price.
+    priced = "claude-sonnet-5-5"  # a model with a known price, served through an OpenAI-compatible gateway
+    assert cost_usd(priced, again.usage) is None
+    assert cost_usd(priced, Usage(input_tokens=10)) is not None
+
+
+async def test_a_server_that_takes_stream_options_reports_usage(fake):
+    fake.reply("hi")
+    reply = await model_for(fake).complete("sys", [Message.user("hi")])
+    assert reply.usage.reported is True and reply.usage.output_tokens > 0
+    assert fake.bodies[0]["stream_options"] == {"include_usage": True}

@@ -147,8 +147,11 @@ class FakeOpenAI(ScriptedServer):
     """Fake Chat Completions. `cached_tokens` (int or callable(body) -> int)
     is reported as prompt_tokens_details.cached_tokens."""
 
-    def __init__(self, replies=(), *, default=None, models=("llama3.1",), cached_tokens=0, reasoning_models=("o1", "o3", "o4", "gpt-5")):
+    def __init__(self, replies=(), *, default=None, models=("llama3.1",), cached_tokens=0, reasoning_models=("o1", "o3", "o4", "gpt-5"),
+                 refuses_stream_options=False):
         super().__init__(replies, default=default)
+        # A server that knows no stream_options and says so (Groq's words) instead of ignoring it.
+        self.refuses_stream_options = refuses_stream_options
         self.reasoning_models = tuple(reasoning_models)  # ids refusing max_tokens, as OpenAI's do
         self.models = list(models)
         self.cached_tokens = cached_tokens
@@ -190,6 +193,9 @@ class FakeOpenAI(ScriptedServer):
             self.usages.append(None)
             why = "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
             return self.error_response(400, why, "unsupported_parameter")
+        if self.refuses_stream_options and "stream_options" in entry.body:
+            self.usages.append(None)
+            return self.error_response(400, "property 'stream_options' is unsupported, did you mean 'stream'?")
         spec = await self.next_reply(entry.body)
         if spec is None:
             self.usages.append(None)

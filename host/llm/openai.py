@@ -13,7 +13,10 @@ Usage: `prompt_tokens` counts cached tokens too, so input_tokens is the
 uncached rest and cache_read_tokens is `prompt_tokens_details.cached_tokens`,
 the same meaning as on the Anthropic side. Calls are streamed (with
 `stream_options.include_usage`, so the last chunk carries the usage) and the
-reply is assembled from the chunks (`Assembly`).
+reply is assembled from the chunks (`Assembly`). Some servers refuse
+`stream_options` (Groq, Mistral, Azure, Databricks: a 400 or 422 naming it);
+from the first refusal on, this model streams without it, and a reply that
+comes with no usage has an unknown cost (Usage.reported False), never $0.
 """
 
 import json
@@ -60,6 +63,7 @@ class OpenAIModel:
             timeout=timeout_s,
             max_retries=0,  # retries are ours: soulstack.llm.providers.complete_with_retry
         )
+        self.usage_in_stream = True  # False once the server refused stream_options
 
     async def complete(
         self,
@@ -75,16 +79,27 @@ class OpenAIModel:
         """One call, streamed; `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""
         params = self.request(system, messages, tools, tool_choice=tool_choice, max_tokens=max_tokens)
         relay = Relay(on_stream)
-        try:
-            reply = await self.send(params, relay)
-        except ModelError as err:
-            # Local servers know max_tokens; OpenAI's reasoning models take only
-            # max_completion_tokens and say so in a 400.
-            if not (err.status == 400 and "max_completion_tokens" in str(err)):
-                raise
+        for _ in range(3):  # each refusal below is answered once
+            try:
+                return await self.send(params, relay)
+            except ModelError as err:
+                if not self.adapt(params, err):
+                    raise
+        return await self.send(params, relay)
+
+    def adapt(self, params: dict, err: ModelError) -> bool:
+        """Whether a refused request can be asked again in a form this server takes (and it is changed so)."""
+        said = str(err)
+        # Local servers know max_tokens; OpenAI's reasoning models take only max_completion_tokens.
+        if err.status == 400 and "max_completion_tokens" in said and "max_tokens" in params:
             params["max_completion_tokens"] = params.pop("max_tokens")
-            reply = await self.send(params, relay)
-        return reply
+            return True
+        if err.status in (400, 422) and self.usage_in_stream and ("stream_options" in said or "include_usage" in said):
+            log.warning("%s refuses stream_options; streaming without it (the calls' costs are unknown "
+                        "when it reports no usage)", self.client.base_url)
+            self.usage_in_stream = False
+            return True
+        return False
 
     async def aclose(self):
         """Close the HTTP connections (the process's end; tests)."""
@@ -92,7 +107,8 @@ class OpenAIModel:
 
     async def send(self, params, relay: Relay) -> Reply:
         try:
-            stream = await self.client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
+            options = {"stream_options": {"include_usage": True}} if self.usage_in_stream else {}
+            stream = await self.client.chat.completions.create(**params, stream=True, **options)
             assembly = Assembly(relay)
             async for chunk in stream:
                 assembly.add(chunk)
@@ -241,7 +257,7 @@ def parse_arguments(raw):
 
 def to_usage(usage) -> Usage:
     if usage is None:
-        return Usage()
+        return Usage(reported=False)  # the server said nothing: the cost is unknown, not free
     details = usage.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details else 0
     written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0

@@ -88,9 +88,10 @@ def price_for(model_id: str, prices: dict | None = None) -> Price | None:
 
 def cost_usd(model_id: str, usage: Usage, cache_ttl: str = "1h", prices: dict | None = None) -> float | None:
     """USD for one call's usage, cache writes priced at `cache_ttl`'s rate; None when
-    the model has no known price (a local model, an unknown id): unknown, never $0."""
+    the model has no known price (a local model, an unknown id) or its server reported
+    no usage: unknown, never $0."""
     price = price_for(model_id, prices)
-    if price is None:
+    if price is None or not usage.reported:
         return None
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     if price.long and prompt > price.long_prompt_tokens:

@@ -134,6 +134,7 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reported: bool = True  # False: the server said nothing of its tokens, so the call's cost is unknown
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
