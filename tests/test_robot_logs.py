@@ -55,3 +55,36 @@ def test_logs_without_a_robot_names_the_port_option():
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_logs_waits_through_an_unplug_and_follows_the_robot_again_when_it_is_back(tmp_path):
+    import os
+
+    first = FakeSerialDevice(boot_noise=False)
+    port = tmp_path / "ttyACM0"  # the robot's stable name, as udev's by-id links give it
+    os.symlink(first.path, port)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "logs", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    second = None
+    try:
+        read_until(process, f"(following {port}")
+        first.write_raw(b"[soulstack] before the cable came out\n")
+        read_until(process, "before the cable came out")
+        first.unplug()
+        os.remove(port)
+        seen = read_until(process, "(waiting for the robot:")
+        assert any(line.startswith(f"(lost {port}") for line in seen)  # said once, then it waits
+        second = FakeSerialDevice(boot_noise=False)
+        os.symlink(second.path, port)
+        read_until(process, f"(following {port}")
+        second.write_raw(b"[soulstack] booted again\n")
+        read_until(process, "booted again")
+        assert process.poll() is None
+    finally:
+        for device in (first, second):
+            if device is not None:
+                device.unplug()
+        process.terminate()
+        process.wait(10)

@@ -10,11 +10,14 @@ serial mode is `soulstack body sim --serial`.
 
 import os
 import random
+import select
 import threading
 import time
 import tty
 
 from soulstack.firmware.core import serial_frames
+
+POLL_S = 0.05  # how often the reader thread looks whether the cable was pulled
 
 BOOT_NOISE = (
     b"ESP-ROM:esp32s3-20210327\r\n"
@@ -83,11 +86,17 @@ class FakeSerialDevice:
     # --- the cable ---------------------------------------------------------------
 
     def unplug(self):
-        """Pull the cable: close the device's end of the pty; the host's reads and writes start failing."""
+        """Pull the cable: close the device's end of the pty; the host's reads and writes start failing.
+
+        The reader thread is stopped first: a read still blocked on the master would keep the pty
+        open in the kernel after close(), and a host that only reads would never see the hangup."""
         with self._write_lock:
             if not self._plugged:
                 return
             self._plugged = False
+        if self._reader is not threading.current_thread():
+            self._reader.join(2 * POLL_S + 1)
+        with self._write_lock:
             os.close(self._master)
             os.close(self._slave)
 
@@ -99,6 +108,9 @@ class FakeSerialDevice:
         buffer = b""
         while self._plugged:
             try:
+                ready, _, _ = select.select([self._master], [], [], POLL_S)  # so unplug() can stop it
+                if not ready:
+                    continue
                 chunk = os.read(self._master, 65536)
             except OSError:
                 return
