@@ -23,21 +23,31 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import text, tool_use
 from soulstack.sim.runner import Simulator
-from tests.test_soul_process import start_soul, write_config
+from tests.test_soul_process import start_soul, until, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 YES = "yes, go ahead"
 
 
-async def until(condition, timeout=15.0, what="the condition"):
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+class Process:
+    """A command run as a real process: `kill` is kill -9, `stop` is Ctrl+C (kill -9 if it hangs)."""
+
+    process = None
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
 
 
-class FlockProcess:
+class FlockProcess(Process):
     """`soulstack flock --config <dir>/flock.config.json` with the fake model; the file holds `config`."""
 
     def __init__(self, folder: Path, fake_url: str, config: dict, *flags):
@@ -68,18 +78,6 @@ class FlockProcess:
     @property
     def url(self):
         return f"http://127.0.0.1:{self.port}"
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
     async def new_list(self, text_, requester="ada"):
         async with aiohttp.ClientSession() as http:
@@ -153,7 +151,7 @@ def soul_config(tmp_path, body, port, flock_url):
     return path
 
 
-class SoulProcess:
+class SoulProcess(Process):
     def __init__(self, tmp_path, body, fake_url, flock_url):
         self.port = unused_port()
         self.config = soul_config(tmp_path, body, self.port, flock_url)
@@ -177,18 +175,6 @@ class SoulProcess:
 
     def log_text(self):
         return self.log.read_text() if self.log.exists() else ""
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 # --- the soul's scripted mind ------------------------------------------------------------------
