@@ -46,8 +46,21 @@ class Parser(argparse.ArgumentParser):
     subcommand's mistakes read the same way.
     """
 
+    argv: list = []  # what main() parses, to name a mistyped flag (below)
+
     def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see: {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {self.stray_value(message) or message} (see: {self.prog} --help)\n")
+
+    def stray_value(self, message: str) -> str | None:
+        """`--soul-interval 10` (a mistyped flag) leaves 10 to the sub-subcommand, and argparse blames
+        that value ("invalid choice: '10'"); name the flag it belongs to instead."""
+        if "invalid choice: '" not in message:
+            return None
+        value = message.split("invalid choice: '", 1)[1].split("'", 1)[0]
+        for before, token in zip(self.argv, self.argv[1:]):
+            if token == value and before.startswith("-") and before.split("=")[0] not in self._option_string_actions:
+                return f"unrecognized argument: {before}"
+        return None
 
 
 def installed_version() -> str:
@@ -74,6 +87,7 @@ def main(argv=None) -> int:
         parser = build_parser()
     except KeyboardInterrupt:  # Ctrl+C while the command is still starting up
         return 130
+    Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:
         # argparse reports a subcommand's unknown option from the top parser; name the subcommand.

@@ -109,3 +109,31 @@ def test_the_souls_flock_keys_grow_its_tools():
     assert not {"hand_to_flock", "flock_waiting", "flock_verdict"} & {tool.name for tool in make_tools(bare)}
     with pytest.raises(ConfigError, match=r'^flock.url must be an http:// or https:// URL, not "8470"$'):
         soul_config.from_dict({"flock": {"url": "8470"}})
+
+
+def test_a_mistyped_flag_is_named_not_the_value_after_it(tmp_path):
+    command, env = flock_command("--data", str(tmp_path / "data"), "--soul-interval", "10")
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == "soulstack flock: unrecognized argument: --soul-interval (see: soulstack flock --help)"
+
+
+def test_a_voice_flag_is_checked_before_the_flock_says_it_started_even_when_unused(tmp_path):
+    command, env = flock_command("--data", str(tmp_path / "data"), "--quiet-hours", "25-7")  # no --body
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 2 and "flock: http://" not in run.stdout
+    assert run.stderr.strip() == "soulstack flock: --quiet-hours takes START-END hours such as 22-7, not '25-7'"
+
+
+async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left_to_the_soul(tmp_path):
+    port = unused_port()
+    command, env = flock_command("--data", str(tmp_path / "data"), "--port", str(port),
+                                 "--soul", "http://127.0.0.1:9", "--body", "http://127.0.0.1:10")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+    try:
+        lines = [process.stdout.readline() for _ in range(2)]
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert lines[1].strip() == ("flock: tells the soul at http://127.0.0.1:9 what needs a person (nudges); "
+                                "the body http://127.0.0.1:10 is not spoken to (one voice per body: the soul's)")

@@ -95,7 +95,8 @@ def read_config(args) -> list:
 
 
 def build_robot(args):
-    """The flock's voice on the robot from the flags, or None."""
+    """The flock's voice on the robot from the flags, or None, and a line saying where it goes.
+    Every voice flag is checked, also one that the other voice makes unused."""
     from soulstack.flock.config import parse_quiet_hours
     from soulstack.flock.robot import BodyVoice, SoulVoice
 
@@ -103,22 +104,25 @@ def build_robot(args):
         url = getattr(args, flag)
         if url and not url.startswith(("http://", "https://")):
             raise UsageError(f"--{flag} must be an http(s) URL such as http://127.0.0.1:9310, not {url!r}")
-    if args.soul:
-        if args.soul_min_interval < 0:
-            raise UsageError("--soul-min-interval must be 0 or more seconds")
-        return SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None,
-                         min_interval_s=args.soul_min_interval)
-    if not args.body:
-        return None
-    if args.body_min_interval < 0:
-        raise UsageError("--body-min-interval must be 0 or more seconds")
+    for flag in ("soul_min_interval", "body_min_interval"):
+        if getattr(args, flag) < 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be 0 or more seconds")
     quiet = None
     if args.quiet_hours:
         try:
             quiet = parse_quiet_hours(args.quiet_hours)
         except ValueError:
             raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}") from None
-    return BodyVoice(args.body, token=args.body_token or None, min_interval_s=args.body_min_interval, quiet_hours=quiet)
+    if args.soul:
+        unused = f"; the body {args.body} is not spoken to (one voice per body: the soul's)" if args.body else ""
+        voice = SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None,
+                          min_interval_s=args.soul_min_interval)
+        return voice, f"tells the soul at {args.soul} what needs a person (nudges){unused}"
+    if args.body:
+        voice = BodyVoice(args.body, token=args.body_token or None, min_interval_s=args.body_min_interval,
+                          quiet_hours=quiet)
+        return voice, f"speaks on the body at {args.body}" + (f", quiet {args.quiet_hours}" if quiet else "")
+    return None, "no robot to tell a person (--body URL or --soul URL)"
 
 
 def build_model(provider_flag, model_id):
@@ -167,11 +171,13 @@ def run(args) -> int:
     setup_logging(verbose=args.verbose)
     for warning in warnings:
         print(f"flock: {warning}", file=sys.stderr, flush=True)
+    robot, voice = build_robot(args)
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
+    print(f"flock: {voice}", flush=True)
     if args.rive is not None and not os.path.isfile(args.rive):
         # Not fatal: the page draws the crows in SVG and says which file it could not find.
         print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
-    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=build_robot(args),
+    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=robot,
                          rive=args.rive, nest_config=NestConfig(band=args.jev_band), jev=build_jev(args))
     return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))
