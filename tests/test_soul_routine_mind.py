@@ -71,3 +71,21 @@ def test_routine_is_a_model_id_or_nothing(tmp_path):
         assert "model.routine" in str(error)
     else:
         raise AssertionError("a number was taken as a model id")
+
+
+async def test_a_routine_model_with_no_known_price_is_named_at_start(tmp_path):
+    from aiohttp.test_utils import unused_port
+
+    from tests.test_soul_process import start_soul, stop_with_ctrl_c, until, write_config
+
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_an_hour) as fake:
+        config_path = write_config(tmp_path, body, unused_port(), provider="anthropic", id=MAIN, routine="gpt-4o-mini")
+        log_path = tmp_path / "soul.log"
+        process = start_soul(config_path, log_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.base_url)
+        try:
+            await until(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
+        finally:
+            assert await stop_with_ctrl_c(process) == 0
+    log = log_path.read_text()
+    assert f"mind: anthropic {MAIN} (routine wakings: gpt-4o-mini)" in log
+    assert "no price is known for the routine model 'gpt-4o-mini' (model.routine): is it a model of the anthropic provider?" in log

@@ -43,18 +43,19 @@ KEEP_RECENT_TOKENS = 1200
 
 INSTRUCTION = {
     "en": (
-        "Night has come: time to consolidate your day, the way sleep does. Keep what matters with your own "
-        "tools: a diary line for what you want to remember of today, keep_in_mind for what is still open, "
-        "reflect or set_aspiration only if you understood something new about yourself. Then answer, calling "
-        "no tool, with a digest of the day for tomorrow morning's self: what happened, who you met and what "
-        "they said, promises and open threads. First person, at most 250 words. After this, your memory of "
-        "today is that digest and what you wrote down."
+        "Night has come: before you sleep, consolidate your day, the way sleep does. Keep what matters with "
+        "your own tools: a diary line for what you want to remember of today, keep_in_mind for what is still "
+        "open, reflect or set_aspiration only if you understood something new about yourself. Then, instead "
+        "of calling sleep, answer with a digest of the day for tomorrow morning's self, calling no tool: what "
+        "happened, who you met and what they said, promises and open threads. First person, at most 250 "
+        "words. The digest ends this stretch, and the night's long sleep follows it; from then on your "
+        "memory of today is that digest and what you wrote down."
     ),
     "zh": (
-        "夜深了：像睡眠那样整理你的这一天。用你自己的工具留下要紧的：用 diary 记下今天想记住的，用 keep_in_mind "
-        "记下还没了结的事；只有当你对自己或对追求有了新的理解时，才用 reflect 或 set_aspiration。然后不调用任何工具，"
-        "给明早的自己写一段今天的摘要：发生了什么，遇见了谁、他们说了什么，许下的承诺和未了的线头。第一人称，不超过"
-        "二百五十字。此后，你对今天的记忆就是这段摘要和你写下的东西。"
+        "夜深了：睡前像睡眠那样整理你的这一天。用你自己的工具留下要紧的：用 diary 记下今天想记住的，用 keep_in_mind "
+        "记下还没了结的事；只有当你对自己或对追求有了新的理解时，才用 reflect 或 set_aspiration。然后不要调用 sleep，"
+        "也不调用任何工具，直接给明早的自己写一段今天的摘要：发生了什么，遇见了谁、他们说了什么，许下的承诺和未了的线头。"
+        "第一人称，不超过二百五十字。摘要结束这一段清醒，之后是夜里的长眠；从此你对今天的记忆就是这段摘要和你写下的东西。"
     ),
 }
 RESUME = {

@@ -138,6 +138,10 @@ def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
     if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
         log.warning("no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
                     "cannot be kept; add it under \"prices\" in the config", soul.model.model_id)
+    routine = soul.routine_model
+    if routine is not None and price_for(routine.model_id, soul.metabolism.vitals.prices) is None:
+        log.warning("no price is known for the routine model %r (model.routine): is it a model of the %s provider? Its cost shows "
+                    "as unknown; add it under \"prices\" if it is right", routine.model_id, routine.provider)
     code = run_until_stopped(serve_and_live(soul, host))
     log.info("stopped; its life is kept in %s", cfg["soulDir"])
     return code
