@@ -40,7 +40,7 @@ usd_per_day_<N>: the N days' $ summed and divided by N; max_day_usd: the
 dearest day; the ratio: cache-read over cache-write tokens over all N days.
 `--per-day` prints the day table with --days 1 too. `--plot FILE.png` draws $
 per day (the 0.20 goal and 0.25 cap marked) and context size (each day's
-largest and last request) for every config run. `--bytes-per-token 3` counts
+largest request and its smallest waking request) for every config run. `--bytes-per-token 3` counts
 tokens as Claude 5's tokenizer does (the goal is checked at 4 and at 3).
 """
 
@@ -229,7 +229,7 @@ def print_days(row) -> None:
 
 
 def plot(rows, args, path: str) -> None:
-    """$/day (goal and cap marked) and context size (each day's largest and last request) over the days."""
+    """$/day (goal and cap marked) and context size (each day's largest and smallest waking request) over the days."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -242,12 +242,12 @@ def plot(rows, args, path: str) -> None:
         line, = cost.plot(days, [d["usd"] for d in row["daily"]], marker="o", markersize=3, label=label)
         size.plot(days, [d["peakContext"] for d in row["daily"]], color=line.get_color(), marker="o", markersize=3,
                   label=f"{label}: largest request")
-        size.plot(days, [d["lastContext"] for d in row["daily"]], color=line.get_color(), linestyle="--",
-                  label=f"{label}: last request")
+        size.plot(days, [d["leastContext"] for d in row["daily"]], color=line.get_color(), linestyle="--",
+                  label=f"{label}: smallest waking request (after the night's consolidation)")
     cost.axhline(GOAL_USD, color="dimgray", linestyle=":", label=f"goal ${GOAL_USD:.2f}/day (average)")
     cost.axhline(CAP_USD, color="black", linestyle="-.", label=f"cap ${CAP_USD:.2f} (any day)")
     cost.set_ylabel("$ per day")
-    cost.set_ylim(bottom=0)
+    cost.set_ylim(0, max([CAP_USD * 1.2] + [d["usd"] * 1.1 for row in rows for d in row["daily"]]))
     cost.legend(fontsize=8)
     cost.grid(alpha=0.3)
     size.set_ylabel("context (tokens per request)")

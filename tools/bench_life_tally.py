@@ -82,7 +82,7 @@ def call_usd(model: str, usage: dict) -> float:
 
 
 DAY_FIELDS = ("wakings", "calls", "keepWarm", "routine", "folds", "consolidations", "input", "output", "cacheRead",
-              "cacheWrite", "lastContext", "peakContext", "usd", "keepWarmUsd")
+              "cacheWrite", "lastContext", "peakContext", "leastContext", "usd", "keepWarmUsd")
 
 
 def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dict]:
@@ -92,7 +92,8 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
     of its time (so does a keep-warm refresh); one after the last day (the tail of a waking begun
     before the end) in the last day. A row: wakings, calls, of them keep-warm, on a model other than
     `main_model` (the routine mind), fold summaries and consolidation requests (one a turn), the four token counts,
-    the context size of the day's last and of its largest request, and its $ (keep-warm's apart too)."""
+    the context size of the day's last and of its largest request, of its smallest waking call (the morning
+    after a consolidation), and its $ (keep-warm's apart too)."""
     rows = [dict({name: 0 for name in DAY_FIELDS}, day=first + timedelta(days=i), usd=0.0, keepWarmUsd=0.0)
             for i in range(days)]
 
@@ -118,6 +119,8 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
         row["cacheWrite"] += usage["cache_creation_input_tokens"]
         row["lastContext"] = call.context
         row["peakContext"] = max(row["peakContext"], call.context)
+        if call.kind == "waking":
+            row["leastContext"] = min(row["leastContext"] or call.context, call.context)
         row["usd"] += usd
     return rows
 
