@@ -137,3 +137,30 @@ async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left
         process.wait(10)
     assert lines[1].strip() == ("flock: tells the soul at http://127.0.0.1:9 what needs a person (nudges); "
                                 "the body http://127.0.0.1:10 is not spoken to (one voice per body: the soul's)")
+
+
+async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_keeps_working(tmp_path):
+    data = tmp_path / "data"
+    port = unused_port()
+    command, env = flock_command("--data", str(data), "--port", str(port))
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+    try:
+        assert first.stdout.readline().startswith("flock: http://")
+        second, env = flock_command("--data", str(data), "--port", str(unused_port()))
+        run = subprocess.run(second, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert run.returncode == 2 and run.stdout == ""
+        assert run.stderr.strip() == (f"soulstack flock: --data {data}: another flock is running on this folder; "
+                                      "stop it, or give this one another --data")
+        for _ in range(100):  # the first still serves
+            try:
+                async with aiohttp.ClientSession() as http:
+                    async with http.get(f"http://127.0.0.1:{port}/api/trust") as response:
+                        assert response.status == 200
+                        break
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the first flock stopped answering")
+    finally:
+        first.terminate()
+        first.wait(10)

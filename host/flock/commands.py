@@ -125,6 +125,21 @@ def build_robot(args):
     return None, "no robot to tell a person (--body URL or --soul URL)"
 
 
+def hold_data(data: str):
+    """One flock per data folder: two would both work every list and both write its store. The lock
+    is the kernel's, so a flock killed -9 leaves none behind. Returns the open lock file (keep it)."""
+    import fcntl
+
+    handle = open(os.path.join(data, "flock.lock"), "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise UsageError(f"--data {data}: another flock is running on this folder; stop it, or give this one "
+                         "another --data") from None
+    return handle
+
+
 def build_model(provider_flag, model_id):
     """The flock's model, or None for the brainstem (no model: items are skipped honestly)."""
     from soulstack.llm.providers import choose_provider, make_model
@@ -168,6 +183,7 @@ def run(args) -> int:
         os.makedirs(args.data, exist_ok=True)
     except OSError as error:
         raise UsageError(f"--data {args.data}: {error.strerror}")
+    lock = hold_data(args.data)  # noqa: F841 (held until the process ends)
     setup_logging(verbose=args.verbose)
     for warning in warnings:
         print(f"flock: {warning}", file=sys.stderr, flush=True)

@@ -208,8 +208,8 @@ async def fold_context(
 # --- the brainstem's summary: a plain digest, no model ---------------------------------------
 
 _DIGEST_WORDS = {
-    "en": {"wakings": "wakings folded", "tools": "tools used", "said": "said", "diary": "diary", "mood": "mood", "thought": "thought"},
-    "zh": {"wakings": "次醒来已折叠", "tools": "用过的工具", "said": "说过", "diary": "日记", "mood": "心情", "thought": "想过"},
+    "en": {"waking": "waking folded", "wakings": "wakings folded", "tools": "tools used", "said": "said", "diary": "diary", "mood": "mood", "thought": "thought"},
+    "zh": {"waking": "次醒来已折叠", "wakings": "次醒来已折叠", "tools": "用过的工具", "said": "说过", "diary": "日记", "mood": "心情", "thought": "想过"},
 }
 
 
@@ -245,7 +245,7 @@ def plain_digest(messages: list, language: str = "en", max_chars: int = 2000) ->
             elif isinstance(block, TextBlock) and message.role == "assistant" and block.text.strip():
                 lines.append(f"{words['thought']}: {_short(block.text)}")
     tools = ", ".join(f"{name} x{count}" for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-    head = [f"{wakings} {words['wakings']}; {words['tools']}: {tools or '-'}"]
+    head = [f"{wakings} {words['waking' if wakings == 1 else 'wakings']}; {words['tools']}: {tools or '-'}"]
     if carried:
         head.insert(0, _short(carried, max_chars // 2))
     budget = max_chars - sum(len(line) + 1 for line in head)

@@ -99,7 +99,7 @@ async def think(soul, waking):
             soul.last_mind = model
         except ModelError as error:
             soul.last_error = f"{model.provider}: {error}"
-            log.error("waking %d: %s keeps failing (%s); this waking goes on with the brainstem",
+            log.error("waking %d: %s failed (%s); this waking goes on with the brainstem",
                       waking.number, model.provider, error)
             waking.on_brainstem = waking.fell_back = True
     if reply is None:
