@@ -67,7 +67,7 @@ from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402
 from tools.bench_life_tally import (  # noqa: E402
-    DAY_FIELDS, Recording, added_per_waking, fixed_tokens, last_line, per_day, spending)
+    DAY_FIELDS, Recording, added_per_waking, call_usd, fixed_tokens, last_line, per_day, spending)
 
 MIN_CACHE_TOKENS = 1024
 GOAL_USD, CAP_USD = 0.20, 0.25  # issue #19: at most $0.20/day on average, no day above $0.25
@@ -153,7 +153,32 @@ async def live(variant: str, args) -> dict:
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
             row["added"] = added_per_waking(soul.session.messages, per)
             row["fixed"] = fixed_tokens(fake.bodies, per)
+            row["byModel"] = by_model(fake.calls, days)
             return row
+
+
+def by_model(calls, days: int) -> dict:
+    """$ a day per model id, and of it the night's consolidation (its instruction and digest steps):
+    with a routine mind, where the two caches' money goes."""
+    spent: dict = {}
+    for call in calls:
+        entry = spent.setdefault(call.model, {"usd": 0.0, "consolidation": 0.0, "calls": 0})
+        usd = call_usd(call.model, call.usage)
+        entry["usd"] += usd / days
+        entry["calls"] += 1 / days
+        if call.kind in ("consolidation", "digest"):
+            entry["consolidation"] += usd / days
+    return spent
+
+
+def print_by_model(rows) -> None:
+    for row in rows:
+        if len(row["byModel"]) < 2:
+            continue
+        print(f"\nby model ({row['variant']}, per day):")
+        for model, entry in row["byModel"].items():
+            print(f"  {model:<24}{entry['calls']:>6.0f} calls  ${entry['usd']:.3f}  "
+                  f"(of it the night's consolidation ${entry['consolidation']:.3f})")
 
 
 def vitals_wakings(soul_dir: Path, end: datetime) -> list:
@@ -291,6 +316,7 @@ async def main(args) -> None:
         for row in rows:
             print_days(row)
     print_table(rows)
+    print_by_model(rows)
     print_spending(rows[0])
     if args.plot:
         plot(rows, args, args.plot)
