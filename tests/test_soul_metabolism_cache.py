@@ -160,7 +160,7 @@ async def test_a_failed_summary_folds_a_plain_digest(tmp_path):
             await until(lambda: clock.held == 2, what="a fold")
         soul.session.close()
     digest = fold_records(tmp_path)[0]["summary"]
-    assert digest.startswith("1 wakings folded; tools used: diary x1, sleep x1")
+    assert digest.startswith("1 waking folded; tools used: diary x1, sleep x1")
     assert "diary: Another page." in digest
 
 
