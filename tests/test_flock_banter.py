@@ -8,20 +8,8 @@ import pytest
 from soulstack.flock.banter import FINISH_WAIT_S, MAX_CHARS, PER_LIST, pick_pair, usable
 from soulstack.flock.flow import FlockConfig
 from soulstack.flock.personas import BY_NAME, relationship
-from tests.test_flock_support import Brain, Flock, start_fake_model
+from tests.test_flock_support import Flock, brain, fake_model  # noqa: F401 (brain, fake_model: fixtures)
 
-
-@pytest.fixture
-async def brain():
-    return Brain()
-
-
-@pytest.fixture
-async def fake_model(brain):
-    fake, model = await start_fake_model(brain)
-    yield fake, model
-    brain.banter_release.set()
-    await fake.stop()
 
 
 async def start_flock(tmp_path, fake_model, **config):

@@ -7,19 +7,8 @@ import pytest
 
 from soulstack.flock.flow import FlockConfig
 from soulstack.flock.trust import PROMOTE_AFTER
-from tests.test_flock_support import Brain, Flock, start_fake_model
+from tests.test_flock_support import Flock, brain, fake_model  # noqa: F401 (brain, fake_model: fixtures)
 
-
-@pytest.fixture
-async def brain():
-    return Brain()
-
-
-@pytest.fixture
-async def fake_model(brain):
-    fake, model = await start_fake_model(brain)
-    yield fake, model
-    await fake.stop()
 
 
 def make_flock(tmp_path, fake_model, **config):

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from soulstack.flock.app import FLOCK, make_flock_app
@@ -207,3 +208,17 @@ async def start_fake_model(brain=None):
     fake = await FakeAnthropic(default=brain or Brain()).start()
     model = AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
     return fake, model
+
+
+# The fixtures of the flow and banter tests: a Brain and the fake model it plays.
+@pytest.fixture
+async def brain():
+    return Brain()
+
+
+@pytest.fixture
+async def fake_model(brain):
+    fake, model = await start_fake_model(brain)
+    yield fake, model
+    brain.banter_release.set()  # a banter line held in flight ends before the fake stops
+    await fake.stop()
