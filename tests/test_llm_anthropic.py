@@ -219,6 +219,26 @@ async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
         assert usage["cache_creation"]["ephemeral_1h_input_tokens"] == usage["cache_creation_input_tokens"]
 
 
+async def test_a_picture_in_the_final_message_is_sent_uncached_and_the_breakpoints_stop_before_it(fake):
+    fake.reply(tool_use("look", {}, id="l1"), tool_use("sleep", {"minutes": 30}, id="s1"))
+    model = model_for(fake)
+    system = "You are Stacky, a desk robot. " * 40
+    history = waking([Message.user("(first waking)"), Message("assistant", [TextBlock("I am awake.")])], 1)
+    first = await model.complete(system, history, [LOOK, SLEEP], cache=True)
+    history += [first.message, Message("user", [ToolResult("l1", [TextBlock("a photo"), ImageBlock(JPEG)])])]
+    await model.complete(system, history, [LOOK, SLEEP], cache=True)
+    messages = fake.bodies[1]["messages"]
+    # The message with the picture carries no breakpoint; the reply that asked for it and the snapshot do.
+    assert not any("cache_control" in block for block in messages[-1]["content"])
+    assert "cache_control" in messages[-2]["content"][-1] and "cache_control" in messages[-3]["content"][-1]
+    # Everything up to the reply is read (written by the first call) or written; only the picture's
+    # message goes at the input price.
+    blocks = cacheable_blocks(fake.bodies[1])
+    usage = fake.usages[1]
+    assert usage["input_tokens"] == blocks[-1][1] > 0
+    assert usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] == sum(t for _c, t, _ttl in blocks[:-1])
+
+
 async def test_cache_off_sends_no_breakpoints_and_5m_ttl(fake):
     fake.reply("a", "b")
     history = [Message.user("x"), Message("assistant", [TextBlock("y")]), Message.user("z")]

@@ -7,6 +7,7 @@ process on the wall clock, with a night window around the hour the test runs in.
 
 import asyncio
 import json
+import re
 
 import aiohttp
 from datetime import datetime, timedelta, timezone
@@ -126,15 +127,20 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     after = first + 1
     sent = json.dumps(bodies[after])
     assert POINTER["en"] in sent and DIGEST in sent and "It is 2024-05-01 15:00" not in sent
-    assert "It is 2024-05-01 23:00" in sent  # the last few exchanges stay word for word
+    assert "It is 23:00, your local time." in sent  # the last few exchanges stay word for word
     assert prompt_tokens(usages[after]) < 0.8 * prompt_tokens(usages[first])
     assert usages[after]["cache_creation_input_tokens"] > 0
     compact = usages[after]["cache_read_input_tokens"] + usages[after]["cache_creation_input_tokens"]
     # The next waking shows its inner life again in full (what the fold took away), the kept matter too.
     night_waking = life.kinds.index("waking", first)
     assert "remind Ana about the plant" in last_words(bodies[night_waking])
+    # The digest ended the turn without a sleep call: the soul was never told how long the night's sleep
+    # would be, so the waking says how long it slept (after a told sleep it is just "Your own alarm woke you.").
+    assert re.search(r"Your own alarm woke you after \d+ minutes of sleep\.", last_words(bodies[night_waking]))
     # Through the night keep-warm holds it; the morning's first call reads all of it as a hit.
-    morning = next(i for i, b in enumerate(bodies) if "It is 2024-05-02 08:00" in last_words(b))
+    # (The night waking said the date 2024-05-02 in full; the morning's snapshot names the clock time.)
+    morning = next(i for i, b in enumerate(bodies) if "It is 08:00, your local time." in last_words(b))
+    assert morning > night_waking and "It is 2024-05-02 " in json.dumps(bodies[morning])
     assert usages[morning]["cache_read_input_tokens"] >= compact
     assert all(u["input_tokens"] == 0 for u, kind in zip(usages, life.kinds) if kind != "keep-warm")
 

@@ -105,7 +105,8 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     # Every 55 minutes after the last call that touched the cache, and the alarm still rings at 120.
     assert script.at == [0, 0, 0, 55 * MIN, 110 * MIN, 120 * MIN]
     refreshes, waking = bodies[3:5], bodies[5]
-    assert "Your own alarm woke you after 120 minutes" in texts_of(waking["messages"][-1])
+    assert texts_of(waking["messages"][-1]).endswith("You will sleep 120 minutes.\nIt is 16:00, your local time.\n"
+                                                     "Your own alarm woke you.")
     for refresh in refreshes:
         assert refresh["max_tokens"] == 1
         # Byte for byte what the next waking sends, up to and including its last breakpoint: the end of
@@ -244,7 +245,7 @@ async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
     assert [is_keep_warm(b) for b in bodies] == [False, False, False, True, False]
     assert script.at == [0, 0, 0, 55 * MIN, 120 * MIN]
     assert usages[3] is None
-    assert "Your own alarm woke you after 120 minutes" in texts_of(bodies[4]["messages"][-1])
+    assert texts_of(bodies[4]["messages"][-1]).endswith("It is 16:00, your local time.\nYour own alarm woke you.")
     assert any("keep-warm" in r.getMessage() and "529" in r.getMessage() for r in caplog.records)
     assert soul.last_error is None  # a refresh is no waking: the provider is not reported failing
     assert usages[4]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(bodies[4])  # paid the rewrite

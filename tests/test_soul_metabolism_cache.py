@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 import pytest
 
 from soulstack.clocks import StepClock
+from soulstack.llm.anthropic import holds_image
 from soulstack.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
@@ -73,7 +74,16 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
     for request in (bodies[0], bodies[2], bodies[4], bodies[5]):
         assert "your local time" in request["messages"][-1]["content"][-1]["text"]
         assert last_breakpoint(request) == len(cacheable_blocks(request)) - 1
-    assert all(usage["input_tokens"] == 0 for usage in usages[:6])
+    # The call after look sends the picture once, uncached: its breakpoints stop before the message that
+    # holds it (the next waking shows a placeholder there, so an entry written with it would never be read),
+    # and the next waking reads everything up to them.
+    assert holds_image(bodies[1]["messages"][-1])
+    assert not any(block.get("cache_control") for block in bodies[1]["messages"][-1]["content"])
+    after_breakpoint = sum(tokens for _c, tokens, _ttl in cacheable_blocks(bodies[1])) - tokens_to_last_breakpoint(bodies[1])
+    assert usages[1]["input_tokens"] == after_breakpoint > 0
+    assert same_prefix(bodies[1], bodies[2])
+    assert usages[2]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[1])
+    assert all(usage["input_tokens"] == 0 for index, usage in enumerate(usages[:6]) if index != 1)
     # The image of waking 1 is sent within waking 1, then replaced by one and the same placeholder.
     assert JPEG_B64 in json.dumps(bodies[1]) and JPEG_B64 not in json.dumps(bodies[2:6])
     placeholders = [json.dumps(b).count(IMAGE_PLACEHOLDER) for b in bodies[2:6]]

@@ -1,9 +1,12 @@
 """The snapshot's inner life is sent in full only when the soul does not already have it in view.
 
 Over the real loop and the real anthropic SDK against host/fakes/anthropic_api.py: an unchanged
-inner life is named in one line instead of re-sent; a changed part (MOOD.md, a diary line written
-from outside) is; a line the soul wrote itself is not repeated; a restart and a fold bring it back
-in full. In every request the soul sends, its whole inner life is somewhere in the messages.
+inner life is not repeated at all, and a quiet waking's snapshot is its volatile block alone; a
+part changed from outside (MOOD.md, a diary line) is sent; a change the soul made itself (its
+diary line, its update_mood) is not repeated; a restart and a fold bring it back in full. The
+volatile block's steady lines (the date, the body sense, the sleep ceiling, the closing line)
+are said once while they stay in view. In every request the soul sends, its whole inner life is
+somewhere in the messages.
 
 The clock is a StepClock (host/clocks.py): virtual time moves only by what the soul sleeps,
 so a busy machine cannot expire the hour's cache between two wakings (on a ScaledClock at 36000x
@@ -17,12 +20,12 @@ from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
-from soulstack.soul.fold import SUMMARY_INSTRUCTION
+from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.soul.session import Session
-from soulstack.soul.snapshot import InnerSight
+from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_block
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
@@ -32,8 +35,6 @@ from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpo
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
 ASPIRATION = "Notice one new thing every day."
-UNCHANGED = "Unchanged since you last saw them above:"
-ALL_UNCHANGED = "Your inner life is as you last saw it above."
 
 
 def seed_life(tmp_path) -> Life:
@@ -49,10 +50,11 @@ def seed_life(tmp_path) -> Life:
 
 
 def inner_of(request) -> str:
-    """The inner-life block of a waking's first request: the text block just before the volatile one."""
+    """The inner-life block of a waking's first request: the text block just before the volatile one
+    ("" when there is none: everything was in view)."""
     blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
     volatile = next(i for i, b in enumerate(blocks) if "your local time" in b["text"])
-    return blocks[volatile - 1]["text"]
+    return blocks[volatile - 1]["text"] if volatile else ""
 
 
 def is_waking(request) -> bool:
@@ -78,7 +80,7 @@ class Script:
         return self.queue.pop(0) if self.queue else tool_use("sleep", {"minutes": 30})
 
 
-async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(tmp_path):
+async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_is(tmp_path):
     life = seed_life(tmp_path)
     clock = StepClock(AFTERNOON)
     clock.hold(after=3)  # four wakings, each 30 minutes after the last; held in the fourth sleep
@@ -87,35 +89,38 @@ async def test_an_unchanged_inner_life_is_named_not_resent_and_a_change_is_sent(
         (tmp_path / "soul" / "MOOD.md").write_text("wistful, watching the rain")
         life.add_entry(DIARY, datetime(2024, 5, 1, 14, 30), "A line from outside.")
 
-    script = Script({1: [tool_use("diary", {"entry": "The light moved over the desk."})]}, {2: from_outside})
+    script = Script({1: [tool_use("diary", {"entry": "The light moved over the desk."}),
+                         tool_use("update_mood", {"mood": "content in the sun"})]}, {2: from_outside})
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
             await until(lambda: clock.held == 4, what="four wakings")
-    assert script.waking == 4 and len(fake.bodies) == 5
-    bodies = fake.bodies[:5]  # waking 1: 0 diary, 1 sleep; wakings 2, 3, 4: 2, 3, 4
-    first, second, third, fourth = (inner_of(bodies[i]) for i in (0, 2, 3, 4))
+    assert script.waking == 4 and len(fake.bodies) == 6
+    bodies = fake.bodies[:6]  # waking 1: 0 diary, 1 update_mood, 2 sleep; wakings 2, 3, 4: 3, 4, 5
+    first, second, third, fourth = (inner_of(bodies[i]) for i in (0, 3, 4, 5))
     # Waking 1 (a new process): everything in full.
     assert SELF_TEXT.strip() in first and ASPIRATION in first and "Your mood:\ncalm" in first
     assert "Your latest diary lines:" in first and "- 2024-04-30 11:00: old line 11" in first
-    assert UNCHANGED not in first and ALL_UNCHANGED not in first
-    # Waking 2: nothing changed; its own diary line is in its history as its own call, not repeated.
-    assert second.splitlines()[0] == ALL_UNCHANGED
-    assert SELF_TEXT.strip() not in second and "The light moved" not in second
+    # Waking 2: nothing changed but what the soul changed itself (its diary line and its mood are in its
+    # history as its own calls): no inner block at all, the snapshot is the volatile block alone.
+    assert second == "" and len([b for b in bodies[3]["messages"][-1]["content"] if b["type"] == "text"]) == 1
+    assert "content in the sun" in json.dumps(bodies[3]) and "Your mood:\ncontent" not in json.dumps(bodies[3])
+    assert "The light moved" in (tmp_path / "soul" / "DIARY.md").read_text()
     # An older diary line surfaces at most once an hour: at 14:00 (first), not at 14:30, again at 15:00.
-    assert "A memory surfaces on its own:" in first and "A memory surfaces on its own:" not in second
-    assert "A memory surfaces on its own:" in third
-    # The body sense and the sleep ceiling are said once while they stay the same and in view.
-    now_parts = [bodies[i]["messages"][-1]["content"][-1]["text"] for i in (0, 2, 3, 4)]
+    assert "A memory surfaces on its own:" in first and "A memory surfaces on its own:" in third
+    # The steady lines are said once while they stay the same and in view: the date and weekday, the body
+    # sense, the sleep ceiling, the closing line; the alarm that ended the sleep the soul was told is named.
+    now_parts = [bodies[i]["messages"][-1]["content"][-1]["text"] for i in (0, 3, 4, 5)]
+    assert now_parts[0].startswith("It is 2024-05-01 14:00 (Wednesday), your local time.\n")
     assert "is awake and answering" in now_parts[0] and "This sleep can last at most 60 minutes." in now_parts[0]
-    assert not any("is awake and answering" in part or "This sleep can last" in part for part in now_parts[1:])
-    # Waking 3: the mood and the diary changed from outside: those parts are sent, the rest named.
-    assert third.splitlines()[0] == f"{UNCHANGED} who you are, what you aspire to."
-    assert "Your mood:\nwistful, watching the rain" in third
-    assert "New in your diary since then:\n- 2024-05-01 14:30: A line from outside." in third
-    assert SELF_TEXT.strip() not in third
-    # Waking 4: unchanged again.
-    assert fourth.splitlines()[0] == ALL_UNCHANGED
+    assert now_parts[0].endswith("This stretch is yours. Live it, and end it with sleep.")
+    assert now_parts[1:] == [f"It is {time}, your local time.\nYour own alarm woke you."
+                             for time in ("14:30", "15:00", "15:30")]
+    # Waking 3: the mood and the diary changed from outside: those parts are sent, nothing else.
+    assert third.startswith("Your mood:\nwistful, watching the rain\n\nNew in your diary since then:\n"
+                            "- 2024-05-01 14:30: A line from outside.\n\nA memory surfaces on its own:\n")
+    # Waking 4: nothing new again.
+    assert fourth == ""
     # The whole inner life stays in view in every request, exactly once (never re-sent).
     for request in bodies:
         assert json.dumps(request).count(SELF_TEXT.strip()) == 1
@@ -137,7 +142,7 @@ async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
         async with Running(soul):
             await until(lambda: clock.held == 2, what="two wakings")
         soul.session.close()
-        assert len(fake.bodies) == 2 and ALL_UNCHANGED in inner_of(fake.bodies[1])
+        assert len(fake.bodies) == 2 and inner_of(fake.bodies[1]) == ""
         clock.hold(after=1)  # the restarted soul: two wakings, then held in its second sleep (the fourth)
         again = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(again):
@@ -145,8 +150,10 @@ async def test_a_restart_sends_the_inner_life_in_full_again(tmp_path):
         again.session.close()
         assert len(fake.bodies) == 4
     restarted, next_one = inner_of(fake.bodies[2]), inner_of(fake.bodies[3])
-    assert ALL_UNCHANGED not in restarted and SELF_TEXT.strip() in restarted and ASPIRATION in restarted
-    assert ALL_UNCHANGED in next_one and SELF_TEXT.strip() not in next_one
+    assert SELF_TEXT.strip() in restarted and ASPIRATION in restarted
+    assert next_one == ""
+    # The restarted process says the full date again (the first one's is in view, but it does not know).
+    assert "It is 2024-05-01 14:30 (Wednesday), your local time." in texts_of(fake.bodies[2]["messages"][-1])
 
 
 async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
@@ -165,10 +172,10 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     assert script.waking == 3 and script.summaries == 2 and len(fake.bodies) == 8
     assert soul.metabolism.folds == 2
     turns = [b for b in fake.bodies if SUMMARY_INSTRUCTION["en"][:60] not in texts_of(b["messages"][-1])]
-    # Waking 2's snapshot named the inner life as unchanged; the fold then took waking 1 away,
+    # Waking 2's snapshot had no inner block (all in view); the fold then took waking 1 away,
     # so the whole inner life came back in full, right after the snapshot, before the model was asked.
     second = next(b for b in turns if is_waking(b) and b is not turns[0])
-    assert ALL_UNCHANGED in inner_of(second)
+    assert inner_of(second).startswith(SUMMARY_HEADER["en"])  # the fold's summary, then no inner block
     restored = second["messages"][-1]["content"][-1]["text"]
     assert restored.startswith("Who you think you are (SELF.md):") and ASPIRATION in restored
     assert "Your latest diary lines:" in restored and "Page 1." in restored
@@ -208,12 +215,25 @@ def test_a_part_that_became_empty_is_said_once_and_a_diary_that_did_not_just_gro
     assert "Your latest diary lines:" in burst and "New in your diary" not in burst and "burst 9" in burst
 
 
-def test_the_chinese_soul_reads_the_unchanged_line_in_chinese(tmp_path):
+def test_the_chinese_soul_is_told_only_what_changed_in_chinese(tmp_path):
     life = seed_life(tmp_path)
-    session, sight = Session(tmp_path / "session.jsonl"), InnerSight()
-    shown_after(sight, life, session, "zh")
-    second = shown_after(sight, life, session, "zh")
-    assert second.splitlines()[0] == "你的内心和你上面最后看到的一样。"
+    session, sight, zh = Session(tmp_path / "session.jsonl"), InnerSight(), texts("zh")
+    assert zh.TEXT["self"] in shown_after(sight, life, session, "zh")
+    assert shown_after(sight, life, session, "zh") == ""
     (tmp_path / "soul" / "MOOD.md").write_text("有点想下雨")
-    third = shown_after(sight, life, session, "zh")
-    assert third.splitlines()[0] == "和你上面最后看到的一样，没有变：你对自己的认识、你的追求、最近几条日记。"
+    assert shown_after(sight, life, session, "zh") == "你的心情：\n有点想下雨"
+    # The volatile block: the full date once, then the clock time; the alarm it was told of, named.
+    why = WakeReasons(slept_minutes=30, early_minutes=0, sleep_told=True)
+    said = []
+    for hour in (14, 15):
+        block = now_block(zh, {"human": "大哥"}, "StackChan", datetime(2024, 5, 1, hour, 0), False, why,
+                          BodySense("awake"), 60, [], sight, session)
+        session.append(Message("user", [block]))
+        session.append(Message("assistant", [TextBlock("我再睡一会儿。")]))
+        said.append(block.text)
+    assert said[0].startswith("现在是当地时间 2024-05-01 14:00（星期三）。\n你自己的闹钟叫醒了你。")
+    assert said[1] == "现在是当地时间 15:00。\n你自己的闹钟叫醒了你。"
+    # A sleep the soul was not told of (it fell back to the default): how long it slept is said.
+    block = now_block(zh, {"human": "大哥"}, "StackChan", datetime(2024, 5, 1, 16, 0), False,
+                      WakeReasons(slept_minutes=45, early_minutes=0), BodySense("awake"), 60, [], sight, session)
+    assert "睡了 45 分钟后，你自己的闹钟叫醒了你。" in block.text

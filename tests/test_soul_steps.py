@@ -4,6 +4,8 @@ calls sleep ends the waking right after its tools ran — unless an answer still
 
 Real body on loopback, the real anthropic SDK against host/fakes/anthropic_api.py, StepClock."""
 
+import json
+
 from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, message
@@ -43,7 +45,8 @@ async def test_one_reply_that_acts_and_sleeps_is_the_whole_waking(tmp_path):
     results = [b for b in last["content"] if b["type"] == "tool_result"]
     assert [r["tool_use_id"] for r in results] == ["toolu_step0", "toolu_step1", "toolu_step2", "toolu_step3"]
     assert not any(r["is_error"] for r in results)
-    assert "Your own alarm woke you after 30 minutes of sleep." in texts_of(last)
+    told = texts_of(last)
+    assert "You will sleep 30 minutes." in told and told.endswith("Your own alarm woke you.")
 
 
 async def test_a_look_called_with_sleep_is_seen_before_the_waking_ends(tmp_path):
@@ -59,7 +62,8 @@ async def test_a_look_called_with_sleep_is_seen_before_the_waking_ends(tmp_path)
     seen = fake.bodies[1]["messages"][-1]["content"][0]
     assert seen["type"] == "tool_result" and any(b.get("source", {}).get("data") == JPEG_B64 for b in seen["content"])
     # The sleep chosen together with the look still holds.
-    assert "Your own alarm woke you after 25 minutes of sleep." in texts_of(fake.bodies[2]["messages"][-1])
+    assert "You will sleep 25 minutes." in json.dumps(fake.bodies[2]["messages"])
+    assert texts_of(fake.bodies[2]["messages"][-1]).endswith("It is 14:25, your local time.\nYour own alarm woke you.")
 
 
 async def test_a_failure_in_a_reply_with_sleep_reaches_the_soul_in_the_same_waking(tmp_path):

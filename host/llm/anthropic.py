@@ -13,6 +13,9 @@ all with the same TTL (`cache_ttl`, "1h" by default):
 4. the end of the message before it (usually the model's last reply), where
    the previous call's entry lies within the API's 20-block lookback even
    when the final message holds many blocks.
+A final message that holds an image (what look saw) is left unmarked and 3
+and 4 move one message back: the soul shows a past waking's picture as a
+placeholder, so a cache entry ending in the picture would never be read.
 
 The soul's history only grows (its waking snapshot, volatile as it is, stays
 in the history), so each call's request repeats the previous one's bytes up to
@@ -178,14 +181,27 @@ def refuses_forced_tool(error_message: str) -> bool:
 
 
 def mark_history(api_messages, mark):
-    """Put the history breakpoints on the final message and on the one before it."""
-    for api_message in api_messages[-2:]:
+    """Put the history breakpoints on the final message and on the one before it -- unless the final
+    message holds an image: then on the two before it, so the image is sent once, uncached (1x input),
+    rather than written (2x) and never read: the soul replaces the images of a past waking with a
+    placeholder, so the next call that could read it sends something else there."""
+    last = len(api_messages) - (1 if api_messages and holds_image(api_messages[-1]) else 0)
+    for api_message in api_messages[max(0, last - 2):last]:
         # Thinking blocks cannot carry cache_control; any other block can.
         for block in reversed(api_message["content"]):
             if block["type"] not in ("thinking", "redacted_thinking"):
                 block["cache_control"] = mark
                 break
 
+
+
+def holds_image(api_message) -> bool:
+    """Whether an API message carries an image, itself or inside a tool result."""
+    for block in api_message["content"]:
+        inner = block.get("content") if block["type"] == "tool_result" else [block]
+        if any(isinstance(part, dict) and part.get("type") == "image" for part in inner or ()):
+            return True
+    return False
 
 THINKING_TYPES = ("adaptive", "between_tools", "disabled")
 EFFORTS = ("low", "medium", "high", "xhigh", "max")

@@ -120,6 +120,7 @@ class Soul:
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
+        self._sleep_told = False  # the last sleep's length is in view: the soul's sleep call was answered with it
         self.nightly = Nightly(self)  # the night's consolidation (consolidate.py)
         self.keep_warm = KeepWarm(self)  # refreshes the prompt cache during long sleeps (keepwarm.py)
         self.hooks.on_usage.append(self.keep_warm.on_usage)
@@ -214,7 +215,7 @@ class Soul:
         if self._slept_at is not None:
             slept = (self.clock.monotonic() - self._slept_at) / 60
             early = max(0.0, (self._alarm_s / 60) - slept) if self._alarm_s is not None else None
-        why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early)
+        why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=self._sleep_told)
         why.heard = [arrival.text for arrival in arrivals]
         for entry in nudges:
             (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.reason)
@@ -234,11 +235,11 @@ class Soul:
         self._last_body = body.state
         self.hooks.each("on_waking", self, waking)
         felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
-        blocks = [
-            self.sight.block(self.life, self.T, local, self.rng, self.session),
-            snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
-                               waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight, self.session),
-        ]
+        inner = self.sight.block(self.life, self.T, local, self.rng, self.session)
+        blocks = [inner] if inner.text else []  # nothing new inside: the volatile block alone
+        blocks.append(snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
+                                         waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight,
+                                         self.session))
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
         for arrival in waking.arrivals:
@@ -269,6 +270,7 @@ class Soul:
         # Words that arrived after the last model step are not lost: they open the next waking.
         for arrival in self.take_incoming():
             self._pending.append(arrival)
+        self._sleep_told = not waking.error and waking.sleep is not None and waking.sleep.told
         if waking.error:
             minutes = self.cfg["loop"]["errorSleepMinutes"]
             plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"

@@ -33,6 +33,7 @@ class SleepPlan:
     floor: float
     ceiling: float
     why: str | None = None  # "floor" or "ceiling" when the ask was clamped
+    told: bool = False  # the soul's sleep call was answered with this length (it is in its history)
 
 
 def night_now(loop: dict, local: datetime) -> bool:

@@ -7,11 +7,14 @@ provider that caches prompts finds everything before it unchanged.
 
 The inner life is shown in full only when the soul does not already have it
 in front of it (`InnerSight`): at the first waking of a process, when a part
-changed, and when a fold took away the message that showed it. A part that
-is still there, unchanged, is only named in one short line. Every snapshot
-stays in the history, so re-sending an unchanged SELF.md every waking made
-it ~600 tokens of each waking's ~950, paid again by every later call
-(tools/bench-life measures it).
+changed, and when a fold took away the message that showed it. A part still
+in view, unchanged, is not repeated at all, and neither is a change the soul
+made itself (its own update_mood or keep_in_mind call is in the history), so
+a quiet waking's snapshot is only its volatile block. Every snapshot stays in
+the history and is read again by every later call of the day: re-sending an
+unchanged SELF.md every waking made it ~600 tokens of each waking's ~950, and
+even a line saying "unchanged" cost ~25 tokens a waking (tools/bench-life
+measures it).
 """
 
 import random
@@ -29,24 +32,13 @@ FILE_CAP = 2000
 MEMORY_EVERY = timedelta(hours=1)  # an older diary line surfaces at most this often
 
 FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), ("mood", lifefiles.MOOD))
+# A part the soul changed with its own call is already in front of it (the call is in the history).
+OWN_TOOLS = {"self": {"reflect"}, "aspirations": {"set_aspiration"}, "mood": {"update_mood"},
+             "kept": {"keep_in_mind", "settle_mind"}}
 # The words for what this module adds; kept here, next to the rule they describe.
 SIGHT_TEXT = {
-    "en": {
-        "unchanged": "Unchanged since you last saw them above: {parts}.",
-        "all_unchanged": "Your inner life is as you last saw it above.",
-        "self": "who you are", "aspirations": "what you aspire to", "mood": "your mood",
-        "kept": "what you keep in mind", "diary": "your latest diary lines",
-        "diary_new": "New in your diary since then:",
-        "nothing": "(nothing now)", "sep": ", ",
-    },
-    "zh": {
-        "unchanged": "和你上面最后看到的一样，没有变：{parts}。",
-        "all_unchanged": "你的内心和你上面最后看到的一样。",
-        "self": "你对自己的认识", "aspirations": "你的追求", "mood": "你的心情",
-        "kept": "心里挂着的事", "diary": "最近几条日记",
-        "diary_new": "那之后日记里新添的：",
-        "nothing": "（现在没有）", "sep": "、",
-    },
+    "en": {"diary_new": "New in your diary since then:", "nothing": "(nothing now)"},
+    "zh": {"diary_new": "那之后日记里新添的：", "nothing": "（现在没有）"},
 }
 
 
@@ -64,6 +56,7 @@ class WakeReasons:
     nudged: list = field(default_factory=list)  # reasons that woke it from sleep
     arrived: list = field(default_factory=list)  # reasons that came while it was thinking
     heard: list = field(default_factory=list)  # the human's own words
+    sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
 
 
 def fmt_minutes(value: float) -> str:
@@ -110,7 +103,7 @@ class InnerSight:
         """The inner block of a snapshot about to be appended to `session` (None: shown in full)."""
         at = len(session.messages) if session is not None else 0
         live_from = session.fold_upto if session is not None else 0
-        own = self._own_diary_lines(session) if session is not None else set()
+        own = self._own_calls(session) if session is not None else OwnCalls()
         self.last_snapshot = at
         return self._render(life, T, local, at, live_from, own, rng)
 
@@ -118,19 +111,25 @@ class InnerSight:
         """The parts a fold just took out of the live history, to append as a message; None if none."""
         if not any(seen.at < session.fold_upto for seen in self.shown.values()):
             return None
-        block = self._render(life, T, local, len(session.messages), session.fold_upto, set(), None, unchanged_line=False)
+        block = self._render(life, T, local, len(session.messages), session.fold_upto, OwnCalls(), None,
+                             blank_line=False)
         return block if block.text else None
 
-    def _render(self, life, T, local, at, live_from, own, rng, unchanged_line=True) -> TextBlock:
+    def _render(self, life, T, local, at, live_from, own, rng, blank_line=True) -> TextBlock:
+        """The parts not in view; an empty text when everything is (a blank life says so, with `blank_line`)."""
         text, words = T.TEXT, SIGHT_TEXT.get(T.__name__.rsplit(".", 1)[-1], SIGHT_TEXT["en"])
-        parts, unchanged = [], []
+        parts, anything = [], False
         current = {key: _file_part(life, text[key], name) for key, name in FILE_PARTS}
         current["kept"] = _kept_part(life, text, local)
         for key in ("self", "aspirations", "mood", "kept"):
             now, seen = current[key], self.shown.get(key)
-            if seen and seen.at >= live_from and seen.text == now:
-                if now:
-                    unchanged.append(key)
+            anything = anything or bool(now)
+            in_view = seen is not None and seen.at >= live_from
+            if in_view and seen.text == now:
+                continue
+            made_at = own.part_at(key)
+            if in_view and made_at is not None:  # its own call changed it: the call shows the change
+                self.shown[key] = Shown(now, made_at)
                 continue
             if now:
                 parts.append(now)
@@ -141,18 +140,16 @@ class InnerSight:
         recent = diary[-DIARY_RECENT:]
         seen = self.shown.get("diary")
         new = _continues(seen.text, diary) if seen and seen.at >= live_from else None
+        anything = anything or bool(recent)
         if new is None:
             if recent:
                 parts.append(text["diary"] + "\n" + "\n".join(_diary_line(e) for e in recent))
             self.shown["diary"] = Shown(recent, at)
         else:
-            others = [entry for entry in new if entry[1] not in own]
+            others = [entry for entry in new if entry[1] not in own.diary_lines]
             if others:
                 parts.append(words["diary_new"] + "\n" + "\n".join(_diary_line(e) for e in others))
-            elif recent:
-                unchanged.append("diary")
             seen.text = (list(seen.text) + new)[-DIARY_RECENT:]
-        changed = bool(parts)
         if rng is not None:
             older = diary[:-DIARY_RECENT]
             if older and (self.memory_at is None or local - self.memory_at >= MEMORY_EVERY):
@@ -161,24 +158,36 @@ class InnerSight:
             if life.problems:
                 parts.append(text["problems"] + "\n" + "\n".join(f"- {p}" for p in life.problems))
                 life.problems.clear()
-        if unchanged and unchanged_line:
-            # Most wakings change nothing: one short line then, not the list of every part.
-            named = words["sep"].join(words[key] for key in unchanged)
-            parts.insert(0, words["unchanged"].format(parts=named) if changed else words["all_unchanged"])
-        if not parts and unchanged_line and not unchanged:
+        if not parts and not anything and blank_line:
             return TextBlock(text["empty_life"])
         return TextBlock("\n\n".join(parts))
 
-    def _own_diary_lines(self, session) -> set:
-        """Diary entries the soul wrote with its own `diary` calls since the last snapshot."""
+    def _own_calls(self, session) -> "OwnCalls":
+        """What the soul changed with its own calls since the last snapshot (their calls are in view)."""
+        own = OwnCalls()
         if self.last_snapshot is None:
-            return set()
-        own = set()
-        for message in session.messages[self.last_snapshot:]:
-            for block in message.content:
-                if isinstance(block, ToolCall) and block.name == "diary" and isinstance(block.input, dict):
-                    own.add(one_line(str(block.input.get("entry", ""))))
+            return own
+        for index in range(self.last_snapshot, len(session.messages)):
+            for block in session.messages[index].content:
+                if not isinstance(block, ToolCall):
+                    continue
+                if block.name == "diary" and isinstance(block.input, dict):
+                    own.diary_lines.add(one_line(str(block.input.get("entry", ""))))
+                own.calls[block.name] = index
         return own
+
+
+@dataclass
+class OwnCalls:
+    """The soul's own calls since its last snapshot: each tool's latest message index, and its diary lines."""
+
+    calls: dict = field(default_factory=dict)
+    diary_lines: set = field(default_factory=set)
+
+    def part_at(self, part: str) -> int | None:
+        """Where the soul's latest own change of `part` is, or None when it made none."""
+        found = [self.calls[name] for name in OWN_TOOLS[part] if name in self.calls]
+        return max(found) if found else None
 
 
 def inner_block(life, T, local: datetime, rng: random.Random) -> TextBlock:
@@ -222,11 +231,15 @@ def _kept_part(life, text: dict, local: datetime) -> str:
 
 def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,
               body: BodySense, ceiling: float, felt: list, sight: InnerSight | None = None, session=None) -> TextBlock:
-    """The volatile block. With `sight`, the body sense and the sleep ceiling are said only when they
-    are not already in view unchanged (each line stays in the history and is read by every later call)."""
+    """The volatile block. With `sight`, the steady lines (the date and weekday, the body sense, the
+    sleep ceiling, the closing line) are said only when they are not already in view unchanged: each
+    line stays in the history and is read by every later call of the day."""
     text = T.TEXT
     fresh = (lambda key, line: sight.fresh(key, line, session)) if sight is not None else (lambda key, line: True)
-    lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=T.WEEKDAYS[local.weekday()])]
+    if fresh("date", local.strftime("%Y-%m-%d")):
+        lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=T.WEEKDAYS[local.weekday()])]
+    else:  # the same day as the full date in view: the clock time is enough
+        lines = [text["now_time"].format(time=local.strftime("%H:%M"))]
     if night:
         lines.append(text["night"])
     if why.first:
@@ -236,7 +249,8 @@ def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, wh
     if why.nudged and why.early_minutes and why.early_minutes > 0:
         lines.append(text["woke_early"].format(minutes=fmt_minutes(why.early_minutes)))
     if not why.first and not why.nudged and not why.arrived and not why.heard and why.slept_minutes is not None:
-        lines.append(text["woke_alarm"].format(minutes=fmt_minutes(why.slept_minutes)))
+        told = why.sleep_told and why.early_minutes is not None and why.early_minutes < 0.5
+        lines.append(text["woke_alarm_told"] if told else text["woke_alarm"].format(minutes=fmt_minutes(why.slept_minutes)))
     for reason in why.arrived:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
@@ -249,8 +263,8 @@ def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, wh
     felt = [f for f in felt if f]
     if felt:
         lines.append(text["felt"] + "\n" + "\n".join(felt))
-    lines.append("")
-    lines.append(text["closing"])
+    if fresh("closing", text["closing"]):  # (the system prompt says it too; once in view is enough)
+        lines += ["", text["closing"]]
     return TextBlock("\n".join(lines))
 
 

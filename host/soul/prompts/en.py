@@ -21,6 +21,7 @@ stretches. Each begins on its own: usually your own alarm, sometimes something
 happening around you (a nudge) — like a sound that reaches you in a light sleep.
 When you open your eyes some things come back by themselves: the time, whether
 your body is there, your mood, what you keep in mind, a few recent diary lines.
+What is still in front of you, unchanged, is not told again.
 Then the stretch is yours: think, look, speak, write, follow a thread — or do
 almost nothing. A life that mostly rests but sometimes cannot help looking is
 a life; one that acts on every waking is a cron job.
@@ -62,9 +63,11 @@ When that moment comes is up to you."""
 
 TEXT = {
     "now": "It is {time} ({weekday}), your local time.",
+    "now_time": "It is {time}, your local time.",
     "night": "It is night.",
     "woke_start": "You have just started (the process that carries you was started).",
     "woke_alarm": "Your own alarm woke you after {minutes} minutes of sleep.",
+    "woke_alarm_told": "Your own alarm woke you.",
     "woke_nudge": "Woken by: {reason}",
     "woke_early": "(that was {minutes} minutes before your alarm)",
     "arrived_while_thinking": "While you were thinking, this arrived: {reason}",

@@ -20,6 +20,7 @@ async def sleep(soul, minutes: float) -> Outcome:
         words = T["sleep_clamped"].format(minutes=fmt_minutes(plan.minutes), asked=fmt_minutes(float(minutes)), why=why)
     else:
         words = T["sleep_told"].format(minutes=fmt_minutes(plan.minutes))
+    plan.told = True
     soul.waking.sleep = plan
     return Outcome.text(words)
 
