@@ -121,8 +121,21 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     first = life.kinds.index("digest")
     before, digest = bodies[first - 1], bodies[first]  # the consolidation's first call, and its digest's
     assert INSTRUCTION["en"] in last_words(before) and "It is night." in last_words(before)
-    # The consolidation reads the day from the cache: only its new snapshot and instruction are written.
+    # The consolidation reads the day from the cache: only its new snapshot and instruction are written,
+    # and only for five minutes (1.25x, not 2x): the fold right after it changes the front of what stays,
+    # so no later request repeats them. System and tools keep the hour.
     assert usages[first - 1]["cache_read_input_tokens"] > 0.8 * prompt_tokens(usages[first - 1])
+    for call in (first - 1, first):
+        ttls = {block["cache_control"]["ttl"] for message in bodies[call]["messages"] for block in message["content"]
+                if "cache_control" in block}
+        assert ttls == {"5m"} and bodies[call]["system"][0]["cache_control"]["ttl"] == "1h"
+        written = usages[call]["cache_creation"]
+        assert written["ephemeral_5m_input_tokens"] == usages[call]["cache_creation_input_tokens"] > 0
+        assert written["ephemeral_1h_input_tokens"] == 0
+    # An ordinary waking's history is cached for the hour.
+    waking = max(i for i in range(first - 1) if life.kinds[i] == "waking")
+    assert {block["cache_control"]["ttl"] for message in bodies[waking]["messages"] for block in message["content"]
+            if "cache_control" in block} == {"1h"}
     # The first call after it (a keep-warm refresh in the night's long sleep) writes the compact context once.
     after = first + 1
     sent = json.dumps(bodies[after])

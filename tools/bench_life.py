@@ -272,8 +272,9 @@ def plot(rows, args, path: str) -> None:
     cost.axhline(GOAL_USD, color="dimgray", linestyle=":", label=f"goal ${GOAL_USD:.2f}/day (average)")
     cost.axhline(CAP_USD, color="black", linestyle="-.", label=f"cap ${CAP_USD:.2f} (any day)")
     cost.set_ylabel("$ per day")
-    cost.set_ylim(0, max([CAP_USD * 1.2] + [d["usd"] * 1.1 for row in rows for d in row["daily"]]))
-    cost.legend(fontsize=8)
+    # Room above the cap and the dearest day for the legend, so it never hides a line.
+    cost.set_ylim(0, max([CAP_USD * 1.45] + [d["usd"] * 1.35 for row in rows for d in row["daily"]]))
+    cost.legend(fontsize=8, loc="upper center", ncol=2)
     cost.grid(alpha=0.3)
     size.set_ylabel("context (tokens per request)")
     size.set_xlabel(f"simulated day (day 1 = {START:%Y-%m-%d}, a Monday)")

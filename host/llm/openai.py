@@ -73,7 +73,7 @@ class OpenAIModel:
         *,
         tool_choice: str | None = None,
         max_tokens: int = 4096,
-        cache: bool = False,  # servers cache prefixes on their own; nothing to mark
+        cache: bool | str = False,  # servers cache prefixes on their own; nothing to mark
         on_stream=None,
     ) -> Reply:
         """One call, streamed; `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""

@@ -79,7 +79,7 @@ async def complete_with_retry(
     *,
     tool_choice: str | None = None,
     max_tokens: int = 4096,
-    cache: bool = False,
+    cache: bool | str = False,
     attempts: int = 3,
     backoff_s: float = 2.0,
     max_backoff_s: float = 60.0,

@@ -195,7 +195,8 @@ class Model(Protocol):
     """One async call: system prompt + messages + tools -> Reply.
 
     `tool_choice` is None (the model decides) or a tool name the model must call.
-    `cache` asks providers that support prompt caching to mark the stable prefix.
+    `cache` asks providers that support prompt caching to mark the stable prefix
+    (True), or the history for a few minutes only ("5m": a turn no later call repeats).
     Models that stream (anthropic, openai) also take `on_stream`, which hears the
     reply as it forms (soulstack.llm.streaming); complete_with_retry passes it only
     when given, so a model that does not stream (the brainstem) needs none.
@@ -212,5 +213,5 @@ class Model(Protocol):
         *,
         tool_choice: str | None = None,
         max_tokens: int = 4096,
-        cache: bool = False,
+        cache: bool | str = False,
     ) -> Reply: ...

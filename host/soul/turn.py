@@ -90,7 +90,7 @@ async def think(soul, waking):
 
         try:
             reply = await complete_with_retry(
-                model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=True,
+                model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=cache_for(waking),
                 attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
                 on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),
                 on_retry=retrying,
@@ -106,6 +106,14 @@ async def think(soul, waking):
         reply = await soul.brainstem.complete(soul.system, messages, soul.tools, max_tokens=max_tokens)
     soul.hooks.each("on_usage", soul, waking, reply)
     return reply
+
+
+def cache_for(waking):
+    """How a step's request is cached: at the model's TTL, or, in the night's consolidation, the history
+    for five minutes only. The fold right after it puts a pointer in front of what stays, so no later
+    request repeats those bytes; a write that lives minutes costs 1.25x the input price, not 2x. (With a
+    routine mind the main model's cache went cold during the day: its consolidation writes the whole day.)"""
+    return "5m" if waking.consolidating else True
 
 
 async def use_tool(soul, waking, call) -> ToolResult:
