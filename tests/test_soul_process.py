@@ -36,11 +36,11 @@ def write_config(tmp_path, body, port, **model):
     return path
 
 
-def start_soul(config_path, log_path, **env):
+def start_soul(config_path, log_path, *flags, **env):
     clean = {k: v for k, v in os.environ.items() if k not in KEYS}
     clean.update(env)
     return subprocess.Popen(
-        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path)],
+        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), *flags],
         cwd=ROOT, env=clean, stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
     )
 
@@ -125,3 +125,27 @@ async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path
         assert ("express", {"emotion": "happy"}) in body.received
         diary = (tmp_path / "soul" / "DIARY.md").read_text()
         assert "your human typed: hello there" in diary and "\u201chello there\u201d" in diary
+
+
+async def test_port_flag_moves_the_soul_s_server_and_a_bad_one_is_one_line(tmp_path):
+    async with RecordingBody() as body:
+        configured, flagged = unused_port(), unused_port()
+        config_path = write_config(tmp_path, body, configured)
+        log_path = tmp_path / "soul.log"
+        process = start_soul(config_path, log_path, "--port", str(flagged))
+        try:
+            await until(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.1:{flagged}/health") as response:
+                    assert response.status == 200 and (await response.json())["provider"]["name"] == "brainstem"
+                try:
+                    async with http.get(f"http://127.0.0.1:{configured}/health"):
+                        raise AssertionError("the config's port still answers")
+                except aiohttp.ClientConnectorError:
+                    pass  # the flag won: nothing listens on nudge.port
+        finally:
+            assert await stop_with_ctrl_c(process) == 0
+    bad = subprocess.run([sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--port", "70000"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == ["soulstack soul: --port must be an integer >= 0 and <= 65535, not 70000"]

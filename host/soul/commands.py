@@ -1,4 +1,4 @@
-"""`soulstack soul [--config PATH] [--init] [--host HOST]`: run the soul, or write a starter config."""
+"""`soulstack soul [--config PATH] [--init] [--host HOST] [--port P]`: run the soul, or write a starter config."""
 
 import logging
 
@@ -14,11 +14,14 @@ def register(subparsers):
     parser.add_argument("--config", metavar="PATH", help=f"the soul's config (default $SOUL_CONFIG or ./{config.DEFAULT_PATH})")
     parser.add_argument("--init", action="store_true", help="write a starter config for the terminal body and exit")
     parser.add_argument("--host", default="127.0.0.1", help="address the soul's HTTP server binds (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, metavar="P",
+                        help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)")
     parser.add_argument("--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)")
     parser.set_defaults(func=handle)
 
 
 def handle(args) -> int:
+    from soulstack.config_checks import port
     from soulstack.errors import UsageError
 
     path = config.resolve_path(args.config)
@@ -28,6 +31,8 @@ def handle(args) -> int:
             print(f"wrote {path}: a soul living in the terminal body (start the body with `soulstack body terminal`)")
             return 0
         cfg, warnings = config.load(path)
+        if args.port is not None:  # converse.port and health.port follow it unless the config sets them
+            cfg["nudge"]["port"] = port()("--port", args.port)
     except config.ConfigError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written
