@@ -120,7 +120,6 @@ class Soul:
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
-        self._sleep_told = False  # the last sleep's length is in view: the soul's sleep call was answered with it
         self.nightly = Nightly(self)  # the night's consolidation (consolidate.py)
         self.keep_warm = KeepWarm(self)  # refreshes the prompt cache during long sleeps (keepwarm.py)
         self.hooks.on_usage.append(self.keep_warm.on_usage)
@@ -215,7 +214,9 @@ class Soul:
         if self._slept_at is not None:
             slept = (self.clock.monotonic() - self._slept_at) / 60
             early = max(0.0, (self._alarm_s / 60) - slept) if self._alarm_s is not None else None
-        why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=self._sleep_told)
+        last = self.waking  # the waking it slept after (None at the first)
+        told = last is not None and not last.error and last.sleep is not None and last.sleep.told
+        why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
         why.heard = [arrival.text for arrival in arrivals]
         for entry in nudges:
             (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.reason)
@@ -270,7 +271,6 @@ class Soul:
         # Words that arrived after the last model step are not lost: they open the next waking.
         for arrival in self.take_incoming():
             self._pending.append(arrival)
-        self._sleep_told = not waking.error and waking.sleep is not None and waking.sleep.told
         if waking.error:
             minutes = self.cfg["loop"]["errorSleepMinutes"]
             plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"
