@@ -24,14 +24,20 @@ def told_to_soul(fake, line):
     return sum(texts(message).count(line) for message in fake.bodies[-1]["messages"])
 
 
+async def flock_and_soul(tmp_path, flock_fake, soul_fake, body):
+    """A flock whose voice is the soul (told at once), and the soul living with `body`: both started."""
+    flock = FlockProcess(tmp_path, flock_fake.base_url, {})
+    soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
+    flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
+    soul.start()
+    await flock.start()
+    return flock, soul
+
+
 async def test_a_question_the_soul_never_heard_survives_the_kill_9_of_all_three(tmp_path):
     robot = await SimBody().serving()  # the soul's body: the real firmware in the simulator
     async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=sleeps) as soul_fake:
-        flock = FlockProcess(tmp_path, flock_fake.base_url, {})
-        soul = SoulProcess(tmp_path, robot, soul_fake.base_url, flock.url)
-        flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
-        soul.start()
-        await flock.start()
+        flock, soul = await flock_and_soul(tmp_path, flock_fake, soul_fake, robot)
         try:
             await until(lambda: "waking 1:" in soul.log_text(), what="the soul's first waking")
             soul.kill()  # the soul is gone: the flock's nudge is refused (nobody listens) and must wait
@@ -74,11 +80,7 @@ async def test_a_soul_killed_9_while_it_thinks_about_the_flocks_question_still_h
 
     async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=thinks_too_long_once) as soul_fake, \
             RecordingBody() as body:
-        flock = FlockProcess(tmp_path, flock_fake.base_url, {})
-        soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
-        flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
-        soul.start()
-        await flock.start()
+        flock, soul = await flock_and_soul(tmp_path, flock_fake, soul_fake, body)
         try:
             await until(lambda: "waking 1:" in soul.log_text(), what="the soul's first waking")
             list_id = await flock.new_list("- research alpha")
