@@ -25,6 +25,7 @@ from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.soul.session import Session
+from soulstack.soul.settle import HEADER as SETTLED_HEADER
 from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_block
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
@@ -51,8 +52,9 @@ def seed_life(tmp_path) -> Life:
 
 def inner_of(request) -> str:
     """The inner-life block of a waking's first request: the text block just before the volatile one
-    ("" when there is none: everything was in view)."""
-    blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
+    ("" when there is none: everything was in view). The last waking's settled calls are not it."""
+    blocks = [b for b in request["messages"][-1]["content"]
+              if b["type"] == "text" and not b["text"].startswith(SETTLED_HEADER["en"])]
     volatile = next(i for i, b in enumerate(blocks) if "your local time" in b["text"])
     return blocks[volatile - 1]["text"] if volatile else ""
 
@@ -103,7 +105,8 @@ async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_i
     assert "Your latest diary lines:" in first and "- 2024-04-30 11:00: old line 11" in first
     # Waking 2: nothing changed but what the soul changed itself (its diary line and its mood are in its
     # history as its own calls): no inner block at all, the snapshot is the volatile block alone.
-    assert second == "" and len([b for b in bodies[3]["messages"][-1]["content"] if b["type"] == "text"]) == 1
+    assert second == "" and [b["text"].split("\n")[0] for b in bodies[3]["messages"][-1]["content"]] == [
+        SETTLED_HEADER["en"], "It is 14:30, your local time."]  # waking 1's sleep, settled; the volatile block
     assert "content in the sun" in json.dumps(bodies[3]) and "Your mood:\ncontent" not in json.dumps(bodies[3])
     assert "The light moved" in (tmp_path / "soul" / "DIARY.md").read_text()
     # An older diary line surfaces at most once an hour: at 14:00 (first), not at 14:30, again at 15:00.

@@ -40,13 +40,16 @@ async def test_one_reply_that_acts_and_sleeps_is_the_whole_waking(tmp_path):
     assert body.spoken == ["Good afternoon, Ana."]
     assert ("express", {"emotion": "happy"}) in body.received
     assert "Said good afternoon." in (tmp_path / "soul" / "DIARY.md").read_text()
-    # Waking 2 sees all four answers, then its own snapshot: the chosen 30 minutes were slept.
+    # Waking 2 sees all four answers, settled into a line each (host/soul/settle.py), then its own
+    # snapshot: the chosen 30 minutes were slept.
     last = fake.bodies[1]["messages"][-1]
-    results = [b for b in last["content"] if b["type"] == "tool_result"]
-    assert [r["tool_use_id"] for r in results] == ["toolu_step0", "toolu_step1", "toolu_step2", "toolu_step3"]
-    assert not any(r["is_error"] for r in results)
-    told = texts_of(last)
-    assert "You will sleep 30 minutes." in told and told.endswith("Your own alarm woke you.")
+    assert [b["text"] for b in fake.bodies[1]["messages"][-2]["content"]] == ["The light is warm."]
+    assert last["content"][0]["text"] == (
+        "What you did then:\n- speak: \"Good afternoon, Ana.\" \u2192 You said it aloud.\n"
+        "- express: \"happy\" \u2192 Your body took the expression 'happy'; it shows the nearest face it has.\n"
+        "- diary: \"Said good afternoon.\" \u2192 Written in your diary.\n"
+        "- sleep: 30 \u2192 You will sleep 30 minutes.")
+    assert texts_of(last).endswith("Your own alarm woke you.")
 
 
 async def test_a_look_called_with_sleep_is_seen_before_the_waking_ends(tmp_path):

@@ -151,7 +151,8 @@ async def live(variant: str, args) -> dict:
                        warnings=warnings, perWaking=vitals_wakings(soul_dir, end))
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
-            row["added"] = added_per_waking(soul.session.messages, per)
+            every = soul.session.messages  # as a later waking would see them all: settled (host/soul/settle.py)
+            row["added"] = added_per_waking(soul.metabolism.settled(soul, every, len(every)), per)
             row["fixed"] = fixed_tokens(fake.bodies, per)
             row["byModel"] = by_model(fake.calls, days)
             return row

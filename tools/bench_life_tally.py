@@ -33,6 +33,7 @@ from soulstack.llm.types import Usage
 from soulstack.soul.consolidate import POINTER
 from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.keepwarm import PING
+from soulstack.soul.settle import HEADER as SETTLED_HEADER
 from tools.bench_life_player import CONSOLIDATION, request_kind
 
 
@@ -141,8 +142,8 @@ def last_line(rows: list[dict]) -> str:
 # --- where the tokens go ------------------------------------------------------------------
 
 CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
-              "tool results", "fold summary", "fold request", "consolidation words", "keep-warm line")
-HISTORY = CATEGORIES[2:7]  # what a waking adds to the history
+              "tool results", "settled calls", "fold summary", "fold request", "consolidation words", "keep-warm line")
+HISTORY = CATEGORIES[2:8]  # what a waking adds to the history
 
 
 def block_category(role: str, block: dict) -> str:
@@ -161,6 +162,8 @@ def block_category(role: str, block: dict) -> str:
         return "consolidation words"
     if words == PING:
         return "keep-warm line"
+    if words.startswith(SETTLED_HEADER["en"]):
+        return "settled calls"
     if "your local time" in words or " is speaking to you now" in words:
         return "volatile (snapshot)"
     return "inner life (snapshot)"
@@ -208,7 +211,8 @@ def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> d
 
 
 def added_per_waking(messages: list, bytes_per_token: float) -> dict:
-    """Average tokens each waking adds to the history, per category (as the fake counts them)."""
+    """Average tokens each waking adds to the history, per category (as the fake counts them);
+    `messages` as a later waking sees them (settled: host/soul/settle.py)."""
     added = dict.fromkeys(HISTORY, 0)
     wakings = 0
     for msg in map(to_api_message, messages):

@@ -174,6 +174,7 @@ async def fold_context(
     now: datetime | None = None,
     language: str = "en",
     image_tokens: int = IMAGE_TOKENS,
+    shown=None,
 ) -> Fold | None:
     """Fold `messages` if they (with `extra_tokens` for system + tools) pass the ceiling.
 
@@ -181,9 +182,11 @@ async def fold_context(
     fold's summary: it is put in front of what is folded, so nothing is lost
     twice. `summarize(messages) -> str` is awaited with the messages to fold.
     `base` is how many messages earlier folds already removed: the record's
-    `upto` counts from the start of the whole session. None: nothing to do.
+    `upto` counts from the start of the whole session. `shown(messages)`, if given, is how the model
+    sees them (earlier wakings' calls settled): the size is measured on that. None: nothing to do.
     """
-    before = estimate_tokens(with_summary(messages, previous_summary, language), image_tokens) + extra_tokens
+    seen = shown(messages) if shown else messages
+    before = estimate_tokens(with_summary(seen, previous_summary, language), image_tokens) + extra_tokens
     if before <= max_context_tokens:
         return None
     cut = choose_cut(messages, keep_recent_tokens, image_tokens)

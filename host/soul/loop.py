@@ -241,7 +241,7 @@ class Soul:
         blocks.append(snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
                                          waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight,
                                          self.session))
-        self.session.append(Message("user", blocks), at=self.clock.now().isoformat())
+        self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
         for arrival in waking.arrivals:
             if arrival.on_enter:

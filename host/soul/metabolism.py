@@ -33,6 +33,7 @@ from soulstack.llm.types import ModelError, TextBlock
 from soulstack.soul import fold as folding
 from soulstack.soul.costs import prices_from_config
 from soulstack.soul.drives import Drives
+from soulstack.soul.settle import settle_earlier_calls
 from soulstack.soul.turn import context
 from soulstack.soul.vitals import STRETCH_TEXTS, Vitals
 
@@ -113,8 +114,16 @@ class Metabolism:
         self.waking_start = None
 
     def transform_messages(self, soul, messages: list) -> list:
-        return folding.with_summary(folding.strip_old_images(messages, self._current_index(soul, messages)),
-                                    soul.session.fold_summary, self.language)
+        start = self._current_index(soul, messages)
+        earlier = self.settled(soul, folding.strip_old_images(messages, start), start)
+        return folding.with_summary(earlier, soul.session.fold_summary, self.language)
+
+    def settled(self, soul, messages: list, start: int) -> list:
+        """`messages` (the history, or its live part) with the calls that ended each earlier waking
+        settled into lines (host/soul/settle.py); `start`: where the current waking begins in them."""
+        marks = {id(soul.session.messages[i].content[-1]) for i in soul.session.waking_starts}
+        starts = {index for index, message in enumerate(messages) if any(id(b) in marks for b in message.content)}
+        return settle_earlier_calls(messages, start, starts, soul.toolbox.informs, self.language)
 
     async def before_turn(self, soul, waking) -> None:
         """The context ceiling: fold when the live history (with system and tools) is too big."""
@@ -122,13 +131,17 @@ class Metabolism:
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = self.waking_start if self.waking_start is not None else len(session.messages) - 1
         live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto)
+
+        def shown(messages):  # as the model sees them: the size the ceiling is about
+            return self.settled(soul, messages, start - session.fold_upto)
+
         scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
             live, lambda folded: self._summarize(soul, live, folded),
             max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
             keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
             previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=self._fixed_tokens(soul),
-            now=soul.clock.now(), language=self.language,
+            now=soul.clock.now(), language=self.language, shown=shown,
         )
         if result is None:
             return

@@ -6,11 +6,13 @@ last line is cut off with a warning (so the next append starts on a clean
 line) and everything before it is kept.
 
 Records:
-  {"type": "message", "message": {...Message.to_json()}, "at": "<iso time>"}
+  {"type": "message", "message": {...Message.to_json()}, "at": "<iso time>", "waking"?: true}
   {"type": "fold", "summary": "<text>", "upto": <number of messages folded>, "at": ..., "night"?: "<date>"}
   {"type": "consolidation", "night": "<date>", "waking": <index of its snapshot>, "at": ...}
-A fold says: the first `upto` messages are replaced by `summary` (the context
-ceiling writes these; a restart keeps the fold). A consolidation record says
+"waking" marks a waking's snapshot, where that waking began (host/soul/settle.py
+needs to know which reply ended each waking). A fold says: the first `upto`
+messages are replaced by `summary` (the context ceiling writes these; a
+restart keeps the fold). A consolidation record says
 the night's consolidation began (consolidate.py); the fold carrying that
 "night" says it is done.
 """
@@ -31,6 +33,7 @@ class Session:
     def __init__(self, path):
         self.path = Path(path)
         self.messages: list = []  # every message ever, in order
+        self.waking_starts: list[int] = []  # indexes in `messages` of the wakings' snapshots
         self.fold_summary: str | None = None
         self.fold_upto = 0
         self.consolidating: dict | None = None  # a consolidation begun and not yet folded
@@ -70,6 +73,8 @@ class Session:
         kind = record.get("type")
         if kind == "message":
             self.messages.append(Message.from_json(record["message"]))
+            if record.get("waking"):
+                self.waking_starts.append(len(self.messages) - 1)
         elif kind == "fold":
             self.fold_summary = str(record["summary"])
             self.fold_upto = int(record["upto"])
@@ -100,9 +105,14 @@ class Session:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def append(self, message: Message, at: str = "") -> None:
+    def append(self, message: Message, at: str = "", waking: bool = False) -> None:
+        """Store `message`; `waking`: it is a waking's snapshot, where that waking begins."""
         self.messages.append(message)
-        self._write({"type": "message", "message": message.to_json(), "at": at})
+        record = {"type": "message", "message": message.to_json(), "at": at}
+        if waking:
+            record["waking"] = True
+            self.waking_starts.append(len(self.messages) - 1)
+        self._write(record)
 
     def append_fold(self, summary: str, upto: int, at: str = "", night: str | None = None) -> None:
         record = {"type": "fold", "summary": summary, "upto": upto, "at": at}
