@@ -115,8 +115,8 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
         assert breakpoints(refresh)[-1] == breakpoints(waking)[-2]
         assert refresh["messages"][-2]["content"][-1]["cache_control"]
         # (the reply that called sleep is settled: host/soul/settle.py; what it said is in the final message)
-        assert refresh["messages"][-1]["content"][0]["text"] == ("What you did then:\n"
-                                                                 "- sleep: 120 \u2192 You will sleep 120 minutes.")
+        said = [b["text"] for b in refresh["messages"][-1]["content"] if b["type"] == "text"]
+        assert said[0] == "What you did then:\n- sleep: 120 \u2192 You will sleep 120 minutes."
         # ...where the image waking 1 saw is already the placeholder the next waking sends.
         assert IMAGE_PLACEHOLDER in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
         # ...and the line after it, in the final message, is not cached: no entry of its own.

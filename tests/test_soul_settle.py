@@ -186,6 +186,13 @@ async def test_the_model_sees_earlier_wakings_settled_and_reads_them_from_the_ca
         assert fake.usages[2]["cache_read_input_tokens"] == tokens_to_last_breakpoint(look_waking)
         assert fake.usages[3]["cache_read_input_tokens"] == tokens_to_last_breakpoint(second)
         assert not [b for m in third["messages"] for b in m["content"] if b["type"] == "tool_use" and b["name"] != "look"]
+        # Waking 2's reply had no words: it is left out. Its settled lines open the message that holds
+        # waking 3's snapshot, right after the one waking 2's snapshot ended (the API takes neighbouring
+        # user messages as one turn), so what waking 2 cached stays where it was.
+        assert [m["role"] for m in third["messages"][-3:]] == ["assistant", "user", "user"]
+        assert [b["text"].split("\n")[0] for b in third["messages"][-1]["content"]] == [
+            "What you did then:", "It is 15:00, your local time."]
+        assert "- update_mood: \"calm\" \u2192" in third["messages"][-1]["content"][0]["text"]
         # The session on disk keeps every call as it was.
         kept = (tmp_path / "soul" / "session.jsonl").read_text()
         for call_id in ("toolu_d1", "toolu_s1", "toolu_m2", "toolu_s2"):

@@ -52,11 +52,21 @@ def seed_life(tmp_path) -> Life:
 
 def inner_of(request) -> str:
     """The inner-life block of a waking's first request: the text block just before the volatile one
-    ("" when there is none: everything was in view). The last waking's settled calls are not it."""
-    blocks = [b for b in request["messages"][-1]["content"]
-              if b["type"] == "text" and not b["text"].startswith(SETTLED_HEADER["en"])]
+    ("" when there is none: everything was in view). The final message may begin with what came
+    before this waking's snapshot (the last waking's settled calls, its snapshot): not it."""
+    blocks = this_waking(request)
     volatile = next(i for i, b in enumerate(blocks) if "your local time" in b["text"])
     return blocks[volatile - 1]["text"] if volatile else ""
+
+
+def this_waking(request) -> list:
+    """The text blocks of the final message from this waking's snapshot on (after the last waking's
+    settled calls, or its snapshot, when they share the message)."""
+    blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
+    volatiles = [i for i, b in enumerate(blocks) if "your local time" in b["text"]]
+    ends = [i for i, b in enumerate(blocks[:volatiles[-1]])
+            if i in volatiles or b["text"].startswith(SETTLED_HEADER["en"])]
+    return blocks[ends[-1] + 1:] if ends else blocks
 
 
 def is_waking(request) -> bool:
@@ -105,8 +115,9 @@ async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_i
     assert "Your latest diary lines:" in first and "- 2024-04-30 11:00: old line 11" in first
     # Waking 2: nothing changed but what the soul changed itself (its diary line and its mood are in its
     # history as its own calls): no inner block at all, the snapshot is the volatile block alone.
-    assert second == "" and [b["text"].split("\n")[0] for b in bodies[3]["messages"][-1]["content"]] == [
-        SETTLED_HEADER["en"], "It is 14:30, your local time."]  # waking 1's sleep, settled; the volatile block
+    assert second == "" and [b["text"] for b in this_waking(bodies[3])] == [
+        "It is 14:30, your local time.\nYour own alarm woke you."]
+    assert "What you did then:\n- sleep: 30 \u2192 You will sleep 30 minutes." in texts_of(bodies[3]["messages"][-1])
     assert "content in the sun" in json.dumps(bodies[3]) and "Your mood:\ncontent" not in json.dumps(bodies[3])
     assert "The light moved" in (tmp_path / "soul" / "DIARY.md").read_text()
     # An older diary line surfaces at most once an hour: at 14:00 (first), not at 14:30, again at 15:00.
