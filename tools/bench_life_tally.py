@@ -16,8 +16,9 @@ Where the tokens go: every request the soul sent is cut into its blocks, in
 the order the cache sees them, and each block is put in a category (tools,
 system prompt, the snapshot's inner-life block, its volatile block, thoughts,
 tool calls, tool results, settled calls, the fold's summary, the
-consolidation's words); the usage the fake reported says which blocks were read from the cache, written to
-it or sent uncached, so each category gets its share of the dollars
+consolidation's words); the usage the fake reported says which blocks were
+read from the cache, written to it or sent uncached, so each category gets
+its share of the dollars
 (spending). The session's messages give what each waking adds to the history,
 per category (added_per_waking); fixed_tokens, what every call sends before
 its messages.
