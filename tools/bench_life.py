@@ -63,6 +63,7 @@ from soulstack.llm.anthropic import AnthropicModel  # noqa: E402
 from soulstack.soul import config  # noqa: E402
 from soulstack.clocks import StepClock  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
+from soulstack.soul.settle import settle_earlier_calls  # noqa: E402
 from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402
@@ -152,7 +153,8 @@ async def live(variant: str, args) -> dict:
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
             every = soul.session.messages  # as a later waking would see them all: settled (host/soul/settle.py)
-            row["added"] = added_per_waking(soul.metabolism.settled(soul, every, len(every)), per)
+            settled = settle_earlier_calls(every, len(every), soul.session.waking_starts, soul.toolbox.informs)
+            row["added"] = added_per_waking(settled, per)
             row["fixed"] = fixed_tokens(fake.bodies, per)
             row["byModel"] = by_model(fake.calls, days)
             return row

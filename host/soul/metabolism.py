@@ -26,6 +26,7 @@ prices per fold). When the model fails, or on the brainstem, a plain digest
 is written instead.
 """
 
+import bisect
 import json
 import logging
 
@@ -121,7 +122,9 @@ class Metabolism:
     def settled(self, soul, messages: list, start: int) -> list:
         """`messages` (the history, or its live part) with the calls that ended each earlier waking
         settled into lines (host/soul/settle.py); `start`: where the current waking begins in them."""
-        marks = {id(soul.session.messages[i].content[-1]) for i in soul.session.waking_starts}
+        session = soul.session  # only the wakings after the last fold can be in `messages`
+        live = session.waking_starts[bisect.bisect_left(session.waking_starts, session.fold_upto):]
+        marks = {id(session.messages[i].content[-1]) for i in live}
         starts = {index for index, message in enumerate(messages) if any(id(b) in marks for b in message.content)}
         return settle_earlier_calls(messages, start, starts, soul.toolbox.informs, self.language)
 
