@@ -122,10 +122,7 @@ class Metabolism:
     def settled(self, soul, messages: list, start: int) -> list:
         """`messages` (the history, or its live part) with the calls that ended each earlier waking
         settled into lines (host/soul/settle.py); `start`: where the current waking begins in them."""
-        session = soul.session  # only the wakings after the last fold can be in `messages`
-        live = session.waking_starts[bisect.bisect_left(session.waking_starts, session.fold_upto):]
-        marks = {id(session.messages[i].content[-1]) for i in live}
-        starts = {index for index, message in enumerate(messages) if any(id(b) in marks for b in message.content)}
+        starts = set(self._snapshots_in(soul, messages).values())
         return settle_earlier_calls(messages, start, starts, soul.toolbox.informs, self.language)
 
     async def before_turn(self, soul, waking) -> None:
@@ -157,14 +154,19 @@ class Metabolism:
     # --- helpers --------------------------------------------------------------------------
 
     def _current_index(self, soul, messages: list) -> int:
-        """Where this waking starts in the (coalesced) history: the message holding its snapshot block."""
-        if self.waking_start is None or self.waking_start >= len(soul.session.messages):
+        """Where this waking starts in the (coalesced) history: the message holding its snapshot; asleep, the end."""
+        if self.waking_start is None:
             return len(messages)
-        marker = soul.session.messages[self.waking_start].content[-1]
-        for index, message in enumerate(messages):
-            if any(block is marker for block in message.content):
-                return index
-        return len(messages)
+        return self._snapshots_in(soul, messages).get(self.waking_start, len(messages))
+
+    @staticmethod
+    def _snapshots_in(soul, messages: list) -> dict:
+        """{session index of a waking's snapshot: the index in `messages` of the message holding it}, for
+        the wakings after the last fold (a snapshot is found by its last block, which coalescing keeps)."""
+        session = soul.session
+        live = session.waking_starts[bisect.bisect_left(session.waking_starts, session.fold_upto):]
+        marks = {id(session.messages[i].content[-1]): i for i in live}
+        return {marks[id(b)]: index for index, message in enumerate(messages) for b in message.content if id(b) in marks}
 
     def _calibrate(self, soul, usage) -> None:
         """Rescale our token count by the provider's count of the request just answered (run before
