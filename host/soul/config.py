@@ -12,6 +12,7 @@ themselves are shared with the flock's config (soulstack.config_checks).
 
 import json
 import os
+import shlex
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -67,6 +68,20 @@ def prices(path, value):
     except ValueError as error:
         raise ConfigError(str(error)) from None
     return value
+
+
+def command_list(path, value):
+    """shell.allow: commands as a person types them ("df -h"); each must split into words (shlex)."""
+    if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
+        raise ConfigError(f'{path} must be a list of commands such as ["uptime", "df -h"], not {json.dumps(value)[:60]}')
+    for index, entry in enumerate(value):
+        try:
+            words = shlex.split(entry)
+        except ValueError as error:
+            raise ConfigError(f"{path}[{index}] cannot be read as a command ({error}): {json.dumps(entry)}") from None
+        if not words:  # an empty entry would start every command
+            raise ConfigError(f"{path}[{index}] must name a command, not {json.dumps(entry)}")
+    return list(value)  # a copy: the default list is shared
 
 
 # --- the spec: every key, its default, its check ------------------------------------------
@@ -147,6 +162,10 @@ SPEC = {
         "timeoutSeconds": (30, number(1)),
         "maxOutputChars": (4000, number(100, integer=True)),
         "cwd": (None, string(optional=True)),
+        # The fence (host/soul/tools/shell.py): a call runs only when its words start with one
+        # entry's words; empty refuses every command.
+        "allow": ([], command_list),
+        "interpreter": (False, boolean),  # true: through /bin/sh, and the allow-list checks only the first words
     },
     "mcp": ([], None),  # a list; each entry checked by check_mcp
     "flock": {  # the person's flock (soulstack flock): with a url the soul grows its flock tools

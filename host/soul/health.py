@@ -53,6 +53,7 @@ class SoulState:
     nudges: dict = field(default_factory=dict)  # since the process started: received, wakings, waiting
     routine_model: str | None = None  # model.routine, when set
     memory: dict = field(default_factory=dict)  # the nightly consolidation: last night done, one under way
+    shell: dict = field(default_factory=lambda: {"enabled": False})  # the fence's runs (host/soul/tools/shell.py)
 
 
 def opening(text: str) -> str:
@@ -124,6 +125,7 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "memory": state.memory,
         "lastError": state.last_error,
         "nudges": state.nudges,
+        "shell": state.shell,
         "today": {
             "tokens": {
                 "input": usage.input_tokens,
@@ -159,6 +161,7 @@ def add_health_route(app: web.Application, get_state) -> None:
 def soul_state(soul) -> SoulState:
     """What /health needs from a running soul (host/soul/loop.py's Soul with a metabolism)."""
     from soulstack.soul import life as lifefiles
+    from soulstack.soul.tools.shell import shell_health
 
     on_brainstem = soul.model is soul.brainstem
     try:
@@ -177,6 +180,7 @@ def soul_state(soul) -> SoulState:
         memory={"consolidatedNight": soul.session.consolidated_night,
                 "consolidating": soul.session.consolidating is not None,
                 "consolidationsByThisProcess": soul.nightly.done},
+        shell=shell_health(soul),
     )
 
 

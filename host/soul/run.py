@@ -28,6 +28,7 @@ from soulstack.soul.tools.inner import inner_tools
 from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.mind import mind_tools
 from soulstack.soul.tools.rhythm import rhythm_tools
+from soulstack.soul.tools.shell import shell_exposure_problem, shell_tools
 
 log = logging.getLogger("soul")
 
@@ -58,9 +59,7 @@ def make_model(cfg: dict, env=None, model_id: str | None = None):
 def make_tools(cfg: dict) -> list:
     tools = rhythm_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools()
     if cfg["shell"]["enabled"]:
-        from soulstack.soul.tools.shell import shell_tools
-
-        tools += shell_tools(cfg)
+        tools += shell_tools(cfg)  # fenced by shell.allow
     return tools + flock_tools(cfg)  # none unless the config names the flock
 
 
@@ -93,6 +92,9 @@ SOUL_ROUTES = (health.add_routes, converse.add_routes)
 
 async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):
     """Serve the soul's HTTP routes and live; returns when cancelled."""
+    problem = shell_exposure_problem(soul.cfg, host)  # run_soul said so already; this holds for every other caller
+    if problem:
+        raise StartError(problem)
     app = make_soul_app(soul, routes=SOUL_ROUTES)
     hint = "change that port in the config (nudge.port, converse.port or health.port) or --host"
     async with listening(app, host, ports(soul.cfg), hint) as bound:
@@ -127,6 +129,14 @@ def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
     from soulstack.serving import run_until_stopped
     from soulstack.errors import UsageError
 
+    # Before anything starts, and whatever else allowed the address (--insecure-no-token included):
+    # an open door to a soul with a shell is a shell for whoever finds the door.
+    problem = shell_exposure_problem(cfg, host)
+    if problem:
+        raise UsageError(problem)
+    if cfg["shell"]["enabled"] and not cfg["shell"]["allow"]:
+        log.warning("shell.enabled is true but shell.allow is empty: every command will be refused; list the "
+                    "commands the soul may run in shell.allow")
     try:
         soul = build_soul(cfg)
     except StartError as error:

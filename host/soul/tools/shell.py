@@ -1,17 +1,47 @@
-"""shell(command): the soul's hands on the machine it lives on, when shell.enabled is true.
+"""shell(command): the soul's hands on the machine it lives on, fenced by shell.allow.
 
-NOT a sandbox: the command runs with the soul's own user and rights, through
-/bin/sh, in shell.cwd (default soulDir). Off by default. It is killed (with
-everything it started) after shell.timeoutSeconds, and its output is cut to
-shell.maxOutputChars, keeping the beginning and the end.
+Text the soul did not write reaches its model (nudge reasons, MCP results,
+flock answers, a body's /look text), and a model does what text asks often
+enough. So the tool runs only what the owner listed: `shell.allow` holds
+commands as a person types them ("uptime", "df -h", "git status"), and a call
+runs only when its words begin with one entry's words. Everything else is
+refused and nothing starts. An empty list (the default) refuses all.
+
+By default there is no shell: the command is split with shlex and started
+directly, so `;`, `&&`, `|`, `$VAR` and globs are plain characters handed to
+the one allowed program. `shell.interpreter: true` runs the line through
+/bin/sh instead; the allow-list then checks only the first words, and
+`uptime ; anything` passes it, so that is for owners who want exactly that.
+
+It is NOT a sandbox: an allowed command runs with the soul's user and rights,
+in shell.cwd (default soulDir), killed with everything it started after
+shell.timeoutSeconds, its output cut to shell.maxOutputChars. Every call is
+one log line (logger soul.shell) and shows in GET /health.
+
+`shell_exposure_problem` is the start-up rule: with the shell on, every way
+into the soul's server must be loopback-only or need a token.
 """
 
 import asyncio
+import ipaddress
+import json
+import logging
 import os
+import shlex
 import signal
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from soulstack.soul.tools import Outcome, SoulTool
+
+log = logging.getLogger("soul.shell")
+
+RECENT = 10  # runs /health shows
+SHOWN_CHARS = 200  # of a command, in the log and /health: a whole script pasted by the model is not a log line
+# Environment variables a command does not get: the soul's API keys and tokens are no business of `env`.
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 
 def cap(text: str, limit: int) -> str:
@@ -21,32 +51,157 @@ def cap(text: str, limit: int) -> str:
     return f"{text[:half]}\n… [{len(text) - 2 * half} characters cut] …\n{text[-half:]}"
 
 
-async def shell(soul, command: str) -> Outcome:
-    settings = soul.cfg["shell"]
-    if not command.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="command is empty"), ok=False)
-    cwd = Path(settings["cwd"] or soul.cfg["soulDir"])
-    process = await asyncio.create_subprocess_shell(
-        command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, start_new_session=True,  # its own group, so a timeout kills all of it
-    )
+def is_loopback(host: str) -> bool:
+    """Whether listening on `host` keeps the soul's server to this machine (the rule of soulstack.exposure,
+    kept here too so the fence does not depend on which general LAN rule is in force)."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
     try:
-        output, _ = await asyncio.wait_for(process.communicate(), settings["timeoutSeconds"])
-    except asyncio.TimeoutError:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # "" (every address) or a host name, which may resolve to any address
+
+
+def shell_exposure_problem(cfg: dict, host: str) -> str | None:
+    """Why the soul must not start with its shell on `host`; None when it may.
+
+    Anyone who can reach /nudge or /v1/chat/completions can put words in front of
+    the model, and the model holds the shell. So the shell needs the server on
+    loopback, or both doors locked. (MCP servers are called by the soul, not the
+    other way round; their answers are untrusted text, which the allow-list fences.)
+    """
+    if not cfg["shell"]["enabled"] or is_loopback(host):
+        return None
+    nudge_token = cfg["nudge"]["token"]
+    converse_token = cfg["converse"]["token"] or nudge_token
+    if nudge_token and converse_token:
+        return None
+    return (f"shell.enabled is true and the soul listens on {host or 'every address'} without nudge.token, so anyone "
+            "who can reach it could make it run commands; set nudge.token or listen on 127.0.0.1 (--host)")
+
+
+def child_env() -> dict:
+    return {name: value for name, value in os.environ.items() if not any(word in name.upper() for word in SECRET_WORDS)}
+
+
+def shown(command: str) -> str:
+    """A command as one short line (json quotes it, so a newline in it stays on the line)."""
+    text = command if len(command) <= SHOWN_CHARS else command[:SHOWN_CHARS] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass
+class Run:
+    command: str
+    at: datetime  # from the soul's clock
+    outcome: str  # "exit 0", "refused: ...", "killed after 30 s", "not started: ..."
+
+
+class Fence:
+    """The allow-list, the runs and refusals so far, and the running of one command."""
+
+    def __init__(self, settings: dict):
+        self.settings = settings
+        self.allow = [tuple(shlex.split(entry)) for entry in settings["allow"]]  # checked at config load
+        self.runs = 0
+        self.refusals = 0
+        self.recent: deque = deque(maxlen=RECENT)
+
+    def refusal(self, command: str) -> tuple:
+        """(words, None, None) for a command that may run, or (None, why in words for the soul, a short outcome)."""
+        if not command.strip():
+            return None, "the command is empty; nothing ran", "refused: empty"
         try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        await process.wait()
-        return Outcome.text(f"killed after {settings['timeoutSeconds']:g} s without finishing", ok=False)
-    text = cap(output.decode("utf-8", errors="replace"), settings["maxOutputChars"])
-    return Outcome.text(f"exit status {process.returncode}\n{text}", ok=process.returncode == 0)
+            words = shlex.split(command)
+        except ValueError as error:
+            return None, f"could not read the command ({error}); nothing ran", f"refused: unreadable ({error})"
+        if any(tuple(words[:len(prefix)]) == prefix for prefix in self.allow):
+            return words, None, None
+        allowed = ", ".join(shown(entry) for entry in self.settings["allow"]) or "none"
+        return None, (f"refused: {shown(command)} is not an allowed command, so nothing ran (allowed: {allowed}). "
+                      "The owner can add it to shell.allow in the soul's config."), "refused: not on shell.allow"
+
+    def note(self, soul, command: str, outcome: str, refused: bool = False) -> None:
+        if refused:
+            self.refusals += 1
+        self.recent.append(Run(command, soul.clock.now(), outcome))
+        (log.warning if refused else log.info)("shell %s: %s", shown(command), outcome)
+
+    async def run(self, soul, command: str) -> Outcome:
+        words, why, outcome = self.refusal(command)
+        if why:
+            self.note(soul, command, outcome, refused=True)
+            return Outcome.text(why, ok=False)
+        self.runs += 1
+        settings = self.settings
+        try:
+            process = await self.start(command, words, Path(settings["cwd"] or soul.cfg["soulDir"]))
+        except OSError as error:  # no such program, not executable, no such cwd
+            self.note(soul, command, f"not started: {error.strerror or error}")
+            return Outcome.text(f"could not start {shown(words[0])}: {error.strerror or error}", ok=False)
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), settings["timeoutSeconds"])
+        except asyncio.TimeoutError:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the whole group: what it started dies with it
+            except ProcessLookupError:
+                pass
+            await process.wait()
+            said = f"killed after {settings['timeoutSeconds']:g} s without finishing"
+            self.note(soul, command, said)
+            return Outcome.text(said, ok=False)
+        self.note(soul, command, f"exit {process.returncode}")
+        text = cap(output.decode("utf-8", errors="replace"), settings["maxOutputChars"])
+        return Outcome.text(f"exit status {process.returncode}\n{text}", ok=process.returncode == 0)
+
+    async def start(self, command: str, words: list, cwd: Path):
+        options = dict(cwd=cwd, env=child_env(), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                       stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # its own group, so a timeout kills all of it
+        if self.settings["interpreter"]:
+            return await asyncio.create_subprocess_shell(command, **options)
+        return await asyncio.create_subprocess_exec(*words, **options)
+
+    def health(self, tz) -> dict:
+        return {
+            "enabled": True,
+            "interpreter": self.settings["interpreter"],
+            "allow": list(self.settings["allow"]),
+            "runs": self.runs,
+            "refusals": self.refusals,
+            "recent": [{"command": run.command[:SHOWN_CHARS], "at": run.at.astimezone(tz).isoformat(timespec="seconds"),
+                        "outcome": run.outcome} for run in self.recent],
+        }
+
+
+@dataclass
+class ShellTool(SoulTool):
+    fence: Fence | None = None  # so /health finds the runs (shell_health)
+
+
+def describe(settings: dict) -> str:
+    allowed = ", ".join(f"`{entry}`" for entry in settings["allow"])
+    if allowed:
+        what = (f"Run one of the commands the owner allowed on the machine you live on: {allowed} "
+                "(each may be followed by more arguments). Anything else is refused.")
+    else:
+        what = "Run a command on the machine you live on. The owner has allowed none yet, so every call is refused."
+    how = ("It runs through /bin/sh." if settings["interpreter"] else
+           "There is no shell: pipes, ;, &&, $VARIABLES and * are passed to the command as plain text.")
+    return (f"{what} {how} Your home folder is the working directory; it is stopped after "
+            f"{settings['timeoutSeconds']:g} s; long output is cut.")
 
 
 def shell_tools(cfg: dict) -> list:
-    return [SoulTool(
-        "shell",
-        "Run a shell command on the machine you live on (your home folder is the working directory). "
-        f"It is stopped after {cfg['shell']['timeoutSeconds']:g} s; long output is cut.",
-        {"command": {"type": "string", "description": "the command line, run by /bin/sh"}}, shell, ["command"],
-    )]
+    fence = Fence(cfg["shell"])
+    line = "the command line, run by /bin/sh" if cfg["shell"]["interpreter"] else "the command and its arguments"
+    return [ShellTool("shell", describe(cfg["shell"]), {"command": {"type": "string", "description": line}},
+                      fence.run, ["command"], fence=fence)]
+
+
+def shell_health(soul) -> dict:
+    """The "shell" part of GET /health."""
+    tool = soul.toolbox.builtin.get("shell")
+    if not isinstance(tool, ShellTool):
+        return {"enabled": False}
+    return tool.fence.health(soul.tz)
