@@ -67,6 +67,8 @@ async def wait_until(check, timeout_s=5.0):
 
 @contextlib.asynccontextmanager
 async def rig(upstream_kwargs=None, **body_kwargs):
+    """The adapter with FakeRobot's default token required, unless a test says otherwise."""
+    body_kwargs.setdefault("device_token", "robot-token")
     receiver = Receiver()
     async with FakeUpstream(**(upstream_kwargs or {})) as upstream, receiver, listening(tts_app(), "127.0.0.1", 0) as tts_port:
         sender = NudgeSender(f"http://127.0.0.1:{receiver.port}/nudge", debouncer=Debouncer(0.0, 0.0))
@@ -289,6 +291,8 @@ async def test_nudges_for_waking_the_wake_word_and_leaving():
         assert reasons[0] == "the robot woke up and opened a conversation"
         assert reasons[1] == 'someone called the robot by its wake word: "你好小智"'
         assert reasons[2] == "the robot's conversation ended and it went quiet"
+        # The paired robot, with its token: what it heard is a person's words; the rest is not.
+        assert [nudge.words for nudge in r.nudges.nudges] == [None, "你好小智", None]
 
 
 # --- bad input and trouble on every side --------------------------------------------------------
@@ -373,7 +377,7 @@ async def test_bad_requests_get_honest_answers():
         await r.robot()
         assert (await r.post("speak", {"words": "hi"}))[0] == 400
         assert (await r.post("express", {"emotion": ""}))[0] == 400
-        async with r.http.post(f"{r.body_url}/look", data=b"{not json") as answer:
+        async with r.http.post(f"{r.body_url}/look", data=b"{not json", headers={"Content-Type": "application/json"}) as answer:
             assert answer.status == 400 and "JSON" in (await answer.json())["message"]
         vision = r.body.session.vision_url
         async with r.http.post(vision, data=b"just bytes", headers={"Content-Type": "text/plain"}) as answer:

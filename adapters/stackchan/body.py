@@ -5,6 +5,11 @@ WebSocket (LAN, 8001), each conversation relayed to the upstream
 xiaozhi-server; the vision upload endpoint (LAN, the robot port + 1) where the
 robot posts photos. The robot speaks only while its conversation is open, so
 `online` is true exactly while one is open and its hello answered.
+
+Only one robot is the body: the one `--device-id` names, else the first to come
+online (robots.RobotGate). Any other is relayed and nothing more. What the
+body's robot hears is a person's words only when its connection proved itself
+with a token; otherwise it reaches the soul as a reason, marked unchecked.
 """
 
 import asyncio
@@ -18,11 +23,12 @@ import websockets
 from websockets.asyncio.server import serve
 
 from soulstack.adapters.stackchan.frames import XIAOZHI_EMOJI, XIAOZHI_EMOTIONS, FrameError, parse_message, protocol_version
+from soulstack.adapters.stackchan.robots import RobotGate
 from soulstack.adapters.stackchan.session import RobotSession, SessionGone
 from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
 from soulstack.adapters.stackchan.vision import make_vision_app, new_secret
 from soulstack.protocol.body_app import BodyUnavailable, make_body_app
-from soulstack.serving import bearer_matches, listening
+from soulstack.serving import listening
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +39,13 @@ RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id"
 class StackChanBody:
     def __init__(self, upstream_url: str, tts_url: str = DEFAULT_TTS_URL, sender=None, device_token: str | None = None,
                  look_timeout_s: float = 20.0, voice_wait_s: float = 30.0, hello_timeout_s: float = HELLO_TIMEOUT_S,
-                 tts_voice: str | None = None, tts_model: str | None = None, tts_key: str | None = None):
+                 tts_voice: str | None = None, tts_model: str | None = None, tts_key: str | None = None,
+                 device_auth_key: str | None = None, device_id: str | None = None):
         self.upstream_url = upstream_url
         self.tts_url = tts_url
         self.tts_voice, self.tts_model, self.tts_key = tts_voice, tts_model, tts_key
         self.sender = sender
-        self.device_token = device_token
+        self.gate = RobotGate(device_token, device_auth_key, device_id)
         self.look_timeout_s = look_timeout_s
         self.voice_wait_s = voice_wait_s
         self.hello_timeout_s = hello_timeout_s
@@ -108,12 +115,11 @@ class StackChanBody:
 
     def check_robot(self, connection, request):
         """websockets' process_request: refuse a robot without the device token before the upgrade."""
-        if not self.device_token:
+        refusal = self.gate.refusal(request)
+        if refusal is None:
             return None
-        # xiaozhi-esp32 sends its configured websocket token as `Authorization: Bearer <token>`.
-        if bearer_matches(request.headers.get("Authorization"), self.device_token):
-            return None
-        return connection.respond(401, "wrong or missing device token (set the robot's websocket token)\n")
+        log.info("refused a robot connection from %s: %s", _peer(connection), refusal[1].strip())
+        return connection.respond(*refusal)
 
     async def robot_connected(self, robot):
         """One robot conversation: wait for its hello, open the same session upstream, relay until one side ends."""
@@ -138,7 +144,8 @@ class StackChanBody:
             return
         version = protocol_version(robot.request.headers.get("Protocol-Version", hello.get("version")))
         secret = new_secret()
-        session = RobotSession(robot, upstream, version, self._vision_url(robot, secret), self)
+        session = RobotSession(robot, upstream, version, self._vision_url(robot, secret), self,
+                               who=self.gate.identify(robot.request, _peer(robot)))
         self.vision_sessions[secret] = session
         try:
             with contextlib.suppress(websockets.ConnectionClosed):  # upstream hung up at once: we close the robot below
@@ -157,13 +164,23 @@ class StackChanBody:
         return f"http://{host}:{self.vision_port}/vision/{secret}"
 
     def on_online(self, session: RobotSession):
+        if not self.gate.is_body(session.who):
+            return  # relayed, never the body: the soul neither acts through it nor hears from it
         self.session = session
         self._nudge("the robot woke up and opened a conversation")
 
     def on_wake_word(self, session: RobotSession, words: str):
+        if session is not self.session:
+            return  # not the body's robot (or not online yet): its text never reaches the soul
         said = f': "{words}"' if words else ""
-        # What the person said is their own words (the nudge contract's `words`): it counts as contact.
-        self._nudge(f"someone called the robot by its wake word{said}", words or None)
+        if session.who.authenticated:
+            # The paired robot, proven by its token: what the person said is their own words
+            # (the nudge contract's `words`), and it counts as contact.
+            self._nudge(f"someone called the robot by its wake word{said}", words or None)
+        else:
+            # No token was checked, so anyone could have sent this: a reason, never a person's words.
+            self._nudge(f"the robot reported its wake word{said} (unchecked: robots connect without a device token, "
+                        "so this may not be a person)")
 
     def _nudge(self, reason: str, words: str | None = None):
         if self.sender is not None:
@@ -173,12 +190,15 @@ class StackChanBody:
 
     @contextlib.asynccontextmanager
     async def serving(self, host: str, port: int, device_host: str, device_port: int, vision_port: int | None = None,
-                      token: str | None = None):
-        """Serve all three listeners inside the block; yields (body port, robot port, vision port)."""
+                      token: str | None = None, insecure_no_token: bool = False):
+        """Serve all three listeners inside the block; yields (body port, robot port, vision port).
+
+        The robot side's own rule (a LAN address needs a device token) is the command's to check, before this.
+        """
         body_app = make_body_app(self.handlers(), token=token)
         vision_app = make_vision_app(self.vision_sessions)
         async with aiohttp.ClientSession() as self._http, \
-                listening(body_app, host, port) as body_port, \
+                listening(body_app, host, port, insecure_no_token=insecure_no_token) as body_port, \
                 serve(self.robot_connected, device_host, device_port, ping_interval=None,
                       process_request=self.check_robot) as robot_server:
             robot_port = robot_server.sockets[0].getsockname()[1]
@@ -190,6 +210,11 @@ class StackChanBody:
                 finally:
                     for task in [*tasks, *self._speeches]:
                         task.cancel()
+
+
+def _peer(connection) -> str:
+    address = connection.remote_address
+    return f"{address[0]}:{address[1]}" if address else "an unknown address"
 
 
 def upstream_url(base: str, robot_path: str) -> str:

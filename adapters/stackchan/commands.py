@@ -1,10 +1,13 @@
 """`soulstack body stackchan`: a StackChan running xiaozhi firmware, through its xiaozhi-server, as a body."""
 
 import asyncio
+import logging
 import os
 from urllib.parse import urlsplit
 
 from soulstack.errors import UsageError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9201
 DEFAULT_DEVICE_LISTEN = "0.0.0.0:8001"
@@ -25,6 +28,35 @@ def check_ws_url(url: str) -> str:
     return url
 
 
+def robot_side_problem(device_host: str, args) -> str | None:
+    """Why robots must not be served on `device_host` as asked, or None.
+
+    A robot connection can make the soul's body and speak to the soul, so an
+    address other machines reach needs a device token, as every LAN server does.
+    """
+    from soulstack.exposure import is_loopback
+
+    if is_loopback(device_host) or args.device_token or args.device_auth_key or args.insecure_no_device_token:
+        return None
+    return (f"refusing to listen for robots on {device_host or 'every address'} without a device token (anyone on "
+            "the network could become the soul's body): pass xiaozhi-server's server.auth_key with "
+            "--device-auth-key-file FILE, or the token your robots send with --device-token-file FILE "
+            "(docs/stackchan-xiaozhi.md), or --insecure-no-device-token if that is really what you want")
+
+
+def announce_trust(device_host: str, args):
+    """Say once, at start, how far robots are trusted."""
+    if args.device_token or args.device_auth_key:
+        return
+    if args.insecure_no_device_token:
+        log.warning("listening for robots on %s with NO device token (--insecure-no-device-token): anyone who can "
+                    "reach it can be the soul's body; what a robot hears reaches the soul as a reason, never as a "
+                    "person's words", device_host or "every address")
+    else:
+        log.info("robots connect to %s without a device token (loopback only): what a robot hears reaches the "
+                 "soul as a reason, never as a person's words", device_host)
+
+
 async def run_stackchan_body(args, announce=print):
     from soulstack.adapters.stackchan.body import StackChanBody
     from soulstack.protocol.commands import check_url
@@ -33,18 +65,24 @@ async def run_stackchan_body(args, announce=print):
     upstream = check_ws_url(args.upstream)
     tts_url = check_url(args.tts_url, "--tts-url", "http://127.0.0.1:9204/tts")
     device_host, device_port = host_port(args.device_listen, "--device-listen")
+    problem = robot_side_problem(device_host, args)
+    if problem:
+        raise UsageError(problem)
     sender = None
     if args.nudge_url:
         sender = NudgeSender(check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL), token=args.nudge_token or None)
     body = StackChanBody(upstream, tts_url=tts_url, sender=sender, device_token=args.device_token or None,
+                         device_auth_key=args.device_auth_key or None, device_id=args.device_id or None,
                          tts_voice=args.tts_voice, tts_model=args.tts_model, tts_key=os.environ.get("OPENAI_API_KEY"))
     try:
-        serving = body.serving(args.host, args.port, device_host, device_port, token=args.token or None)
+        serving = body.serving(args.host, args.port, device_host, device_port, token=args.token or None,
+                               insecure_no_token=args.insecure_no_token)
         async with serving as (body_port, robot_port, vision_port):
             announce(f"body: Body Protocol on http://{args.host}:{body_port}"
                      + (" (token required)" if args.token else ""), flush=True)
             announce(f"body: robots connect to ws://{device_host}:{robot_port}/ (relayed to {upstream}); "
                      f"photos upload to port {vision_port}", flush=True)
+            announce_trust(device_host, args)  # once bound: a refusal to start stays one line
             await asyncio.Event().wait()
     except OSError as error:
         why = os.strerror(error.errno) if error.errno else error  # asyncio's own text repeats the address
@@ -53,13 +91,16 @@ async def run_stackchan_body(args, announce=print):
 
 
 def stackchan(args) -> int:
+    from soulstack.commandline import setup_logging
     from soulstack.serving import run_until_stopped
 
+    setup_logging()
+    logging.getLogger("websockets").setLevel(logging.WARNING)  # a line per robot connection otherwise
     return run_until_stopped(run_stackchan_body(args))
 
 
 def register(subparsers):
-    from soulstack.commandline import subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(
@@ -72,16 +113,25 @@ def register(subparsers):
     parser.add_argument("--upstream", required=True, help="the xiaozhi-server WebSocket, e.g. ws://HOST:8000/xiaozhi/v1/")
     parser.add_argument("--host", default="127.0.0.1", help="Body Protocol address (default: %(default)s)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="Body Protocol port (default: %(default)s)")
-    parser.add_argument("--token", default=os.environ.get("BODY_TOKEN"),
-                        help="bearer token the soul must send (default: $BODY_TOKEN, else none)")
+    add_secret(parser, "--token", "BODY_TOKEN", help="bearer token the soul must send to the Body Protocol side")
+    add_insecure_no_token(parser)
     parser.add_argument("--device-listen", default=DEFAULT_DEVICE_LISTEN,
                         help="where robots connect, HOST:PORT; photos upload to PORT+1 (default: %(default)s)")
-    parser.add_argument("--device-token", default=os.environ.get("DEVICE_TOKEN"),
-                        help="token robots must send in Authorization (default: $DEVICE_TOKEN, else none)")
+    add_secret(parser, "--device-auth-key", "DEVICE_AUTH_KEY",
+               help="xiaozhi-server's server.auth_key (with server.auth enabled): accept the per-robot tokens "
+                    "its OTA hands out, which also prove each robot's Device-Id")
+    add_secret(parser, "--device-token", "DEVICE_TOKEN",
+               help="a fixed token robots must send as Authorization: Bearer TOKEN (py-xiaozhi's "
+                    "WEBSOCKET_ACCESS_TOKEN)")
+    parser.add_argument("--insecure-no-device-token", action="store_true",
+                        help="let any robot connect to a non-loopback --device-listen without a token (what "
+                             "robots hear then reaches the soul as a reason, never as a person's words)")
+    parser.add_argument("--device-id", default=os.environ.get("DEVICE_ID"),
+                        help="the Device-Id (the robot's MAC, e.g. aa:bb:cc:dd:ee:ff) of the one robot that is the "
+                             "body (default: $DEVICE_ID, else the first robot to connect, for the life of the process)")
     parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
                         help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
-    parser.add_argument("--nudge-token", default=os.environ.get("NUDGE_TOKEN"),
-                        help="bearer token for the soul's nudge endpoint (default: $NUDGE_TOKEN, else none)")
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", help="bearer token for the soul's nudge endpoint")
     parser.add_argument("--tts-url", default="http://127.0.0.1:9204/tts",
                         help="`soulstack tts`, or an OpenAI-compatible .../v1/audio/speech (default: %(default)s)")
     parser.add_argument("--tts-voice", help="voice name for the TTS server (default: its own)")

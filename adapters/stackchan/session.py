@@ -37,8 +37,9 @@ class SessionGone(Exception):
 
 
 class RobotSession:
-    def __init__(self, robot, upstream, version: int, vision_url: str, events):
+    def __init__(self, robot, upstream, version: int, vision_url: str, events, who=None):
         self.robot = robot  # websockets ServerConnection (the device)
+        self.who = who  # robots.Robot: its Device-Id, and whether its token was checked
         self.upstream = upstream  # websockets ClientConnection (xiaozhi-server)
         self.version = version
         self.vision_url = vision_url  # where the robot should upload photos: the adapter

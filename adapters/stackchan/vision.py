@@ -83,7 +83,10 @@ async def forward(original: dict | None, request: web.Request, body: bytes) -> w
 
 
 def make_vision_app(sessions: dict) -> web.Application:
-    app = make_server_app(client_max_size=MAX_UPLOAD)  # open: the secret path is the key
+    # No bearer token: the robot sends upstream's vision token, not ours. The secret
+    # path (one per robot conversation, handed only to that robot) is this app's
+    # lock, so it may listen on the LAN address beside the robot port.
+    app = make_server_app(client_max_size=MAX_UPLOAD, locked=True)
     app[SESSIONS_KEY] = sessions
     app.router.add_post("/vision/{secret}", upload)
     return app

@@ -7,7 +7,8 @@ every frame it receives, and runs the device's MCP server: `initialize` (keeps
 uploads a real JPEG as multipart form data with chunked transfer encoding to
 the vision URL it was given, then answers with the server's text, as the
 firmware does. It decodes the Opus it receives at the rate the server's hello
-named.
+named. `device_id` is its MAC; `source` is the local address it connects from
+(127.0.0.2 plays a second machine on loopback).
 """
 
 import asyncio
@@ -31,13 +32,14 @@ def hello(version: int = 1) -> str:
 
 class FakeRobot:
     def __init__(self, url: str, version: int = 1, token: str | None = "robot-token", camera: bool = True,
-                 photo: bytes = DESK_JPEG):
+                 photo: bytes = DESK_JPEG, device_id: str = "aa:bb:cc:dd:ee:ff", source: str | None = None):
         self.url = url
+        self.source = source
         self.version = version
         self.token = token
         self.camera = camera
         self.photo = photo
-        self.device_id = "aa:bb:cc:dd:ee:ff"
+        self.device_id = device_id
         self.client_id = str(uuid.uuid4())
         self.received: list = []  # every frame from the server, in order (str or bytes)
         self.vision: dict | None = None
@@ -55,7 +57,8 @@ class FakeRobot:
         return headers
 
     async def connect(self, send_hello: bool = True, wait_hello_s: float = 10.0):
-        self.ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None)
+        bind = {"local_addr": (self.source, 0)} if self.source else {}
+        self.ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None, **bind)
         self._reader = asyncio.create_task(self._read())
         if send_hello:
             await self.ws.send(hello(self.version))
@@ -69,6 +72,12 @@ class FakeRobot:
 
     async def send(self, frame):
         await self.ws.send(frame)
+
+    async def say_wake_word(self, words: str):
+        """What the firmware sends when it hears its wake word (py-xiaozhi sends typed text the same way)."""
+        session_id = (self.server_hello or {}).get("session_id", "")
+        await self.ws.send(json.dumps({"session_id": session_id, "type": "listen", "state": "detect", "text": words},
+                                      ensure_ascii=False))
 
     async def _read(self):
         try:
@@ -137,7 +146,8 @@ class FakeRobot:
                    "Client-Id": self.client_id}
         if self.vision.get("token"):
             headers["Authorization"] = f"Bearer {self.vision['token']}"
-        async with aiohttp.ClientSession() as http:
+        connector = aiohttp.TCPConnector(local_addr=(self.source, 0)) if self.source else None
+        async with aiohttp.ClientSession(connector=connector) as http:
             async with http.post(self.vision["url"], data=chunks(), headers=headers) as answer:
                 text = await answer.text()
                 self.uploads.append((answer.status, text))
