@@ -1,15 +1,22 @@
-"""What every subcommand shares: one log format and `soulstack GROUP KIND` groups.
+"""What every subcommand shares: one log format, `soulstack GROUP KIND` groups, and secrets.
+
+Every token comes the same way: `--token`, `--token-file FILE`, or an
+environment variable (`add_secret`); a LAN bind without one needs
+`--insecure-no-token` (`add_insecure_no_token`; the rule is soulstack.exposure's).
 
 Feature packages own their subcommands (a `commands.py` with `register(subparsers)`);
 they import this module, never `soulstack.cli`, so the command line has no cycles.
 """
 
+import argparse
 import logging
+import os
 import sys
+from pathlib import Path
 
 
 # Loggers that write a line per HTTP request: the SDKs' clients and aiohttp's access log.
-CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "anthropic", "openai", "aiohttp.access")
+CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "anthropic", "openai", "aiohttp.access", "websockets")
 
 
 def setup_logging(level=logging.INFO, verbose: bool = False):
@@ -35,3 +42,47 @@ def subcommand_group(subparsers, name: str, help: str):
         parser = subparsers.add_parser(name, help=help, description=help)
         groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="KIND", required=True)
     return groups[name]
+
+
+# --- secrets and exposure ------------------------------------------------------
+
+
+class ReadSecretFile(argparse.Action):
+    """`--token-file FILE`: the token is the file's one line, stored where `--token` keeps it.
+
+    A value given on the command line is visible to every account on the machine
+    (/proc/PID/cmdline, `ps`); a file (0600) or the environment is not.
+    """
+
+    def __call__(self, parser, namespace, path, option_string=None):
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise argparse.ArgumentError(self, f"cannot read {path} ({error.strerror or error})") from None
+        except UnicodeDecodeError:
+            raise argparse.ArgumentError(self, f"{path} is not UTF-8 text; it must hold the token alone") from None
+        secret = text.strip()
+        if not secret or "\n" in secret:
+            raise argparse.ArgumentError(self, f"{path} must hold the token alone on one line")
+        setattr(namespace, self.dest, secret)
+
+
+def add_secret(parser, flag: str, env: str | None, help: str):
+    """`flag VALUE` and `flag-file FILE` for one secret, defaulting to $env.
+
+    `help` says what the secret is for; the rest (where it may come from) is added here.
+    """
+    dest = flag.lstrip("-").replace("-", "_")
+    default = os.environ.get(env) if env else None
+    where = f"${env}, " if env else ""
+    parser.add_argument(flag, dest=dest, default=default,
+                        help=f"{help} (default: {where}else none); prefer {flag}-file{' or $' + env if env else ''}: "
+                             "a value given here shows in the process list")
+    parser.add_argument(f"{flag}-file", dest=dest, action=ReadSecretFile, metavar="FILE",
+                        help=f"read {flag} from FILE (the token alone on one line; keep the file 0600)")
+
+
+def add_insecure_no_token(parser):
+    """The one way to serve a LAN address without a token, named for what it is."""
+    parser.add_argument("--insecure-no-token", action="store_true",
+                        help="listen on a non-loopback address without a token (anyone who reaches it may use it)")

@@ -13,9 +13,16 @@ builds its aiohttp app with `make_server_app` and reads request bodies with
   engine or a model call would choke on (see `text_problem`). Such a body is
   refused with 400 naming the field, never accepted and failed later.
 
-And running: `listening` binds (a taken port is a `UsageError` naming it),
-`run_until_stopped` runs a server command until Ctrl+C or SIGTERM, and
-`background` runs a task for an app's lifetime through its cleanup context.
+- browsers kept out (docs/security.md): a JSON body only as
+  `application/json` (a cross-site form or `text/plain` post is never a
+  request), a `Host` that is an address or a name this machine answers to (no
+  DNS rebinding), and no state-changing request from another site's page.
+
+And running: `listening` binds (a taken port is a `UsageError` naming it; a
+non-loopback address with no token is refused unless the owner says
+`--insecure-no-token`), `run_until_stopped` runs a server command until Ctrl+C
+or SIGTERM, and `background` runs a task for an app's lifetime through its
+cleanup context.
 """
 
 import asyncio
@@ -28,6 +35,7 @@ import signal
 from aiohttp import web
 
 from soulstack.errors import UsageError
+from soulstack.exposure import Exposure, browser_guard, exposure_problem, insecure_warning
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +120,14 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
     """The request's JSON body, held to the rules above; BadRequest (400/413/415) otherwise.
 
     The bytes are decoded here, never by aiohttp's `.text()`/`.json()`, which raise
-    LookupError on a bogus declared charset.
+    LookupError on a bogus declared charset. Only `application/json` is read:
+    it is the one type a page on another site cannot post without asking first
+    (a CORS preflight, which no server of ours answers).
     """
+    if request.content_type != "application/json":
+        sent = request.headers.get("Content-Type")
+        raise BadRequest("send the body as JSON with Content-Type: application/json "
+                         f"({'not ' + sent[:60] if sent else 'no Content-Type was sent'})", status=415)
     return parse_json(await request.read(), request.charset, max_depth)
 
 
@@ -187,18 +201,27 @@ async def json_errors(request: web.Request, handler):
         return error_response(500, f"the server failed: {type(error).__name__} (a bug; see its log)")
 
 
+EXPOSURE = web.AppKey("exposure", Exposure)
+
+
 def make_server_app(token=None, *, token_for=None, refuse=refuse_json, cookie=None,
-                    client_max_size=DEFAULT_MAX_BODY, middlewares=()):
-    """An aiohttp app with the shared middlewares: JSON errors, then the bearer check.
+                    client_max_size=DEFAULT_MAX_BODY, middlewares=(), locked=None,
+                    how_to_lock="--token-file FILE"):
+    """An aiohttp app with the shared middlewares: JSON errors, the browser guard, then the bearer check.
 
     `token` guards every route; `token_for(request)` picks one per request instead.
+    `locked` says whether a token guards it (default: `token` is set), and
+    `how_to_lock` how the owner sets one: `listening` refuses a LAN address
+    without one and says so.
     """
     if token_for is None:
         token_for = lambda request: token  # noqa: E731
-    return web.Application(
-        middlewares=[json_errors, bearer_auth(token_for, refuse, cookie), *middlewares],
+    app = web.Application(
+        middlewares=[json_errors, browser_guard(), bearer_auth(token_for, refuse, cookie), *middlewares],
         client_max_size=client_max_size,
     )
+    app[EXPOSURE] = Exposure(locked=bool(token) if locked is None else locked, how_to_lock=how_to_lock)
+    return app
 
 
 # --- running -------------------------------------------------------------------
@@ -218,12 +241,21 @@ def background(coroutine_function):
 
 
 @contextlib.asynccontextmanager
-async def listening(app: web.Application, host: str, ports, hint: str = "choose another address or port"):
+async def listening(app: web.Application, host: str, ports, hint: str = "choose another address or port",
+                    insecure_no_token: bool = False):
     """Serve `app` on host and every port in `ports` (an int or a list) inside the block.
 
     Yields the bound port (for an int) or the list of them (port 0 picks a free one).
     A port already taken is a user mistake: `UsageError` naming it and `hint`.
+    So is an address other machines can reach while no token guards the app,
+    unless `insecure_no_token` (the owner's --insecure-no-token).
     """
+    exposure = app.get(EXPOSURE) or Exposure(locked=False)
+    problem = exposure_problem(host, exposure, insecure_no_token)
+    if problem:
+        raise UsageError(problem)
+    if insecure_no_token and not exposure.locked:
+        log.warning(insecure_warning(host))
     port_list = [ports] if isinstance(ports, int) else list(ports)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
@@ -242,9 +274,9 @@ async def listening(app: web.Application, host: str, ports, hint: str = "choose 
         await runner.cleanup()
 
 
-async def serve_forever(app: web.Application, host: str, port: int, announce=print):
+async def serve_forever(app: web.Application, host: str, port: int, announce=print, insecure_no_token=False):
     """Serve `app` until cancelled (Ctrl+C or SIGTERM through `run_until_stopped`)."""
-    async with listening(app, host, port) as bound:
+    async with listening(app, host, port, insecure_no_token=insecure_no_token) as bound:
         announce(f"listening on http://{host}:{bound}")
         await asyncio.Event().wait()
 

@@ -117,8 +117,8 @@ class Flock:
         await self.session.close()
         await self.runner.cleanup()
 
-    async def post(self, path, body=None, *, data=None):
-        kwargs = {"data": data} if data is not None else {"json": body}
+    async def post(self, path, body=None, *, data=None, content_type="application/json"):
+        kwargs = {"data": data, "headers": {"Content-Type": content_type}} if data is not None else {"json": body}
         async with self.session.post(path, **kwargs) as response:
             raw = await response.read()
             return response.status, (json.loads(raw) if raw else None)

@@ -172,8 +172,10 @@ async def test_a_nudge_wakes_a_sleeping_soul_at_once(tmp_path):
             auth = {"Authorization": "Bearer s3cret"}
             status, answer = await running.post("/nudge", {"reason": ""}, auth)
             assert status == 400 and "reason" in answer["message"]
-            status, answer = await running.post("/nudge", raw=b"{nope", headers=auth)
+            status, answer = await running.post("/nudge", raw=b"{nope", headers={**auth, "Content-Type": "application/json"})
             assert status == 400 and "not valid JSON" in answer["message"]
+            status, answer = await running.post("/nudge", raw=b'{"reason": "a form post"}', headers=auth)
+            assert status == 415 and "application/json" in answer["message"]
             assert await running.post("/nudge", {"reason": "a face appeared"}, auth) == (202, {"queued": True, "state": "asleep"})
             await until(lambda: clock.held == 2, timeout=5, what="the nudged waking")
         assert len(fake.bodies) == 2

@@ -45,7 +45,7 @@ async def test_voice_and_bad_voice(tts):
     (b'{"text": "hi", "voice": "en; rm -rf /"}', "voice"),
 ])
 async def test_bad_input_is_400(tts, body, words):
-    response = await tts.post("/tts", data=body, headers=AUTH)
+    response = await tts.post("/tts", data=body, headers={**AUTH, "Content-Type": "application/json"})
     assert response.status == 400
     assert words in (await response.json())["message"]
 

@@ -94,8 +94,7 @@ def stackchan(args) -> int:
     from soulstack.commandline import setup_logging
     from soulstack.serving import run_until_stopped
 
-    setup_logging()
-    logging.getLogger("websockets").setLevel(logging.WARNING)  # a line per robot connection otherwise
+    setup_logging()  # quiets websockets' line per robot connection
     return run_until_stopped(run_stackchan_body(args))
 
 

@@ -1,7 +1,5 @@
 """`soulstack body terminal`: run the terminal body."""
 
-import os
-
 DEFAULT_PORT = 9310
 DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
 
@@ -16,12 +14,13 @@ def terminal(args) -> int:
         run_terminal_body(
             args.host, args.port, token=args.token or None,
             nudge_url=nudge_url, nudge_token=args.nudge_token or None, caption=args.caption,
+            insecure_no_token=args.insecure_no_token,
         )
     )
 
 
 def register(subparsers):
-    from soulstack.commandline import subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(
@@ -32,11 +31,10 @@ def register(subparsers):
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
-    parser.add_argument("--token", default=os.environ.get("BODY_TOKEN"),
-                        help="bearer token callers must send (default: $BODY_TOKEN, else none)")
+    add_secret(parser, "--token", "BODY_TOKEN", "bearer token callers must send")
+    add_insecure_no_token(parser)
     parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
                         help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
-    parser.add_argument("--nudge-token", default=os.environ.get("NUDGE_TOKEN"),
-                        help="bearer token for the soul's nudge endpoint (default: $NUDGE_TOKEN, else none)")
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge endpoint")
     parser.add_argument("--caption", default="", help="a line kept on the screen under the face (tools/demo names the soul's log)")
     parser.set_defaults(func=terminal)

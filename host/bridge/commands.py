@@ -42,7 +42,8 @@ def bridge_serial(args) -> int:
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
     app = make_bridge_app(link, token=args.token, nudges=nudges)
     print(f"serial bridge: robot on {args.device}, Body Protocol v1 on http://{host}:{port}", flush=True)
-    return run_until_stopped(serve_forever(app, host, port, announce=lambda line: print(line, flush=True)))
+    return run_until_stopped(serve_forever(app, host, port, announce=lambda line: print(line, flush=True),
+                                           insecure_no_token=args.insecure_no_token))
 
 
 def logs(args) -> int:
@@ -53,7 +54,7 @@ def logs(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
 
     parser = subparsers.add_parser(
         "logs", help="follow the robot's serial log (USB cable)",
@@ -73,9 +74,10 @@ def register(subparsers):
     )
     parser.add_argument("--device", required=True, help="the serial port path, or 'auto' to find the ESP32-S3 by USB id 303a:1001")
     parser.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT to serve on (default: %(default)s)")
-    parser.add_argument("--token", help="demand Authorization: Bearer TOKEN on every request")
+    add_secret(parser, "--token", "BODY_TOKEN", "demand Authorization: Bearer TOKEN on every request")
+    add_insecure_no_token(parser)
     parser.add_argument("--nudge-url", help="the soul's nudge URL, e.g. http://127.0.0.1:9202/nudge")
-    parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge URL")
     parser.add_argument("--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)")
     parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output); "
                         "the robot's own log lines are always shown")

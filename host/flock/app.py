@@ -174,7 +174,8 @@ def make_flock_app(
     def token_for(request: web.Request):
         return token if request.path.startswith("/api/") else None
 
-    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, middlewares=[flock_errors])
+    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, middlewares=[flock_errors], locked=bool(token),
+                          how_to_lock="--token-file FILE (or $FLOCK_TOKEN)")
 
     async def lifecycle(app):
         store = Store(Path(data_dir))

@@ -4,7 +4,7 @@ import os
 import sys
 
 from soulstack.errors import UsageError
-from soulstack.commandline import setup_logging
+from soulstack.commandline import add_insecure_no_token, add_secret, setup_logging
 from soulstack.flock.flow import FlockConfig
 from soulstack.flock.harness import NestConfig
 
@@ -20,9 +20,9 @@ def register(subparsers) -> None:
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default 8470)")
     parser.add_argument("--data", help="data directory (default .crows)")
-    parser.add_argument("--token", default=os.environ.get("FLOCK_TOKEN"),
-                        help="lock the flock: every /api/ route and the event stream need this bearer token; "
-                             "the page asks for it once (default: $FLOCK_TOKEN, else no lock)")
+    add_secret(parser, "--token", "FLOCK_TOKEN", "lock the flock: every /api/ route and the event stream need "
+               "this bearer token; the page asks for it once")
+    add_insecure_no_token(parser)
     parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
                         help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
                              "openai if OPENAI_BASE_URL is set, else brainstem)")
@@ -46,13 +46,13 @@ def register(subparsers) -> None:
     parser.add_argument("--jev-model", default="default", help="the model id for --jev-base-url (default 'default')")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
-    robot.add_argument("--body-token", default=os.environ.get("BODY_TOKEN"), help="bearer token for --body (default: $BODY_TOKEN)")
+    add_secret(robot, "--body-token", "BODY_TOKEN", "bearer token for --body")
     robot.add_argument("--body-min-interval", type=float,
                        help="seconds between two utterances; news meanwhile is merged (default 30)")
     robot.add_argument("--quiet-hours", help="local hours with no speech, e.g. 22-7 (news waits for the morning)")
     robot.add_argument("--soul", help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
                                       "the flock tells the soul with nudges instead of talking over it")
-    robot.add_argument("--soul-token", default=os.environ.get("NUDGE_TOKEN"), help="the soul's nudge token (default: $NUDGE_TOKEN)")
+    add_secret(robot, "--soul-token", "NUDGE_TOKEN", "the soul's nudge token")
     robot.add_argument("--soul-min-interval", type=float,
                        help="seconds between two nudges to the soul; news meanwhile is merged (default 10)")
     parser.set_defaults(func=run)
@@ -196,4 +196,5 @@ def run(args) -> int:
         print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
     app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=robot,
                          rive=args.rive, nest_config=NestConfig(band=args.jev_band), jev=build_jev(args))
-    return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None))
+    return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None,
+                                           insecure_no_token=args.insecure_no_token))

@@ -44,6 +44,20 @@ async def favicon(request: web.Request) -> web.FileResponse:
     return web.FileResponse(WEB_DIR / "favicon.svg", headers={"Content-Type": "image/svg+xml"})
 
 
+WEB_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".html": "text/html"}
+
+
+async def web_file(request: web.Request) -> web.StreamResponse:
+    """One of the page's own files. A name is looked up among them, never joined onto a path, so
+    nothing outside web/ can be named; a missing one is a {"message"} like every other error."""
+    name = request.match_info["name"]
+    path = WEB_DIR / name
+    if name not in WEB_FILES:
+        return error_response(404, f"the page has no file {name[:80]!r}")
+    return web.FileResponse(path, headers={"Content-Type": WEB_TYPES.get(path.suffix, "application/octet-stream"),
+                                           "Cache-Control": "no-cache"})
+
+
 async def vendor(request: web.Request) -> web.StreamResponse:
     path = vendor_file(request.match_info["name"])
     if path is None:
@@ -72,6 +86,9 @@ async def ui(request: web.Request) -> web.Response:
     })
 
 
+WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file())
+
+
 def add_routes(app: web.Application, rive: str | None) -> None:
     app[RIVE] = rive
     app.router.add_get("/", index)
@@ -79,4 +96,4 @@ def add_routes(app: web.Application, rive: str | None) -> None:
     app.router.add_get("/api/ui", ui)
     app.router.add_get("/vendor/{name}", vendor)
     app.router.add_get("/rive/flock.riv", rive_file)
-    app.router.add_static("/web/", WEB_DIR)
+    app.router.add_get("/web/{name}", web_file)

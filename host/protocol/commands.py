@@ -52,7 +52,9 @@ def register(subparsers):
         "unless --strict makes them fail.",
     )
     parser.add_argument("url", metavar="URL", help="the body's base URL, e.g. http://127.0.0.1:9310")
-    parser.add_argument("--token", help="the body's bearer token; also checks that a missing or wrong token is refused")
+    from soulstack.commandline import add_secret
+
+    add_secret(parser, "--token", "BODY_TOKEN", "the body's bearer token; also checks that a missing or wrong token is refused")
     parser.add_argument(
         "--endpoints", default=",".join(protocol.ENDPOINTS),
         help="comma list of the endpoints the body implements (default: %(default)s)",

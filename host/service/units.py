@@ -17,12 +17,20 @@ NAMES = ("soul", "flock", "bridge", "tts", "stackchan")
 
 # What each service's environment file starts with: which secrets and options belong there.
 ENV_HINTS = {
-    "soul": "# ANTHROPIC_API_KEY=sk-ant-...\n# OPENAI_API_KEY=...\n# OPENAI_BASE_URL=http://127.0.0.1:11434/v1\n",
+    "soul": "# ANTHROPIC_API_KEY=sk-ant-...\n# OPENAI_API_KEY=...\n# OPENAI_BASE_URL=http://127.0.0.1:11434/v1\n"
+            "# NUDGE_TOKEN=...        (the soul's own token, when the config leaves nudge.token null)\n"
+            "# BODY_TOKEN=...         (the body's token, when the config leaves body.token null)\n",
     "flock": "# ANTHROPIC_API_KEY=sk-ant-...\n# FLOCK_CONFIG=/etc/soulstack/flock.config.json\n"
-             "# SOULSTACK_ARGS=--body http://ROBOT --body-token TOKEN\n",
-    "bridge": "# SOULSTACK_ARGS=--token TOKEN --nudge-url http://127.0.0.1:9202/nudge --nudge-token TOKEN\n",
-    "tts": "# SOULSTACK_ARGS=--host 0.0.0.0 --token TOKEN\n",
-    "stackchan": "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/ --device-token TOKEN\n",
+             "# FLOCK_TOKEN=...        (locks the flock's API)\n# BODY_TOKEN=...\n"
+             "# SOULSTACK_ARGS=--body http://ROBOT\n",
+    "bridge": "# BODY_TOKEN=...         (callers of the bridge must send it)\n# NUDGE_TOKEN=...\n"
+              "# SOULSTACK_ARGS=--nudge-url http://127.0.0.1:9202/nudge\n",
+    "tts": "# TTS_TOKEN=...          (needed to listen beyond loopback)\n# SOULSTACK_ARGS=--host 0.0.0.0\n",
+    "stackchan": "# DEVICE_AUTH_KEY=...    (xiaozhi-server's server.auth_key: checks the tokens it signs for robots)\n"
+                 "# DEVICE_TOKEN=...       (or one fixed token, for a robot that sends its own, like py-xiaozhi)\n"
+                 "# DEVICE_ID=...          (the robot's Device-Id, to pin the body to it)\n"
+                 "# BODY_TOKEN=...\n# NUDGE_TOKEN=...\n"
+                 "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/\n",
 }
 
 
@@ -46,5 +54,7 @@ def render(name: str, executable: str) -> str:
 def env_template(name: str) -> str:
     return (
         f"# Environment for {unit_name(name)}: secrets and extra options. Keep it readable by root only.\n"
-        "# SOULSTACK_ARGS adds options to the command (see `soulstack --help`).\n" + ENV_HINTS[name]
+        "# Tokens go in their own variables below, never in SOULSTACK_ARGS: options are visible to\n"
+        "# every account in the process list. SOULSTACK_ARGS adds options (see `soulstack --help`).\n"
+        + ENV_HINTS[name]
     )

@@ -17,6 +17,9 @@ def register(subparsers):
     parser.add_argument("--port", type=int, metavar="P",
                         help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)")
     parser.add_argument("--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)")
+    from soulstack.commandline import add_insecure_no_token
+
+    add_insecure_no_token(parser)
     parser.set_defaults(func=handle)
 
 
@@ -44,4 +47,4 @@ def handle(args) -> int:
         logging.getLogger("soul.config").warning("%s: %s", path, warning)
     from soulstack.soul.run import run_soul
 
-    return run_soul(cfg, host=args.host)
+    return run_soul(cfg, host=args.host, insecure_no_token=args.insecure_no_token)

@@ -287,10 +287,25 @@ def resolve_path(given: str | None) -> Path:
     return Path(given or os.environ.get("SOUL_CONFIG") or DEFAULT_PATH)
 
 
+# Tokens the file leaves null come from the environment, under the names every other command
+# reads them by, so a unit keeps its secrets in an env file (0600), not in a readable config.
+SECRET_ENV = {("nudge", "token"): "NUDGE_TOKEN", ("converse", "token"): "CONVERSE_TOKEN",
+              ("body", "token"): "BODY_TOKEN", ("flock", "token"): "FLOCK_TOKEN"}
+
+
+def secrets_from_environment(cfg: dict, environ=os.environ) -> dict:
+    for (section, key), name in SECRET_ENV.items():
+        if cfg[section][key] is None and environ.get(name):
+            cfg[section][key] = environ[name]
+    return cfg
+
+
 def load(path: Path) -> tuple[dict, list]:
-    """Read and check `path`; a relative soulDir is relative to the config file's folder."""
+    """Read and check `path`; a relative soulDir is relative to the config file's folder.
+    Tokens the file leaves null come from the environment (SECRET_ENV)."""
     raw = read_json_file(path, "create one with `soulstack soul --init`")
-    return from_dict(raw, path.resolve().parent)
+    cfg, warnings = from_dict(raw, path.resolve().parent)
+    return secrets_from_environment(cfg), warnings
 
 
 def starter(language: str = "en") -> dict:

@@ -90,14 +90,14 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
 SOUL_ROUTES = (health.add_routes, converse.add_routes)
 
 
-async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None):
+async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None, insecure_no_token: bool = False):
     """Serve the soul's HTTP routes and live; returns when cancelled."""
     problem = shell_exposure_problem(soul.cfg, host)  # run_soul said so already; this holds for every other caller
     if problem:
         raise StartError(problem)
     app = make_soul_app(soul, routes=SOUL_ROUTES)
     hint = "change that port in the config (nudge.port, converse.port or health.port) or --host"
-    async with listening(app, host, ports(soul.cfg), hint) as bound:
+    async with listening(app, host, ports(soul.cfg), hint, insecure_no_token=insecure_no_token) as bound:
         (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
         try:
             await soul.live()
@@ -125,7 +125,7 @@ async def close_model(model):
             pass
 
 
-def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
+def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False) -> int:
     from soulstack.serving import run_until_stopped
     from soulstack.errors import UsageError
 
@@ -152,6 +152,6 @@ def run_soul(cfg: dict, host: str = "127.0.0.1") -> int:
     if routine is not None and price_for(routine.model_id, soul.metabolism.vitals.prices) is None:
         log.warning("no price is known for the routine model %r (model.routine): is it a model of the %s provider? Its cost shows "
                     "as unknown; add it under \"prices\" if it is right", routine.model_id, routine.provider)
-    code = run_until_stopped(serve_and_live(soul, host))
+    code = run_until_stopped(serve_and_live(soul, host, insecure_no_token=insecure_no_token))
     log.info("stopped; its life is kept in %s", cfg["soulDir"])
     return code

@@ -68,7 +68,9 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
         return refuse_json(request, message)
 
     refusals = RateLimitedLog(log, clock=soul.clock.monotonic)
-    app = make_server_app(token_for=token_for, refuse=refuse)
+    # Locked only when both doors are: an open /v1 lets anyone talk to the soul as its person.
+    app = make_server_app(token_for=token_for, refuse=refuse, locked=bool(nudge_token and converse_token),
+                          how_to_lock="nudge.token in the soul's config")
     app[SOUL] = soul
     app[REFUSALS] = refusals
     app.router.add_post("/nudge", nudge)

@@ -23,7 +23,6 @@ into the soul's server must be loopback-only or need a token.
 """
 
 import asyncio
-import ipaddress
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from soulstack.exposure import is_loopback
 from soulstack.soul.tools import Outcome, SoulTool
 
 log = logging.getLogger("soul.shell")
@@ -49,18 +49,6 @@ def cap(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n… [{len(text) - 2 * half} characters cut] …\n{text[-half:]}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on `host` keeps the soul's server to this machine (the rule of soulstack.exposure,
-    kept here too so the fence does not depend on which general LAN rule is in force)."""
-    name = host.strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False  # "" (every address) or a host name, which may resolve to any address
 
 
 def shell_exposure_problem(cfg: dict, host: str) -> str | None:
