@@ -8,11 +8,10 @@ the core), then borrow from the rest of the roster (rotating). The default nest
 """
 
 import json
-import os
 import re
-from pathlib import Path
 
 from soulstack.flock.personas import ROSTER_NAMES
+from soulstack.private_files import write_atomically
 
 DEFAULT_NEST = "todo"
 MAX_NESTS = 20  # counting `todo`
@@ -28,20 +27,6 @@ class NestError(Exception):
 
 def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
-def write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 def validate(body: dict) -> tuple:
@@ -94,7 +79,8 @@ class Nests:
         return nest
 
     def _mirror(self) -> None:
-        write_atomically(self.store.data_dir / "nests.json", json.dumps(self.to_json(), indent=2) + "\n")
+        # Atomic, and 0600 like everything in the data folder (soulstack.private_files).
+        write_atomically(self.store.data_dir / "nests.json", (json.dumps(self.to_json(), indent=2) + "\n").encode())
 
     def pick(self, nest_id: str, count: int, exclude=()) -> list:
         """Up to `count` distinct crows for one item: [(name, borrowed)], core first, rotating."""

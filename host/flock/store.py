@@ -9,6 +9,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+from soulstack.private_files import make_private_dir, tighten, touch_private
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT, list_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);
@@ -36,9 +38,17 @@ CREATE TABLE IF NOT EXISTS nests (
 
 class Store:
     def __init__(self, data_dir: Path):
-        self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.data_dir / "flock.db", isolation_level=None)
+        # The lists people gave the flock and the crows' answers: the folder 0700, the database
+        # 0600 (soulstack.private_files). SQLite makes -wal and -shm with the database file's mode,
+        # so the file is made 0600 before SQLite opens it. Files an older flock left 0644 are
+        # tightened here, and `soulstack flock`'s (empty) lock file; nests.json is rewritten 0600
+        # at every start (soulstack.flock.nests).
+        self.data_dir = make_private_dir(data_dir)
+        path = self.data_dir / "flock.db"
+        touch_private(path)
+        for older in ("flock.db-wal", "flock.db-shm", "jev.jsonl", "flock.lock"):
+            tighten(self.data_dir / older)
+        self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)

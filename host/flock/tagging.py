@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from soulstack.flock.jev_llm import JevBackendError
+from soulstack.private_files import open_private
 
 DEFAULT_BAND = 0.8
 
@@ -40,12 +41,10 @@ class JevLog:
     def append(self, entry: dict) -> None:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         # O_APPEND writes a line whole; fsync so a decision the API answered survives a crash.
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        # The texts people and crows posted: 0600 on every append (soulstack.private_files).
+        with open_private(self.path, "ab", buffering=0) as handle:
+            handle.write(line.encode())
+            os.fsync(handle.fileno())
 
     def read(self) -> list:
         if not self.path.exists():

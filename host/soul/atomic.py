@@ -1,45 +1,18 @@
 """Writes that survive kill -9 and power loss: temp file, fsync, rename, fsync the folder.
 
 A reader sees either the old file or the new one, never half of each. Drives,
-vitals and the life files all write through here.
+vitals and the life files all write through here, and every file comes out 0600:
+each holds something of a person's (soulstack.private_files).
 """
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # some filesystems do not let a folder be opened; the rename is still atomic
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+from soulstack.private_files import tighten, write_atomically
 
 
 def atomic_write_bytes(path, data: bytes) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
+    write_atomically(path, data)
 
 
 def atomic_write_text(path, text: str) -> None:
@@ -64,8 +37,10 @@ def read_state_json(path, starting: str, log):
     the soul can live without (drives, vitals). A corrupt file is set aside as
     `<name>.corrupt` and None returned, with a warning saying the state is `starting`
     afresh (on the caller's `log`): losing a count is a small thing, stopping the soul is not.
+    The file is made 0600 if an older soulstack left it otherwise, before its next write does.
     """
     path = Path(path)
+    tighten(path)
     try:
         return read_json(path)
     except (ValueError, OSError) as error:

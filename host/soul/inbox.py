@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from soulstack.private_files import open_private
 from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_text
 
@@ -94,7 +95,7 @@ class Inbox:
 
     def _append(self, lines: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as handle:
+        with open_private(self.path, "a", encoding="utf-8") as handle:  # a person's words: 0600
             handle.write(lines)
             handle.flush()
             os.fsync(handle.fileno())

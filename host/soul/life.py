@@ -14,6 +14,7 @@ import shutil
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from soulstack.private_files import make_private_dir, tighten, tighten_tree
 from soulstack.soul.atomic import atomic_write_bytes, atomic_write_text
 
 log = logging.getLogger("soul.life")
@@ -77,9 +78,14 @@ def one_line(text: str) -> str:
 
 class Life:
     def __init__(self, soul_dir, mood_path: str | None = None):
-        self.dir = Path(soul_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        # Every file in soulDir holds a person's words: the folder is 0700 and each file 0600,
+        # however an older soulstack or stackchan-soul left them (soulstack.private_files).
+        # Only the files named here are touched: soulDir may be a folder holding others too.
+        self.dir = make_private_dir(soul_dir)
         self.backups = self.dir / "backups"
+        for name in FILES:
+            tighten(self.dir / name)
+        tighten_tree(self.backups)
         self.mood_path = Path(mood_path) if mood_path else None
         self.problems: list[str] = []  # told to the soul at its next waking, then cleared
 
@@ -141,6 +147,8 @@ class Life:
     def backup_daily(self, today: date) -> None:
         """Copy each readable life file into backups/<today>/ once a day; drop folders older than 14 days."""
         folder = self.backups / today.isoformat()
+        make_private_dir(self.backups)
+        make_private_dir(folder)
         for name in FILES:
             source, target = self.path(name), folder / name
             if target.exists() or not source.exists():

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from soulstack.llm.types import Message, TextBlock, ToolResult
+from soulstack.private_files import open_private, tighten
 
 log = logging.getLogger("soul.session")
 
@@ -46,6 +47,7 @@ class Session:
     def load(self) -> "Session":
         if not self.path.exists():
             return self
+        tighten(self.path)  # every conversation the soul had: 0600, even if an older soulstack left it 0644
         data = self.path.read_bytes()
         chunks = data.splitlines(keepends=True)
         offset = good_end = 0  # good_end: just past the last line that is kept as it is
@@ -130,7 +132,7 @@ class Session:
     def _write(self, record: dict):
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "a", encoding="utf-8")
+            self._handle = open_private(self.path, "a", encoding="utf-8")
         self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
