@@ -23,8 +23,10 @@ Both lists are comma-separated and read when a server's app is built.
 """
 
 import ipaddress
+import logging
 import os
 import socket
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -33,6 +35,9 @@ from aiohttp import web
 ALLOWED_HOSTS_ENV = "SOULSTACK_ALLOWED_HOSTS"
 ALLOWED_ORIGINS_ENV = "SOULSTACK_ALLOWED_ORIGINS"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+LOG_EVERY_S = 60  # a page retrying in a loop must not flood the log; the count says how many
+
+log = logging.getLogger(__name__)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -131,6 +136,19 @@ class BrowserGuard:
     def __init__(self):
         self.allowed_hosts = own_names() | _names(ALLOWED_HOSTS_ENV)
         self.allowed_origins = _names(ALLOWED_ORIGINS_ENV)
+        self.logged_at: dict[int, float] = {}
+        self.unlogged: dict[int, int] = {}
+
+    def note(self, request: web.Request, status: int, message: str):
+        """Log a refusal, at most once a minute per kind: an attack attempt leaves a trace."""
+        now = time.monotonic()
+        if now - self.logged_at.get(status, -LOG_EVERY_S) < LOG_EVERY_S:
+            self.unlogged[status] = self.unlogged.get(status, 0) + 1
+            return
+        more = self.unlogged.pop(status, 0)
+        self.logged_at[status] = now
+        log.warning("refused %s %s from %s (%d): %s%s", request.method, request.path, request.remote, status,
+                    message.split(";")[0], f" (and {more} more since the last such line)" if more else "")
 
     def problem(self, request: web.Request) -> tuple[int, str] | None:
         host_header = request.headers.get("Host")
@@ -156,6 +174,7 @@ def browser_guard() -> web.middleware:
     async def middleware(request: web.Request, handler):
         refusal = guard.problem(request)
         if refusal:
+            guard.note(request, *refusal)
             return _refuse(*refusal)
         return await handler(request)
 

@@ -97,12 +97,9 @@ def test_a_lan_bind_without_a_token_is_refused_in_one_line(server, setting):
     lines = result.stderr.splitlines()
     assert "refusing to listen on 0.0.0.0 without a token" in lines[-1] and "--insecure-no-token" in lines[-1]
     assert "Traceback" not in result.stderr
-    if server != "soul":  # the soul's first lines: test_the_soul_refuses_before_it_wakes
-        assert len(lines) == 1, result.stderr
+    assert len(lines) == 1, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="product bug: host/soul/run.py run_soul builds the soul (its folder, "
-                   "its start-up log lines) before listening() refuses the address")
 def test_the_soul_refuses_before_it_wakes(setting):
     argv, _ = SERVERS["soul"]
     result = subprocess.run([sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)], cwd=ROOT,

@@ -178,9 +178,6 @@ def install(soulstack_cmd, tmp_path, name):
         )
 
 
-@pytest.mark.xfail(strict=True, reason="host/service/commands.py still writes into a leftover .tmp (keeping its mode) "
-                   "and makes the env folder 0755; drop this mark once it unlinks the leftover, fchmods the mode "
-                   "and makes a new env folder with soulstack.private_files.make_private_dir")
 def test_service_install_writes_the_env_file_0600_over_a_leftover_temporary(soulstack_cmd, tmp_path):
     env_dir, units = tmp_path / "etc" / "soulstack", tmp_path / "units"
     units.mkdir()

@@ -70,7 +70,7 @@ def make_body_app(handlers: dict, token: str | None = None) -> web.Application:
     unknown = set(handlers) - set(protocol.ENDPOINTS)
     if unknown:
         raise ValueError(f"unknown Body Protocol endpoints: {', '.join(sorted(unknown))}")
-    app = make_server_app(token)
+    app = make_server_app(token, how_to_lock="--token-file FILE (or $BODY_TOKEN)")
     app[HANDLERS_KEY] = dict(handlers)
     for endpoint in handlers:
         app.router.add_post(f"/{endpoint}", _endpoint_view(endpoint))

@@ -5,12 +5,18 @@ import subprocess
 from pathlib import Path
 
 from soulstack.errors import UsageError
+from soulstack.private_files import PRIVATE_FILE, make_private_dir, tighten
 
 
 def _write(path: Path, text: str, mode: int) -> None:
-    """Write `text` atomically (a half-written unit never exists) with `mode`."""
+    """Write `text` atomically (a half-written unit never exists) with exactly `mode`."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "w") as file:
+    try:
+        os.unlink(temporary)  # one an install that died left: writing into it would keep its mode (0666?)
+    except FileNotFoundError:
+        pass
+    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "w") as file:
+        os.fchmod(file.fileno(), mode)  # exactly `mode`, whatever the umask
         file.write(text)
         file.flush()
         os.fsync(file.fileno())
@@ -31,10 +37,12 @@ def install(args) -> int:
     unit_path = unit_dir / units.unit_name(args.name)
     env_path = env_dir / f"{args.name}.env"
     try:
-        env_dir.mkdir(parents=True, exist_ok=True)
+        if not env_dir.is_dir():
+            make_private_dir(env_dir)  # secrets: 0700 (systemd reads them as root); a folder already there is left as it is
         _write(unit_path, units.render(args.name, executable), 0o644)
         if not env_path.exists():  # never overwrite the secrets someone already wrote
-            _write(env_path, units.env_template(args.name), 0o600)
+            _write(env_path, units.env_template(args.name), PRIVATE_FILE)
+        tighten(env_path)  # but they are secrets: 0600, whoever wrote them
     except PermissionError as error:
         raise UsageError(f"cannot write {_named(error)}: run it as root (sudo soulstack service install {args.name})") from None
     except OSError as error:

@@ -17,9 +17,10 @@ from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul
+from soulstack.exposure import exposure_problem
 from soulstack.serving import listening
 from soulstack.soul import converse, health
-from soulstack.soul.server import make_soul_app, ports
+from soulstack.soul.server import make_soul_app, ports, soul_exposure
 from soulstack.soul.session import Session
 from soulstack.soul.tools import Toolbox, refresh_tools
 from soulstack.soul.tools.body import body_tools
@@ -131,8 +132,8 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
 
     # Before anything starts, and whatever else allowed the address (--insecure-no-token included):
     # an open door to a soul with a shell is a shell for whoever finds the door.
-    problem = shell_exposure_problem(cfg, host)
-    if problem:
+    problem = shell_exposure_problem(cfg, host) or exposure_problem(host, soul_exposure(cfg), insecure_no_token)
+    if problem:  # before it wakes: a refusal is one line, and no folder is made for a soul that never lives
         raise UsageError(problem)
     if cfg["shell"]["enabled"] and not cfg["shell"]["allow"]:
         log.warning("shell.enabled is true but shell.allow is empty: every command will be refused; list the "

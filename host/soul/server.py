@@ -23,6 +23,7 @@ import logging
 
 from aiohttp import web
 
+from soulstack.exposure import Exposure
 from soulstack.protocol.nudges import BadNudge, RateLimitedLog, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
@@ -68,15 +69,21 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
         return refuse_json(request, message)
 
     refusals = RateLimitedLog(log, clock=soul.clock.monotonic)
-    # Locked only when both doors are: an open /v1 lets anyone talk to the soul as its person.
-    app = make_server_app(token_for=token_for, refuse=refuse, locked=bool(nudge_token and converse_token),
-                          how_to_lock="nudge.token in the soul's config")
+    exposure = soul_exposure(cfg)
+    app = make_server_app(token_for=token_for, refuse=refuse, locked=exposure.locked, how_to_lock=exposure.how_to_lock)
     app[SOUL] = soul
     app[REFUSALS] = refusals
     app.router.add_post("/nudge", nudge)
     for add_routes in routes:
         add_routes(app, soul)
     return app
+
+
+def soul_exposure(cfg: dict) -> Exposure:
+    """Locked only when both doors are: an open /v1 lets anyone talk to the soul as its person."""
+    nudge_token = cfg["nudge"]["token"]
+    return Exposure(locked=bool(nudge_token and (cfg["converse"]["token"] or nudge_token)),
+                    how_to_lock="nudge.token in the soul's config (or $NUDGE_TOKEN)")
 
 
 def ports(cfg: dict) -> list:

@@ -112,7 +112,7 @@ async def speak(request):
 
 
 def make_tts_app(token: str | None = None) -> web.Application:
-    app = make_server_app(token, client_max_size=64 * 1024)
+    app = make_server_app(token, client_max_size=64 * 1024, how_to_lock="--token-file FILE (or $TTS_TOKEN)")
     app.router.add_post("/tts", speak)
     app.router.add_post("/", speak)
     return app
