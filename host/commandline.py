@@ -82,6 +82,19 @@ def add_secret(parser, flag: str, env: str | None, help: str):
                         help=f"read {flag} from FILE (the token alone on one line; keep the file 0600)")
 
 
+DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"  # the soul's own default address (soulstack soul)
+
+
+def add_nudge_options(parser, default: str | None = DEFAULT_NUDGE_URL):
+    """--nudge-url and --nudge-token[-file]: where a body's nudges go (None: off unless given)."""
+    if default:
+        parser.add_argument("--nudge-url", default=default,
+                            help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
+    else:
+        parser.add_argument("--nudge-url", help=f"the soul's nudge URL, e.g. {DEFAULT_NUDGE_URL} (default: none)")
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge endpoint")
+
+
 def add_insecure_no_token(parser):
     """The one way to serve a LAN address without a token, named for what it is."""
     parser.add_argument("--insecure-no-token", action="store_true",

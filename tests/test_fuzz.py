@@ -60,6 +60,10 @@ def test_the_corpus_gets_no_5xx_no_hang_and_leaves_the_server_able(servers, name
     assert tally.failures == [], tally.failures
     assert tally.sent >= 40 and server.alive()
     assert fuzzkit.still_able(server) is None
+    if name != "sim":  # every host server refuses what a web page can send; the firmware is not one
+        browser = {case: status for case, status in tally.answers.items()
+                   if case.startswith("POST ") and case.split(" ", 2)[2] in fuzzkit.BROWSER_CASES}
+        assert browser and all(status in (403, 415, 421) for status in browser.values()), browser
     if name == "soul":
         # The clean nudge still reaches the mind: a model call shows it. (The fuzz's own valid nudges
         # make calls too, so the first call after calls_before need not be the clean one.)

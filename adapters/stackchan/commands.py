@@ -5,13 +5,13 @@ import logging
 import os
 from urllib.parse import urlsplit
 
+from soulstack.commandline import DEFAULT_NUDGE_URL
 from soulstack.errors import UsageError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9201
 DEFAULT_DEVICE_LISTEN = "0.0.0.0:8001"
-DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
 
 
 def host_port(value: str, what: str) -> tuple[str, int]:
@@ -99,7 +99,7 @@ def stackchan(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(
@@ -128,9 +128,7 @@ def register(subparsers):
     parser.add_argument("--device-id", default=os.environ.get("DEVICE_ID"),
                         help="the Device-Id (the robot's MAC, e.g. aa:bb:cc:dd:ee:ff) of the one robot that is the "
                              "body (default: $DEVICE_ID, else the first robot to connect, for the life of the process)")
-    parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
-                        help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
-    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", help="bearer token for the soul's nudge endpoint")
+    add_nudge_options(parser)
     parser.add_argument("--tts-url", default="http://127.0.0.1:9204/tts",
                         help="`soulstack tts`, or an OpenAI-compatible .../v1/audio/speech (default: %(default)s)")
     parser.add_argument("--tts-voice", help="voice name for the TTS server (default: its own)")

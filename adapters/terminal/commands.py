@@ -1,15 +1,15 @@
 """`soulstack body terminal`: run the terminal body."""
 
 DEFAULT_PORT = 9310
-DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"
 
 
 def terminal(args) -> int:
     from soulstack.adapters.terminal.body import run_terminal_body
+    from soulstack.commandline import DEFAULT_NUDGE_URL
     from soulstack.protocol.commands import check_url
     from soulstack.serving import run_until_stopped
 
-    nudge_url = check_url(args.nudge_url, "--nudge-url", "http://127.0.0.1:9202/nudge") if args.nudge_url else None
+    nudge_url = check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL) if args.nudge_url else None
     return run_until_stopped(
         run_terminal_body(
             args.host, args.port, token=args.token or None,
@@ -20,7 +20,7 @@ def terminal(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(
@@ -33,8 +33,6 @@ def register(subparsers):
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
     add_secret(parser, "--token", "BODY_TOKEN", "bearer token callers must send")
     add_insecure_no_token(parser)
-    parser.add_argument("--nudge-url", default=DEFAULT_NUDGE_URL,
-                        help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
-    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge endpoint")
+    add_nudge_options(parser)
     parser.add_argument("--caption", default="", help="a line kept on the screen under the face (tools/demo names the soul's log)")
     parser.set_defaults(func=terminal)

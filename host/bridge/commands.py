@@ -54,7 +54,7 @@ def logs(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_secret, subcommand_group
+    from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
 
     parser = subparsers.add_parser(
         "logs", help="follow the robot's serial log (USB cable)",
@@ -76,8 +76,7 @@ def register(subparsers):
     parser.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT to serve on (default: %(default)s)")
     add_secret(parser, "--token", "BODY_TOKEN", "demand Authorization: Bearer TOKEN on every request")
     add_insecure_no_token(parser)
-    parser.add_argument("--nudge-url", help="the soul's nudge URL, e.g. http://127.0.0.1:9202/nudge")
-    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge URL")
+    add_nudge_options(parser, default=None)
     parser.add_argument("--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)")
     parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output); "
                         "the robot's own log lines are always shown")

@@ -1,30 +1,31 @@
 """`soulstack service install NAME`: write one of deploy/'s systemd units and enable it."""
 
+import errno
 import os
 import subprocess
 from pathlib import Path
 
 from soulstack.errors import UsageError
-from soulstack.private_files import PRIVATE_FILE, make_private_dir, tighten
+from soulstack.private_files import PRIVATE_FILE, make_private_dir, tighten, write_atomically
 
 
 def _write(path: Path, text: str, mode: int) -> None:
     """Write `text` atomically (a half-written unit never exists) with exactly `mode`."""
-    temporary = path.with_name(path.name + ".tmp")
     try:
-        os.unlink(temporary)  # one an install that died left: writing into it would keep its mode (0666?)
+        os.unlink(path.with_name(path.name + ".tmp"))  # what an older install that died left behind
     except FileNotFoundError:
         pass
-    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "w") as file:
-        os.fchmod(file.fileno(), mode)  # exactly `mode`, whatever the umask
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
+    if not path.parent.is_dir():  # a unit folder that is not there is a mistake to name, not to create
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    try:
+        write_atomically(path, text.encode(), mode)
+    except OSError as error:
+        error.filename = str(path)  # the file the user asked for, not the temporary beside it
+        raise
 
 
 def _named(error: OSError) -> str:
-    return str(error.filename).removesuffix(".tmp")  # the file the user asked for, not our temporary
+    return str(error.filename)
 
 
 def install(args) -> int:
