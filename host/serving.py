@@ -240,6 +240,14 @@ def background(coroutine_function):
     return context
 
 
+def check_exposure(host: str, locked: bool, insecure_no_token: bool, how_to_lock: str = "--token-file FILE"):
+    """The LAN rule, asked before a command says it started or makes anything: `UsageError` if refused.
+    (`listening` asks again, for every caller that did not.)"""
+    problem = exposure_problem(host, Exposure(locked, how_to_lock), insecure_no_token)
+    if problem:
+        raise UsageError(problem)
+
+
 @contextlib.asynccontextmanager
 async def listening(app: web.Application, host: str, ports, hint: str = "choose another address or port",
                     insecure_no_token: bool = False):

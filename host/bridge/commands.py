@@ -25,13 +25,14 @@ def locator(device: str):
 
 def bridge_serial(args) -> int:
     from soulstack.protocol.nudges import NudgeSender
-    from soulstack.serving import run_until_stopped, serve_forever
+    from soulstack.serving import check_exposure, run_until_stopped, serve_forever
     from soulstack.bridge.app import make_bridge_app
     from soulstack.bridge.serial_link import SerialLink
     from soulstack.errors import UsageError
     from soulstack.commandline import setup_logging
 
     host, port = parse_listen(args.listen)
+    check_exposure(host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $BODY_TOKEN)")
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):

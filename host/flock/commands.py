@@ -162,7 +162,7 @@ def build_jev(args):
 
 def run(args) -> int:
     from soulstack.flock.app import make_flock_app
-    from soulstack.serving import run_until_stopped, serve_forever
+    from soulstack.serving import check_exposure, run_until_stopped, serve_forever
 
     warnings = read_config(args)
     if not 1 <= args.port <= 65535:
@@ -174,6 +174,7 @@ def run(args) -> int:
         raise UsageError("--heartbeat must be more than 0 seconds")
     if not 0 < args.jev_band <= 1:
         raise UsageError("--jev-band must be more than 0 and at most 1")
+    check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
     model = build_model(args.provider, args.model)
     config = FlockConfig(
         token_budget=args.token_budget, concurrency=args.concurrency,

@@ -6,11 +6,12 @@ DEFAULT_PORT = 9204
 
 
 def tts(args) -> int:
-    from soulstack.serving import run_until_stopped, serve_forever
+    from soulstack.serving import check_exposure, run_until_stopped, serve_forever
     from soulstack.tts.server import make_tts_app
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")
+    check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $TTS_TOKEN)")
     print(f"tts: POST http://{args.host}:{args.port}/tts {{\"text\": ...}} -> 16 kHz mono WAV", flush=True)
     return run_until_stopped(serve_forever(make_tts_app(args.token), args.host, args.port, announce=lambda line: None,
                                            insecure_no_token=args.insecure_no_token))
