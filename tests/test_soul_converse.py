@@ -18,8 +18,8 @@ from openai import AsyncOpenAI
 
 from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.serving import make_server_app
-from soulstack.soul.converse import FAILED, FILLER, add_converse_route, estimate_tokens, openai_refusal
-from soulstack.soul.converse_reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
+from soulstack.soul.converse.endpoint import FAILED, FILLER, add_converse_route, estimate_tokens, openai_refusal
+from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
 
 
 # --- test doubles -------------------------------------------------------------

@@ -18,7 +18,7 @@ from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
 from soulstack.clocks import Clock
-from soulstack.soul.converse import FAILED, FILLER
+from soulstack.soul.converse.endpoint import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody

@@ -12,7 +12,7 @@ import json
 from openai import AsyncOpenAI
 
 from soulstack.llm.openai import OpenAIModel
-from soulstack.soul.converse import FAILED, FILLER
+from soulstack.soul.converse.endpoint import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from soulstack.fakes import openai_api
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from soulstack.soul.first_words import FirstWords, sentence_end, spoken_reply
+from soulstack.soul.converse.first_words import FirstWords, sentence_end, spoken_reply
 
 
 def released(text, cuts):

@@ -19,7 +19,9 @@ from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul
 from soulstack.exposure import exposure_problem
 from soulstack.serving import listening
-from soulstack.soul import converse, health
+from soulstack.soul import health
+from soulstack.soul.converse import endpoint as converse
+from soulstack.soul.converse.listener import SoulListener
 from soulstack.soul.server import make_soul_app, ports, soul_exposure
 from soulstack.soul.session import Session
 from soulstack.soul.tools import Toolbox, refresh_tools
@@ -84,6 +86,11 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     if sources:
         soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
     metabolism.attach(soul)  # drives, hunger, cost meter, the fold, /health (host/soul/metabolism.py)
+    soul.converse = listener = SoulListener(soul)  # the voice stack's words in, the soul's answer out
+    soul.hooks.on_stream.append(listener.on_stream)
+    soul.hooks.on_assistant.append(listener.on_assistant)
+    soul.hooks.before_tool.append(listener.before_tool)  # a speak the voice stack says is answered here
+    soul.hooks.on_waking_end.append(listener.on_waking_end)
     return soul
 
 

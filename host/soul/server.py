@@ -52,7 +52,7 @@ async def nudge(request: web.Request) -> web.Response:
 
 
 def make_soul_app(soul: Soul, routes=()) -> web.Application:
-    from soulstack.soul.converse import openai_refusal
+    from soulstack.soul.converse.endpoint import openai_refusal
 
     cfg = soul.cfg
     nudge_token = cfg["nudge"]["token"]

@@ -1,7 +1,7 @@
 """Turning what a voice stack sends into an utterance, and what the soul thinks
 into the words a voice stack should speak.
 
-Three pieces, no HTTP here (that is `converse.py`):
+Three pieces, no HTTP here (that is `endpoint.py`):
 
 - `utterance_from_chat(body)`: the human's words out of an OpenAI chat body.
 - `spoken_reply(text)` (from `first_words.py`): assistant text with its inner
@@ -15,7 +15,7 @@ import json
 
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
-from soulstack.soul.first_words import FirstWords, spoken_reply
+from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
 SPEAK_TOOL = "speak"
 

@@ -12,20 +12,23 @@ same words share one pending answer, and a finished answer is reused for
 late answer is kept for the re-delivery that usually follows.
 
 `add_routes(app, soul)` (called by the soul's server) mounts the endpoint in
-front of a `SoulListener`: the soul's own `deliver` and hooks, no loop of its own.
+front of the soul's `SoulListener` (host/soul/converse/listener.py): the soul's
+own `deliver` and hooks, no loop of its own.
 """
+
+from __future__ import annotations
 
 import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
 from soulstack.serving import BadRequest, read_json
 from soulstack.clocks import Clock
-from soulstack.soul.converse_reply import (
+from soulstack.soul.converse.reply import (
     BadChatBody,
     ReplyCatcher,
     ReplyCatchers,
@@ -33,7 +36,10 @@ from soulstack.soul.converse_reply import (
     normalize,
     utterance_from_chat,
 )
-from soulstack.soul.converse_shapes import Shape, estimate_tokens
+from soulstack.soul.converse.shapes import Shape, estimate_tokens
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul
 
 log = logging.getLogger("soulstack.converse")
 
@@ -207,6 +213,12 @@ def add_converse_route(
     return converse
 
 
+def add_routes(app: web.Application, soul: Soul) -> Converse:
+    """Mount the endpoint on the soul's server (host/soul/server.py's make_soul_app calls this), in front of
+    the soul's own listener (`soul.converse`, attached by build_soul in host/soul/run.py)."""
+    return add_converse_route(app, soul.converse, clock=soul.clock)
+
+
 # --- HTTP --------------------------------------------------------------------
 
 
@@ -278,80 +290,6 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _send(response: web.StreamResponse, data: dict) -> None:
     await response.write(b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n")
-
-
-# --- the soul behind the endpoint ----------------------------------------------
-
-# The tool result of a `speak` whose words the voice stack says instead of the body.
-SAID_BY_VOICE = {
-    "en": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
-    "zh": "已说出：这句话由语音对话传给{human}，身体没有再说一遍。",
-}
-
-
-class SoulListener:
-    """The soul at the Listener seam, wired through its hooks and `deliver`.
-
-    Words heard go in by `soul.deliver`, so they follow the soul's own rules:
-    asleep, it wakes with them; thinking, they join the running turn before
-    its next model step. A catcher is armed only once its words are in the
-    model's context, and every catcher armed in a waking is settled when
-    that waking ends, whether it went well or not.
-    """
-
-    def __init__(self, soul):
-        self.soul = soul
-        self.catchers = ReplyCatchers()
-        soul.hooks.on_stream.append(self._on_stream)
-        soul.hooks.on_assistant.append(self._on_assistant)
-        soul.hooks.before_tool.append(self._before_tool)
-        soul.hooks.on_waking_end.append(self._on_waking_end)
-
-    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
-        log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
-        # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
-        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
-
-    def _on_stream(self, soul, waking, event) -> None:
-        self.catchers.stream(event)
-
-    def _on_assistant(self, soul, waking, message) -> None:
-        self.catchers.feed(message)
-
-    def _before_tool(self, soul, call) -> str | None:
-        if not self.catchers.answered_by(call):
-            return None
-        return SAID_BY_VOICE[_language(soul)].format(human=soul.cfg["persona"]["human"])
-
-    def _on_waking_end(self, soul, waking) -> None:
-        error = RuntimeError(waking.error) if waking.error else None
-        # Words the waking took but never showed the model (it failed first) are not left waiting.
-        for arrival in waking.arrivals:
-            arm = arrival.on_enter
-            if isinstance(arm, _Arm) and not arm.entered:
-                arm.catcher.fail(error or RuntimeError("the words never reached the soul's mind"))
-        self.catchers.end_turn(error)
-
-
-class _Arm:
-    """`on_enter` for one utterance: arms its catcher when the words enter the model's context."""
-
-    def __init__(self, catchers: ReplyCatchers, catcher: ReplyCatcher):
-        self.catchers, self.catcher, self.entered = catchers, catcher, False
-
-    def __call__(self) -> None:
-        if not self.entered:
-            self.entered = True
-            self.catchers.arm(self.catcher)
-
-
-def _language(soul) -> str:
-    return "zh" if soul.cfg["persona"]["language"] == "zh" else "en"
-
-
-def add_routes(app: web.Application, soul) -> Converse:
-    """Mount the endpoint on the soul's server (found by soulstack.soul.server.make_soul_app)."""
-    return add_converse_route(app, SoulListener(soul), clock=soul.clock)
 
 
 async def _models(request: web.Request) -> web.Response:

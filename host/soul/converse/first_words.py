@@ -27,7 +27,7 @@ def spoken_reply(text: str, *, hold_open: bool = False) -> str:
     with no partner is kept as written: dropping everything after a stray "("
     could swallow the whole answer. Whitespace is collapsed. `hold_open` is for
     text still streaming in: a span not closed yet is left out, since it may
-    still close (soulstack.soul.first_words).
+    still close (soulstack.soul.converse.first_words).
     """
     drop = [False] * len(text)
     open_at = []

@@ -1,0 +1,90 @@
+"""The soul behind the converse endpoint: `SoulListener`, the soul at the `Listener` seam.
+
+The endpoint (host/soul/converse/endpoint.py) hands it the human's words and a
+`ReplyCatcher` (host/soul/converse/reply.py); the listener gives the words to
+the soul's `deliver` and follows the soul's turn through four hooks, which
+`build_soul` (host/soul/run.py) hangs on the soul:
+
+  on_stream       each event of a model call's stream, to the armed catchers
+  on_assistant    each finished assistant message, to the armed catchers
+  before_tool     a `speak` whose words the voice stack says answers the call itself
+                  (the body is not made to say them again)
+  on_waking_end   every catcher armed in the waking is settled
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers
+
+if TYPE_CHECKING:
+    from soulstack.llm.types import ToolCall
+    from soulstack.soul.loop import Soul, Waking
+
+log = logging.getLogger("soulstack.converse")
+
+# The tool result of a `speak` whose words the voice stack says instead of the body.
+SAID_BY_VOICE = {
+    "en": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
+    "zh": "已说出：这句话由语音对话传给{human}，身体没有再说一遍。",
+}
+
+
+class SoulListener:
+    """The soul at the Listener seam, wired through its hooks and `deliver`.
+
+    Words heard go in by `soul.deliver`, so they follow the soul's own rules:
+    asleep, it wakes with them; thinking, they join the running turn before
+    its next model step. A catcher is armed only once its words are in the
+    model's context, and every catcher armed in a waking is settled when
+    that waking ends, whether it went well or not.
+    """
+
+    def __init__(self, soul: Soul):
+        self.soul = soul
+        self.catchers = ReplyCatchers()
+
+    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
+        log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
+        # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
+        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
+
+    # --- the hooks (hung on the soul by build_soul) ---------------------------------
+
+    def on_stream(self, soul: Soul, waking: Waking, event) -> None:
+        self.catchers.stream(event)
+
+    def on_assistant(self, soul: Soul, waking: Waking, message) -> None:
+        self.catchers.feed(message)
+
+    def before_tool(self, soul: Soul, call: ToolCall) -> str | None:
+        if not self.catchers.answered_by(call):
+            return None
+        return SAID_BY_VOICE[_language(soul)].format(human=soul.cfg["persona"]["human"])
+
+    def on_waking_end(self, soul: Soul, waking: Waking) -> None:
+        error = RuntimeError(waking.error) if waking.error else None
+        # Words the waking took but never showed the model (it failed first) are not left waiting.
+        for arrival in waking.arrivals:
+            arm = arrival.on_enter
+            if isinstance(arm, _Arm) and not arm.entered:
+                arm.catcher.fail(error or RuntimeError("the words never reached the soul's mind"))
+        self.catchers.end_turn(error)
+
+
+class _Arm:
+    """`on_enter` for one utterance: arms its catcher when the words enter the model's context."""
+
+    def __init__(self, catchers: ReplyCatchers, catcher: ReplyCatcher):
+        self.catchers, self.catcher, self.entered = catchers, catcher, False
+
+    def __call__(self) -> None:
+        if not self.entered:
+            self.entered = True
+            self.catchers.arm(self.catcher)
+
+
+def _language(soul: Soul) -> str:
+    return "zh" if soul.cfg["persona"]["language"] == "zh" else "en"
