@@ -11,7 +11,7 @@ a human. The parent drives it over loopback HTTP and real SSE connections:
 3. 200 SSE subscribers on the all-lists stream, spread over 4 reader processes,
    while a 5-item list arrives every 100 ms: delivery latency of every event
    (receive time minus the event's `ts`, which has millisecond resolution);
-4. nests (bench_nests.py): messages posted and tagged per second,
+4. nests (tools/bench_flock_nests.py): messages posted and tagged per second,
    request -> claim -> deliver end to end, and delivery to 200 nest subscribers.
 """
 
@@ -22,14 +22,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-import aiohttp
-from aiohttp.test_utils import unused_port
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from soulstack.flock.bench_readers import latencies_of, read_events, start_readers, subscribe
-from soulstack.flock.personas import ROSTER_NAMES
-from soulstack.flock.triage import TASK_TYPES
-from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, Usage
+import aiohttp  # noqa: E402
+from aiohttp.test_utils import unused_port  # noqa: E402
+
+from soulstack.flock.personas import ROSTER_NAMES  # noqa: E402
+from soulstack.flock.triage import TASK_TYPES  # noqa: E402
+from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, Usage  # noqa: E402
+from tools.bench_flock_readers import latencies_of, read_events, start_readers, subscribe  # noqa: E402
 
 
 class ZeroModel:
@@ -121,7 +125,7 @@ async def sse_latency(base, subscribers, lists, items_per_list):
 
 
 async def drive(base, nests_only=False):
-    from soulstack.flock.bench_nests import nest_figures  # it imports this module's helpers
+    from tools.bench_flock_nests import nest_figures  # it imports the readers this module uses
 
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0)) as session:
         for _ in range(200):
@@ -171,7 +175,7 @@ def main(argv=None) -> int:
         return 0
     port = unused_port()
     with tempfile.TemporaryDirectory(prefix="bench-flock-") as data_dir:
-        server = subprocess.Popen([sys.executable, "-m", "soulstack.flock.bench", "--serve", str(port), "--data", data_dir])
+        server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(port), "--data", data_dir])
         try:
             asyncio.run(drive(f"http://127.0.0.1:{port}", args.nests_only))
         finally:

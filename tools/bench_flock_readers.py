@@ -1,6 +1,7 @@
 """SSE readers for the flock benchmarks: subscribers in their own processes, and the latencies they saw.
 
-Shared by bench.py (the list stream) and bench_nests.py (the nest streams).
+Shared by tools/bench_flock.py (the list stream) and tools/bench_flock_nests.py (the nest streams);
+a reader process is tools/bench_flock.py run with --subscribe.
 """
 
 import asyncio
@@ -8,8 +9,11 @@ import json
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 
 import aiohttp
+
+BENCH = Path(__file__).resolve().with_name("bench_flock.py")  # its --subscribe runs `subscribe` below
 
 
 async def read_events(response, on_event, stop):
@@ -65,7 +69,7 @@ async def start_readers(base, subscribers, expected, processes=4, query=""):
     """Subscribers live in `processes` reader processes, so the readers do not slow each other down."""
     readers = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "soulstack.flock.bench", "--subscribe", base, "--count", str(subscribers // processes),
+            sys.executable, str(BENCH), "--subscribe", base, "--count", str(subscribers // processes),
             "--expect", str(expected), "--query", query, stdout=asyncio.subprocess.PIPE,
         )
         for _ in range(processes)

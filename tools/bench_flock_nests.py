@@ -1,4 +1,4 @@
-"""Nest figures for tools/bench-flock (see bench.py for the server and its zero-latency model).
+"""Nest figures for tools/bench-flock (see tools/bench_flock.py for the server and its zero-latency model).
 
 1. messages posted and tagged per second: the owner's `say`s, one after another
    over one keep-alive connection (each is checked, tagged by the local Jev,
@@ -15,7 +15,7 @@ import time
 
 import aiohttp
 
-from soulstack.flock.bench_readers import latencies_of, read_events, start_readers
+from tools.bench_flock_readers import latencies_of, read_events, start_readers
 
 NEST = "todo"
 

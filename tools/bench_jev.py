@@ -8,9 +8,13 @@ Goals: accuracy >= 0.90, ECE <= 0.05, p99 < 5 ms.
 
 import sys
 import time
+from pathlib import Path
 
-from soulstack.flock.jev import load_examples, local_jev, measure, split
-from soulstack.flock.jev_report import format_table
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from soulstack.flock.jev import load_examples, local_jev, measure, split  # noqa: E402
+from soulstack.flock.jev_report import format_table  # noqa: E402
 
 
 def main() -> int:
