@@ -11,7 +11,7 @@ from pathlib import Path
 from aiohttp import web
 
 from soulstack.flock import events as sse
-from soulstack.serving import background, error_response, make_server_app, read_json
+from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
 from soulstack.flock.bodies import kind_body, list_body, verdict_body
 from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.events import EventLog
@@ -21,7 +21,7 @@ from soulstack.flock.harness import Harness, NestConfig
 from soulstack.flock.jev import StartingJev
 from soulstack.flock.messages import NestLog, message_body
 from soulstack.flock.nest_store import NestStore
-from soulstack.flock.nests import NestError, Nests
+from soulstack.flock.nests import Nests
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
 from soulstack.flock.store import Store
@@ -34,15 +34,6 @@ FLOCK = web.AppKey("flock", Flock)
 HARNESS = web.AppKey("harness", Harness)
 TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
 WARM_UP_AFTER_S = 2.0  # when Jev starts training after start-up
-
-
-@web.middleware
-async def flock_errors(request, handler):
-    """The flock's own refusals as {"message"} answers (the serving layer does the rest)."""
-    try:
-        return await handler(request)
-    except NestError as error:
-        return error_response(error.status, str(error))
 
 
 # --- routes ---------------------------------------------------------------
@@ -121,7 +112,7 @@ async def post_nest(request: web.Request) -> web.Response:
 def nest_of(request: web.Request) -> str:
     nest_id = request.match_info["nest_id"]
     if request.app[FLOCK].nests.get(nest_id) is None:
-        raise NestError(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
+        raise BadRequest(f"no nest {nest_id[:60]!r}; GET /api/nests lists them", status=404)
     return nest_id
 
 
@@ -174,7 +165,7 @@ def make_flock_app(
     def token_for(request: web.Request):
         return token if request.path.startswith("/api/") else None
 
-    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, middlewares=[flock_errors], locked=bool(token),
+    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, locked=bool(token),
                           how_to_lock="--token-file FILE (or $FLOCK_TOKEN)")
 
     async def lifecycle(app):

@@ -30,7 +30,6 @@ from soulstack.flock import triage as sentry
 from soulstack.serving import BadRequest
 from soulstack.clocks import rfc3339
 from soulstack.flock.jev_llm import JevBackendError
-from soulstack.flock.nests import NestError
 from soulstack.flock.pranks import Pranks
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
@@ -62,7 +61,7 @@ class Harness:
 
     # --- posting -----------------------------------------------------------
     async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> dict:
-        """Check, tag, store, stream and act on one message. BadRequest/NestError say why not."""
+        """Check, tag, store, stream and act on one message. BadRequest (400, 404, 409) says why not."""
         nest = self.flock.nests.get(nest_id)
         author, header, refers_to, to = fields["author"], fields["kind"], fields["refers_to"], fields["to"]
         nest_members = self.members(nest)
@@ -71,7 +70,7 @@ class Harness:
         if author == "owner" and header and header not in OWNER_KINDS:
             raise BadRequest(f'kind "{header}" is a crow\'s: the owner may post say, request or refer')
         if author in self.store.quarantined():
-            raise NestError(409, f"{author} is quarantined until the owner releases it")
+            raise BadRequest(f"{author} is quarantined until the owner releases it", status=409)
         referred = self.store.message(refers_to) if refers_to else None
         if refers_to and (referred is None or referred["nest_id"] != nest_id):
             raise BadRequest(f'"refers_to" {refers_to[:40]!r} is not a message of nest {nest_id!r}')
@@ -97,7 +96,7 @@ class Harness:
         """The owner's correction of a message's kind: stored on the record and logged as ground truth."""
         record = self.store.message(msg_id)
         if record is None or record["nest_id"] != nest_id:
-            raise NestError(404, f"no message {msg_id[:60]!r} in nest {nest_id!r}")
+            raise BadRequest(f"no message {msg_id[:60]!r} in nest {nest_id!r}", status=404)
         if record["kind"] in ("nudge", "flag"):
             raise BadRequest(f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong")
         self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
@@ -124,12 +123,12 @@ class Harness:
             return
         claimers = [m["author"] for m in self.store.answers_to(request["msg_id"], "claim")]
         if author in claimers:
-            raise NestError(409, f"{author} already claimed {request['msg_id']}")
+            raise BadRequest(f"{author} already claimed {request['msg_id']}", status=409)
         if self.store.mode(request["msg_id"]) == "conspiracy":
             if len(claimers) >= self.config.conspiracy_cap:
-                raise NestError(409, f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes")
+                raise BadRequest(f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes", status=409)
         elif claimers:
-            raise NestError(409, f"{claimers[0]} already claimed {request['msg_id']}; the first claim wins")
+            raise BadRequest(f"{claimers[0]} already claimed {request['msg_id']}; the first claim wins", status=409)
 
     def _after(self, nest, record, request, nest_members, from_api) -> None:
         """What a stored message sets off: flags, expectations, at most one invocation."""
@@ -253,7 +252,7 @@ class Harness:
                   "refers_to": request["msg_id"] if request else about["msg_id"]}
         try:
             await self.post(nest_id, fields, from_api=False)
-        except (BadRequest, NestError) as error:
+        except BadRequest as error:
             self.say(nest_id, f"{crow}'s reply was not posted: {error}", about["msg_id"])
 
     async def _call(self, system, messages, tools=None, **options):

@@ -12,6 +12,7 @@ import re
 
 from soulstack.flock.personas import ROSTER_NAMES
 from soulstack.private_files import write_atomically
+from soulstack.serving import BadRequest
 
 DEFAULT_NEST = "todo"
 MAX_NESTS = 20  # counting `todo`
@@ -19,34 +20,28 @@ NAME_MAX = 40
 MAX_CORE = 8
 
 
-class NestError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-
-
 def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def validate(body: dict) -> tuple:
-    """-> (name, crows) from a POST /api/nests body, or NestError(400)."""
+    """-> (name, crows) from a POST /api/nests body, or BadRequest (400)."""
     if not isinstance(body, dict):
-        raise NestError(400, "the body must be a JSON object")
+        raise BadRequest("the body must be a JSON object")
     name = body.get("name")
     if not isinstance(name, str) or not (1 <= len(name.strip()) <= NAME_MAX):
-        raise NestError(400, f"name must be a string of 1-{NAME_MAX} characters after trimming")
+        raise BadRequest(f"name must be a string of 1-{NAME_MAX} characters after trimming")
     name = name.strip()
     if not slugify(name):
-        raise NestError(400, "name needs at least one letter or digit (the nest id is made from it)")
+        raise BadRequest("name needs at least one letter or digit (the nest id is made from it)")
     crows = body.get("crows")
     if not isinstance(crows, list) or not (1 <= len(crows) <= MAX_CORE):
-        raise NestError(400, f"crows must be a list of 1-{MAX_CORE} crow names")
+        raise BadRequest(f"crows must be a list of 1-{MAX_CORE} crow names")
     for crow in crows:
         if crow not in ROSTER_NAMES:
-            raise NestError(400, f"crows: {str(crow)[:40]!r} is not a roster crow ({', '.join(ROSTER_NAMES)})")
+            raise BadRequest(f"crows: {str(crow)[:40]!r} is not a roster crow ({', '.join(ROSTER_NAMES)})")
     if len(set(crows)) != len(crows):
-        raise NestError(400, "crows must not name a crow twice")
+        raise BadRequest("crows must not name a crow twice")
     return name, crows
 
 
@@ -69,9 +64,9 @@ class Nests:
         name, crows = validate(body)
         nest_id = slugify(name)
         if nest_id in self.nests:
-            raise NestError(409, f"a nest with id {nest_id!r} already exists; choose another name")
+            raise BadRequest(f"a nest with id {nest_id!r} already exists; choose another name", status=409)
         if len(self.nests) >= MAX_NESTS:
-            raise NestError(400, f"the flock already has {MAX_NESTS} nests, the most it keeps")
+            raise BadRequest(f"the flock already has {MAX_NESTS} nests, the most it keeps")
         self.store.add_nest(nest_id, name, crows)
         nest = {"nest_id": nest_id, "name": name, "crows": crows}
         self.nests[nest_id] = nest
