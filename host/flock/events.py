@@ -33,8 +33,10 @@ SEND_TIMEOUT_S = 30
 
 
 class Subscriber:
-    def __init__(self, list_id: str | None):
-        self.list_id = list_id
+    """One SSE connection's queue. `key` is what it follows: a list id or a nest id (None: every list)."""
+
+    def __init__(self, key: str | None):
+        self.key = key
         self.queue: asyncio.Queue = asyncio.Queue(QUEUE_LIMIT)
 
     def offer(self, entry) -> bool:
@@ -51,11 +53,45 @@ class Subscriber:
         self.queue.put_nowait(CLOSE)
 
 
+class Subscribers:
+    """The live subscribers of one stream (the event log's, the nests' log's): the one fan-out.
+
+    An entry, (id, framed bytes), goes to every subscriber whose key is None or the entry's
+    key. One that falls QUEUE_LIMIT behind is dropped and closed: its client reconnects and
+    replays from the store. `follow` adds a connection's subscriber and discards it at the end.
+    """
+
+    def __init__(self):
+        self.live: set = set()
+
+    def add(self, subscriber: Subscriber) -> None:
+        self.live.add(subscriber)
+
+    def discard(self, subscriber: Subscriber) -> None:
+        self.live.discard(subscriber)
+
+    def send(self, key: str, entry) -> int:
+        """Offer `entry` to the subscribers of `key`; -> how many were dropped for falling behind."""
+        dropped = 0
+        for subscriber in list(self.live):
+            if subscriber.key in (None, key) and not subscriber.offer(entry):
+                self.live.discard(subscriber)
+                subscriber.close_now()
+                dropped += 1
+        return dropped
+
+    def close_all(self) -> None:
+        """The server is stopping: every stream ends after what it has queued."""
+        for subscriber in list(self.live):
+            subscriber.offer(CLOSE)
+        self.live.clear()
+
+
 class EventLog:
     def __init__(self, store, clock):
         self.store = store
         self.clock = clock
-        self.subscribers: set = set()
+        self.subscribers = Subscribers()
         # In-process callables (event_id, name, payload), e.g. the robot's voice; never blocking.
         self.listeners: list = []
 
@@ -65,11 +101,8 @@ class EventLog:
         event_id = self.store.append_event(list_id, name, data)
         journal.note(name, payload)
         entry = (event_id, frame(event_id, name, data))  # framed once, written to every subscriber
-        for subscriber in list(self.subscribers):
-            if subscriber.list_id in (None, list_id) and not subscriber.offer(entry):
-                log.warning("dropping an SSE subscriber %d events behind; it will replay on reconnect", QUEUE_LIMIT)
-                self.subscribers.discard(subscriber)
-                subscriber.close_now()
+        for _ in range(self.subscribers.send(list_id, entry)):
+            log.warning("dropping an SSE subscriber %d events behind; it will replay on reconnect", QUEUE_LIMIT)
         for listener in self.listeners:
             try:
                 listener(event_id, name, payload)
@@ -78,9 +111,7 @@ class EventLog:
         return payload
 
     def close_all(self) -> None:
-        for subscriber in list(self.subscribers):
-            subscriber.offer(CLOSE)
-        self.subscribers.clear()
+        self.subscribers.close_all()
 
 
 def frame(event_id: int, name: str, data: str) -> bytes:
@@ -147,7 +178,7 @@ async def stream(request: web.Request, log_: EventLog, list_id: str | None, hear
     return await follow(request, log_.subscribers, subscriber, missed, heartbeat_s)
 
 
-async def follow(request: web.Request, subscribers: set, subscriber: Subscriber, missed, heartbeat_s: float):
+async def follow(request: web.Request, subscribers: Subscribers, subscriber: Subscriber, missed, heartbeat_s: float):
     """Write `missed()` -> (rows of (id, name, data), last id), then the subscriber's live
     entries above that id, until the client leaves or the server closes the stream.
     The subscriber must already be in `subscribers` (so nothing falls in between)."""

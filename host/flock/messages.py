@@ -61,7 +61,7 @@ class NestLog:
     def __init__(self, nest_store, clock):
         self.store = nest_store
         self.clock = clock
-        self.subscribers: set = set()  # events.Subscriber, keyed by nest_id
+        self.subscribers = sse.Subscribers()  # keyed by nest_id
 
     def append(self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str) -> dict:
         n = self.store.last_n(nest_id) + 1
@@ -70,11 +70,7 @@ class NestLog:
             "author": author, "text": text, "to": to, "refers_to": refers_to, "tagged_by": tagged_by,
         }
         self.store.add_message(nest_id, n, record)
-        entry = (n, sse.frame(n, "nest.message", json.dumps(record, ensure_ascii=False)))
-        for subscriber in list(self.subscribers):
-            if subscriber.list_id == nest_id and not subscriber.offer(entry):
-                self.subscribers.discard(subscriber)
-                subscriber.close_now()
+        self.subscribers.send(nest_id, (n, sse.frame(n, "nest.message", json.dumps(record, ensure_ascii=False))))
         return record
 
     def correct(self, nest_id: str, n: int, record: dict) -> None:
@@ -103,6 +99,4 @@ class NestLog:
         return await sse.follow(request, self.subscribers, subscriber, missed, heartbeat_s)
 
     def close_all(self) -> None:
-        for subscriber in list(self.subscribers):
-            subscriber.offer(sse.CLOSE)
-        self.subscribers.clear()
+        self.subscribers.close_all()
