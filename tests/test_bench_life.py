@@ -86,8 +86,8 @@ def snapshot(night=False):
 
 def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
     from soulstack.clocks import StepClock
-    from soulstack.soul.consolidate import INSTRUCTION, RESUME
-    from soulstack.soul.keepwarm import PING
+    from soulstack.soul.memory.consolidate import INSTRUCTION, RESUME
+    from soulstack.soul.memory.keepwarm import PING
 
     player = play.Player(7, StepClock(play.START))
     plans, words = player.rng.getstate(), player.words.getstate()

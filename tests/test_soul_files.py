@@ -13,7 +13,7 @@ from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.soul import config, life
 from soulstack.soul.atomic import atomic_write_json, read_json
 from soulstack.clocks import ScaledClock
-from soulstack.soul.session import INTERRUPTED, Session
+from soulstack.soul.memory.session import INTERRUPTED, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SOULSTACK = [sys.executable, "-m", "soulstack.cli"]

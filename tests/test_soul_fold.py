@@ -8,7 +8,7 @@ import pytest
 
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult
-from soulstack.soul.fold import (
+from soulstack.soul.memory.fold import (
     IMAGE_PLACEHOLDER,
     IMAGE_TOKENS,
     SUMMARY_HEADER,
@@ -22,7 +22,7 @@ from soulstack.soul.fold import (
     summary_request,
     with_summary,
 )
-from soulstack.soul.session import Session, coalesce
+from soulstack.soul.memory.session import Session, coalesce
 from soulstack.fakes.anthropic_api import FakeAnthropic
 
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)

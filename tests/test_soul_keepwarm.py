@@ -18,8 +18,8 @@ import pytest
 from soulstack.protocol.nudges import Nudge
 from soulstack.soul import config
 from soulstack.clocks import StepClock
-from soulstack.soul.fold import IMAGE_PLACEHOLDER
-from soulstack.soul.keepwarm import PING
+from soulstack.soul.memory.fold import IMAGE_PLACEHOLDER
+from soulstack.soul.memory.keepwarm import PING
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
 from soulstack.fakes.openai_api import FakeOpenAI, completion

@@ -13,7 +13,7 @@ import pytest
 
 from soulstack.clocks import StepClock
 from soulstack.llm.anthropic import holds_image
-from soulstack.soul.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from soulstack.soul.memory.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody

@@ -14,7 +14,7 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.types import Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
 from soulstack.soul.run import build_soul
-from soulstack.soul.settle import settle_earlier_calls
+from soulstack.soul.memory.settle import settle_earlier_calls
 from tests.test_soul_life import Running, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint

@@ -20,12 +20,12 @@ from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
-from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from soulstack.soul.memory.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
-from soulstack.soul.session import Session
-from soulstack.soul.settle import HEADER as SETTLED_HEADER
+from soulstack.soul.memory.session import Session
+from soulstack.soul.memory.settle import HEADER as SETTLED_HEADER
 from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_block
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody

@@ -63,7 +63,7 @@ from soulstack.llm.anthropic import AnthropicModel  # noqa: E402
 from soulstack.soul import config  # noqa: E402
 from soulstack.clocks import StepClock  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
-from soulstack.soul.settle import settle_earlier_calls  # noqa: E402
+from soulstack.soul.memory.settle import settle_earlier_calls  # noqa: E402
 from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402

@@ -34,9 +34,9 @@ from zoneinfo import ZoneInfo
 
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import message
-from soulstack.soul.consolidate import INSTRUCTION, RESUME
-from soulstack.soul.fold import SUMMARY_INSTRUCTION
-from soulstack.soul.keepwarm import PING
+from soulstack.soul.memory.consolidate import INSTRUCTION, RESUME
+from soulstack.soul.memory.fold import SUMMARY_INSTRUCTION
+from soulstack.soul.memory.keepwarm import PING
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 TIMEZONE = "UTC"  # the soul's zone: days are counted in it

@@ -31,10 +31,10 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estim
 from soulstack.llm.anthropic import to_api_message
 from soulstack.llm.prices import cost_usd, price_for
 from soulstack.llm.types import Usage
-from soulstack.soul.consolidate import POINTER
-from soulstack.soul.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
-from soulstack.soul.keepwarm import PING
-from soulstack.soul.settle import HEADER as SETTLED_HEADER
+from soulstack.soul.memory.consolidate import POINTER
+from soulstack.soul.memory.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from soulstack.soul.memory.keepwarm import PING
+from soulstack.soul.memory.settle import HEADER as SETTLED_HEADER
 from tools.bench_life_player import CONSOLIDATION, request_kind
 
 

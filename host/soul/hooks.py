@@ -7,9 +7,6 @@ first.
 
   on_waking(soul, waking)            a waking begins, before its snapshot is built
   felt(soul, now) -> str | None      lines for the snapshot's "what you feel" part
-  transform_messages(soul, messages) -> messages
-                                     before each model call (e.g. hide old images);
-                                     what is sent, never what is stored
   on_usage(soul, waking, reply)      after each model call: reply.usage, reply.model;
                                      waking is None for a keep-warm call made asleep
   on_stream(soul, waking, event)     while a model call streams: its text as it forms, each
@@ -27,7 +24,9 @@ first.
                                      on_nudge / on_tool_result)
   before_turn(soul, waking)          AWAITED (async functions), once per waking, after the
                                      snapshot is stored and before the first model step
-                                     (the metabolism's fold); see each_awaited
+                                     (the context ceiling's fold); see each_awaited
+
+What a model call is sent of the history is no hook: host/soul/memory/view.py builds it.
 """
 
 import logging
@@ -37,7 +36,7 @@ from soulstack.llm.types import ToolResult
 
 log = logging.getLogger("soul.hooks")
 
-NAMES = ("on_waking", "felt", "transform_messages", "on_usage", "on_stream", "on_assistant", "before_tool",
+NAMES = ("on_waking", "felt", "on_usage", "on_stream", "on_assistant", "before_tool",
          "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge", "on_contact", "before_turn")
 
 
@@ -74,7 +73,7 @@ class Hooks:
                 log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
 
     def chain(self, name: str, soul, value):
-        """Pass `value` through every function of hook `name` in turn (transform_messages, adjust_sleep)."""
+        """Pass `value` through every function of hook `name` in turn (adjust_sleep)."""
         for function in getattr(self, name):
             try:
                 value = function(soul, value)

@@ -28,11 +28,9 @@ from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
-from soulstack.soul.consolidate import Nightly
 from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
-from soulstack.soul.keepwarm import KeepWarm
 from soulstack.soul.prompts import texts
 from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes
 from soulstack.soul.turn import run_turn
@@ -120,9 +118,7 @@ class Soul:
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
-        self.nightly = Nightly(self)  # the night's consolidation (consolidate.py)
-        self.keep_warm = KeepWarm(self)  # refreshes the prompt cache during long sleeps (keepwarm.py)
-        self.hooks.on_usage.append(self.keep_warm.on_usage)
+        self.snapshot_at: int | None = None  # index in session.messages of the running waking's snapshot; None asleep
 
     # --- time -------------------------------------------------------------------------
 
@@ -241,16 +237,19 @@ class Soul:
         blocks.append(snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
                                          waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight,
                                          self.session))
+        self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
         for arrival in waking.arrivals:
             if arrival.on_enter:
                 arrival.on_enter()
-        if self.nightly.due(waking):  # the night's consolidation folds the day itself
+        if self.nightly.due(waking):  # the night's consolidation: its own turn, then it folds the day itself
             waking.consolidating = True
-            await self.nightly.consolidate(waking)
+            self.nightly.begin(waking)
+            await run_turn(self, waking)
+            self.nightly.end(waking)
             return
-        await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the metabolism's fold
+        await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the context ceiling's fold
         restored = self.sight.after_fold(self.life, self.T, local, self.session)
         if restored:  # the fold took away the message that showed part of its inner life: show it again
             self.session.append(Message("user", [restored]), at=self.clock.now().isoformat())
@@ -281,6 +280,9 @@ class Soul:
             asked = waking.sleep.asked
             asked = f" (asked {fmt_minutes(asked)})" if asked is not None and asked != minutes else ""
             plan_text = f"sleeps {fmt_minutes(minutes)} min{asked}"
+        # Asleep, the last waking's images are already "earlier" ones: a keep-warm refresh must send
+        # them as the next waking will, as placeholders, or its prefix would not match.
+        self.snapshot_at = None
         self.hooks.each("on_waking_end", self, waking)
         if self._pending:
             plan_text += "; woken again at once (something arrived while it was thinking)"

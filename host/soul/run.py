@@ -23,7 +23,10 @@ from soulstack.soul import health
 from soulstack.soul.converse import endpoint as converse
 from soulstack.soul.converse.listener import SoulListener
 from soulstack.soul.server import make_soul_app, ports, soul_exposure
-from soulstack.soul.session import Session
+from soulstack.soul.memory.ceiling import Ceiling
+from soulstack.soul.memory.consolidate import Nightly
+from soulstack.soul.memory.keepwarm import KeepWarm
+from soulstack.soul.memory.session import Session
 from soulstack.soul.tools import Toolbox, refresh_tools
 from soulstack.soul.tools.body import body_tools
 from soulstack.soul.tools.flock import flock_tools
@@ -83,9 +86,15 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     toolbox = Toolbox(make_tools(cfg) + list(extra_tools), sources)
     soul = Soul(cfg, model=chosen, routine_model=routine_model, life=life, session=session, toolbox=toolbox,
                 body=body, clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+    soul.nightly = Nightly(soul)  # the night's consolidation (host/soul/memory/consolidate.py)
+    soul.keep_warm = KeepWarm(soul)  # asked by the sleep when the prompt cache needs a refresh
+    soul.hooks.on_usage.append(soul.keep_warm.on_usage)
     if sources:
         soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
-    metabolism.attach(soul)  # drives, hunger, cost meter, the fold, /health (host/soul/metabolism.py)
+    metabolism.attach(soul)  # drives, hunger, cost meter, /health (host/soul/metabolism.py)
+    soul.ceiling = ceiling = Ceiling(soul, book=soul.metabolism.vitals.on_model_call)  # the fold
+    soul.hooks.before_turn.append(ceiling.before_turn)
+    soul.hooks.on_usage.append(ceiling.on_usage)
     soul.converse = listener = SoulListener(soul)  # the voice stack's words in, the soul's answer out
     soul.hooks.on_stream.append(listener.on_stream)
     soul.hooks.on_assistant.append(listener.on_assistant)

@@ -22,6 +22,7 @@ from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
 from soulstack.soul.config import THINKING_BUDGET
 from soulstack.soul.hooks import ToolEvent
+from soulstack.soul.memory.view import view
 
 log = logging.getLogger("soul")
 thoughts = logging.getLogger("soul.thoughts")
@@ -71,14 +72,8 @@ def take_arrivals(soul, waking) -> None:
             arrival.on_enter()
 
 
-def context(soul) -> list:
-    """The messages a model call sends now: the session's history as the hooks present it.
-    Keep-warm (host/soul/keepwarm.py) sends the same, so its bytes match the next waking's."""
-    return soul.hooks.chain("transform_messages", soul, soul.session.history())
-
-
 async def think(soul, waking):
-    messages = context(soul)
+    messages = view(soul)  # what the model is sent of the history (host/soul/memory/view.py)
     # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
     max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
     reply = None

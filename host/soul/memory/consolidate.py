@@ -30,9 +30,8 @@ import logging
 from datetime import datetime, timedelta
 
 from soulstack.llm.types import Message, TextBlock
-from soulstack.soul import fold as folding
+from soulstack.soul.memory import fold as folding
 from soulstack.soul import rhythm
-from soulstack.soul.turn import run_turn
 
 log = logging.getLogger("soul.consolidate")
 
@@ -86,7 +85,9 @@ def night_of(loop: dict, local: datetime) -> str | None:
 
 
 class Nightly:
-    """Decides when a waking is the night's consolidation, runs it, and folds the day."""
+    """Decides when a waking is the night's consolidation, opens its turn, and folds the day after it.
+
+    The loop runs the turn itself, between `begin` and `end` (host/soul/loop.py)."""
 
     def __init__(self, soul):
         self.soul = soul
@@ -108,8 +109,9 @@ class Nightly:
         live = soul.session.messages[soul.session.fold_upto:]
         return len(folding.clean_boundaries(live)) + 1 >= MIN_WAKINGS
 
-    async def consolidate(self, waking) -> None:
-        """The consolidation turn, then the fold that leaves tomorrow a compact context."""
+    def begin(self, waking) -> None:
+        """The consolidation turn's opening: its record (unless it resumes one) and its instruction.
+        The loop then runs the turn (host/soul/loop.py) and calls `end`."""
         soul, session = self.soul, self.soul.session
         language = soul.cfg["persona"]["language"]
         at = soul.clock.now().isoformat()
@@ -121,7 +123,10 @@ class Nightly:
             # This waking's snapshot is the last message: the consolidation begins there.
             session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
         session.append(Message("user", [TextBlock(words.get(language, words["en"]))]), at=at)
-        await run_turn(soul, waking)
+
+    def end(self, waking) -> None:
+        """After the consolidation turn: the night's sleep, and the fold that leaves tomorrow a compact context."""
+        soul = self.soul
         if waking.sleep is None:  # the digest ends the turn without a sleep call: a night's sleep
             waking.sleep = soul.plan_sleep(rhythm.ceiling(soul.cfg["loop"], soul.local_now()))
         if waking.on_brainstem:  # its mind failed midway: it finishes at a later waking, when the mind is back

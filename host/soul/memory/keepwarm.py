@@ -8,8 +8,8 @@ after it writes its whole context again at 2x the input price (~43k tokens,
 that prefix shortly before the entry expires reads it at 0.1x (~$0.004) and
 renews it.
 
-What a refresh sends: the turn's own request (`turn.context`: the session's
-history as the hooks present it, the same system prompt, tools and cache
+What a refresh sends: the turn's own request (`view(soul)`, host/soul/memory/view.py:
+the session's history as every request shows it, the same system prompt, tools and cache
 breakpoints) with one short line added after it, max_tokens=1, and the final
 message (the one holding the line) left out of the cache. So its last
 breakpoint is the end of the soul's last reply, which the next waking's
@@ -41,8 +41,8 @@ import asyncio
 import logging
 import math
 
-from soulstack.soul.fold import summary_request
-from soulstack.soul.turn import context
+from soulstack.soul.memory.fold import summary_request
+from soulstack.soul.memory.view import view
 
 log = logging.getLogger("soul.keepwarm")
 
@@ -116,7 +116,7 @@ class KeepWarm:
         """Send one refresh; True when it went through. A failure is logged, never raised."""
         soul = self.soul
         started = soul.clock.monotonic()
-        request = summary_request(context(soul), instruction=PING)  # the line ends the final user message
+        request = summary_request(view(soul), instruction=PING)  # the line ends the final user message
         try:
             reply = await soul.last_mind.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
                                               cache_final_message=False)

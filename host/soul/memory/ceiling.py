@@ -1,0 +1,133 @@
+"""The context ceiling, wired into a living soul: fold when the history (with system and tools) is too big.
+
+`Ceiling` hangs on two of the soul's hooks (build_soul in host/soul/run.py puts it there):
+
+  before_turn   awaited once per waking, after the snapshot is stored: fold when the
+                live history, as the view shows it (host/soul/memory/view.py), passes
+                model.maxContextTokens (fold.fold_context keeps model.keepRecentTokens)
+  on_usage      a waking's model call reports the whole prompt as the provider counted
+                it: the ratio to our own count of the same request rescales the ceiling
+
+The ceiling is in the provider's tokens; the soul's own count (fold.estimate_tokens,
+~4 characters a token) is only a guess, and tokenizers differ (Claude 5's counts about
+30% more than older ones for the same text), hence the scale.
+
+The fold's summary is asked of the model with the history exactly as the turn sends
+it (same system, tools and messages, so the prefix is a cache read) plus one
+instruction, instead of the folded part on its own, which would be re-sent as fresh,
+uncached input (docs/metabolism.md, "The context ceiling"). When the model fails, or
+on the brainstem, a plain digest is written instead. The summary's own call is booked
+by `book` (the vitals' cost meter: build_soul passes it in).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from soulstack.llm.types import ModelError, TextBlock
+from soulstack.soul.memory import fold as folding
+from soulstack.soul.memory.view import settled, view
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul, Waking
+
+# The ceiling's lines keep the logger name they had while it lived in the metabolism (a log reader filters by it).
+log = logging.getLogger("soul.metabolism")
+
+# Bounds for the token scale: a usage report this far off our count is a provider's quirk, not a tokenizer.
+MIN_TOKEN_SCALE, MAX_TOKEN_SCALE = 0.5, 3.0
+
+KEPT_FROM = {
+    "en": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your memory stays word for word.)",
+    "zh": "\n\n（摘要到以“{line}”开头的那次醒来之前为止：从那里起，你的记忆会原样保留。）",
+}
+
+
+class Ceiling:
+    def __init__(self, soul: Soul, book: Callable):
+        self.soul = soul
+        self.language = soul.cfg["persona"]["language"]
+        self.book = book  # book(now, model_id, usage): the summary's own model call, on the day's meter
+        self.token_scale = 1.0  # provider tokens per token of our count (see the module)
+        self.folds = 0  # folds done by this process (tools/bench-life reads it)
+
+    # --- the hooks ------------------------------------------------------------------------
+
+    def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
+        if reply.model == soul.brainstem.model_id or waking is None:
+            return  # the brainstem counts nothing; a keep-warm refresh (waking None) is not a waking's request
+        self._calibrate(soul, reply.usage)
+
+    async def before_turn(self, soul: Soul, waking: Waking) -> None:
+        """The context ceiling: fold when the live history (with system and tools) is too big."""
+        session, model_cfg = soul.session, soul.cfg["model"]
+        # Estimated as it is sent: images of earlier wakings are already placeholders.
+        start = soul.snapshot_at if soul.snapshot_at is not None else len(session.messages) - 1
+        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto)
+
+        def shown(messages):  # as the model sees them: the size the ceiling is about
+            return settled(session, messages, start - session.fold_upto, soul.toolbox.informs, self.language)
+
+        scale = self.token_scale  # provider tokens per token of our count: the limits in our units
+        result = await folding.fold_context(
+            live, lambda folded: self._summarize(soul, live, folded),
+            max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
+            keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
+            previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=fixed_tokens(soul),
+            now=soul.clock.now(), language=self.language, shown=shown,
+        )
+        if result is None:
+            return
+        record = result.record
+        session.append_fold(record["summary"], record["upto"], record["at"])
+        self.folds += 1
+        log.info("folded %d messages into a summary (~%d -> ~%d tokens)", record["folded"],
+                 record["tokensBefore"], record["tokensAfter"])
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _calibrate(self, soul: Soul, usage) -> None:
+        """Rescale our token count by the provider's count of the request just answered (run before
+        the reply joins the history, so the view is still exactly what was sent)."""
+        counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        if counted <= 0:
+            return  # a provider that reports no usage (some local servers): keep the last scale
+        ours = folding.estimate_tokens(view(soul)) + fixed_tokens(soul)
+        self.token_scale = min(MAX_TOKEN_SCALE, max(MIN_TOKEN_SCALE, counted / max(1, ours)))
+
+    async def _summarize(self, soul: Soul, live: list, folded: list) -> str:
+        """The model's summary, asked with the cached history; a plain digest when it cannot."""
+        if soul.model is soul.brainstem or (soul.waking and soul.waking.on_brainstem):
+            return folding.plain_digest(folded, self.language)
+        messages = view(soul)
+        instruction = folding.SUMMARY_INSTRUCTION.get(self.language, folding.SUMMARY_INSTRUCTION["en"])
+        first_kept = live[len(folded)] if len(folded) < len(live) else None
+        line = _first_line(first_kept)
+        if line:
+            instruction += KEPT_FROM.get(self.language, KEPT_FROM["en"]).format(line=line)
+        request = folding.summary_request(messages, self.language, instruction)
+        try:
+            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"],
+                                              cache=True)
+        except ModelError as error:
+            log.warning("the model could not summarize (%s); a plain digest is folded instead", error)
+            return folding.plain_digest(folded, self.language)
+        self.book(soul.clock.now(), reply.model or soul.model.model_id, reply.usage)
+        words = "\n".join(b.text for b in reply.message.content if isinstance(b, TextBlock)).strip()
+        return words or folding.plain_digest(folded, self.language)
+
+
+def fixed_tokens(soul: Soul) -> int:
+    """Our count of what every request sends besides its messages: the system prompt and the tools."""
+    tools = json.dumps([[t.name, t.description, t.input_schema] for t in soul.tools], ensure_ascii=False)
+    return folding.estimate_text_tokens(soul.system) + folding.estimate_text_tokens(tools)
+
+
+def _first_line(message) -> str:
+    """The first line of a waking's volatile block ("It is 2024-05-01 14:00, ..."), to name where the kept part starts."""
+    if message is None:
+        return ""
+    texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text.strip()]
+    return texts[-1].strip().splitlines()[0][:80] if texts else ""
