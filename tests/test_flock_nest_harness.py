@@ -186,3 +186,20 @@ async def test_a_model_failure_skips_the_turn_with_an_honest_harness_say(nest):
     assert note["kind"] == "say" and "skipped" in note["text"] and note["refers_to"] == request["msg_id"]
     _, history = await nest.get("/api/nests/launch/messages")
     assert [m["author"] for m in history] == ["owner", "harness"]  # no reply pretends Pepper spoke
+
+
+def test_the_harness_asks_the_flock_only_through_its_interface():
+    """Harness reaches the Flock through FlockForNests alone, and the Flock provides all of it."""
+    import ast
+    import inspect
+
+    from soulstack.flock import harness
+    from soulstack.flock.flow import Flock as TheFlock
+
+    interface = {name for name in vars(harness.FlockForNests) if not name.startswith("_")}
+    interface |= set(harness.FlockForNests.__annotations__)
+    used = {node.attr for node in ast.walk(ast.parse(inspect.getsource(harness.Harness)))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "flock" and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"}
+    assert used <= interface, f"the harness reaches past its interface: {sorted(used - interface)}"
+    assert all(hasattr(TheFlock, name) for name in interface - {"clock"})  # clock: set in Flock.__init__

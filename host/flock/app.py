@@ -187,7 +187,9 @@ def make_flock_app(
             warming = asyncio.get_running_loop().call_later(WARM_UP_AFTER_S, backend.warm_up)
         tagger = Tagger(backend, nest_config.band, JevLog(Path(data_dir) / "jev.jsonl"))
         nest_store = NestStore(store)
-        harness = Harness(flock, nest_store, NestLog(nest_store, clock), tagger, nest_config)
+        # Messages per minute and cooldowns reuse the requester strikes of the ledger, keyed by author.
+        nest_pranks = Pranks(store, clock, nest_config.messages_per_minute)
+        harness = Harness(flock, nest_store, NestLog(nest_store, clock), tagger, nest_config, nest_pranks)
         app[HARNESS] = harness
         flock.resume()
         harness.start()

@@ -102,20 +102,21 @@ class Flock:
             "list.started", list_id, items=items, requester=requester, nest_id=nest_id,
             token_budget=self.config.token_budget,  # ours: the page shows tokens against it from the start
         )
-        self._spawn(self._run_list(list_id))
+        self.spawn(self._run_list(list_id))
         return list_id
 
     def resume(self) -> None:
         """After a restart: carry on every list that had not finished."""
         self.approvals.expect_stored()
         for list_id in self.store.unfinished_lists():
-            self._spawn(self._run_list(list_id))
+            self.spawn(self._run_list(list_id))
 
     def prank(self, requester: str, message: str, cooldown_s: int) -> None:
         for list_id in self.store.flying_lists_of(requester):
             self.events.emit("requester.pranked", list_id, message=message, cooldown_s=cooldown_s)
 
-    def _spawn(self, coroutine) -> None:
+    def spawn(self, coroutine) -> None:
+        """Run `coroutine` as one of the flock's tasks: `stop` ends it."""
         task = asyncio.ensure_future(coroutine)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -295,13 +296,39 @@ class Flock:
                 )
         return verdict
 
-    # --- helpers ---------------------------------------------------------
-    async def _call(self, lst, system, messages, tools=None, **options):
+    # --- what the nests' harness uses (soulstack.flock.harness.FlockForNests) ---
+    @property
+    def has_model(self) -> bool:
+        return self.model is not None
+
+    def nest(self, nest_id: str) -> dict | None:
+        return self.nests.get(nest_id)
+
+    def pick_crows(self, nest_id: str, count: int, exclude=()) -> list:
+        """[(name, borrowed)]: up to `count` crows of the nest, core first (soulstack.flock.nests.Nests.pick)."""
+        return self.nests.pick(nest_id, count, exclude=exclude)
+
+    async def complete(self, system, messages, tools=None, **options):
+        """The flock's one model call, for a list's crows and a nest's alike: in one of the
+        `max_model_calls` slots, retried while the error is retryable (`model_attempts`)."""
         async with self.calls:
-            reply = await complete_with_retry(
+            return await complete_with_retry(
                 self.model, system, messages, tools, attempts=self.config.model_attempts,
                 backoff_s=self.config.model_backoff_s, **options,
             )
+
+    async def triage_request(self, text: str) -> dict | None:
+        """The Sentry's call on a nest's request (outside any list: no budget counts it).
+        -> the triage, or None when the Sentry gave no valid one; a ModelError propagates."""
+        async def complete(system, messages, tools, tool_choice):
+            return await self.complete(system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
+
+        triage, _tokens, _trouble = await sentry.ask_sentry(complete, text)
+        return triage
+
+    # --- helpers ---------------------------------------------------------
+    async def _call(self, lst, system, messages, tools=None, **options):
+        reply = await self.complete(system, messages, tools, **options)
         self._spend(lst["list_id"], reply.usage.total)
         return reply
 

@@ -24,14 +24,12 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
+from typing import Protocol
 
 from soulstack.flock import nest_rules as rules
-from soulstack.flock import triage as sentry
 from soulstack.serving import BadRequest
-from soulstack.clocks import rfc3339
+from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.jev_llm import JevBackendError
-from soulstack.flock.pranks import Pranks
-from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
@@ -51,18 +49,36 @@ class NestConfig:
     crow_max_tokens: int = 1024
 
 
+class FlockForNests(Protocol):
+    """All the harness asks of the flock (soulstack.flock.flow.Flock provides it)."""
+
+    clock: Clock
+    has_model: bool  # False: the brainstem, and no crow is invoked
+
+    def nest(self, nest_id: str) -> dict | None: ...
+
+    def pick_crows(self, nest_id: str, count: int, exclude=()) -> list: ...  # [(name, borrowed)]
+
+    async def complete(self, system, messages, tools=None, **options): ...  # the flock's one model call
+
+    async def triage_request(self, text: str) -> dict | None: ...  # the Sentry's call; ModelError propagates
+
+    def spawn(self, coroutine) -> None: ...  # one of the flock's tasks: its stop() ends ours too
+
+
 class Harness:
-    def __init__(self, flock, nest_store, log_, tagger, config: NestConfig):
-        self.flock, self.store, self.log, self.tagger, self.config = flock, nest_store, log_, tagger, config
+    """`pranks` counts messages per author: the requester strikes of the flock's ledger, keyed by author."""
+
+    def __init__(self, flock: FlockForNests, nest_store, nest_log, tagger, config: NestConfig, pranks):
+        self.flock, self.store, self.log, self.tagger, self.config = flock, nest_store, nest_log, tagger, config
         self.clock = flock.clock
-        # Requests per minute and cooldowns reuse the requester strikes of the ledger, keyed by author.
-        self.pranks = Pranks(flock.store, flock.clock, config.messages_per_minute)
+        self.pranks = pranks
         self.changed = asyncio.Event()  # wakes the watcher when an expectation or question is added
 
     # --- posting -----------------------------------------------------------
     async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> dict:
         """Check, tag, store, stream and act on one message. BadRequest (400, 404, 409) says why not."""
-        nest = self.flock.nests.get(nest_id)
+        nest = self.flock.nest(nest_id)
         author, header, refers_to, to = fields["author"], fields["kind"], fields["refers_to"], fields["to"]
         nest_members = self.members(nest)
         if author not in nest_members:
@@ -148,7 +164,7 @@ class Harness:
                     for crow in self.store.working_in(nest_id):
                         self.store.fulfil(request["msg_id"], crow, ("claim",))
                 self._expect(request["msg_id"], author, "deliver", nest_id, self.config.deliver_within_s)
-                self._spawn(self._invoke(nest, author, request, "you claimed it: do the work and deliver the result."))
+                self.flock.spawn(self._invoke(nest, author, request, "you claimed it: do the work and deliver the result."))
         elif request and kind == "deliver":
             self.store.fulfil(request["msg_id"], author, ("deliver",))
             self._more_lenses(nest, request, record)
@@ -163,19 +179,17 @@ class Harness:
             self.say(nest_id, "No crow is free to answer: every one is quarantined.", record["msg_id"])
             return
         self._expect(record["msg_id"], crow, "claim", nest_id, self.config.claim_within_s)
-        self._spawn(self._request_turn(nest, record, crow, triage))
+        self.flock.spawn(self._request_turn(nest, record, crow, triage))
 
     async def _request_turn(self, nest, record, crow, triage) -> None:
-        if triage and self.flock.model is not None:
+        if triage and self.flock.has_model:
             self.store.set_mode(record["msg_id"], nest["nest_id"], await self._sentry_mode(record["text"]))
         await self._invoke(nest, crow, record, "claim it, decline it with a reason, or answer it.")
 
     async def _sentry_mode(self, text: str) -> str:
         """The Sentry triages a room request: a murder of crows is a conspiracy here."""
-        async def complete(system, messages, tools, tool_choice):
-            return await self._call(system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
         try:
-            triage, _tokens, _trouble = await sentry.ask_sentry(complete, text)
+            triage = await self.flock.triage_request(text)
         except ModelError:
             triage = None
         return "conspiracy" if triage and triage["mode"] == "murder" else "solo"
@@ -192,11 +206,11 @@ class Harness:
             return
         self._expect(request["msg_id"], crow, "claim", nest["nest_id"], self.config.claim_within_s)
         lens = f"this is a conspiracy: {', '.join(sorted(claimers))} claimed it already; claim it with a distinct lens."
-        self._spawn(self._invoke(nest, crow, request, lens))
+        self.flock.spawn(self._invoke(nest, crow, request, lens))
 
     def _pick(self, nest_id: str, exclude: set) -> str | None:
         blocked = set(exclude) | set(self.store.quarantined())
-        chosen = self.flock.nests.pick(nest_id, 1, exclude=blocked)
+        chosen = self.flock.pick_crows(nest_id, 1, exclude=blocked)
         return chosen[0][0] if chosen else None
 
     def _expect(self, msg_id, crow, expects, nest_id, within_s) -> None:
@@ -232,14 +246,14 @@ class Harness:
         if crow in self.store.quarantined():
             self.say(nest_id, f"{crow} is quarantined and was not asked.", about["msg_id"])
             return
-        if self.flock.model is None:
+        if not self.flock.has_model:
             self.say(nest_id, f"{crow} cannot answer: no model is configured.", about["msg_id"])
             return
         recent = self.store.recent(nest_id, self.config.context_messages)
         prompt = rules.nest_prompt(recent, about, instruction)
         try:
-            reply = await self._call(rules.nest_system(crow, nest), [Message.user(prompt)],
-                                     max_tokens=self.config.crow_max_tokens)
+            reply = await self.flock.complete(rules.nest_system(crow, nest), [Message.user(prompt)],
+                                              max_tokens=self.config.crow_max_tokens)
         except ModelError as error:
             self.say(nest_id, f"{crow}'s turn was skipped: the model failed ({error}).", about["msg_id"])
             return
@@ -254,12 +268,6 @@ class Harness:
             await self.post(nest_id, fields, from_api=False)
         except BadRequest as error:
             self.say(nest_id, f"{crow}'s reply was not posted: {error}", about["msg_id"])
-
-    async def _call(self, system, messages, tools=None, **options):
-        config = self.flock.config
-        async with self.flock.calls:
-            return await complete_with_retry(self.flock.model, system, messages, tools, attempts=config.model_attempts,
-                                             backoff_s=config.model_backoff_s, **options)
 
     def say(self, nest_id: str, text: str, refers_to: str = "") -> dict:
         """An honest note from the harness (a skipped turn, a verdict); never a crow's words."""
@@ -308,7 +316,7 @@ class Harness:
         within = self.config.claim_within_s if expects == "claim" else self.config.deliver_within_s
         self.store.expect(msg_id, crow, expects, nest_id, self.clock.time() + within, nudged=1)
         self.changed.set()
-        self._spawn(self._invoke(self.flock.nests.get(nest_id), crow, nudge, f"you owe a {expects} for {msg_id}."))
+        self.flock.spawn(self._invoke(self.flock.nest(nest_id), crow, nudge, f"you owe a {expects} for {msg_id}."))
 
     async def _p_missed(self, msg_id: str, crow: str, expects: str) -> float:
         """Jev's P(missed): 1 - its highest P(`expects`, or decline for a claim) over what the crow
@@ -328,7 +336,4 @@ class Harness:
 
     # --- tasks ------------------------------------------------------------------
     def start(self) -> None:
-        self._spawn(self.watch())
-
-    def _spawn(self, coroutine) -> None:
-        self.flock._spawn(coroutine)  # the flock's tasks: its stop() ends ours too
+        self.flock.spawn(self.watch())  # the flock's tasks: its stop() ends ours too
