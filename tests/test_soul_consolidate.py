@@ -17,7 +17,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.clocks import StepClock
 from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult
 from soulstack.soul.memory.consolidate import INSTRUCTION, POINTER, RESUME, night_of
-from soulstack.soul.health import soul_state
+from soulstack.soul.metabolism.health import soul_state
 from soulstack.soul.memory.keepwarm import PING
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from soulstack.soul.drives import (
+from soulstack.soul.metabolism.drives import (
     BOREDOM_TEXTS,
     MISSING_TEXTS,
     ROUTINE_TOOLS,

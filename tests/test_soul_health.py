@@ -9,10 +9,10 @@ import pytest
 from aiohttp import web
 
 from soulstack.llm.types import Usage
-from soulstack.soul.drives import Drives
+from soulstack.soul.metabolism.drives import Drives
 from soulstack.serving import make_server_app
-from soulstack.soul.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
-from soulstack.soul.vitals import Vitals
+from soulstack.soul.metabolism.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
+from soulstack.soul.metabolism.vitals import Vitals
 
 TZ = ZoneInfo("Europe/Berlin")
 MORNING = datetime(2025, 3, 10, 7, 0, tzinfo=TZ)

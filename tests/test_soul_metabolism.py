@@ -19,9 +19,9 @@ import pytest
 
 from soulstack.soul import config
 from soulstack.clocks import StepClock
-from soulstack.soul.drives import BOREDOM_TEXTS, MISSING_TEXTS
+from soulstack.soul.metabolism.drives import BOREDOM_TEXTS, MISSING_TEXTS
 from soulstack.soul.run import build_soul
-from soulstack.soul.vitals import HUNGER_TEXTS
+from soulstack.soul.metabolism.vitals import HUNGER_TEXTS
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, make_cfg, texts_of, until

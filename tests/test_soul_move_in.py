@@ -80,7 +80,7 @@ def test_missing_its_human_continues_from_stackchan_souls_last_contact(tmp_path)
     import json
     from datetime import timezone
 
-    from soulstack.soul.drives import Drives
+    from soulstack.soul.metabolism.drives import Drives
 
     folder = tmp_path / "soul"
     folder.mkdir()
@@ -144,7 +144,7 @@ def test_todays_wakes_carry_over_from_stackchan_souls_vitals(tmp_path):
     from datetime import timezone
     from zoneinfo import ZoneInfo
 
-    from soulstack.soul.vitals import Vitals
+    from soulstack.soul.metabolism.vitals import Vitals
 
     folder = tmp_path / "soul"
     folder.mkdir()

@@ -9,8 +9,8 @@ import pytest
 
 from soulstack.llm.prices import DEFAULT_PRICES, price_for
 from soulstack.llm.types import Usage
-from soulstack.soul.costs import Meter, prices_from_config
-from soulstack.soul.vitals import HUNGER_TEXTS, STRETCH_TEXTS, Vitals
+from soulstack.soul.metabolism.costs import Meter, prices_from_config
+from soulstack.soul.metabolism.vitals import HUNGER_TEXTS, STRETCH_TEXTS, Vitals
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 MORNING = datetime(2025, 3, 10, 8, 0, tzinfo=SHANGHAI)

@@ -59,7 +59,7 @@ def levels(most):
 
 def prices(path, value):
     """The cost meter's own price table (host/soul/costs.py); checked here so start-up names the key."""
-    from soulstack.soul.costs import prices_from_config
+    from soulstack.soul.metabolism.costs import prices_from_config
 
     if not isinstance(value, dict):
         raise ConfigError(f"{path} must be an object: model id -> USD per million tokens, not {json.dumps(value)[:40]}")

@@ -12,14 +12,14 @@ from pathlib import Path
 from soulstack.protocol.client import BodyClient
 from soulstack.llm import providers
 from soulstack.llm.prices import price_for
-from soulstack.soul import metabolism
+from soulstack.soul.metabolism import metabolism
 from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul
 from soulstack.exposure import exposure_problem
 from soulstack.serving import listening
-from soulstack.soul import health
+from soulstack.soul.metabolism import health
 from soulstack.soul.converse import endpoint as converse
 from soulstack.soul.converse.listener import SoulListener
 from soulstack.soul.server import make_soul_app, ports, soul_exposure
@@ -91,7 +91,7 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     soul.hooks.on_usage.append(soul.keep_warm.on_usage)
     if sources:
         soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
-    metabolism.attach(soul)  # drives, hunger, cost meter, /health (host/soul/metabolism.py)
+    metabolism.attach(soul)  # drives, hunger, cost meter, /health (host/soul/metabolism/metabolism.py)
     soul.ceiling = ceiling = Ceiling(soul, book=soul.metabolism.vitals.on_model_call)  # the fold
     soul.hooks.before_turn.append(ceiling.before_turn)
     soul.hooks.on_usage.append(ceiling.on_usage)

@@ -17,9 +17,9 @@ nothing of them. What each hook does:
 The context ceiling (the fold) lives with the rest of the soul's memory: host/soul/memory/ceiling.py.
 """
 
-from soulstack.soul.costs import prices_from_config
-from soulstack.soul.drives import Drives
-from soulstack.soul.vitals import STRETCH_TEXTS, Vitals
+from soulstack.soul.metabolism.costs import prices_from_config
+from soulstack.soul.metabolism.drives import Drives
+from soulstack.soul.metabolism.vitals import STRETCH_TEXTS, Vitals
 
 
 class Metabolism:

@@ -21,7 +21,7 @@ from pathlib import Path
 from soulstack.llm.prices import cost_usd
 from soulstack.llm.types import Usage
 from soulstack.soul.atomic import atomic_write_json, read_state_json
-from soulstack.soul.costs import Meter
+from soulstack.soul.metabolism.costs import Meter
 
 log = logging.getLogger(__name__)
 
