@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from soulstack.flock.flow import FlockConfig
-from soulstack.flock.harness import NestConfig
+from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.nests.harness import NestConfig
 from tests.test_flock_support import Flock
 
 json_values = st.recursive(

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from soulstack.flock.jev import KINDS, load_examples, local_jev, measure, reliability, split
-from soulstack.flock.jev_llm import JevBackendError, LlmJev
-from soulstack.flock.tagging import decide
+from soulstack.flock.jev.local import KINDS, load_examples, local_jev, measure, reliability, split
+from soulstack.flock.jev.llm import JevBackendError, LlmJev
+from soulstack.flock.jev.tagging import decide
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error
 from tests.test_flock_support import Flock
 

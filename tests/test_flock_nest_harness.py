@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from soulstack.flock.app import HARNESS
-from soulstack.flock.flow import FlockConfig
-from soulstack.flock.harness import NestConfig
+from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.nests.harness import NestConfig
 from soulstack.fakes.anthropic_api import error, text, tool_use
 from tests.test_flock_support import Flock, start_fake_model
 
@@ -193,8 +193,8 @@ def test_the_harness_asks_the_flock_only_through_its_interface():
     import ast
     import inspect
 
-    from soulstack.flock import harness
-    from soulstack.flock.flow import Flock as TheFlock
+    from soulstack.flock.nests import harness
+    from soulstack.flock.lists.flow import Flock as TheFlock
 
     interface = {name for name in vars(harness.FlockForNests) if not name.startswith("_")}
     interface |= set(harness.FlockForNests.__annotations__)

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from soulstack.flock.flow import FlockConfig
-from soulstack.flock.harness import NestConfig
-from soulstack.flock.jev import local_jev
+from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.nests.harness import NestConfig
+from soulstack.flock.jev.local import local_jev
 from tests.test_flock_support import Flock
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$")

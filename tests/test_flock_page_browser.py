@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import async_playwright, expect
 
-from soulstack.flock.flow import FlockConfig
+from soulstack.flock.lists.flow import FlockConfig
 from soulstack.fakes.anthropic_api import text
 from tests.fakes.riv import riv
 from tests.test_flock_support import Brain, Flock, start_fake_model

@@ -14,7 +14,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.clocks import Clock
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from soulstack.flock.robot import BodyVoice, SoulVoice
+from soulstack.flock.voice.robot import BodyVoice, SoulVoice
 from soulstack.llm.brainstem import Situation
 from soulstack.protocol.nudges import words_in_reason
 from soulstack.soul.run import build_soul

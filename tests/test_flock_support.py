@@ -22,7 +22,7 @@ from aiohttp import web
 
 from soulstack.flock.app import FLOCK, make_flock_app
 from soulstack.clocks import ManualClock
-from soulstack.flock.flow import FlockConfig
+from soulstack.flock.lists.flow import FlockConfig
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, text, tool_use
 

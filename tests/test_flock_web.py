@@ -4,7 +4,7 @@ waiting. The page itself, in a real browser, is tests/test_flock_page_browser.py
 
 import pytest
 
-from soulstack.flock.flow import FlockConfig
+from soulstack.flock.lists.flow import FlockConfig
 from tests.test_flock_support import SSE, Flock, start_fake_model
 
 class Stream(SSE):

@@ -61,7 +61,7 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
     assert tops == {"soulstack", wheel.name.split("-py")[0] + ".dist-info"}  # no top-level host, adapters or core
     for needed in ("soulstack/firmware/main.py", "soulstack/firmware/core/protocol.py", "soulstack/firmware/hal/fake.py",
                    "soulstack/adapters/terminal/body.py", "soulstack/flock/web/index.html", "soulstack/flock/crows.json",
-                   "soulstack/flock/jev_examples.jsonl"):
+                   "soulstack/flock/jev/examples.jsonl"):
         assert needed in names
     where = run(installed, "--version")
     assert where.returncode == 0 and where.stdout.startswith("soulstack ")

@@ -31,7 +31,7 @@ import aiohttp  # noqa: E402
 from aiohttp.test_utils import unused_port  # noqa: E402
 
 from soulstack.flock.personas import ROSTER_NAMES  # noqa: E402
-from soulstack.flock.triage import TASK_TYPES  # noqa: E402
+from soulstack.flock.lists.sentry import TASK_TYPES  # noqa: E402
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, Usage  # noqa: E402
 from tools.bench_flock_readers import latencies_of, read_events, start_readers, subscribe  # noqa: E402
 
@@ -56,8 +56,8 @@ def serve(port: int, data_dir: str) -> None:
     from aiohttp import web
 
     from soulstack.flock.app import make_flock_app
-    from soulstack.flock.flow import FlockConfig
-    from soulstack.flock.harness import NestConfig
+    from soulstack.flock.lists.flow import FlockConfig
+    from soulstack.flock.nests.harness import NestConfig
     from soulstack.flock.store import Store
     from soulstack.flock.trust import TRUSTED, TrustLedger
 

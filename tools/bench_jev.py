@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from soulstack.flock.jev import load_examples, local_jev, measure, split  # noqa: E402
-from soulstack.flock.jev_report import format_table  # noqa: E402
+from soulstack.flock.jev.local import load_examples, local_jev, measure, split  # noqa: E402
+from soulstack.flock.jev.report import format_table  # noqa: E402
 
 
 def main() -> int:

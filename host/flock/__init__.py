@@ -1,2 +1,20 @@
 """The flock: a server where the Sentry triages todo lists, crows do the work,
-the Elder merges, and trust grows with every approval. See docs/events.md."""
+the Elder merges, and trust grows with every approval. See docs/events.md.
+
+Where things live:
+    app.py, commands.py, config.py  the wiring: routes and lifecycle (`make_flock_app`),
+                                    `soulstack flock`, flock.config.json
+    lists/   a list's life: flow (the Flock), the Sentry's triage, the crows' banter
+    nests/   rooms of crows: the registry, messages and their stream, the harness, rules, tables
+    jev/     Jev, the tagger the nests ask: its two backends, the tagging rule, its report
+    voice/   the flock's voice on the robot, and the told cursor that survives kill -9
+    page.py, web/   the page and its assets
+    shared by the rooms: store (SQLite), events (the event log and the one SSE fan-out),
+    journal, personas (+ crows.json), trust, pranks, request_bodies
+
+The path of a list: POST /api/lists (request_bodies) -> Flock.submit (lists/flow) -> the
+Sentry's triage (lists/sentry: solo, split or murder) -> the owner's verdict unless trusted ->
+crows fly (picked by nests/registry) -> the Elder merges or judges -> the answer -> the
+owner's verdict unless trusted -> trust moves (trust). Each step is an event (events) that
+the page and the robot's voice follow.
+"""

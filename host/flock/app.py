@@ -12,20 +12,20 @@ from aiohttp import web
 
 from soulstack.flock import events as sse
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
-from soulstack.flock.bodies import kind_body, list_body, verdict_body
+from soulstack.flock.request_bodies import kind_body, list_body, verdict_body
 from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.events import EventLog
-from soulstack.flock.flow import Flock, FlockConfig
+from soulstack.flock.lists.flow import Flock, FlockConfig
 from soulstack.flock import page
-from soulstack.flock.harness import Harness, NestConfig
-from soulstack.flock.jev import StartingJev
-from soulstack.flock.messages import NestLog, message_body
-from soulstack.flock.nest_store import NestStore
-from soulstack.flock.nests import Nests
+from soulstack.flock.nests.harness import Harness, NestConfig
+from soulstack.flock.jev.local import StartingJev
+from soulstack.flock.nests.messages import NestLog, message_body
+from soulstack.flock.nests.store import NestStore
+from soulstack.flock.nests.registry import Nests
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
 from soulstack.flock.store import Store
-from soulstack.flock.tagging import JevLog, Tagger
+from soulstack.flock.jev.tagging import JevLog, Tagger
 from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ def make_flock_app(
 
     With `token`, every /api/ route and the event stream need it (a bearer header, or
     the page's cookie); the page itself loads without it and asks for it once.
-    `robot` (soulstack.flock.robot's BodyVoice or SoulVoice) hears every event and
+    `robot` (soulstack.flock.voice.robot's BodyVoice or SoulVoice) hears every event and
     tells a person on the robot, in its own background task.
     `rive` is the path of a .riv file the page draws the crows with (else SVG).
     `nest_config` holds the nests' numbers; `jev` is Jev's backend (the local classifier by default).

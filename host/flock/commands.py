@@ -5,8 +5,8 @@ import sys
 
 from soulstack.errors import UsageError
 from soulstack.commandline import add_insecure_no_token, add_secret, setup_logging
-from soulstack.flock.flow import FlockConfig
-from soulstack.flock.harness import NestConfig
+from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.nests.harness import NestConfig
 
 
 def register(subparsers) -> None:
@@ -70,7 +70,7 @@ def register(subparsers) -> None:
 def run_report(args) -> int:
     from pathlib import Path
 
-    from soulstack.flock.jev_report import report
+    from soulstack.flock.jev.report import report
 
     data = Path(args.data)
     if not data.is_dir():
@@ -98,7 +98,7 @@ def build_robot(args):
     """The flock's voice on the robot from the flags, or None, and a line saying where it goes.
     Every voice flag is checked, also one that the other voice makes unused."""
     from soulstack.flock.config import parse_quiet_hours
-    from soulstack.flock.robot import BodyVoice, SoulVoice
+    from soulstack.flock.voice.robot import BodyVoice, SoulVoice
 
     for flag in ("body", "soul"):
         url = getattr(args, flag)
@@ -155,7 +155,7 @@ def build_jev(args):
     """Jev's backend: None for the local classifier, or the logprobs backend."""
     if not args.jev_base_url:
         return None
-    from soulstack.flock.jev_llm import LlmJev
+    from soulstack.flock.jev.llm import LlmJev
 
     return LlmJev(args.jev_model, args.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
 

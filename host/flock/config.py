@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from soulstack.config_checks import ConfigError, choice, fill, number, port, read_json_file, string, url
-from soulstack.flock.flow import FlockConfig
+from soulstack.flock.lists.flow import FlockConfig
 
 ENV = "FLOCK_CONFIG"
 

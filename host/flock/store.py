@@ -42,7 +42,7 @@ class Store:
         # 0600 (soulstack.private_files). SQLite makes -wal and -shm with the database file's mode,
         # so the file is made 0600 before SQLite opens it. Files an older flock left 0644 are
         # tightened here, and `soulstack flock`'s (empty) lock file; nests.json is rewritten 0600
-        # at every start (soulstack.flock.nests).
+        # at every start (soulstack.flock.nests.registry).
         self.data_dir = make_private_dir(data_dir)
         path = self.data_dir / "flock.db"
         touch_private(path)
@@ -82,7 +82,7 @@ class Store:
     def last_event_id(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
 
-    # --- what the robot's voice has told (host/flock/told.py) -------------
+    # --- what the robot's voice has told (host/flock/voice/told.py) -------
     def told_cursor(self, voice: str) -> int | None:
         row = self.db.execute("SELECT event_id FROM told WHERE voice = ?", (voice,)).fetchone()
         return row[0] if row else None

@@ -12,7 +12,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from soulstack.flock.flow import FlockConfig
+from soulstack.flock.lists.flow import FlockConfig
 from tests.test_flock_support import Brain, Flock, start_fake_model
 
 OUT = Path(__file__).with_name("streams")

@@ -1,4 +1,4 @@
-"""What the nests must not lose, in the flock's SQLite database (see store.py).
+"""What the nests must not lose, in the flock's SQLite database (host/flock/store.py).
 
 Messages (the per-nest counter is their highest number), open expectations
 with their deadlines, requests' modes, quarantines and the owner questions

@@ -12,8 +12,8 @@ A reliability diagram of both is written as a PNG (matplotlib, no display).
 
 from pathlib import Path
 
-from soulstack.flock.jev import KINDS, load_examples, local_jev, measure, split
-from soulstack.flock.tagging import JevLog
+from soulstack.flock.jev.local import KINDS, load_examples, local_jev, measure, split
+from soulstack.flock.jev.tagging import JevLog
 
 
 def from_log(entries: list) -> tuple:

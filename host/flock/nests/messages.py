@@ -13,10 +13,10 @@ import json
 from aiohttp import web
 
 from soulstack.flock import events as sse
-from soulstack.flock.bodies import require_object
+from soulstack.flock.request_bodies import require_object
 from soulstack.serving import BadRequest
 from soulstack.clocks import rfc3339
-from soulstack.flock.jev import KINDS as CROW_KINDS
+from soulstack.flock.jev.local import KINDS as CROW_KINDS
 
 KINDS = (*CROW_KINDS, "nudge", "flag")
 TEXT_MAX = 2000  # the same cap as a list item

@@ -17,8 +17,8 @@ import logging
 import secrets
 from dataclasses import dataclass
 
-from soulstack.flock import triage as sentry
-from soulstack.flock.banter import Banter
+from soulstack.flock.lists import sentry
+from soulstack.flock.lists.banter import Banter
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
@@ -296,7 +296,7 @@ class Flock:
                 )
         return verdict
 
-    # --- what the nests' harness uses (soulstack.flock.harness.FlockForNests) ---
+    # --- what the nests' harness uses (soulstack.flock.nests.harness.FlockForNests) ---
     @property
     def has_model(self) -> bool:
         return self.model is not None
@@ -305,7 +305,7 @@ class Flock:
         return self.nests.get(nest_id)
 
     def pick_crows(self, nest_id: str, count: int, exclude=()) -> list:
-        """[(name, borrowed)]: up to `count` crows of the nest, core first (soulstack.flock.nests.Nests.pick)."""
+        """[(name, borrowed)]: up to `count` crows of the nest, core first (soulstack.flock.nests.registry.Nests.pick)."""
         return self.nests.pick(nest_id, count, exclude=exclude)
 
     async def complete(self, system, messages, tools=None, **options):

@@ -26,7 +26,7 @@ import asyncio
 import logging
 
 from soulstack.clocks import Clock
-from soulstack.flock.told import Told
+from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS

@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from soulstack.flock.jev_llm import JevBackendError
+from soulstack.flock.jev.llm import JevBackendError
 from soulstack.private_files import open_private
 
 DEFAULT_BAND = 0.8

@@ -2,7 +2,7 @@
 
 The question Jev answers most is "which kind is this nest message?" over the six
 kinds a crow may post. The default backend is local and offline: a classifier
-trained at first use from `jev_examples.jsonl` (our own labelled nest messages,
+trained at first use from `examples.jsonl` (our own labelled nest messages,
 English and Chinese), reading the text (word and character n-grams, so Chinese
 needs no tokenizer) and its context (who wrote it, who it is addressed to, what
 kind of message it answers). Its probabilities are calibrated by scikit-learn's
@@ -11,7 +11,7 @@ them with a band: 0.8 has to mean right about four times in five.
 
 A fixed fifth of the examples (chosen by a hash of the text) is held out and
 never trained on; `tools/bench-jev` and `soulstack flock jev-report` measure on it.
-The optional LLM backend (`jev_llm.py`) answers the same question from a model's
+The optional LLM backend (`llm.py`) answers the same question from a model's
 logprobs.
 """
 
@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")  # the crow-postable kinds
-EXAMPLES = Path(__file__).with_name("jev_examples.jsonl")
+EXAMPLES = Path(__file__).with_name("examples.jsonl")
 HELD_OUT_SHARE = 5  # one example in five is held out
 
 

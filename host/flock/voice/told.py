@@ -1,7 +1,7 @@
 """What the robot's voice has told a person, kept beside the flock's events so kill -9 loses nothing.
 
 Every flock event has a global, monotonic id (Store.append_event). A voice
-(host/flock/robot.py) marks each event it hears: held while a line for it waits
+(host/flock/voice/robot.py) marks each event it hears: held while a line for it waits
 (an utterance held back by the interval or quiet hours, a nudge the soul has not
 taken yet), told once the line is delivered, given up, or when the event needed no
 telling at all. The cursor — every event up to it is told — is one row per voice

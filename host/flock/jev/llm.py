@@ -9,7 +9,7 @@ list gets none). A server that sends no logprobs is an error, never a guess.
 
 import math
 
-from soulstack.flock.jev import KINDS
+from soulstack.flock.jev.local import KINDS
 
 LABELS = "ABCDEF"
 MEANINGS = {

@@ -26,10 +26,10 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
-from soulstack.flock import nest_rules as rules
+from soulstack.flock.nests import rules
 from soulstack.serving import BadRequest
 from soulstack.clocks import Clock, rfc3339
-from soulstack.flock.jev_llm import JevBackendError
+from soulstack.flock.jev.llm import JevBackendError
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class NestConfig:
 
 
 class FlockForNests(Protocol):
-    """All the harness asks of the flock (soulstack.flock.flow.Flock provides it)."""
+    """All the harness asks of the flock (soulstack.flock.lists.flow.Flock provides it)."""
 
     clock: Clock
     has_model: bool  # False: the brainstem, and no crow is invoked
