@@ -1,6 +1,9 @@
 """The flock's HTTP server: routes over the store, the flow and the event log.
 
 `make_flock_app(data_dir, model, clock, config)` builds it; `soulstack flock` runs it.
+Its lifecycle is the one place the rooms meet: it builds the store and the event log, the
+Flock (lists/), the nests' harness (nests/) with Jev (jev/) and hands the harness the Flock,
+and lets the robot's voice (voice/) hear every event.
 Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
 """
 
@@ -10,23 +13,23 @@ from pathlib import Path
 
 from aiohttp import web
 
-from soulstack.flock import events as sse
-from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
-from soulstack.flock.request_bodies import kind_body, list_body, verdict_body
 from soulstack.clocks import Clock, rfc3339
-from soulstack.flock.events import EventLog
-from soulstack.flock.lists.flow import Flock, FlockConfig
+from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
+from soulstack.flock import events as sse
 from soulstack.flock import page
-from soulstack.flock.nests.harness import Harness, NestConfig
-from soulstack.flock.jev.local import StartingJev
-from soulstack.flock.nests.messages import NestLog, message_body
-from soulstack.flock.nests.store import NestStore
-from soulstack.flock.nests.registry import Nests
+from soulstack.flock.events import EventLog
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
+from soulstack.flock.request_bodies import kind_body, list_body, verdict_body
 from soulstack.flock.store import Store
-from soulstack.flock.jev.tagging import JevLog, Tagger
 from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
+from soulstack.flock.lists.flow import Flock, FlockConfig
+from soulstack.flock.nests.harness import Harness, NestConfig
+from soulstack.flock.nests.messages import NestLog, message_body
+from soulstack.flock.nests.registry import Nests
+from soulstack.flock.nests.store import NestStore
+from soulstack.flock.jev.local import StartingJev
+from soulstack.flock.jev.tagging import JevLog, Tagger
 
 log = logging.getLogger(__name__)
 
