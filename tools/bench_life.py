@@ -1,6 +1,6 @@
 """What the soul's life costs, day by day (run it as tools/bench-life).
 
-A real soul (host/soul/run.py's build_soul, metabolism attached) lives `--days`
+A real soul (host/soul/run.py's build_soul, every part attached) lives `--days`
 virtual days (default 1) on host/clocks.py's StepClock: virtual time moves only
 while the soul sleeps (and CALL_SECONDS per model call), so the same seed gives
 the same life, call for call, on any machine. Its model is the real anthropic
@@ -148,7 +148,7 @@ async def live(variant: str, args) -> dict:
             daily = per_day(fake.calls, wakings, START.astimezone(zone).date(), days, model_id)
             row = {name: sum(d[name] for d in daily) / days for name in DAY_FIELDS}
             row.update(variant=variant, daily=daily, routineModel=raw["model"].get("routine"),
-                       peak=max((d["peakContext"] for d in daily), default=0), folds=soul.metabolism.folds / days,
+                       peak=max((d["peakContext"] for d in daily), default=0), folds=soul.ceiling.folds / days,
                        warnings=warnings, perWaking=vitals_wakings(soul_dir, end))
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)

@@ -29,10 +29,16 @@ first.
 What a model call is sent of the history is no hook: host/soul/memory/view.py builds it.
 """
 
+from __future__ import annotations
+
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from soulstack.llm.types import ToolResult
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul, Waking
 
 log = logging.getLogger("soul.hooks")
 
@@ -46,7 +52,7 @@ class ToolEvent:
     input: dict
     ok: bool
     result: ToolResult
-    waking: object
+    waking: Waking
 
 
 class Hooks:
@@ -72,7 +78,7 @@ class Hooks:
             except Exception:
                 log.exception("hook %s (%s) failed", name, getattr(function, "__qualname__", function))
 
-    def chain(self, name: str, soul, value):
+    def chain(self, name: str, soul: Soul, value):
         """Pass `value` through every function of hook `name` in turn (adjust_sleep)."""
         for function in getattr(self, name):
             try:

@@ -15,13 +15,15 @@ Two ways in from the outside, both safe at any moment and never dropped:
                      model step (see turn.py).
 """
 
+from __future__ import annotations
+
 import asyncio
 import logging
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudges import Nudge, words_of
@@ -34,6 +36,17 @@ from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
 from soulstack.soul.prompts import texts
 from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes
 from soulstack.soul.turn import run_turn
+
+if TYPE_CHECKING:
+    from soulstack.protocol.client import BodyClient
+    from soulstack.soul.converse.listener import SoulListener
+    from soulstack.soul.life import Life
+    from soulstack.soul.memory.ceiling import Ceiling
+    from soulstack.soul.memory.consolidate import Nightly
+    from soulstack.soul.memory.keepwarm import KeepWarm
+    from soulstack.soul.memory.session import Session
+    from soulstack.soul.metabolism.metabolism import Metabolism
+    from soulstack.soul.tools import Toolbox
 
 log = logging.getLogger("soul")
 
@@ -85,8 +98,20 @@ def collapse(items: list) -> list:
 
 
 class Soul:
-    def __init__(self, cfg: dict, *, model, life, session, toolbox, body=None, clock: Clock | None = None,
-                 hooks: Hooks | None = None, rng: random.Random | None = None, routine_model=None):
+    """One soul: its config, its life files and session, its body, its tools, and the loop of its life.
+
+    build_soul (host/soul/run.py) makes it and attaches the parts below, hanging each one's
+    functions on `hooks`; nothing else sets them."""
+
+    metabolism: Metabolism  # drives, vitals, the day's costs (host/soul/metabolism/)
+    ceiling: Ceiling  # the context ceiling: folds the history when it grows too big (host/soul/memory/ceiling.py)
+    nightly: Nightly  # the night's consolidation (host/soul/memory/consolidate.py)
+    keep_warm: KeepWarm  # asked by the sleep when the prompt cache needs a refresh (host/soul/memory/keepwarm.py)
+    converse: SoulListener  # the voice stack's words in, the soul's answer out (host/soul/converse/listener.py)
+
+    def __init__(self, cfg: dict, *, model, life: Life, session: Session, toolbox: Toolbox,
+                 body: BodyClient | None = None, clock: Clock | None = None, hooks: Hooks | None = None,
+                 rng: random.Random | None = None, routine_model=None):
         self.cfg = cfg
         self.clock = clock or Clock()
         self.tz = rhythm.zone(cfg["timezone"])
@@ -306,6 +331,8 @@ class Soul:
             parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")
         return "woke: " + "; ".join(parts)
 
+    # --- the sleep ----------------------------------------------------------------------
+
     async def _sleep(self, seconds: float) -> None:
         """Until the alarm, converse words, or nudges that are due (a nudge that is not yet due shortens the sleep)."""
         self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
@@ -317,4 +344,31 @@ class Soul:
                 return
             self._wake.clear()
             until = alarm if due is None else min(alarm, now + due)
-            await self.keep_warm.sleep(until - now, self._wake)  # the clock's sleep_until_woken, cache kept warm
+            await self._doze(until - now)
+
+    async def _doze(self, seconds: float) -> None:
+        """One stretch of sleep: `seconds`, or until something wakes the soul. Keep-warm is asked when the
+        prompt cache would expire first (host/soul/memory/keepwarm.py); the soul refreshes it then and
+        dozes on. A refresh that fails ends the refreshes of this stretch, never the sleep."""
+        clock, wake = self.clock, self._wake
+        end = clock.monotonic() + max(0.0, seconds)
+        refresh_at = self.keep_warm.first_refresh(end)
+        while refresh_at is not None:
+            if await clock.sleep_until_woken(refresh_at - clock.monotonic(), wake):
+                return
+            if not await self._refresh_unless_woken() or wake.is_set():
+                break
+            refresh_at = self.keep_warm.next_refresh(end)
+        await clock.sleep_until_woken(end - clock.monotonic(), wake)
+
+    async def _refresh_unless_woken(self) -> bool:
+        """One keep-warm refresh, raced against a nudge (which wins: the soul never waits for a refresh)."""
+        refresh = asyncio.ensure_future(self.keep_warm.refresh())
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({refresh, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not refresh.done():
+                refresh.cancel()
+        return refresh.done() and not refresh.cancelled() and refresh.result()

@@ -1,9 +1,14 @@
 """Putting a soul together from its config, and running it until Ctrl+C.
 
-`build_soul(cfg, ...)` wires the parts (model, body client, life files,
-session, tools, hooks); tests call it with a ScaledClock. `run_soul` is what
-`soulstack soul` runs.
+`build_soul(cfg, ...)` makes the soul from its parts (model, body client, life
+files, session, tools) and, in `attach_parts`, every part the loop asks
+(metabolism, ceiling, nightly, keep-warm, converse) with every hook they hang:
+the one place a soul is wired. Tests call it with a StepClock. `serve_and_live`
+serves its HTTP routes and lives; `run_soul` is what `soulstack soul` runs.
 """
+
+from __future__ import annotations
+
 
 import logging
 import os
@@ -12,7 +17,7 @@ from pathlib import Path
 from soulstack.protocol.client import BodyClient
 from soulstack.llm import providers
 from soulstack.llm.prices import price_for
-from soulstack.soul.metabolism import metabolism
+from soulstack.soul.metabolism.metabolism import Metabolism
 from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
@@ -86,21 +91,38 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     toolbox = Toolbox(make_tools(cfg) + list(extra_tools), sources)
     soul = Soul(cfg, model=chosen, routine_model=routine_model, life=life, session=session, toolbox=toolbox,
                 body=body, clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
-    soul.nightly = Nightly(soul)  # the night's consolidation (host/soul/memory/consolidate.py)
-    soul.keep_warm = KeepWarm(soul)  # asked by the sleep when the prompt cache needs a refresh
-    soul.hooks.on_usage.append(soul.keep_warm.on_usage)
-    if sources:
-        soul.hooks.before_turn.append(refresh_tools)  # servers not listed yet are asked at every waking
-    metabolism.attach(soul)  # drives, hunger, cost meter, /health (host/soul/metabolism/metabolism.py)
-    soul.ceiling = ceiling = Ceiling(soul, book=soul.metabolism.vitals.on_model_call)  # the fold
-    soul.hooks.before_turn.append(ceiling.before_turn)
-    soul.hooks.on_usage.append(ceiling.on_usage)
-    soul.converse = listener = SoulListener(soul)  # the voice stack's words in, the soul's answer out
-    soul.hooks.on_stream.append(listener.on_stream)
-    soul.hooks.on_assistant.append(listener.on_assistant)
-    soul.hooks.before_tool.append(listener.before_tool)  # a speak the voice stack says is answered here
-    soul.hooks.on_waking_end.append(listener.on_waking_end)
+    attach_parts(soul, tool_sources=bool(sources))
     return soul
+
+
+def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
+    """Every part of a soul (the attributes Soul declares) and every hook it hangs (host/soul/hooks.py).
+
+    Within a hook the functions run in the order appended here (after any the caller's `hooks` held)."""
+    hooks = soul.hooks
+    soul.nightly = Nightly(soul)  # the night's consolidation (host/soul/memory/consolidate.py)
+    soul.keep_warm = keep_warm = KeepWarm(soul)  # asked by the sleep when the prompt cache needs a refresh
+    soul.metabolism = metabolism = Metabolism(soul)  # drives, vitals, costs (host/soul/metabolism/)
+    soul.ceiling = ceiling = Ceiling(soul, book=metabolism.vitals.on_model_call)  # its summary's call is a cost too
+    soul.converse = listener = SoulListener(soul)  # the voice stack's words in, the soul's answer out
+
+    hooks.on_waking.append(metabolism.on_waking)  # count the waking (vitals), boredom grows (drives)
+    hooks.felt.append(metabolism.felt)  # drives and hunger, as sensations in the snapshot
+    if tool_sources:
+        hooks.before_turn.append(refresh_tools)  # MCP servers not listed yet are asked at every waking
+    hooks.before_turn.append(ceiling.before_turn)  # fold when the history is too big (after the tools: they count)
+    hooks.on_usage.append(keep_warm.on_usage)  # the cache was read or written now
+    hooks.on_usage.append(metabolism.on_usage)  # price the call
+    hooks.on_usage.append(ceiling.on_usage)  # the provider's count rescales the ceiling
+    hooks.on_stream.append(listener.on_stream)  # an answer's sentences as the model writes them
+    hooks.on_assistant.append(listener.on_assistant)
+    hooks.before_tool.append(listener.before_tool)  # a speak the voice stack says is answered here, not by the body
+    hooks.on_tool_result.append(metabolism.on_tool_result)  # a real act discharges boredom; a speak is contact
+    hooks.on_nudge.append(metabolism.on_nudge)  # a person's words in a nudge are contact
+    hooks.on_contact.append(metabolism.on_contact)  # converse words are contact
+    hooks.adjust_sleep.append(metabolism.adjust_sleep)  # a starving soul sleeps longer
+    hooks.on_waking_end.append(metabolism.on_waking_end)  # whether it fell back to the brainstem (/health)
+    hooks.on_waking_end.append(listener.on_waking_end)  # every answer caught in the waking is settled
 
 
 # The routes the soul's server carries besides /nudge (soulstack.soul.server).

@@ -16,7 +16,10 @@ answer starts before the step ends). When it keeps failing, or breaks off
 midway, the rest of the waking runs on the brainstem.
 """
 
+from __future__ import annotations
+
 import logging
+from typing import TYPE_CHECKING
 
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError, TextBlock, ThinkingBlock, ToolResult
@@ -24,13 +27,17 @@ from soulstack.soul.config import THINKING_BUDGET
 from soulstack.soul.hooks import ToolEvent
 from soulstack.soul.memory.view import view
 
+if TYPE_CHECKING:
+    from soulstack.llm.types import ToolCall
+    from soulstack.soul.loop import Soul, Waking
+
 log = logging.getLogger("soul")
 thoughts = logging.getLogger("soul.thoughts")
 
 RETRY_BACKOFF_S = 2.0
 
 
-async def run_turn(soul, waking) -> None:
+async def run_turn(soul: Soul, waking: Waking) -> None:
     for _ in range(soul.cfg["loop"]["maxStepsPerWaking"]):
         take_arrivals(soul, waking)
         reply = await think(soul, waking)
@@ -53,13 +60,13 @@ async def run_turn(soul, waking) -> None:
     log.warning("waking %d reached loop.maxStepsPerWaking without sleeping; it sleeps the default", waking.number)
 
 
-def worth_reading(soul, calls: list, results: list) -> bool:
+def worth_reading(soul: Soul, calls: list, results: list) -> bool:
     """Whether a reply that called sleep should still see its answers: one of its calls failed,
     or told something (what look saw) that the soul has not read yet."""
     return any(result.is_error for result in results) or any(soul.toolbox.informs(call.name) for call in calls)
 
 
-def take_arrivals(soul, waking) -> None:
+def take_arrivals(soul: Soul, waking: Waking) -> None:
     arrivals = soul.take_incoming()
     if not arrivals:
         return
@@ -72,7 +79,7 @@ def take_arrivals(soul, waking) -> None:
             arrival.on_enter()
 
 
-async def think(soul, waking):
+async def think(soul: Soul, waking: Waking):
     messages = view(soul)  # what the model is sent of the history (host/soul/memory/view.py)
     # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
     max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
@@ -103,7 +110,7 @@ async def think(soul, waking):
     return reply
 
 
-def cache_for(waking):
+def cache_for(waking: Waking):
     """How a step's request is cached: at the model's TTL, or, in the night's consolidation, the history
     for five minutes only. The fold right after it puts a pointer in front of what stays, so no later
     request repeats those bytes; a write that lives minutes costs 1.25x the input price, not 2x. (With a
@@ -111,7 +118,7 @@ def cache_for(waking):
     return "5m" if waking.consolidating else True
 
 
-async def use_tool(soul, waking, call) -> ToolResult:
+async def use_tool(soul: Soul, waking: Waking, call: ToolCall) -> ToolResult:
     waking.tools_used.append(call.name)
     answers = [a for a in soul.hooks.each("before_tool", soul, call) if isinstance(a, str)]
     if answers:

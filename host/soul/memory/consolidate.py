@@ -26,12 +26,18 @@ ceiling as before. A person speaking at night comes first: that waking is an
 ordinary one and consolidation waits for the next quiet night waking.
 """
 
+from __future__ import annotations
+
 import logging
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.soul.memory import fold as folding
 from soulstack.soul import rhythm
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul, Waking
 
 log = logging.getLogger("soul.consolidate")
 
@@ -89,11 +95,11 @@ class Nightly:
 
     The loop runs the turn itself, between `begin` and `end` (host/soul/loop.py)."""
 
-    def __init__(self, soul):
+    def __init__(self, soul: Soul):
         self.soul = soul
         self.done = 0  # consolidations finished by this process (tools/bench-life reads it)
 
-    def due(self, waking) -> bool:
+    def due(self, waking: Waking) -> bool:
         """Whether `waking` (its snapshot just stored) should consolidate instead of living an ordinary turn."""
         soul = self.soul
         loop = soul.cfg["loop"]
@@ -109,7 +115,7 @@ class Nightly:
         live = soul.session.messages[soul.session.fold_upto:]
         return len(folding.clean_boundaries(live)) + 1 >= MIN_WAKINGS
 
-    def begin(self, waking) -> None:
+    def begin(self, waking: Waking) -> None:
         """The consolidation turn's opening: its record (unless it resumes one) and its instruction.
         The loop then runs the turn (host/soul/loop.py) and calls `end`."""
         soul, session = self.soul, self.soul.session
@@ -124,7 +130,7 @@ class Nightly:
             session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
         session.append(Message("user", [TextBlock(words.get(language, words["en"]))]), at=at)
 
-    def end(self, waking) -> None:
+    def end(self, waking: Waking) -> None:
         """After the consolidation turn: the night's sleep, and the fold that leaves tomorrow a compact context."""
         soul = self.soul
         if waking.sleep is None:  # the digest ends the turn without a sleep call: a night's sleep
@@ -134,7 +140,7 @@ class Nightly:
             return
         self.fold(waking)
 
-    def fold(self, waking) -> None:
+    def fold(self, waking: Waking) -> None:
         """Fold everything before the last few exchanges; the consolidation turn itself stays whole."""
         soul, session = self.soul, self.soul.session
         language = soul.cfg["persona"]["language"]

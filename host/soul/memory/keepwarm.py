@@ -32,17 +32,25 @@ by itself; a soul that wants its cache to last sets `cacheTtl` to "1h".
 A sleep that would need more than MAX_REFRESHES goes without: past that,
 writing the cache once more is cheaper than reading it that many times.
 
-A nudge still wakes the soul at once: a pending refresh is dropped and one in
-flight is abandoned. A refresh that fails is logged and the rest of that
-sleep goes without (the next waking writes the cache, as it would have).
+The soul's sleep (host/soul/loop.py) asks `first_refresh`/`next_refresh` when a
+refresh is due and sends it with `refresh`. A nudge still wakes the soul at
+once: a pending refresh is dropped and one in flight is abandoned. A refresh
+that fails is logged and the rest of that sleep goes without (the next waking
+writes the cache, as it would have).
 """
+
+from __future__ import annotations
 
 import asyncio
 import logging
 import math
+from typing import TYPE_CHECKING
 
 from soulstack.soul.memory.fold import summary_request
 from soulstack.soul.memory.view import view
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul, Waking
 
 log = logging.getLogger("soul.keepwarm")
 
@@ -55,7 +63,9 @@ PING = "(keep-warm: this line only keeps the cache alive while you sleep; nothin
 
 
 class KeepWarm:
-    def __init__(self, soul):
+    """When the prompt cache needs a refresh, and the refresh itself; the sleep asks and sends it."""
+
+    def __init__(self, soul: Soul):
         self.soul = soul
         self.touched: float | None = None  # clock.monotonic() of the last call that read or wrote the cache
         self.sent = 0  # refreshes that went through in this process
@@ -71,7 +81,7 @@ class KeepWarm:
         interval = TTL_S.get(getattr(model, "cache_ttl", None), 0) - MARGIN_S
         return interval if interval > 0 else None
 
-    def on_usage(self, soul, waking, reply) -> None:
+    def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
         """A turn's model call read or wrote the cache (a refresh notes its own start)."""
         if waking is not None and reply.model != soul.brainstem.model_id:
             self.touched = soul.clock.monotonic()
@@ -87,30 +97,20 @@ class KeepWarm:
             return 0
         return needed
 
-    async def sleep(self, seconds: float, wake: asyncio.Event) -> None:
-        """Sleep `seconds` or until `wake` is set, refreshing the prompt cache when it would expire first."""
-        clock = self.soul.clock
-        alarm = clock.monotonic() + max(0.0, seconds)
-        if self.plan(alarm):
-            interval = self.interval_s()
-            while self.touched + interval < alarm:
-                if await clock.sleep_until_woken(self.touched + interval - clock.monotonic(), wake):
-                    return
-                if not await self._refresh_unless_woken(wake) or wake.is_set():
-                    break
-        await clock.sleep_until_woken(alarm - clock.monotonic(), wake)
+    # --- asked by the sleep (host/soul/loop.py) ---------------------------------------------
 
-    async def _refresh_unless_woken(self, wake: asyncio.Event) -> bool:
-        """One refresh, raced against a nudge (which wins: the soul never waits for a refresh)."""
-        refresh = asyncio.ensure_future(self.refresh())
-        woken = asyncio.ensure_future(wake.wait())
-        try:
-            await asyncio.wait({refresh, woken}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            woken.cancel()
-            if not refresh.done():
-                refresh.cancel()
-        return refresh.done() and not refresh.cancelled() and refresh.result()
+    def first_refresh(self, alarm: float) -> float | None:
+        """When (clock.monotonic()) a stretch of sleep ending at `alarm` first needs a refresh;
+        None when it needs none, or none worth it (plan)."""
+        return self.next_refresh(alarm) if self.plan(alarm) else None
+
+    def next_refresh(self, alarm: float) -> float | None:
+        """When the next refresh is due, if before `alarm` (after a refresh: counted from its start)."""
+        interval = self.interval_s()
+        if interval is None or self.touched is None:
+            return None
+        due = self.touched + interval
+        return due if due < alarm else None
 
     async def refresh(self) -> bool:
         """Send one refresh; True when it went through. A failure is logged, never raised."""

@@ -20,13 +20,19 @@ distinct openings among the last 10 entries; a rut is at least 5 entries
 with variety at most half their number.
 """
 
+from __future__ import annotations
+
 import inspect
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
 
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul
 
 
 RATIO_ALARM_BELOW = 10.0
@@ -158,8 +164,8 @@ def add_health_route(app: web.Application, get_state) -> None:
     app.router.add_get("/health", health)
 
 
-def soul_state(soul) -> SoulState:
-    """What /health needs from a running soul (host/soul/loop.py's Soul with a metabolism)."""
+def soul_state(soul: Soul) -> SoulState:
+    """What /health needs from a running soul (host/soul/loop.py's Soul)."""
     from soulstack.soul import life as lifefiles
     from soulstack.soul.tools.shell import shell_health
 
@@ -184,7 +190,7 @@ def soul_state(soul) -> SoulState:
     )
 
 
-def nudge_counts(soul) -> dict:
+def nudge_counts(soul: Soul) -> dict:
     """Since this process started: nudges acknowledged, wakings they were shown in (coalesced, so a
     storm shows many received and few wakings), every waking, and how many wait now."""
     inbox = soul.inbox
@@ -192,11 +198,9 @@ def nudge_counts(soul) -> dict:
             "waiting": len(inbox.entries)}
 
 
-def add_routes(app: web.Application, soul) -> None:
-    """GET /health for the soul's server (host/soul/server.py calls this); only a soul with a metabolism has one."""
-    metabolism = getattr(soul, "metabolism", None)
-    if metabolism is None:
-        return
+def add_routes(app: web.Application, soul: Soul) -> None:
+    """GET /health for the soul's server (host/soul/server.py calls this)."""
+    metabolism = soul.metabolism
 
     def current() -> dict:
         return build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))

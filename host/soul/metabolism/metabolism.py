@@ -1,8 +1,8 @@
-"""The metabolism wired into a living soul: drives, vitals (cost meter + hunger), /health.
+"""The metabolism wired into a living soul: drives and vitals (cost meter + hunger) on its hooks.
 
-`attach(soul)` builds the organs from the soul's config and hangs small
-functions on the soul's hooks (host/soul/hooks.py); the loop itself knows
-nothing of them. What each hook does:
+`Metabolism(soul)` builds the organs from the soul's config; build_soul
+(host/soul/run.py) hangs its functions on the soul's hooks (host/soul/hooks.py)
+and the loop itself knows nothing of them. What each hook does:
 
   on_waking       count the waking (vitals), grow boredom outside the night (drives)
   felt            the drives and hunger as sensations for the snapshot's last block
@@ -17,13 +17,21 @@ nothing of them. What each hook does:
 The context ceiling (the fold) lives with the rest of the soul's memory: host/soul/memory/ceiling.py.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from soulstack.soul.metabolism.costs import prices_from_config
 from soulstack.soul.metabolism.drives import Drives
 from soulstack.soul.metabolism.vitals import STRETCH_TEXTS, Vitals
 
+if TYPE_CHECKING:
+    from soulstack.soul.hooks import ToolEvent
+    from soulstack.soul.loop import Soul, Waking
+
 
 class Metabolism:
-    def __init__(self, soul):
+    def __init__(self, soul: Soul):
         cfg = soul.cfg
         now = soul.clock.now()
         self.soul = soul
@@ -38,40 +46,40 @@ class Metabolism:
 
     # --- the hooks ------------------------------------------------------------------------
 
-    def on_waking(self, soul, waking) -> None:
+    def on_waking(self, soul: Soul, waking: Waking) -> None:
         now = soul.clock.now()
         why = waking.why
         reason = "start" if why.first else "heard" if why.heard else "nudge" if (why.nudged or why.arrived) else "alarm"
         self.vitals.on_waking(now, reason)
         self.drives.on_waking(now, soul.is_night())
 
-    def felt(self, soul, now) -> str | None:
+    def felt(self, soul: Soul, now) -> str | None:
         parts = [self.drives.felt(now, self.language), self.vitals.felt(now, self.language)]
         return "\n".join(p for p in parts if p) or None
 
-    def on_usage(self, soul, waking, reply) -> None:
+    def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
         if reply.model == soul.brainstem.model_id:
             return
         self.vitals.on_model_call(soul.clock.now(), reply.model or soul.model.model_id, reply.usage,
                                   keep_warm=waking is None)
 
-    def on_tool_result(self, soul, event) -> None:
+    def on_tool_result(self, soul: Soul, event: ToolEvent) -> None:
         self.drives.on_tool_result(event.name, event.ok, soul.clock.now())
 
-    def on_nudge(self, soul, nudge) -> None:
+    def on_nudge(self, soul: Soul, nudge) -> None:
         self.drives.on_nudge(nudge, soul.clock.now())
 
-    def on_contact(self, soul, kind: str) -> None:
+    def on_contact(self, soul: Soul, kind: str) -> None:
         self.drives.on_contact(soul.clock.now(), kind)
 
-    def adjust_sleep(self, soul, plan):
+    def adjust_sleep(self, soul: Soul, plan):
         stretched = self.vitals.stretch_sleep(plan.minutes, soul.clock.now())
         if stretched > plan.minutes:
             texts = STRETCH_TEXTS.get(self.language, STRETCH_TEXTS["en"])
             plan.minutes, plan.why = stretched, texts.format(minutes=stretched)
         return plan
 
-    def on_waking_end(self, soul, waking) -> None:
+    def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         self.last_fell_back = waking.fell_back
 
     # The context ceiling's counters, read here by the tests written while it lived in the metabolism.
@@ -82,16 +90,3 @@ class Metabolism:
     @property
     def token_scale(self) -> float:
         return self.soul.ceiling.token_scale
-
-
-HOOKED = ("on_waking", "felt", "on_usage", "on_tool_result", "on_nudge", "on_contact", "adjust_sleep",
-          "on_waking_end")
-
-
-def attach(soul) -> Metabolism:
-    """Give `soul` a metabolism: its organs as `soul.metabolism`, its functions on the soul's hooks."""
-    metabolism = Metabolism(soul)
-    soul.metabolism = metabolism
-    for name in HOOKED:
-        getattr(soul.hooks, name).append(getattr(metabolism, name))
-    return metabolism
