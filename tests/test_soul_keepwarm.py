@@ -114,7 +114,7 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
         assert settings(refresh) == settings(waking) and same_prefix(refresh, waking)
         assert breakpoints(refresh)[-1] == breakpoints(waking)[-2]
         assert refresh["messages"][-2]["content"][-1]["cache_control"]
-        # (the reply that called sleep is settled: host/soul/settle.py; what it said is in the final message)
+        # (the reply that called sleep is settled: host/soul/memory/settle.py; what it said is in the final message)
         said = [b["text"] for b in refresh["messages"][-1]["content"] if b["type"] == "text"]
         assert said[0] == "What you did then:\n- sleep: 120 \u2192 You will sleep 120 minutes."
         # ...where the image waking 1 saw is already the placeholder the next waking sends.

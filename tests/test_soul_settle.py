@@ -1,6 +1,6 @@
 """Earlier wakings' routine calls are shown settled, one line each; the session keeps them as they were.
 
-The rule on hand-made histories (host/soul/settle.py), then over the real loop and the real
+The rule on hand-made histories (host/soul/memory/settle.py), then over the real loop and the real
 anthropic SDK against host/fakes/anthropic_api.py on a StepClock: what the model is sent, what
 the cache reads and writes from waking to waking, and that a restarted process sends the same
 bytes from the session on disk.

@@ -40,7 +40,7 @@ async def test_one_reply_that_acts_and_sleeps_is_the_whole_waking(tmp_path):
     assert body.spoken == ["Good afternoon, Ana."]
     assert ("express", {"emotion": "happy"}) in body.received
     assert "Said good afternoon." in (tmp_path / "soul" / "DIARY.md").read_text()
-    # Waking 2 sees all four answers, settled into a line each (host/soul/settle.py), then its own
+    # Waking 2 sees all four answers, settled into a line each (host/soul/memory/settle.py), then its own
     # snapshot: the chosen 30 minutes were slept.
     last = fake.bodies[1]["messages"][-1]
     assert [b["text"] for b in fake.bodies[1]["messages"][-2]["content"]] == ["The light is warm."]

@@ -152,7 +152,7 @@ async def live(variant: str, args) -> dict:
                        warnings=warnings, perWaking=vitals_wakings(soul_dir, end))
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
-            every = soul.session.messages  # as a later waking would see them all: settled (host/soul/settle.py)
+            every = soul.session.messages  # as a later waking would see them all: settled (host/soul/memory/settle.py)
             settled = settle_earlier_calls(every, len(every), soul.session.waking_starts, soul.toolbox.informs)
             row["added"] = added_per_waking(settled, per)
             row["fixed"] = fixed_tokens(fake.bodies, per)

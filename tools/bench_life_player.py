@@ -10,11 +10,11 @@ look goes alone, everything else it decided on goes in one reply with the
 sleep. The waking plans come from a generator seeded per day (the first day
 from the seed itself), so day k starts from the same plans whatever happened
 before it. Besides the plans: a fold's summary request is answered with ~300
-words; the nightly consolidation (host/soul/consolidate.py's INSTRUCTION, or
+words; the nightly consolidation (host/soul/memory/consolidate.py's INSTRUCTION, or
 RESUME) with tool calls that keep things (a diary line, sometimes
 keep_in_mind, about once a week reflect or set_aspiration), and the request
 its tool results come back in with a ~180-word digest and no tool call; a
-keep-warm refresh during a long sleep (host/soul/keepwarm.py) with one word,
+keep-warm refresh during a long sleep (host/soul/memory/keepwarm.py) with one word,
 taking no virtual time. None of these draws from the plan generator, so every
 day starts from the same plans with keep-warm or consolidation on or off (the
 consolidation waking itself draws none, and the sleep after it is the soul's,

@@ -213,7 +213,7 @@ def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> d
 
 def added_per_waking(messages: list, bytes_per_token: float) -> dict:
     """Average tokens each waking adds to the history, per category (as the fake counts them);
-    `messages` as a later waking sees them (settled: host/soul/settle.py)."""
+    `messages` as a later waking sees them (settled: host/soul/memory/settle.py)."""
     added = dict.fromkeys(HISTORY, 0)
     wakings = 0
     for msg in map(to_api_message, messages):

@@ -1,0 +1,41 @@
+"""The soul: a life of wakings. It wakes, sees itself and its world, thinks with its tools, sleeps.
+
+What lives where:
+
+  run.py          build_soul: the one place a soul is wired (`attach_parts`: every part `Soul`
+                  declares, every hook they hang); serve_and_live; run_soul (`soulstack soul`)
+  loop.py         `Soul`: the life (wake, snapshot, turn, sleep), the ways in (`nudge`, `deliver`)
+                  and the sleep, which asks keep-warm when the prompt cache needs a refresh
+  turn.py         one waking's turn: model step, tools, model step, ... until it sleeps
+  snapshot.py     the message each waking begins with (its inner life once, then what changed)
+  inbox.py        nudges kept on disk (NUDGES.jsonl) until a stored snapshot shows them
+  server.py       the one HTTP server: POST /nudge, and the routes run.py hands it
+  hooks.py        the hooks the rooms hang their functions on (the loop knows none of them)
+  life.py         the life files (SELF.md, DIARY.md, ...), written by atomic.py
+  rhythm.py       day and night, and how long a sleep may be
+  config.py       soul.config.json; commands.py: `soulstack soul`
+  memory/         what the model is sent (one view) and how the history stays small: session,
+                  settle, fold, the context ceiling, the night's consolidation, keep-warm
+  metabolism/     drives, vitals, costs and GET /health
+  converse/       a person talking in real time through a voice stack (/v1/chat/completions)
+  tools/          the soul's tools; prompts/: its words, one module per language
+
+The life of a waking (`Soul.live`):
+
+  _begin       takes the words delivered and the nudges due (inbox.take); says why it woke
+  _live_one    senses the body; on_waking hooks; the snapshot (snapshot.py) is stored in the
+               session (memory/session.py), then the inbox lets its nudges go (inbox.seen)
+    once a night (Nightly.due, a quiet waking): Nightly.begin, run_turn, Nightly.end (the day folded)
+    any other:  before_turn hooks (new MCP tools, the ceiling's fold), then run_turn:
+                view(soul) -> model -> tools -> ... until a reply calls sleep (turn.py)
+  _end         one log line, the sleep planned (rhythm.py, adjust_sleep hooks)
+  _sleep       until the alarm, a nudge that is due or words delivered; each stretch
+               (_doze) refreshes the prompt cache when keep-warm says it would expire first
+
+The path of a nudge:
+
+  a body's POST /nudge -> server.nudge (protocol/nudges.py's parse_nudge) -> Soul.nudge ->
+  inbox.add (on NUDGES.jsonl, fsynced, before the 202) -> on_nudge hooks (a person's words are
+  contact) -> the sleep wakes once the inbox says it is due (nudge.minIntervalSeconds; a person's
+  words within seconds) -> _begin takes it -> the snapshot shows it -> inbox.seen: it leaves the file.
+"""

@@ -58,7 +58,7 @@ def levels(most):
 
 
 def prices(path, value):
-    """The cost meter's own price table (host/soul/costs.py); checked here so start-up names the key."""
+    """The cost meter's own price table (host/soul/metabolism/costs.py); checked here so start-up names the key."""
     from soulstack.soul.metabolism.costs import prices_from_config
 
     if not isinstance(value, dict):
@@ -101,7 +101,7 @@ SPEC = {
         "thinking": ("off", choice("off", "low", "medium", "high")),
         "maxTokens": (4096, number(256, integer=True)),
         "cacheTtl": ("1h", choice("5m", "1h")),
-        "keepWarm": (True, boolean),  # refresh the 1 h cache during longer sleeps (host/soul/keepwarm.py)
+        "keepWarm": (True, boolean),  # refresh the 1 h cache during longer sleeps (host/soul/memory/keepwarm.py)
         "maxContextTokens": (100000, number(1000, integer=True)),
         "keepRecentTokens": (20000, number(100, integer=True)),
         "retries": (3, number(0, 10, integer=True)),
@@ -115,7 +115,7 @@ SPEC = {
         "nightEndHour": (7, number(0, 23, integer=True)),
         "nightMaxSleepMinutes": (120, number(1)),
         "maxStepsPerWaking": (40, number(1, integer=True)),
-        # Once a night the soul keeps what matters in its life files and starts the day compact (consolidate.py).
+        # Once a night the soul keeps what matters in its life files and starts the day compact (host/soul/memory/consolidate.py).
         "consolidate": (True, boolean),
     },
     "body": {

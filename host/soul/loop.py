@@ -77,7 +77,7 @@ class Waking:
     error: str | None = None
     heard_in_turn: list = field(default_factory=list)  # words that joined the running turn
     body_changed: bool = False  # its body sense differs from the last waking's
-    consolidating: bool = False  # the night's consolidation (consolidate.py)
+    consolidating: bool = False  # the night's consolidation (host/soul/memory/consolidate.py)
     routine: bool | None = None  # False once the main mind took over (Soul.mind)
 
 

@@ -15,9 +15,9 @@ The ceiling is in the provider's tokens; the soul's own count (fold.estimate_tok
 The fold's summary is asked of the model with the history exactly as the turn sends
 it (same system, tools and messages, so the prefix is a cache read) plus one
 instruction, instead of the folded part on its own, which would be re-sent as fresh,
-uncached input (docs/metabolism.md, "The context ceiling"). When the model fails, or
-on the brainstem, a plain digest is written instead. The summary's own call is booked
-by `book` (the vitals' cost meter: build_soul passes it in).
+uncached input (docs/metabolism.md, "Folding: the context ceiling"). When the model
+fails, or on the brainstem, a plain digest is written instead. The summary's own call
+is booked by `book` (the vitals' cost meter: build_soul passes it in).
 """
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ Records:
   {"type": "message", "message": {...Message.to_json()}, "at": "<iso time>", "waking"?: true}
   {"type": "fold", "summary": "<text>", "upto": <number of messages folded>, "at": ..., "night"?: "<date>"}
   {"type": "consolidation", "night": "<date>", "waking": <index of its snapshot>, "at": ...}
-"waking" marks a waking's snapshot, where that waking began (host/soul/settle.py
+"waking" marks a waking's snapshot, where that waking began (host/soul/memory/settle.py
 needs to know which reply ended each waking). A fold says: the first `upto`
 messages are replaced by `summary` (the context ceiling writes these; a
 restart keeps the fold). A consolidation record says
-the night's consolidation began (consolidate.py); the fold carrying that
+the night's consolidation began (consolidate.py, beside this file); the fold carrying that
 "night" says it is done.
 """
 

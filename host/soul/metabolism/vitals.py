@@ -2,7 +2,7 @@
 
 A day is a calendar day in the soul's timezone. Every waking counts, nudged
 ones included. Every model call's usage is priced and added to the current
-waking and to the day (the cost meter, `host/soul/costs.py`).
+waking and to the day (the cost meter, `host/soul/metabolism/costs.py`).
 
 Hunger is the budget felt from inside. At 80% of `budget.maxWakesPerDay` (or
 of `budget.maxUsdPerDay`, whichever is nearer) the soul feels its reserves
@@ -71,7 +71,7 @@ class Vitals:
         self.first_wake: datetime | None = None
         self.wakes = 0
         self.today = Meter()
-        self.keep_warm = Meter()  # today's keep-warm calls (host/soul/keepwarm.py), also counted in `today`
+        self.keep_warm = Meter()  # today's keep-warm calls (host/soul/memory/keepwarm.py), also counted in `today`
         self.waking: dict | None = None  # {"started", "reason", "meter": Meter}
         self.wakings: list = []  # today's finished-or-current waking records (JSON)
         self.history: list = []  # [{"day", "wakes", ...Meter.to_json()}], oldest first
