@@ -1,10 +1,17 @@
 """What the flock serves for its page besides the API: the favicon, the npm libraries from
 node_modules/ (a fixed list, nothing else), the user's Rive file, and /api/ui saying which exist."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
+from soulstack.flock.app import TOKEN_COOKIE
 from soulstack.flock.page import VENDOR, vendor_file
 from tests.test_flock_support import Flock
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -58,3 +65,24 @@ async def test_the_rive_file_given_is_served_and_a_missing_one_is_reported(tmp_p
                 assert await response.read() == riv.read_bytes() if exists else "--rive" in (await response.json())["message"]
         finally:
             await flock.stop()
+
+
+def documented_events():
+    """The event names of docs/events.md's table of the list stream's messages."""
+    text = (ROOT / "docs" / "events.md").read_text()
+    table = text.split("## Messages on the stream", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z]+(?:\.[a-z]+)?)` \|", table, re.MULTILINE)
+
+
+async def test_ui_serves_the_event_names_and_the_token_cookie_so_the_page_repeats_neither(flock):
+    _, ui = await flock.get("/api/ui")
+    assert sorted(ui["events"]) == sorted(documented_events()) and len(ui["events"]) == 11
+    recorded = {m["event"] for path in (ROOT / "tests" / "web" / "streams").glob("*.json")
+                for m in json.loads(path.read_text())}
+    assert recorded <= set(ui["events"])  # every event a real flock sent the recorder
+    assert ui["token_cookie"] == TOKEN_COOKIE  # the cookie the server reads a token from
+    async with flock.events(nest_id="todo") as stream:
+        assert (await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "hello"}))[0] == 201
+        assert (await stream.next(timeout=30))["event"] == ui["nest_event"]
+    for script in (ROOT / "host" / "flock" / "web").glob("*.js"):  # the page reads them from /api/ui
+        assert TOKEN_COOKIE not in script.read_text() and ui["nest_event"] not in script.read_text(), script.name

@@ -73,9 +73,21 @@ async def rive_file(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
 
 
+# The server's names the page needs, served by /api/ui so the page never repeats them: the events
+# of the all-lists stream (docs/events.md), the nest stream's event, and the cookie the page keeps a
+# token in (its EventSource cannot send a header). app.py's TOKEN_COOKIE must be this value (a test
+# holds them together; app.py imports page, so page cannot import app without an import cycle).
+LIST_EVENTS = ("list.started", "item.triaged", "crow.flying", "crow.landed", "crow.banter", "item.answered",
+               "verdict", "trust.changed", "item.skipped", "requester.pranked", "list.finished")
+NEST_EVENT = "nest.message"
+TOKEN_COOKIE = "soulstack_flock_token"
+
+
 async def ui(request: web.Request) -> web.Response:
     """What the page may use here: which libraries are installed, whether this flock serves nest
-    messages (so the page never asks for a route that is not there), and the Rive file if given."""
+    messages (so the page never asks for a route that is not there), the Rive file if given, and
+    the server's names (its events, its token cookie). A locked flock answers it only with the
+    token: the page tries a typed token on it as a bearer header, then keeps it in that cookie."""
     path = request.app[RIVE]
     routes = {resource.canonical for resource in request.app.router.resources()}
     return web.json_response({
@@ -83,6 +95,9 @@ async def ui(request: web.Request) -> web.Response:
         "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
         "rive": None if path is None else {"url": "/rive/flock.riv", "name": Path(path).name,
                                            "exists": Path(path).is_file()},
+        "events": list(LIST_EVENTS),
+        "nest_event": NEST_EVENT,
+        "token_cookie": TOKEN_COOKIE,
     })
 
 

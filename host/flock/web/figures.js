@@ -3,10 +3,10 @@
 // data attributes; a trigger adds a class for one animation; `talk` shows the line in a bubble.
 
 import { el } from "/web/dom.js";
+import { bubble, say } from "/web/bubble.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const TRIGGER_MS = 1400;
-const BUBBLE_MS = 9000;
 const TRUST_NAMES = ["stranger", "regular", "trusted"];
 
 // One crow, facing right: tail, body, wing (flaps in flight), head, eye, beak, legs.
@@ -23,10 +23,12 @@ export class SvgCrows {
   constructor(perch) {
     this.perch = perch;
     this.figures = new Map(); // name -> {figure, bubble, badge}
+    this.crows = [];
   }
 
   // `crows`: [{name, epithet, strength, backstory}] from /api/crows.
   draw(crows) {
+    this.crows = crows;
     this.perch.replaceChildren();
     for (const crow of crows) {
       const figure = el("figure", "crow");
@@ -36,15 +38,19 @@ export class SvgCrows {
       svg.setAttribute("viewBox", "0 0 70 68");
       svg.setAttribute("aria-hidden", "true");
       svg.innerHTML = CROW; // our own constant markup, no data in it
-      const bubble = el("p", "bubble");
-      bubble.hidden = true;
+      const speech = bubble();
       const badge = el("span", "trust-badge", "");
       const caption = el("figcaption");
       caption.append(el("strong", "", crow.name), el("span", "epithet", crow.epithet), badge);
-      figure.append(bubble, svg, caption);
+      figure.append(speech, svg, caption);
       this.perch.append(figure);
-      this.figures.set(crow.name, { figure, bubble, badge });
+      this.figures.set(crow.name, { figure, bubble: speech, badge });
     }
+  }
+
+  // The page starts over from a fresh view: the same crows, as they were drawn first.
+  reset() {
+    this.draw(this.crows);
   }
 
   // One input record from FlockInputs.apply (machine "crow" only; lists and items are the cards' job).
@@ -59,7 +65,7 @@ export class SvgCrows {
       crow.badge.textContent = TRUST_NAMES[rec.value] || "";
     } else if (rec.type === "trigger") {
       this.flash(figure, rec.input);
-      if (rec.input === "talk") this.say(crow, rec.text, rec.to);
+      if (rec.input === "talk") say(crow.bubble, rec.text, rec.to);
     }
   }
 
@@ -69,12 +75,5 @@ export class SvgCrows {
     figure.classList.add(name);
     clearTimeout(figure[`_${name}`]);
     figure[`_${name}`] = setTimeout(() => figure.classList.remove(name), TRIGGER_MS);
-  }
-
-  say(crow, text, to) {
-    crow.bubble.textContent = to ? `@${to} ${text}` : text;
-    crow.bubble.hidden = false;
-    clearTimeout(crow.bubble._hide);
-    crow.bubble._hide = setTimeout(() => { crow.bubble.hidden = true; }, BUBBLE_MS);
   }
 }

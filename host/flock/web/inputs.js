@@ -7,6 +7,8 @@
 // as `text` on the speaker's `talk` trigger (Rive has no text input; renderers draw the bubble).
 // The class remembers only what later events need (who is in the air, an item's crows, counts).
 
+import { STAGE, STAGES } from "./stages.js";
+
 export const MACHINES = {
   crow: { takeoff: "trigger", land: "trigger", fail: "trigger", talk: "trigger", listen: "trigger",
           celebrate: "trigger", flying: "boolean", borrowed: "boolean", trust: "number" },
@@ -15,9 +17,8 @@ export const MACHINES = {
   item: { skipped: "trigger", waiting: "boolean", stage: "number" },
 };
 
-// item.stage values, in the order an item lives them.
-export const STAGES = ["queued", "triaged", "flying", "landed", "answered", "verdict"];
-const STAGE = Object.fromEntries(STAGES.map((name, n) => [name, n]));
+// item.stage values, in the order an item lives them (stages.js, shared with the cards).
+export { STAGES };
 const HOLDER_FIGURE = { flock: "Sentry" }; // the flock's own trust (triage calls) belongs to the Sentry
 
 // What a renderer's state machine lacks: `found` is [{name, type}] (type "trigger"/"boolean"/"number").

@@ -2,8 +2,7 @@
 // (borrowed ones marked), banter, and tokens against the budget. A finished list folds away.
 
 import { el } from "/web/dom.js";
-
-const STEPS = ["triaged", "crows flying", "landed", "answered", "verdict"];
+import { STAGE, TRACK } from "/web/stages.js";
 
 export class Lists {
   constructor(root) {
@@ -28,29 +27,29 @@ export class Lists {
     const item = d.item_id && list.items.get(d.item_id);
     switch (name) {
       case "item.triaged":
-        Object.assign(item, { step: 1, mode: d.mode, task_type: d.task_type, subtasks: d.subtasks, reason: d.reason });
+        Object.assign(item, { stage: STAGE.triaged, mode: d.mode, task_type: d.task_type, subtasks: d.subtasks, reason: d.reason });
         break;
       case "crow.flying":
         if (d.crow === "Sentry") break;
-        item.step = 2;
+        item.stage = STAGE.flying;
         if (!item.crows.has(d.crow)) item.crows.set(d.crow, { borrowed: d.borrowed, state: "flying" });
         item.crows.get(d.crow).state = "flying";
         break;
       case "crow.landed":
         list.tokens += d.tokens || 0;
         if (d.crow === "Sentry") break;
-        item.step = Math.max(item.step, 3);
+        item.stage = Math.max(item.stage, STAGE.landed);
         item.crows.get(d.crow).state = d.ok ? "landed" : "failed";
         break;
       case "crow.banter":
         item.banter.push(d);
         break;
       case "item.answered":
-        Object.assign(item, { step: 4, answered: true });
+        Object.assign(item, { stage: STAGE.answered, answered: true });
         break;
       case "verdict":
         item.verdicts[d.target] = d.verdict;
-        if (d.target === "output") item.step = 5;
+        if (d.target === "output") item.stage = STAGE.verdict;
         break;
       case "item.skipped":
         item.skipped = d.reason;
@@ -72,7 +71,7 @@ export class Lists {
     card.open = true;
     card.dataset.listId = d.list_id;
     const items = new Map(d.items.map((item, n) => [item.item_id, {
-      n: n + 1, text: item.text, step: 0, crows: new Map(), banter: [], verdicts: {}, subtasks: [],
+      n: n + 1, text: item.text, stage: STAGE.queued, crows: new Map(), banter: [], verdicts: {}, subtasks: [],
     }]));
     this.lists.set(d.list_id, { requester: d.requester, nest_id: d.nest_id, items, tokens: 0,
       budget: d.token_budget, finished: false, card });
@@ -82,7 +81,7 @@ export class Lists {
 
   render(list) {
     const items = [...list.items.values()];
-    const settled = items.filter(i => i.skipped || i.step === 5).length;
+    const settled = items.filter(i => i.skipped || i.stage === STAGE.verdict).length;
     const summary = el("summary");
     summary.append(
       el("span", "who", `${list.requester}'s list`),
@@ -115,10 +114,9 @@ export class Lists {
     const li = el("li", item.skipped ? "item skipped" : "item");
     li.append(el("p", "text", item.text));
     const track = el("ol", "track");
-    STEPS.forEach((step, n) => {
-      const cls = n + 1 < item.step ? "done" : n + 1 === item.step ? "now" : "";
-      track.append(el("li", cls, step));
-    });
+    for (const { stage, label } of TRACK) {
+      track.append(el("li", stage < item.stage ? "done" : stage === item.stage ? "now" : "", label));
+    }
     li.append(track);
     if (item.mode) li.append(el("p", "triage", `${item.mode} · ${item.task_type} — ${item.reason}`));
     if (item.subtasks && item.subtasks.length) {

@@ -7,6 +7,7 @@
 // says what is missing; the page then draws SVG and shows that message.
 
 import { mismatch } from "/web/inputs.js";
+import { bubble, say } from "/web/bubble.js";
 
 const MACHINE = "crow";
 
@@ -52,10 +53,8 @@ export async function startRive(info, perch, crows) {
     canvas.height = 120;
     const caption = document.createElement("figcaption");
     caption.textContent = crow.name;
-    const bubble = document.createElement("p");
-    bubble.className = "bubble";
-    bubble.hidden = true;
-    figure.append(bubble, canvas, caption);
+    const speech = bubble();
+    figure.append(speech, canvas, caption);
     perch.append(figure);
     const anim = await loadOne(rive, info.rive.url, info.rive.name, canvas);
     if (!anim.stateMachineNames.includes(MACHINE)) {
@@ -66,7 +65,7 @@ export async function startRive(info, perch, crows) {
     const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
     const wrong = mismatch(MACHINE, inputs.map(i => ({ name: i.name, type: kinds[i.type] || String(i.type) })));
     if (wrong) throw new Error(`${info.rive.name}: state machine "${MACHINE}": ${wrong}`);
-    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble, figure });
+    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble: speech, figure });
   }
   return {
     input(rec) {
@@ -77,11 +76,7 @@ export async function startRive(info, perch, crows) {
       // The figure shows what the runtime now holds (a boolean as a class, like the SVG figures).
       if (rec.type === "boolean") crow.figure.classList.toggle(rec.input, Boolean(input.value));
       if (rec.type === "number") crow.figure.dataset[rec.input] = String(input.value);
-      if (rec.input === "talk") {
-        crow.bubble.textContent = `@${rec.to} ${rec.text}`;
-        crow.bubble.hidden = false;
-        setTimeout(() => { crow.bubble.hidden = true; }, 9000);
-      }
+      if (rec.input === "talk") say(crow.bubble, rec.text, rec.to);
     },
   };
 }

@@ -1,0 +1,34 @@
+// The page's state: what the event stream builds, and where each event goes. The list cards
+// (lists.js), the approvals waiting for you (approvals.js) and, through FlockInputs (inputs.js),
+// the crows' state-machine inputs for the renderer (the SVG figures, or the user's Rive file).
+// All of it is rebuilt from the stream; `startOver` empties it for a fresh view.
+
+import { FlockInputs } from "/web/inputs.js";
+
+const NO_MODEL = "no model configured"; // the item.skipped reason of a flock without a model
+
+export class Board {
+  // `ledger`: the trust ledger (ledger.js); `noModel`: the notice that no model is configured.
+  constructor({ lists, approvals, renderer, ledger, noModel }) {
+    Object.assign(this, { lists, approvals, renderer, ledger, noModel });
+    this.inputs = new FlockInputs();
+  }
+
+  apply(name, d) {
+    this.lists.apply(name, d);
+    this.approvals.apply(name, d, this.lists);
+    for (const record of this.inputs.apply(name, d)) this.renderer.input(record);
+    // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
+    if (name === "verdict" && d.verdict !== "auto") this.ledger.loadSoon();
+    // The notice follows the latest word: a skip for want of a model shows it, any triage hides it.
+    if (name === "item.skipped" && d.reason === NO_MODEL) this.noModel.hidden = false;
+    if (name === "item.triaged") this.noModel.hidden = true;
+  }
+
+  startOver() {
+    this.lists.clear();
+    this.approvals.clear();
+    this.inputs = new FlockInputs();
+    this.renderer.reset?.(); // the SVG figures are drawn afresh; a Rive file keeps its machines
+  }
+}

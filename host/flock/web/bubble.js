@@ -1,0 +1,21 @@
+// The speech bubble over a crow, for either renderer (figures.js, rive.js): a crow.banter line
+// ("@to text") shown for a while, the timer restarting when the crow speaks again.
+
+import { el } from "/web/dom.js";
+
+const BUBBLE_MS = 9000;
+const hiding = new WeakMap(); // bubble -> its timer
+
+// A hidden bubble, to go before the crow's drawing in its figure.
+export function bubble() {
+  const node = el("p", "bubble");
+  node.hidden = true;
+  return node;
+}
+
+export function say(node, text, to) {
+  node.textContent = to ? `@${to} ${text}` : text;
+  node.hidden = false;
+  clearTimeout(hiding.get(node));
+  hiding.set(node, setTimeout(() => { node.hidden = true; }, BUBBLE_MS));
+}
