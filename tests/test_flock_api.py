@@ -197,7 +197,7 @@ async def test_web_page_is_served(brainstem):
     async with brainstem.session.get("/") as response:
         page = await response.text()
     assert response.status == 200 and "/web/page.js" in page
-    async with brainstem.session.get("/web/page.js") as response:
+    async with brainstem.session.get("/web/stream.js") as response:  # the page's stream module
         assert response.status == 200 and "/api/events" in await response.text()
 
 

@@ -17,6 +17,7 @@ from soulstack.clocks import Clock, rfc3339
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
 from soulstack.flock import events as sse
 from soulstack.flock import page
+from soulstack.flock.page import TOKEN_COOKIE  # the page keeps the token here, so its EventSource carries it
 from soulstack.flock.events import EventLog
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks
@@ -35,7 +36,6 @@ log = logging.getLogger(__name__)
 
 FLOCK = web.AppKey("flock", Flock)
 HARNESS = web.AppKey("harness", Harness)
-TOKEN_COOKIE = "soulstack_flock_token"  # the page keeps the token here, so its EventSource carries it
 WARM_UP_AFTER_S = 2.0  # when Jev starts training after start-up
 
 

@@ -75,8 +75,7 @@ async def rive_file(request: web.Request) -> web.StreamResponse:
 
 # The server's names the page needs, served by /api/ui so the page never repeats them: the events
 # of the all-lists stream (docs/events.md), the nest stream's event, and the cookie the page keeps a
-# token in (its EventSource cannot send a header). app.py's TOKEN_COOKIE must be this value (a test
-# holds them together; app.py imports page, so page cannot import app without an import cycle).
+# token in (its EventSource cannot send a header), which app.py's bearer check reads.
 LIST_EVENTS = ("list.started", "item.triaged", "crow.flying", "crow.landed", "crow.banter", "item.answered",
                "verdict", "trust.changed", "item.skipped", "requester.pranked", "list.finished")
 NEST_EVENT = "nest.message"
