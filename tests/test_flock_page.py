@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from soulstack.flock.app import TOKEN_COOKIE
-from soulstack.flock.page import VENDOR, vendor_file
+from soulstack.flock.web.routes import VENDOR, vendor_file
 from tests.test_flock_support import Flock
 
 ROOT = Path(__file__).resolve().parents[1]

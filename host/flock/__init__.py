@@ -8,7 +8,7 @@ Where things live:
     nests/   rooms of crows: the registry, messages and their stream, the harness, rules, tables
     jev/     Jev, the tagger the nests ask: its two backends, the tagging rule, its report
     voice/   the flock's voice on the robot, and the told cursor that survives kill -9
-    page.py, web/   the page and its assets
+    web/     the page: routes.py serves it, beside its HTML, CSS and JS modules
     shared by the rooms: store (SQLite), events (the event log and the one SSE fan-out),
     journal, personas (+ crows.json), trust, pranks, request_bodies
 

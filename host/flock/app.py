@@ -16,8 +16,8 @@ from aiohttp import web
 from soulstack.clocks import Clock, rfc3339
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
 from soulstack.flock import events as sse
-from soulstack.flock import page
-from soulstack.flock.page import TOKEN_COOKIE  # the page keeps the token here, so its EventSource carries it
+from soulstack.flock.web import routes as page
+from soulstack.flock.web.routes import TOKEN_COOKIE  # the page keeps the token here, so its EventSource carries it
 from soulstack.flock.events import EventLog
 from soulstack.flock.personas import all_crows
 from soulstack.flock.pranks import Pranks

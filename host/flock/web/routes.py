@@ -1,4 +1,4 @@
-"""The flock's web page: its own files (host/flock/web/), the browser libraries it borrows
+"""The flock's web page: its own files (this folder), the browser libraries it borrows
 from npm, and the user's Rive file.
 
 No build step and no copies: the libraries (marked, DOMPurify, @rive-app/canvas) are
@@ -15,9 +15,9 @@ from aiohttp import web
 
 from soulstack.serving import error_response
 
-WEB_DIR = Path(__file__).with_name("web")
+WEB_DIR = Path(__file__).parent
 # Where `npm ci` puts them: the repository root (an editable install), else the working directory.
-NODE_MODULES = [Path(__file__).resolve().parents[2] / "node_modules", Path.cwd() / "node_modules"]
+NODE_MODULES = [Path(__file__).resolve().parents[3] / "node_modules", Path.cwd() / "node_modules"]
 VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's script and its wasm)
     "marked.js": "marked/lib/marked.esm.js",
     "purify.js": "dompurify/dist/purify.es.mjs",
@@ -100,7 +100,7 @@ async def ui(request: web.Request) -> web.Response:
     })
 
 
-WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file())
+WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file() and path.suffix in WEB_TYPES)
 
 
 def add_routes(app: web.Application, rive: str | None) -> None:
