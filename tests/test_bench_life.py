@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from tools import bench_life_player as play, bench_life_tally as tally
+from soulstack.soul.prompts import texts
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY_ROW = re.compile(r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
@@ -86,12 +89,10 @@ def snapshot(night=False):
 
 def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
     from soulstack.clocks import StepClock
-    from soulstack.soul.memory.consolidate import INSTRUCTION, RESUME
-    from soulstack.soul.memory.keepwarm import PING
 
     player = play.Player(7, StepClock(play.START))
     plans, words = player.rng.getstate(), player.words.getstate()
-    for instruction in (INSTRUCTION["en"], RESUME["en"]):
+    for instruction in (EN["consolidate"], EN["consolidate_resume"]):
         asked = [{"role": "user", "content": [snapshot(night=True), {"type": "text", "text": instruction}]}]
         kept = player.answer({"messages": asked})
         calls = [b for b in kept["content"] if b["type"] == "tool_use"]
@@ -105,14 +106,14 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
         assert 150 <= len(digest["content"][0]["text"].split()) <= 200
         # A keep-warm refresh after it is one word; the next waking is an ordinary one again.
         ping = {"messages": request["messages"] + [{"role": "assistant", "content": digest["content"]},
-                                                   {"role": "user", "content": [{"type": "text", "text": PING}]}]}
+                                                   {"role": "user", "content": [{"type": "text", "text": EN["keep_warm"]}]}]}
         assert play.request_kind(ping) == "keep-warm"
         morning = request["messages"] + [{"role": "assistant", "content": digest["content"]},
                                          {"role": "user", "content": [snapshot()]}]
         assert play.request_kind({"messages": morning}) == "waking"
     assert player.rng.getstate() == plans and player.words.getstate() == words
     # Reflect or set_aspiration about once a week: over a year of nights, between 30 and 80 times.
-    night = [{"role": "user", "content": [{"type": "text", "text": INSTRUCTION["en"]}]}]
+    night = [{"role": "user", "content": [{"type": "text", "text": EN["consolidate"]}]}]
     rare = sum(any(b.get("name") in ("reflect", "set_aspiration") for b in player.answer({"messages": night})["content"])
                for _ in range(365))
     assert 30 <= rare <= 80

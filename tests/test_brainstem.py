@@ -2,8 +2,10 @@
 
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message, TextBlock, Tool
+from soulstack.soul.prompts import texts
 
 SCHEMA = {"type": "object"}
+WORDS = texts("en").TEXT["brainstem"]  # the soul hands the brainstem its words (this seam never imports the soul)
 
 
 def tools(*names):
@@ -11,7 +13,7 @@ def tools(*names):
 
 
 async def test_words_are_answered_once_through_the_voice():
-    brainstem = Brainstem(lambda: Situation(heard=["hello"], step=1))
+    brainstem = Brainstem(lambda: Situation(heard=["hello"], step=1), words=WORDS)
     reply = await brainstem.complete("", [Message.user("snapshot")], tools("speak", "diary", "sleep"))
     speaks = [call for call in reply.message.tool_calls() if call.name == "speak"]
     assert len(speaks) == 1 and "\u201chello\u201d" in speaks[0].input["text"]
@@ -20,7 +22,7 @@ async def test_words_are_answered_once_through_the_voice():
 
 
 async def test_a_body_without_a_voice_gets_the_answer_as_text():
-    brainstem = Brainstem(lambda: Situation(heard=["hello"], step=0))
+    brainstem = Brainstem(lambda: Situation(heard=["hello"], step=0), words=WORDS)
     reply = await brainstem.complete("", [Message.user("snapshot")], tools("diary", "sleep"))
     first = reply.message.content[0]
     assert isinstance(first, TextBlock) and "\u201chello\u201d" in first.text

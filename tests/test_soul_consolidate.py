@@ -16,16 +16,18 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import StepClock
 from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult
-from soulstack.soul.memory.consolidate import INSTRUCTION, POINTER, RESUME, night_of
+from soulstack.soul.memory.consolidate import night_of
 from soulstack.soul.metabolism.health import soul_state
-from soulstack.soul.memory.keepwarm import PING
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 from tests.test_soul_metabolism import anthropic_env
 from tests.test_soul_process import start_soul, stop_with_ctrl_c, write_config
 from tests.test_soul_process import until as until_real
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=timezone.utc)
 MUSING = "The light moves across the desk; I follow it and think about the bird, the plant and Ana. " * 8
@@ -47,13 +49,13 @@ class Life:
 
     def __call__(self, request):
         said = last_words(request)
-        if PING in said:
+        if EN["keep_warm"] in said:
             self.kinds.append("keep-warm")
             return message({"type": "text", "text": "ok"}, stop_reason="max_tokens")
-        if RESUME["en"][:60] in said and "The day Ana promised a plant." in json.dumps(request):
+        if EN["consolidate_resume"][:60] in said and "The day Ana promised a plant." in json.dumps(request):
             self.kinds.append("digest")  # it reads what it already kept and only finishes
             return text(DIGEST)
-        if INSTRUCTION["en"][:60] in said or RESUME["en"][:60] in said:
+        if EN["consolidate"][:60] in said or EN["consolidate_resume"][:60] in said:
             self.consolidating = True
             self.kinds.append("consolidation")
             return message({"type": "tool_use", "id": "toolu_keep1", "name": "diary",
@@ -110,7 +112,7 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     assert [f["night"] for f in folds] == ["2024-05-02", "2024-05-03"]  # once a night, two nights
     assert [r["night"] for r in records(tmp_path, "consolidation")] == ["2024-05-02", "2024-05-03"]
     assert life.kinds.count("consolidation") == 2 and life.kinds.count("digest") == 2
-    assert soul.nightly.done == 2 and folds[0]["summary"] == POINTER["en"]
+    assert soul.nightly.done == 2 and folds[0]["summary"] == EN["consolidate_pointer"]
     assert soul_state(soul).memory == {"consolidatedNight": "2024-05-03", "consolidating": False,
                                        "consolidationsByThisProcess": 2}  # what /health shows
     # What it kept is in its life files, once per night.
@@ -120,7 +122,7 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
 
     first = life.kinds.index("digest")
     before, digest = bodies[first - 1], bodies[first]  # the consolidation's first call, and its digest's
-    assert INSTRUCTION["en"] in last_words(before) and "It is night." in last_words(before)
+    assert EN["consolidate"] in last_words(before) and "It is night." in last_words(before)
     # The consolidation reads the day from the cache: only its new snapshot and instruction are written,
     # and only for five minutes (1.25x, not 2x): the fold right after it changes the front of what stays,
     # so no later request repeats them. System and tools keep the hour.
@@ -139,7 +141,7 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     # The first call after it (a keep-warm refresh in the night's long sleep) writes the compact context once.
     after = first + 1
     sent = json.dumps(bodies[after])
-    assert POINTER["en"] in sent and DIGEST in sent and "It is 2024-05-01 15:00" not in sent
+    assert EN["consolidate_pointer"] in sent and DIGEST in sent and "It is 2024-05-01 15:00" not in sent
     assert "It is 23:00, your local time." in sent  # the last few exchanges stay word for word
     assert prompt_tokens(usages[after]) < 0.8 * prompt_tokens(usages[first])
     assert usages[after]["cache_creation_input_tokens"] > 0
@@ -171,7 +173,7 @@ async def test_a_person_at_night_comes_first_and_the_next_quiet_waking_consolida
             soul.deliver("are you awake?")  # a night waking with enough day behind it, and Ana speaking
             await until(lambda: clock.held == 4, what="the waking after the one that heard her")
         heard = next(i for i, b in enumerate(fake.bodies) if "are you awake?" in last_words(b))
-        assert INSTRUCTION["en"][:60] not in json.dumps(fake.bodies[heard])  # she is answered, nothing else
+        assert EN["consolidate"][:60] not in json.dumps(fake.bodies[heard])  # she is answered, nothing else
         assert life.kinds[heard] == "waking" and life.kinds[heard + 1:] == ["consolidation", "digest"]
     assert [r["night"] for r in records(tmp_path, "fold")] == ["2024-05-01"]
 
@@ -275,7 +277,7 @@ def kinds_on(session: str) -> list:
 
 def resumed(bodies) -> dict:
     """The request that told the soul to finish its consolidation."""
-    return next(b for b in bodies if RESUME["en"][:60] in last_words(b))
+    return next(b for b in bodies if EN["consolidate_resume"][:60] in last_words(b))
 
 
 def assert_consolidated_once(tmp_path):
@@ -285,7 +287,7 @@ def assert_consolidated_once(tmp_path):
     assert diary.count("The day Ana promised a plant.") == 1
     assert (tmp_path / "soul" / "MIND.md").read_text().count("remind Ana about the plant") == 1
     session = (tmp_path / "soul" / "session.jsonl").read_text()
-    assert session.count(INSTRUCTION["en"][:60]) == 1
+    assert session.count(EN["consolidate"][:60]) == 1
 
 
 async def test_kill_9_before_the_consolidation_turn_answers_finishes_it_after_the_restart(tmp_path):
@@ -308,7 +310,7 @@ async def test_kill_9_after_the_consolidation_keeps_the_fold_and_does_not_consol
     life, bodies, on_disk = await run_crash_and_restart(tmp_path, "waking")  # held: the waking after it
     assert "fold" in kinds_on(on_disk)  # the day was folded before the kill
     assert life.kinds.count("consolidation") == 1 and life.kinds.count("digest") == 1
-    assert not any(RESUME["en"][:60] in last_words(b) for b in bodies)
+    assert not any(EN["consolidate_resume"][:60] in last_words(b) for b in bodies)
     assert_consolidated_once(tmp_path)
 
 
@@ -327,7 +329,7 @@ async def test_a_model_that_fails_midway_leaves_it_open_and_the_next_quiet_wakin
         soul = build_soul(cfg_with_cache(tmp_path, body, model={"keepWarm": False}), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
             await asyncio.wait_for(clock.over.wait(), 60)
-        assert any(RESUME["en"][:60] in last_words(b) for b in fake.bodies)  # finished, not begun again
+        assert any(EN["consolidate_resume"][:60] in last_words(b) for b in fake.bodies)  # finished, not begun again
     assert [r["night"] for r in records(tmp_path, "consolidation")] == ["2024-05-02"]
     assert [r["night"] for r in records(tmp_path, "fold")] == ["2024-05-02"]
     assert (tmp_path / "soul" / "DIARY.md").read_text().count("The day Ana promised a plant.") == 1

@@ -18,8 +18,11 @@ from openai import AsyncOpenAI
 
 from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.serving import make_server_app
-from soulstack.soul.converse.endpoint import FAILED, FILLER, add_converse_route, estimate_tokens, openai_refusal
+from soulstack.soul.converse.endpoint import add_converse_route, estimate_tokens, openai_refusal
 from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
+from soulstack.soul.prompts import texts
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 
 # --- test doubles -------------------------------------------------------------
@@ -192,7 +195,7 @@ async def test_a_failed_turn_answers_honestly_and_is_never_cached(serve):
 
     soul = ScriptedSoul(turn)
     _, client, _ = await serve(soul, clock=ManualClock())
-    assert await ask(client, "hi") == FAILED["en"]
+    assert await ask(client, "hi") == EN["converse_failed"]
     assert await ask(client, "hi") == "Now I can answer."
     assert len(soul.heard) == 2
 
@@ -207,8 +210,8 @@ async def test_a_listener_that_refuses_the_words_is_a_failure_never_cached(serve
 
     deaf = Deaf()
     _, client, _ = await serve(deaf, clock=ManualClock())
-    assert await ask(client, "你好", stream=True) == FAILED["zh"]
-    assert await ask(client, "你好") == FAILED["zh"]
+    assert await ask(client, "你好", stream=True) == texts("zh").TEXT["converse_failed"]
+    assert await ask(client, "你好") == texts("zh").TEXT["converse_failed"]
     assert deaf.calls == 2
 
 
@@ -233,7 +236,7 @@ async def test_filler_after_45_s_then_the_late_answer_is_cached(serve, caplog, s
     await asyncio.sleep(0.05)
     assert not first.done()
     clock.advance(1)
-    assert await first == FILLER["en"]
+    assert await first == EN["converse_filler"]
     assert any("filler" in r.getMessage() for r in caplog.records)
 
     release.set()
@@ -255,7 +258,7 @@ async def test_chinese_words_get_a_chinese_filler_and_a_redelivery_joins_the_pen
     first = asyncio.create_task(ask(client, "你在吗", stream=True))
     await until(lambda: clock.sleepers, "the guard timer")
     clock.advance(45)
-    assert await first == FILLER["zh"]
+    assert await first == texts("zh").TEXT["converse_filler"]
     second = asyncio.create_task(ask(client, "你在吗", stream=True))
     await until(lambda: clock.sleepers, "the second guard timer")
     release.set()
@@ -300,7 +303,7 @@ async def test_an_answer_missing_for_10_minutes_is_abandoned_and_the_words_heard
     first = asyncio.create_task(ask(client, "hello"))
     await until(lambda: clock.sleepers, "the guard timer")
     clock.advance(45)
-    assert await first == FILLER["en"]
+    assert await first == EN["converse_filler"]
     clock.advance(600)
     assert await ask(client, "hello") == "Sorry, I got lost in thought."
     assert soul.heard == ["hello", "hello"]
@@ -355,7 +358,7 @@ async def test_a_speak_after_every_request_got_a_filler_goes_to_the_body(serve):
     first = asyncio.create_task(ask(client, "hello?"))
     await until(lambda: clock.sleepers, "the guard timer")
     clock.advance(45)
-    assert await first == FILLER["en"]
+    assert await first == EN["converse_filler"]
     release.set()
     await until(lambda: soul.tasks[0].done(), "the turn")
     assert soul.body_said == ["There you are."]  # nobody on the voice side would say it

@@ -18,11 +18,13 @@ from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
 from soulstack.clocks import Clock
-from soulstack.soul.converse.endpoint import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 
@@ -216,7 +218,7 @@ async def test_the_45_s_guard_answers_a_filler_and_the_late_answer_goes_to_the_r
             await asyncio.sleep(0.1)
             assert not first.done()  # 44 s: still waiting for the soul
             clock.jump(1)
-            assert await first == FILLER["en"]
+            assert await first == EN["converse_filler"]
             assert "no answer to 'hi there' within 45s" in caplog.text
             redelivery = asyncio.create_task(ask(running.url, "hi there", stream=True))
             await asyncio.sleep(0.1)
@@ -261,7 +263,7 @@ async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tm
             await fell_asleep(soul)
             broken = lambda soul, now: 42  # a buggy feature: its felt line is not text, so the snapshot fails
             soul.hooks.felt.append(broken)
-            assert await ask(running.url, "are you ok?") == FAILED["en"]
+            assert await ask(running.url, "are you ok?") == EN["converse_failed"]
             assert soul.last_error and "TypeError" in soul.last_error
             soul.hooks.felt.remove(broken)
             fake.reply(text("I am now."))

@@ -12,15 +12,17 @@ import json
 from openai import AsyncOpenAI
 
 from soulstack.llm.openai import OpenAIModel
-from soulstack.soul.converse.endpoint import FAILED, FILLER
 from soulstack.soul.run import build_soul
 from soulstack.fakes import openai_api
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
 from soulstack.fakes.openai_api import FakeOpenAI
 from soulstack.fakes.scripted_server import steered
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_converse_e2e import AFTERNOON, JumpClock, a_soul, fell_asleep, requests_hearing, sleep_long
 from tests.test_soul_life import Running, make_cfg, until
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 
 class Steer:
@@ -188,7 +190,7 @@ async def test_a_stream_that_dies_after_a_sentence_ends_with_an_honest_failure(t
             fake.reply(steered(text("Hello, Ana. I was just thinking about you."), cut_after=6))
             pieces = await chunks_of(running.url, "hi")
             await fell_asleep(soul, wakings=2)
-        assert pieces == ["Hello, Ana.", " " + FAILED["en"]]  # what was said, then the truth; never the cut-off half
+        assert pieces == ["Hello, Ana.", " " + EN["converse_failed"]]  # what was said, then the truth; never the cut-off half
         assert len(fake.bodies) == 2  # not retried: the words would have been said twice
         assert soul.last_error and "broke off midway" in soul.last_error
         assert body.spoken and body.spoken[0].startswith("I heard you: \u201chi\u201d. My mind is away")  # the brainstem
@@ -229,6 +231,6 @@ async def test_the_45_s_guard_cuts_a_slow_answer_short_or_says_a_filler(tmp_path
             asking = asyncio.create_task(chunks_of(running.url, "are you sure?"))
             await until(lambda: silent.hold_at is None, what="the model to hold before any sentence")
             clock.jump(45)
-            assert await asking == [FILLER["en"]]
+            assert await asking == [EN["converse_filler"]]
             silent.release.set()
             await fell_asleep(soul, wakings=3)

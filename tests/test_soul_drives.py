@@ -8,12 +8,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from soulstack.soul.metabolism.drives import (
-    BOREDOM_TEXTS,
-    MISSING_TEXTS,
     ROUTINE_TOOLS,
     Drives,
 )
 from soulstack.protocol.nudges import Nudge
+from soulstack.soul.prompts import texts
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2025, 3, 10, 12, 0, tzinfo=BERLIN)
@@ -27,7 +28,7 @@ def bored(drives, wakings, now=NOON):
 def test_fresh_drives_feel_nothing_and_are_written(tmp_path):
     drives = Drives.load(tmp_path, NOON)
     assert drives.boredom == 0
-    assert drives.felt(NOON) is None
+    assert drives.felt(NOON, texts("en")) is None
     saved = json.loads((tmp_path / "DRIVES.json").read_text())
     assert saved["boredom"] == 0 and saved["born"] == NOON.isoformat()
 
@@ -44,26 +45,26 @@ def test_boredom_grows_one_per_day_waking_and_not_at_night(tmp_path):
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_boredom_thresholds_escalate_through_three_texts(tmp_path, language):
     drives = Drives.load(tmp_path, NOON)
-    texts = BOREDOM_TEXTS[language]
+    levels = texts(language).TEXT["boredom"]
     seen = []
     for waking in range(1, 45):
         drives.on_waking(NOON, is_night=False)
-        seen.append(drives.felt(NOON, language))
+        seen.append(drives.felt(NOON, texts(language)))
     # default thresholds 6/20/40: nothing before the 6th waking
     assert seen[:5] == [None] * 5
-    assert seen[5] == seen[18] == texts[0]
-    assert seen[19] == seen[38] == texts[1]
-    assert seen[39] == seen[43] == texts[2]
-    assert len(set(texts)) == 3
+    assert seen[5] == seen[18] == levels[0]
+    assert seen[19] == seen[38] == levels[1]
+    assert seen[39] == seen[43] == levels[2]
+    assert len(set(levels)) == 3
 
 
 def test_felt_never_shows_a_number(tmp_path):
     drives = Drives.load(tmp_path, NOON - timedelta(days=5))
     bored(drives, 100)
     for language in ("en", "zh"):
-        text = drives.felt(NOON, language)
+        text = drives.felt(NOON, texts(language))
         assert text and not re.search(r"\d", text)
-        assert BOREDOM_TEXTS[language][2] in text and MISSING_TEXTS[language][1] in text
+        assert texts(language).TEXT["boredom"][2] in text and texts(language).TEXT["missing"][1] in text
 
 
 def test_custom_thresholds(tmp_path):
@@ -94,10 +95,10 @@ def test_only_a_successful_non_routine_tool_discharges_boredom(tmp_path):
 
 def test_missing_felt_at_18_and_48_hours_in_both_languages(tmp_path):
     drives = Drives.load(tmp_path, NOON)
-    assert drives.felt(NOON + timedelta(hours=17, minutes=59)) is None
-    assert drives.felt(NOON + timedelta(hours=18)) == MISSING_TEXTS["en"][0]
-    assert drives.felt(NOON + timedelta(hours=47), "zh") == MISSING_TEXTS["zh"][0]
-    assert drives.felt(NOON + timedelta(hours=48), "zh") == MISSING_TEXTS["zh"][1]
+    assert drives.felt(NOON + timedelta(hours=17, minutes=59), texts("en")) is None
+    assert drives.felt(NOON + timedelta(hours=18), texts("en")) == EN["missing"][0]
+    assert drives.felt(NOON + timedelta(hours=47), texts("zh")) == texts("zh").TEXT["missing"][0]
+    assert drives.felt(NOON + timedelta(hours=48), texts("zh")) == texts("zh").TEXT["missing"][1]
     assert drives.silence_hours(NOON + timedelta(hours=30)) == pytest.approx(30)
 
 
@@ -122,7 +123,7 @@ def test_missing_settled_only_by_real_contact(tmp_path):
     drives.on_contact(even_later + timedelta(hours=50), "converse")
     reloaded = Drives.load(tmp_path, NOON)
     assert reloaded.last_contact_kind == "converse"
-    assert reloaded.felt(even_later + timedelta(hours=51)) is None
+    assert reloaded.felt(even_later + timedelta(hours=51), texts("en")) is None
 
 
 def test_unknown_contact_kind_is_refused(tmp_path):

@@ -9,12 +9,9 @@ import pytest
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.llm.types import ImageBlock, Message, TextBlock, ToolCall, ToolResult
 from soulstack.soul.memory.fold import (
-    IMAGE_PLACEHOLDER,
     IMAGE_TOKENS,
-    SUMMARY_HEADER,
     choose_cut,
     clean_boundaries,
-    digest_summarize,
     estimate_tokens,
     fold_context,
     plain_digest,
@@ -24,6 +21,10 @@ from soulstack.soul.memory.fold import (
 )
 from soulstack.soul.memory.session import Session, coalesce
 from soulstack.fakes.anthropic_api import FakeAnthropic
+from soulstack.soul.prompts import texts
+
+ENGLISH = texts("en")  # the soul's words in English (host/soul/prompts/en.py)
+EN = ENGLISH.TEXT
 
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 64).decode()
@@ -104,7 +105,7 @@ def test_a_merged_snapshot_with_tool_results_is_not_a_boundary():
 
 async def test_no_fold_under_the_ceiling():
     messages = life(3)
-    assert await fold_context(messages, Recorder(), max_context_tokens=estimate_tokens(messages)) is None
+    assert await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=estimate_tokens(messages)) is None
 
 
 async def test_fold_respects_both_limits_and_keeps_tool_pairs():
@@ -112,7 +113,7 @@ async def test_fold_respects_both_limits_and_keeps_tool_pairs():
     total = estimate_tokens(messages)
     assert total > 100_000
     summarize = Recorder()
-    fold = await fold_context(messages, summarize, now=NOW)
+    fold = await fold_context(messages, summarize, ENGLISH, now=NOW)
     assert fold is not None
     kept_tokens = estimate_tokens(fold.kept)
     assert kept_tokens <= 20_000
@@ -125,31 +126,31 @@ async def test_fold_respects_both_limits_and_keeps_tool_pairs():
     assert fold.record["at"] == NOW.isoformat()
     assert summarize.seen == [messages[: fold.record["upto"]]]
     assert_pairs_whole(fold.messages)
-    assert fold.messages[0].content[0].text == f"{SUMMARY_HEADER['en']}\n{summarize.answer}"
+    assert fold.messages[0].content[0].text == f"{EN['summary_header']}\n{summarize.answer}"
     assert fold.messages[1:] == fold.kept[1:]
 
 
 async def test_extra_tokens_for_system_and_tools_count_toward_the_ceiling():
     messages = life(10)
     size = estimate_tokens(messages)
-    assert await fold_context(messages, Recorder(), max_context_tokens=size + 100, keep_recent_tokens=5000) is None
-    assert await fold_context(messages, Recorder(), max_context_tokens=size + 100, keep_recent_tokens=5000, extra_tokens=200) is not None
+    assert await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=size + 100, keep_recent_tokens=5000) is None
+    assert await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=size + 100, keep_recent_tokens=5000, extra_tokens=200) is not None
 
 
 async def test_a_huge_current_waking_is_kept_whole():
     messages = life(5) + waking(99, pad=200_000)
-    fold = await fold_context(messages, Recorder(), max_context_tokens=10_000, keep_recent_tokens=1000)
+    fold = await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=10_000, keep_recent_tokens=1000)
     assert fold.record["upto"] == 35  # only the newest waking remains, split nowhere
     assert_pairs_whole(fold.messages)
 
 
 async def test_second_fold_carries_the_first_summary_and_counts_from_the_session_start():
     messages = life(60)
-    first = await fold_context(messages, Recorder("FIRST"), max_context_tokens=50_000, keep_recent_tokens=40_000)
+    first = await fold_context(messages, Recorder("FIRST"), ENGLISH, max_context_tokens=50_000, keep_recent_tokens=40_000)
     live = first.kept + life(30)
     second_summarizer = Recorder("SECOND")
     second = await fold_context(
-        live, second_summarizer, max_context_tokens=50_000, keep_recent_tokens=10_000,
+        live, second_summarizer, ENGLISH, max_context_tokens=50_000, keep_recent_tokens=10_000,
         previous_summary="FIRST", base=first.record["upto"],
     )
     folded_seen = second_summarizer.seen[0]
@@ -162,13 +163,13 @@ async def test_fold_and_restart_keep_the_summary(tmp_path):
     session = Session(tmp_path / "session.jsonl").load()
     for message in life(50):
         session.append(message)
-    fold = await fold_context(session.messages[session.fold_upto:], Recorder(), base=session.fold_upto, now=NOW)
+    fold = await fold_context(session.messages[session.fold_upto:], Recorder(), ENGLISH, base=session.fold_upto, now=NOW)
     session.append_fold(fold.record["summary"], fold.record["upto"], fold.record["at"])
     session.close()
 
     again = Session(tmp_path / "session.jsonl").load()
     assert again.fold_summary == fold.record["summary"]
-    rebuilt = with_summary(again.history(), again.fold_summary)
+    rebuilt = with_summary(again.history(), again.fold_summary, ENGLISH)
     assert rebuilt == coalesce(fold.messages)
 
 
@@ -178,10 +179,10 @@ async def test_the_folded_history_and_the_summary_request_are_accepted_by_the_ap
         model = AnthropicModel("claude-sonnet-5-5", api_key="test", base_url=fake.base_url)
 
         async def summarize(folded):
-            reply = await model.complete("You are Pip.", summary_request(folded), max_tokens=800)
+            reply = await model.complete("You are Pip.", summary_request(folded, EN["summary_instruction"]), max_tokens=800)
             return reply.message.text()
 
-        fold = await fold_context(messages, summarize)
+        fold = await fold_context(messages, summarize, ENGLISH)
         await model.complete("You are Pip.", fold.messages + [Message.user("next snapshot")], cache=True)
         assert fake.usages[0] is not None and fake.usages[1] is not None  # both requests were valid
         assert fold.record["summary"] == "Summary: many mornings, one lamp."
@@ -190,16 +191,19 @@ async def test_the_folded_history_and_the_summary_request_are_accepted_by_the_ap
 
 def test_summary_request_ends_with_one_instruction_in_a_user_turn():
     folded = life(2)
-    request = summary_request(folded, "zh")
+    request = summary_request(folded, texts("zh").TEXT["summary_instruction"])
     assert len(request) == len(folded)
     assert request[-1].role == "user" and "摘要" in request[-1].content[-1].text
     ends_with_assistant = folded[:-1]
-    assert summary_request(ends_with_assistant)[-1].role == "user"
+    assert summary_request(ends_with_assistant, EN["summary_instruction"])[-1].role == "user"
 
 
 async def test_brainstem_digest_fold():
     messages = life(60)
-    fold = await fold_context(messages, digest_summarize)
+    async def digest_summarize(folded):  # the brainstem's summarizer: a plain digest, no model
+        return plain_digest(folded, ENGLISH)
+
+    fold = await fold_context(messages, digest_summarize, ENGLISH)
     digest = fold.record["summary"]
     assert digest.startswith(f"{fold.record['upto'] // 7} wakings folded; tools used: diary x")
     assert "look x" in digest and "sleep x" in digest
@@ -211,29 +215,29 @@ async def test_brainstem_digest_fold():
 
 
 def test_digest_carries_an_earlier_summary():
-    messages = with_summary(life(2), "I met a cat on Tuesday.")
-    digest = plain_digest(messages)
+    messages = with_summary(life(2), "I met a cat on Tuesday.", ENGLISH)
+    digest = plain_digest(messages, ENGLISH)
     assert digest.splitlines()[0] == "I met a cat on Tuesday."
     assert "2 wakings folded" in digest
 
 
 def test_strip_old_images_keeps_the_current_waking():
     messages = life(3)
-    stripped = strip_old_images(messages, 14)
+    stripped = strip_old_images(messages, 14, ENGLISH)
     old = [b for m in stripped[:14] for r in m.content if isinstance(r, ToolResult) for b in r.content]
     assert not any(isinstance(b, ImageBlock) for b in old)
-    assert sum(isinstance(b, TextBlock) and b.text == IMAGE_PLACEHOLDER for b in old) == 2
+    assert sum(isinstance(b, TextBlock) and b.text == EN["image_gone"] for b in old) == 2
     assert stripped[14:] == messages[14:]
     assert isinstance(stripped[16].content[0].content[0], ImageBlock)
     assert messages[2].content[0].content[0] == ImageBlock(JPEG)  # the original is untouched
-    assert strip_old_images(messages, 14) == stripped  # same bytes every time, for the cache
+    assert strip_old_images(messages, 14, ENGLISH) == stripped  # same bytes every time, for the cache
     assert estimate_tokens(stripped) < estimate_tokens(messages) - 2 * IMAGE_TOKENS + 100
 
 
 def test_strip_old_images_top_level_image_block():
     messages = [Message("user", [TextBlock("look"), ImageBlock(JPEG)]), Message("assistant", [TextBlock("ok")]), Message.user("now")]
-    stripped = strip_old_images(messages, 2)
-    assert stripped[0].content == [TextBlock("look"), TextBlock(IMAGE_PLACEHOLDER)]
+    stripped = strip_old_images(messages, 2, ENGLISH)
+    assert stripped[0].content == [TextBlock("look"), TextBlock(EN["image_gone"])]
 
 
 @pytest.mark.parametrize("keep", [500, 5000, 20_000])

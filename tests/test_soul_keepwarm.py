@@ -18,16 +18,17 @@ import pytest
 from soulstack.protocol.nudges import Nudge
 from soulstack.soul import config
 from soulstack.clocks import StepClock
-from soulstack.soul.memory.fold import IMAGE_PLACEHOLDER
-from soulstack.soul.memory.keepwarm import PING
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, message, text, tool_use
 from soulstack.fakes.openai_api import FakeOpenAI, completion
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_life import Running, make_cfg, texts_of, until
 from tests.test_soul_metabolism import anthropic_env
 from tests.test_soul_metabolism import cfg_for as metabolism_cfg
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 MIN = 60.0
@@ -56,7 +57,7 @@ def test_keep_warm_is_on_by_default_and_must_be_a_boolean():
 
 def is_keep_warm(request) -> bool:
     last = request["messages"][-1]["content"]
-    return isinstance(last, list) and last[-1].get("text") == PING
+    return isinstance(last, list) and last[-1].get("text") == EN["keep_warm"]
 
 
 class Script:
@@ -118,9 +119,9 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
         said = [b["text"] for b in refresh["messages"][-1]["content"] if b["type"] == "text"]
         assert said[0] == "What you did then:\n- sleep: 120 \u2192 You will sleep 120 minutes."
         # ...where the image waking 1 saw is already the placeholder the next waking sends.
-        assert IMAGE_PLACEHOLDER in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
+        assert EN["image_gone"] in json.dumps(refresh) and JPEG_B64 not in json.dumps(refresh)
         # ...and the line after it, in the final message, is not cached: no entry of its own.
-        assert refresh["messages"][-1]["content"][-1] == {"type": "text", "text": PING}
+        assert refresh["messages"][-1]["content"][-1] == {"type": "text", "text": EN["keep_warm"]}
         assert not any(block.get("cache_control") for block in refresh["messages"][-1]["content"])
     # The first refresh reads waking 1's cache and writes the reply that called sleep; the second
     # only reads; the waking reads all that and writes only what is new (the sleep's result, its snapshot).
@@ -136,7 +137,7 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     assert meter["today"]["calls"] == 6
     assert [w["calls"] for w in meter["wakings"]] == [3, 1]
     # Nothing of it reaches the soul's memory.
-    assert PING not in (tmp_path / "soul" / "session.jsonl").read_text()
+    assert EN["keep_warm"] not in (tmp_path / "soul" / "session.jsonl").read_text()
     assert soul.keep_warm.sent == 2
 
 
@@ -158,7 +159,7 @@ async def test_a_waking_that_ends_in_words_is_kept_warm_too(tmp_path):
         # The line is a user message of its own after the soul's words; the breakpoint is on those words.
         assert refresh["messages"][-2] == {"role": "assistant", "content": [
             {"type": "text", "text": "Nobody. The chair is empty.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
-        assert refresh["messages"][-1]["content"] == [{"type": "text", "text": PING}]
+        assert refresh["messages"][-1]["content"] == [{"type": "text", "text": EN["keep_warm"]}]
         assert same_prefix(refresh, waking) and breakpoints(refresh)[-1] == breakpoints(waking)[-2]
     assert usages[3]["cache_creation_input_tokens"] == 0
     assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])

@@ -19,12 +19,13 @@ import pytest
 
 from soulstack.soul import config
 from soulstack.clocks import StepClock
-from soulstack.soul.metabolism.drives import BOREDOM_TEXTS, MISSING_TEXTS
 from soulstack.soul.run import build_soul
-from soulstack.soul.metabolism.vitals import HUNGER_TEXTS
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_life import Running, make_cfg, texts_of, until
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 NIGHT = datetime(2024, 5, 1, 1, 0, tzinfo=timezone.utc)
@@ -63,7 +64,7 @@ async def test_boredom_thresholds_are_felt_in_words_and_escalate(tmp_path):
         async with Running(soul):
             await until(lambda: clock.held == 5, what="five wakings")
         felt = [snapshot_of(b) for b in fake.bodies[:5]]
-    en = BOREDOM_TEXTS["en"]
+    en = EN["boredom"]
     assert not any(text in felt[0] for text in en)  # boredom 1: below the first threshold
     assert en[0] in felt[1] and en[1] not in felt[1]  # 2
     assert en[1] in felt[2] and en[0] not in felt[2]  # 3
@@ -88,7 +89,7 @@ async def test_no_boredom_at_night(tmp_path):
     for request in fake.bodies[:3]:
         text = snapshot_of(request)
         assert "It is night." in text
-        assert not any(words in text for words in BOREDOM_TEXTS["en"])
+        assert not any(words in text for words in EN["boredom"])
 
 
 async def test_boredom_is_discharged_only_by_a_non_routine_tool_that_succeeded(tmp_path):
@@ -109,10 +110,10 @@ async def test_boredom_is_discharged_only_by_a_non_routine_tool_that_succeeded(t
             await until(lambda: clock.held == 3, what="the third waking")
     first, second, third = fake.bodies[0], fake.bodies[3], fake.bodies[5]
     assert fake.bodies[1]["messages"][-1]["content"][0]["is_error"] is True  # the failed look
-    assert BOREDOM_TEXTS["en"][0] not in snapshot_of(first)
-    assert BOREDOM_TEXTS["en"][0] in snapshot_of(second)  # a failure and a routine express did not discharge it
+    assert EN["boredom"][0] not in snapshot_of(first)
+    assert EN["boredom"][0] in snapshot_of(second)  # a failure and a routine express did not discharge it
     assert not fake.bodies[4]["messages"][-1]["content"][0].get("is_error")  # this look worked
-    assert BOREDOM_TEXTS["en"][0] not in snapshot_of(third)
+    assert EN["boredom"][0] not in snapshot_of(third)
     drives = drives_file(tmp_path)
     assert drives["lastDischargeTool"] == "look" and drives["boredom"] == 1
 
@@ -138,7 +139,7 @@ async def test_missing_is_settled_only_by_real_contact(tmp_path):
             clock.hold(after=1)
             await until(lambda: clock.held == 4, what="the fourth waking")
     felt = [snapshot_of(fake.bodies[i]) for i in (0, 2, 3, 5)]
-    ache = MISSING_TEXTS["en"][0]
+    ache = EN["missing"][0]
     assert ache not in felt[0] and ache not in felt[1]
     assert ache in felt[2]  # two hours without contact
     assert ache not in felt[3]  # the speak that worked settled it
@@ -175,8 +176,8 @@ async def test_hunger_stretches_sleep_and_a_nudge_still_wakes_it(tmp_path):
             # The clock holds this sleep: only the nudge can end it.
             assert (await running.post("/nudge", {"reason": "a face appeared"}))[0] == 202
             await until(lambda: len(fake.bodies) >= 3, what="the nudged waking")
-    assert not any(words in snapshot_of(fake.bodies[0]) for words in HUNGER_TEXTS["en"])  # 1 of 2 wakes: fed
-    assert HUNGER_TEXTS["en"][1] in snapshot_of(fake.bodies[1])  # 2 of 2: starving
+    assert not any(words in snapshot_of(fake.bodies[0]) for words in EN["hunger"])  # 1 of 2 wakes: fed
+    assert EN["hunger"][1] in snapshot_of(fake.bodies[1])  # 2 of 2: starving
     assert "You will sleep 30 minutes." in texts_of(fake.bodies[1]["messages"][-1])
     told = texts_of(fake.bodies[2]["messages"][-1])  # the second sleep's answer, then the nudged snapshot
     assert "You will sleep 240 minutes (you asked for 30; you are starving: today's budget is spent" in told

@@ -13,12 +13,14 @@ import pytest
 
 from soulstack.clocks import StepClock
 from soulstack.llm.anthropic import holds_image
-from soulstack.soul.memory.fold import IMAGE_PLACEHOLDER, SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
+from soulstack.soul.prompts import texts
 from tests.test_soul_life import Running, texts_of, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 
@@ -86,7 +88,7 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
     assert all(usage["input_tokens"] == 0 for index, usage in enumerate(usages[:6]) if index != 1)
     # The image of waking 1 is sent within waking 1, then replaced by one and the same placeholder.
     assert JPEG_B64 in json.dumps(bodies[1]) and JPEG_B64 not in json.dumps(bodies[2:6])
-    placeholders = [json.dumps(b).count(IMAGE_PLACEHOLDER) for b in bodies[2:6]]
+    placeholders = [json.dumps(b).count(EN["image_gone"]) for b in bodies[2:6]]
     assert placeholders == [1, 1, 1, 1]
     # session.jsonl keeps the image itself.
     assert JPEG_B64 in (tmp_path / "soul" / "session.jsonl").read_text()
@@ -97,7 +99,7 @@ def living(summaries):
 
     def answer(request):
         said = texts_of(request["messages"][-1])
-        if SUMMARY_INSTRUCTION["en"][:60] in said:
+        if EN["summary_instruction"][:60] in said:
             summaries.append(request)
             return text(f"SUMMARY {len(summaries)}: I wrote in my diary and slept.")
         if "Written in your diary." in said:
@@ -133,7 +135,7 @@ async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_c
         # waking 1: 0 diary, 1 sleep; waking 2: 2 summary, 3 diary, 4 sleep; waking 3: 5 summary, 6 diary, 7 sleep
         first_diary_call = bodies[1]["messages"][1]["content"][0]["id"]
         after_fold = bodies[3]
-        assert after_fold["messages"][0]["content"][0]["text"] == f"{SUMMARY_HEADER['en']}\n{records[0]['summary']}"
+        assert after_fold["messages"][0]["content"][0]["text"] == f"{EN['summary_header']}\n{records[0]['summary']}"
         assert first_diary_call not in json.dumps(after_fold)  # waking 1 is folded away
         # The summary is asked with the history exactly as the turn sent it: the prefix is a cache read.
         assert same_prefix(bodies[4], bodies[5])
@@ -149,7 +151,7 @@ async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_c
             await until(lambda: clock.held == 4, what="the first waking after the restart")
         again.session.close()
         resumed = fake.bodies[8]  # the restarted soul's first request: its fold's summary request
-        assert resumed["messages"][0]["content"][0]["text"] == f"{SUMMARY_HEADER['en']}\n{records[1]['summary']}"
+        assert resumed["messages"][0]["content"][0]["text"] == f"{EN['summary_header']}\n{records[1]['summary']}"
         assert first_diary_call not in json.dumps(fake.bodies[8:10])
 
 
@@ -203,5 +205,5 @@ async def test_the_ceiling_is_in_the_providers_tokens(tmp_path, bytes_per_token)
         # It folded although its own count stayed under the ceiling (the same life, counted like us
         # in the other case, never passed it): the provider's count of the request before was over it.
         assert records and soul.metabolism.folds >= 1
-        first_fold_waking = next(i for i, b in enumerate(fake.bodies) if SUMMARY_INSTRUCTION["en"][:60] in texts_of(b["messages"][-1]))
+        first_fold_waking = next(i for i, b in enumerate(fake.bodies) if EN["summary_instruction"][:60] in texts_of(b["messages"][-1]))
         assert counted[first_fold_waking - 1] > ceiling

@@ -20,18 +20,18 @@ from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
-from soulstack.soul.memory.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.soul.memory.session import Session
-from soulstack.soul.memory.settle import HEADER as SETTLED_HEADER
 from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_block
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
@@ -65,7 +65,7 @@ def this_waking(request) -> list:
     blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
     volatiles = [i for i, b in enumerate(blocks) if "your local time" in b["text"]]
     ends = [i for i, b in enumerate(blocks[:volatiles[-1]])
-            if i in volatiles or b["text"].startswith(SETTLED_HEADER["en"])]
+            if i in volatiles or b["text"].startswith(EN["settled_header"])]
     return blocks[ends[-1] + 1:] if ends else blocks
 
 
@@ -81,7 +81,7 @@ class Script:
         self.waking, self.queue, self.summaries = 0, [], 0
 
     def __call__(self, request):
-        if SUMMARY_INSTRUCTION["en"][:60] in texts_of(request["messages"][-1]):
+        if EN["summary_instruction"][:60] in texts_of(request["messages"][-1]):
             self.summaries += 1
             return text(f"SUMMARY {self.summaries}: I lived and slept.")
         if is_waking(request):
@@ -185,11 +185,11 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     # waking 1: diary, sleep; wakings 2 and 3: summary, diary, sleep
     assert script.waking == 3 and script.summaries == 2 and len(fake.bodies) == 8
     assert soul.metabolism.folds == 2
-    turns = [b for b in fake.bodies if SUMMARY_INSTRUCTION["en"][:60] not in texts_of(b["messages"][-1])]
+    turns = [b for b in fake.bodies if EN["summary_instruction"][:60] not in texts_of(b["messages"][-1])]
     # Waking 2's snapshot had no inner block (all in view); the fold then took waking 1 away,
     # so the whole inner life came back in full, right after the snapshot, before the model was asked.
     second = next(b for b in turns if is_waking(b) and b is not turns[0])
-    assert inner_of(second).startswith(SUMMARY_HEADER["en"])  # the fold's summary, then no inner block
+    assert inner_of(second).startswith(EN["summary_header"])  # the fold's summary, then no inner block
     restored = second["messages"][-1]["content"][-1]["text"]
     assert restored.startswith("Who you think you are (SELF.md):") and ASPIRATION in restored
     assert "Your latest diary lines:" in restored and "Page 1." in restored

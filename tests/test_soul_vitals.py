@@ -10,7 +10,10 @@ import pytest
 from soulstack.llm.prices import DEFAULT_PRICES, price_for
 from soulstack.llm.types import Usage
 from soulstack.soul.metabolism.costs import Meter, prices_from_config
-from soulstack.soul.metabolism.vitals import HUNGER_TEXTS, STRETCH_TEXTS, Vitals
+from soulstack.soul.metabolism.vitals import Vitals
+from soulstack.soul.prompts import texts
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 MORNING = datetime(2025, 3, 10, 8, 0, tzinfo=SHANGHAI)
@@ -63,14 +66,14 @@ def test_history_keeps_two_weeks(tmp_path):
 def test_hunger_felt_at_80_percent_and_starving_at_100(tmp_path, language):
     vitals = load(tmp_path, max_wakes_per_day=10)
     wake(vitals, 7)
-    assert vitals.hunger(MORNING) == "fed" and vitals.felt(MORNING, language) is None
+    assert vitals.hunger(MORNING) == "fed" and vitals.felt(MORNING, texts(language)) is None
     wake(vitals, 1)
     assert vitals.hunger(MORNING) == "peckish"
-    assert vitals.felt(MORNING, language) == HUNGER_TEXTS[language][0]
+    assert vitals.felt(MORNING, texts(language)) == texts(language).TEXT["hunger"][0]
     wake(vitals, 2)
     assert vitals.hunger(MORNING) == "starving"
-    text = vitals.felt(MORNING, language)
-    assert text == HUNGER_TEXTS[language][1] and not re.search(r"\d", text)
+    text = vitals.felt(MORNING, texts(language))
+    assert text == texts(language).TEXT["hunger"][1] and not re.search(r"\d", text)
 
 
 def test_starving_stretches_every_sleep_until_the_next_day(tmp_path):
@@ -177,5 +180,5 @@ def test_corrupt_vitals_are_set_aside(tmp_path):
 
 
 def test_stretch_texts_name_the_real_minutes():
-    assert "150 minutes" in STRETCH_TEXTS["en"].format(minutes=150)
-    assert "150 分钟" in STRETCH_TEXTS["zh"].format(minutes=150)
+    assert "150 minutes" in EN["hunger_sleep"].format(minutes=150)
+    assert "150 分钟" in texts("zh").TEXT["hunger_sleep"].format(minutes=150)

@@ -10,8 +10,8 @@ look goes alone, everything else it decided on goes in one reply with the
 sleep. The waking plans come from a generator seeded per day (the first day
 from the seed itself), so day k starts from the same plans whatever happened
 before it. Besides the plans: a fold's summary request is answered with ~300
-words; the nightly consolidation (host/soul/memory/consolidate.py's INSTRUCTION, or
-RESUME) with tool calls that keep things (a diary line, sometimes
+words; the nightly consolidation (host/soul/prompts/en.py's "consolidate", or
+"consolidate_resume") with tool calls that keep things (a diary line, sometimes
 keep_in_mind, about once a week reflect or set_aspiration), and the request
 its tool results come back in with a ~180-word digest and no tool call; a
 keep-warm refresh during a long sleep (host/soul/memory/keepwarm.py) with one word,
@@ -34,14 +34,14 @@ from zoneinfo import ZoneInfo
 
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import message
-from soulstack.soul.memory.consolidate import INSTRUCTION, RESUME
-from soulstack.soul.memory.fold import SUMMARY_INSTRUCTION
-from soulstack.soul.memory.keepwarm import PING
+from soulstack.soul.prompts import texts
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 TIMEZONE = "UTC"  # the soul's zone: days are counted in it
 CALL_SECONDS = 5  # virtual time one model call takes
-CONSOLIDATION = (INSTRUCTION["en"][:60], RESUME["en"][:60])  # what marks the nightly consolidation's request
+CONSOLIDATION = (EN["consolidate"][:60], EN["consolidate_resume"][:60])  # what marks the nightly consolidation's request
 
 SELF = (
     "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "
@@ -116,9 +116,9 @@ def request_kind(body: dict) -> str:
     instruction is its last message), "digest" (a later step of that consolidation turn) or "waking"."""
     messages = body["messages"]
     last = words_of(messages[-1])
-    if PING in last:
+    if EN["keep_warm"] in last:
         return "keep-warm"
-    if SUMMARY_INSTRUCTION["en"][:60] in last:
+    if EN["summary_instruction"][:60] in last:
         return "fold"
     for msg in reversed(messages):  # back to the turn's start: the consolidation's words, or a waking's snapshot
         if msg["role"] != "user":

@@ -31,11 +31,10 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, estim
 from soulstack.llm.anthropic import to_api_message
 from soulstack.llm.prices import cost_usd, price_for
 from soulstack.llm.types import Usage
-from soulstack.soul.memory.consolidate import POINTER
-from soulstack.soul.memory.fold import SUMMARY_HEADER, SUMMARY_INSTRUCTION
-from soulstack.soul.memory.keepwarm import PING
-from soulstack.soul.memory.settle import HEADER as SETTLED_HEADER
+from soulstack.soul.prompts import texts
 from tools.bench_life_player import CONSOLIDATION, request_kind
+
+EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 
 # --- every call, every day ------------------------------------------------------------------
@@ -155,15 +154,15 @@ def block_category(role: str, block: dict) -> str:
     if kind == "tool_result":
         return "tool results"
     words = block.get("text", "")
-    if words.startswith(SUMMARY_HEADER["en"]):
+    if words.startswith(EN["summary_header"]):
         return "fold summary"
-    if words.startswith(SUMMARY_INSTRUCTION["en"][:60]):
+    if words.startswith(EN["summary_instruction"][:60]):
         return "fold request"
-    if any(mark in words for mark in CONSOLIDATION) or words.startswith(POINTER["en"][:60]):
+    if any(mark in words for mark in CONSOLIDATION) or words.startswith(EN["consolidate_pointer"][:60]):
         return "consolidation words"
-    if words == PING:
+    if words == EN["keep_warm"]:
         return "keep-warm line"
-    if words.startswith(SETTLED_HEADER["en"]):
+    if words.startswith(EN["settled_header"]):
         return "settled calls"
     if "your local time" in words or " is speaking to you now" in words:
         return "volatile (snapshot)"

@@ -12,34 +12,22 @@ waking it makes the same few calls, each only if the tool exists:
    sleep(the default).
 
 It reads what woke it from `situation()`, a callable the soul hands it, so it
-never parses the snapshot's prose.
+never parses the snapshot's prose. Its words are the soul's too: this seam never
+imports the soul, so the soul hands them over in its language (`words`: its
+prompts' TEXT["brainstem"], host/soul/prompts/), as a mapping with the keys
+answer ({words}: what the human said), diary ({why}: what woke it), heard
+({words}: appended to the diary line), nothing (the `why` when nothing but the
+alarm woke it) and rest (its reply when it has nothing left to do).
 """
 
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
 
 log = logging.getLogger("soul.brainstem")
-
-WORDS = {
-    "en": {
-        "answer": "I heard you: \u201c{words}\u201d. My mind is away right now; I will think about it when it is back.",
-        "diary": "Woke ({why}) without my mind; only my brainstem kept the rhythm.",
-        "heard": " Heard: {words}.",
-        "nothing": "my own alarm",
-        "rest": "(resting; no mind to think with)",
-    },
-    "zh": {
-        "answer": "我听见了：“{words}”。我的脑子现在不在，等它回来我再好好想。",
-        "diary": "醒了（{why}），脑子不在，只有脑干在维持作息。",
-        "heard": "听见：{words}。",
-        "nothing": "自己的闹钟",
-        "rest": "（在休息；没有脑子可以想事）",
-    },
-}
 
 
 @dataclass
@@ -58,8 +46,9 @@ class Brainstem:
     provider = "brainstem"
     model_id = "brainstem"
 
-    def __init__(self, situation: Callable[[], Situation] | None = None):
+    def __init__(self, situation: Callable[[], Situation] | None = None, *, words: Mapping[str, str]):
         self.situation = situation or Situation
+        self.words = words
         self._answered: set = set()
         self._ids = itertools.count(1)
 
@@ -68,8 +57,7 @@ class Brainstem:
 
     async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> Reply:
         names = {tool.name for tool in tools or []}
-        now = self.situation()
-        words = WORDS.get(now.language, WORDS["en"])
+        now, words = self.situation(), self.words
         if now.step == 0 and "body_status" in names:
             return self._reply([self._call("body_status")])
         if now.step == 0 or (now.step == 1 and _previous_calls(messages) == ["body_status"]):

@@ -122,7 +122,7 @@ class Soul:
         self.toolbox = toolbox
         self.hooks = hooks or Hooks()
         self.rng = rng or random.Random()
-        self.brainstem = Brainstem(self.situation)
+        self.brainstem = Brainstem(self.situation, words=self.T.TEXT["brainstem"])  # its words: the soul's language
         self.model = model or self.brainstem
         self.routine_model = routine_model if model else None  # model.routine: see mind()
         self.last_mind = self.model  # the model the last waking thought with (keep-warm keeps its cache)

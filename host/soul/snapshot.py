@@ -35,11 +35,6 @@ FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), 
 # A part the soul changed with its own call is already in front of it (the call is in the history).
 OWN_TOOLS = {"self": {"reflect"}, "aspirations": {"set_aspiration"}, "mood": {"update_mood"},
              "kept": {"keep_in_mind", "settle_mind"}}
-# The words for what this module adds; kept here, next to the rule they describe.
-SIGHT_TEXT = {
-    "en": {"diary_new": "New in your diary since then:", "nothing": "(nothing now)"},
-    "zh": {"diary_new": "那之后日记里新添的：", "nothing": "（现在没有）"},
-}
 
 
 @dataclass
@@ -117,7 +112,7 @@ class InnerSight:
 
     def _render(self, life, T, local, at, live_from, own, rng, blank_line=True) -> TextBlock:
         """The parts not in view; an empty text when everything is (a blank life says so, with `blank_line`)."""
-        text, words = T.TEXT, SIGHT_TEXT.get(T.__name__.rsplit(".", 1)[-1], SIGHT_TEXT["en"])
+        text = T.TEXT
         parts, anything = [], False
         current = {key: _file_part(life, text[key], name) for key, name in FILE_PARTS}
         current["kept"] = _kept_part(life, text, local)
@@ -134,7 +129,7 @@ class InnerSight:
             if now:
                 parts.append(now)
             elif seen and seen.text and seen.at >= live_from:
-                parts.append(f"{text[key]}\n{words['nothing']}")  # it was there, now it is gone
+                parts.append(f"{text[key]}\n{text['nothing_now']}")  # it was there, now it is gone
             self.shown[key] = Shown(now, at)
         diary = _entries(life, lifefiles.DIARY)
         recent = diary[-DIARY_RECENT:]
@@ -148,7 +143,7 @@ class InnerSight:
         else:
             others = [entry for entry in new if entry[1] not in own.diary_lines]
             if others:
-                parts.append(words["diary_new"] + "\n" + "\n".join(_diary_line(e) for e in others))
+                parts.append(text["diary_new"] + "\n" + "\n".join(_diary_line(e) for e in others))
             seen.text = (list(seen.text) + new)[-DIARY_RECENT:]
         if rng is not None:
             older = diary[:-DIARY_RECENT]

@@ -37,6 +37,7 @@ from soulstack.soul.converse.reply import (
     utterance_from_chat,
 )
 from soulstack.soul.converse.shapes import Shape, estimate_tokens
+from soulstack.soul.prompts import texts
 
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul
@@ -46,9 +47,6 @@ log = logging.getLogger("soulstack.converse")
 CACHE_S = 15  # a finished answer is reused for this long
 FILLER_AFTER_S = 45  # a voice stack waits no longer than this
 PENDING_MAX_S = 600  # an answer still missing after this is abandoned
-
-FILLER = {"en": "I'm still thinking — give me a moment.", "zh": "我还在想，请稍等一下。"}
-FAILED = {"en": "Sorry — I couldn't answer just now.", "zh": "抱歉，我刚才没能回答。"}
 
 
 class Listener(Protocol):
@@ -148,7 +146,8 @@ class Converse:
             if found:
                 yield found
             return
-        lang = "zh" if is_chinese(utterance) else "en"
+        # The filler and the failure line speak the utterance's language (host/soul/prompts/).
+        words = texts("zh" if is_chinese(utterance) else "en").TEXT
         catcher, sent = found.catcher, 0
         catcher.waiting += 1
         timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
@@ -173,9 +172,9 @@ class Converse:
         elif not found.task.done():
             log.warning("converse: no answer to %r within %gs; said a filler, the answer will be kept",
                         utterance, self.filler_after_s)
-            yield FILLER[lang]
+            yield words["converse_filler"]
         elif found.task.cancelled() or found.task.exception() is not None:
-            yield (" " if sent else "") + FAILED[lang]
+            yield (" " if sent else "") + words["converse_failed"]
         else:
             catcher.voiced = True
 

@@ -25,13 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("soulstack.converse")
 
-# The tool result of a `speak` whose words the voice stack says instead of the body.
-SAID_BY_VOICE = {
-    "en": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
-    "zh": "已说出：这句话由语音对话传给{human}，身体没有再说一遍。",
-}
-
-
 class SoulListener:
     """The soul at the Listener seam, wired through its hooks and `deliver`.
 
@@ -62,7 +55,8 @@ class SoulListener:
     def before_tool(self, soul: Soul, call: ToolCall) -> str | None:
         if not self.catchers.answered_by(call):
             return None
-        return SAID_BY_VOICE[_language(soul)].format(human=soul.cfg["persona"]["human"])
+        # The speak's result: the voice stack says these words instead of the body.
+        return soul.T.TEXT["said_by_voice"].format(human=soul.cfg["persona"]["human"])
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         error = RuntimeError(waking.error) if waking.error else None
@@ -84,7 +78,3 @@ class _Arm:
         if not self.entered:
             self.entered = True
             self.catchers.arm(self.catcher)
-
-
-def _language(soul: Soul) -> str:
-    return "zh" if soul.cfg["persona"]["language"] == "zh" else "en"

@@ -39,16 +39,10 @@ log = logging.getLogger("soul.metabolism")
 # Bounds for the token scale: a usage report this far off our count is a provider's quirk, not a tokenizer.
 MIN_TOKEN_SCALE, MAX_TOKEN_SCALE = 0.5, 3.0
 
-KEPT_FROM = {
-    "en": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your memory stays word for word.)",
-    "zh": "\n\n（摘要到以“{line}”开头的那次醒来之前为止：从那里起，你的记忆会原样保留。）",
-}
-
 
 class Ceiling:
     def __init__(self, soul: Soul, book: Callable):
         self.soul = soul
-        self.language = soul.cfg["persona"]["language"]
         self.book = book  # book(now, model_id, usage): the summary's own model call, on the day's meter
         self.token_scale = 1.0  # provider tokens per token of our count (see the module)
         self.folds = 0  # folds done by this process (tools/bench-life reads it)
@@ -65,18 +59,18 @@ class Ceiling:
         session, model_cfg = soul.session, soul.cfg["model"]
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = soul.snapshot_at if soul.snapshot_at is not None else len(session.messages) - 1
-        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto)
+        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto, soul.T)
 
         def shown(messages):  # as the model sees them: the size the ceiling is about
-            return settled(session, messages, start - session.fold_upto, soul.toolbox.informs, self.language)
+            return settled(session, messages, start - session.fold_upto, soul.toolbox.informs, soul.T)
 
         scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
-            live, lambda folded: self._summarize(soul, live, folded),
+            live, lambda folded: self._summarize(soul, live, folded), soul.T,
             max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
             keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
             previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=fixed_tokens(soul),
-            now=soul.clock.now(), language=self.language, shown=shown,
+            now=soul.clock.now(), shown=shown,
         )
         if result is None:
             return
@@ -99,24 +93,25 @@ class Ceiling:
 
     async def _summarize(self, soul: Soul, live: list, folded: list) -> str:
         """The model's summary, asked with the cached history; a plain digest when it cannot."""
+        T = soul.T
         if soul.model is soul.brainstem or (soul.waking and soul.waking.on_brainstem):
-            return folding.plain_digest(folded, self.language)
+            return folding.plain_digest(folded, T)
         messages = view(soul)
-        instruction = folding.SUMMARY_INSTRUCTION.get(self.language, folding.SUMMARY_INSTRUCTION["en"])
+        instruction = T.TEXT["summary_instruction"]
         first_kept = live[len(folded)] if len(folded) < len(live) else None
         line = _first_line(first_kept)
         if line:
-            instruction += KEPT_FROM.get(self.language, KEPT_FROM["en"]).format(line=line)
-        request = folding.summary_request(messages, self.language, instruction)
+            instruction += T.TEXT["summary_kept_from"].format(line=line)
+        request = folding.summary_request(messages, instruction)
         try:
             reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"],
                                               cache=True)
         except ModelError as error:
             log.warning("the model could not summarize (%s); a plain digest is folded instead", error)
-            return folding.plain_digest(folded, self.language)
+            return folding.plain_digest(folded, T)
         self.book(soul.clock.now(), reply.model or soul.model.model_id, reply.usage)
         words = "\n".join(b.text for b in reply.message.content if isinstance(b, TextBlock)).strip()
-        return words or folding.plain_digest(folded, self.language)
+        return words or folding.plain_digest(folded, T)
 
 
 def fixed_tokens(soul: Soul) -> int:

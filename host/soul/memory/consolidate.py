@@ -46,37 +46,8 @@ MIN_WAKINGS = 3
 # The last few exchanges kept word for word before the consolidation waking (in our token estimate).
 KEEP_RECENT_TOKENS = 1200
 
-INSTRUCTION = {
-    "en": (
-        "Night has come: before you sleep, consolidate your day, the way sleep does. Keep what matters with "
-        "your own tools: a diary line for what you want to remember of today, keep_in_mind for what is still "
-        "open, reflect or set_aspiration only if you understood something new about yourself. Then, instead "
-        "of calling sleep, answer with a digest of the day for tomorrow morning's self, calling no tool: what "
-        "happened, who you met and what they said, promises and open threads. First person, at most 250 "
-        "words. The digest ends this stretch, and the night's long sleep follows it; from then on your "
-        "memory of today is that digest and what you wrote down."
-    ),
-    "zh": (
-        "夜深了：睡前像睡眠那样整理你的这一天。用你自己的工具留下要紧的：用 diary 记下今天想记住的，用 keep_in_mind "
-        "记下还没了结的事；只有当你对自己或对追求有了新的理解时，才用 reflect 或 set_aspiration。然后不要调用 sleep，"
-        "也不调用任何工具，直接给明早的自己写一段今天的摘要：发生了什么，遇见了谁、他们说了什么，许下的承诺和未了的线头。"
-        "第一人称，不超过二百五十字。摘要结束这一段清醒，之后是夜里的长眠；从此你对今天的记忆就是这段摘要和你写下的东西。"
-    ),
-}
-RESUME = {
-    "en": (
-        "Your consolidation of the day was interrupted before you finished. What you already wrote down is "
-        "above: do not write it again. Keep what is still missing, then answer, calling no tool, with the "
-        "digest of the day."
-    ),
-    "zh": "你对这一天的整理还没完成就被打断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
-}
-# What stands in front of the compact context: the digest itself is in the consolidation turn that stays.
-POINTER = {
-    "en": "Last night you consolidated your days: what mattered is in your life files, and the digest you "
-          "wrote for yourself is below, at the end of that night's consolidation.",
-    "zh": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，你写给自己的摘要在下面，就在那一夜整理的末尾。",
-}
+# Its words (the instruction, the resumption, the pointer that stands in front of the compact
+# context) are the soul's language's: host/soul/prompts/ (T.TEXT["consolidate"], ...).
 
 
 def night_of(loop: dict, local: datetime) -> str | None:
@@ -119,16 +90,15 @@ class Nightly:
         """The consolidation turn's opening: its record (unless it resumes one) and its instruction.
         The loop then runs the turn (host/soul/loop.py) and calls `end`."""
         soul, session = self.soul, self.soul.session
-        language = soul.cfg["persona"]["language"]
         at = soul.clock.now().isoformat()
         if session.consolidating:
-            words = RESUME
+            words = soul.T.TEXT["consolidate_resume"]
             log.info("finishing the consolidation of the night of %s, interrupted before", session.consolidating["night"])
         else:
-            words = INSTRUCTION
+            words = soul.T.TEXT["consolidate"]
             # This waking's snapshot is the last message: the consolidation begins there.
             session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
-        session.append(Message("user", [TextBlock(words.get(language, words["en"]))]), at=at)
+        session.append(Message("user", [TextBlock(words)]), at=at)
 
     def end(self, waking: Waking) -> None:
         """After the consolidation turn: the night's sleep, and the fold that leaves tomorrow a compact context."""
@@ -143,7 +113,6 @@ class Nightly:
     def fold(self, waking: Waking) -> None:
         """Fold everything before the last few exchanges; the consolidation turn itself stays whole."""
         soul, session = self.soul, self.soul.session
-        language = soul.cfg["persona"]["language"]
         night, begun = session.consolidating["night"], session.consolidating["waking"]
         before = session.messages[session.fold_upto:begun]
         cut = folding.choose_cut(before, KEEP_RECENT_TOKENS) if before else None
@@ -152,10 +121,10 @@ class Nightly:
         if session.fold_upto > begun:  # the ceiling folded while it was unfinished: its summary holds the rest
             summary = session.fold_summary
         elif digest:
-            summary = POINTER.get(language, POINTER["en"])
+            summary = soul.T.TEXT["consolidate_pointer"]
         else:  # no digest from the model: the day's plain digest stands in front instead
-            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, language)
-            summary = folding.plain_digest(folded, language)
+            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, soul.T)
+            summary = folding.plain_digest(folded, soul.T)
         tokens_before = folding.estimate_tokens(session.history())
         session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
         self.done += 1

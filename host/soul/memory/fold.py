@@ -28,22 +28,8 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600  # Anthropic's cost of a full-size image; a QVGA frame costs far less
 MESSAGE_OVERHEAD_TOKENS = 4
 
-SUMMARY_HEADER = {
-    "en": "[Your earlier life, folded into a summary so your memory stays light:]",
-    "zh": "[你更早的经历，已折叠成摘要，让记忆保持轻盈：]",
-}
-SUMMARY_INSTRUCTION = {
-    "en": (
-        "Your memory is getting too long to carry. Write a summary of everything above for your future self: "
-        "what happened, who you met and what they said, what you did, tried and felt, promises you made and "
-        "threads still open. First person, plain prose, at most 400 words. Answer with the summary only."
-    ),
-    "zh": (
-        "你的记忆已经长得背不动了。为将来的自己写一段摘要，概括上面的一切：发生了什么，遇见了谁、他们说了什么，"
-        "你做了、尝试了、感受了什么，许下的承诺和尚未了结的事。用第一人称、平实的文字，不超过四百字。只回答摘要本身。"
-    ),
-}
-IMAGE_PLACEHOLDER = "[an image you saw earlier; no longer kept]"
+# The words (the summary's header and request, the digest's, an old image's placeholder) are the
+# soul's language's: host/soul/prompts/ (T.TEXT["summary_header"], ...); `T` is that language.
 
 
 # --- the estimate ---------------------------------------------------------------------------
@@ -130,7 +116,7 @@ def choose_cut(messages: list, keep_recent_tokens: int, image_tokens: int = IMAG
 # --- what the model sees after a fold --------------------------------------------------------
 
 
-def with_summary(messages: list, summary: str | None, language: str = "en") -> list:
+def with_summary(messages: list, summary: str | None, T) -> list:
     """`messages` with the summary put in front of the first (user) message's blocks.
 
     Putting it inside the first message keeps user/assistant alternation, and
@@ -138,15 +124,15 @@ def with_summary(messages: list, summary: str | None, language: str = "en") -> l
     """
     if not summary or not messages:
         return list(messages)
-    header = SUMMARY_HEADER.get(language, SUMMARY_HEADER["en"])
+    header = T.TEXT["summary_header"]
     first = messages[0]
     return [Message(first.role, [TextBlock(f"{header}\n{summary}")] + list(first.content))] + list(messages[1:])
 
 
-def summary_request(folded: list, language: str = "en", instruction: str | None = None) -> list:
-    """A valid request history asking the model to summarize `folded` (for a model summarizer).
-    `instruction` replaces the default SUMMARY_INSTRUCTION text."""
-    instruction = TextBlock(instruction or SUMMARY_INSTRUCTION.get(language, SUMMARY_INSTRUCTION["en"]))
+def summary_request(folded: list, instruction: str) -> list:
+    """A valid request history that ends with `instruction` in a user turn: for a model summarizer,
+    T.TEXT["summary_instruction"] asks it to summarize `folded`."""
+    instruction = TextBlock(instruction)
     messages = list(folded)
     if messages and messages[-1].role == "user":
         messages[-1] = Message("user", list(messages[-1].content) + [instruction])
@@ -165,6 +151,7 @@ class Fold:
 async def fold_context(
     messages: list,
     summarize,
+    T,
     *,
     max_context_tokens: int = 100_000,
     keep_recent_tokens: int = 20_000,
@@ -172,7 +159,6 @@ async def fold_context(
     base: int = 0,
     extra_tokens: int = 0,
     now: datetime | None = None,
-    language: str = "en",
     image_tokens: int = IMAGE_TOKENS,
     shown=None,
 ) -> Fold | None:
@@ -180,22 +166,22 @@ async def fold_context(
 
     `messages` are the live ones (after the last fold), `previous_summary` that
     fold's summary: it is put in front of what is folded, so nothing is lost
-    twice. `summarize(messages) -> str` is awaited with the messages to fold.
+    twice (its header in the language `T`). `summarize(messages) -> str` is awaited with the messages to fold.
     `base` is how many messages earlier folds already removed: the record's
     `upto` counts from the start of the whole session. `shown(messages)`, if given, is how the model
     sees them (earlier wakings' calls settled): the size is measured on that. None: nothing to do.
     """
     seen = shown(messages) if shown else messages
-    before = estimate_tokens(with_summary(seen, previous_summary, language), image_tokens) + extra_tokens
+    before = estimate_tokens(with_summary(seen, previous_summary, T), image_tokens) + extra_tokens
     if before <= max_context_tokens:
         return None
     cut = choose_cut(messages, keep_recent_tokens, image_tokens)
     if cut is None:
         return None
-    folded = with_summary(messages[:cut], previous_summary, language)
+    folded = with_summary(messages[:cut], previous_summary, T)
     summary = (await summarize(folded)).strip()
     kept = list(messages[cut:])
-    now_messages = with_summary(kept, summary, language)
+    now_messages = with_summary(kept, summary, T)
     record = {
         "type": "fold",
         "summary": summary,
@@ -210,27 +196,21 @@ async def fold_context(
 
 # --- the brainstem's summary: a plain digest, no model ---------------------------------------
 
-_DIGEST_WORDS = {
-    "en": {"waking": "waking folded", "wakings": "wakings folded", "tools": "tools used", "said": "said", "diary": "diary", "mood": "mood", "thought": "thought"},
-    "zh": {"waking": "次醒来已折叠", "wakings": "次醒来已折叠", "tools": "用过的工具", "said": "说过", "diary": "日记", "mood": "心情", "thought": "想过"},
-}
-
-
 def _short(text: str, limit: int = 140) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def plain_digest(messages: list, language: str = "en", max_chars: int = 2000) -> str:
+def plain_digest(messages: list, T, max_chars: int = 2000) -> str:
     """A summary without a model: counts, tools used, and the soul's own words, newest kept first if long.
 
-    An earlier summary found at the front of the first message is carried over.
+    An earlier summary found at the front of the first message is carried over. In the language `T`.
     """
-    words = _DIGEST_WORDS.get(language, _DIGEST_WORDS["en"])
+    words = T.TEXT["digest"]
     wakings = sum(1 for m in messages if m.role == "user" and not any(isinstance(b, ToolResult) for b in m.content))
     counts: dict = {}
     lines = []
-    header = SUMMARY_HEADER.get(language, SUMMARY_HEADER["en"])
+    header = T.TEXT["summary_header"]
     carried = ""
     for message in messages:
         for block in message.content:
@@ -261,24 +241,20 @@ def plain_digest(messages: list, language: str = "en", max_chars: int = 2000) ->
     return "\n".join(head + tail)
 
 
-async def digest_summarize(messages: list) -> str:
-    """`plain_digest` in the shape fold_context wants (the brainstem's summarizer)."""
-    return plain_digest(messages)
-
-
 # --- images older than this waking -----------------------------------------------------------
 
 
-def _strip_block(block):
+def _strip_block(block, placeholder: str):
     if isinstance(block, ImageBlock):
-        return TextBlock(IMAGE_PLACEHOLDER)
+        return TextBlock(placeholder)
     if isinstance(block, ToolResult) and any(isinstance(inner, ImageBlock) for inner in block.content):
-        return ToolResult(block.tool_call_id, [_strip_block(inner) for inner in block.content], block.is_error)
+        return ToolResult(block.tool_call_id, [_strip_block(inner, placeholder) for inner in block.content], block.is_error)
     return block
 
 
-def strip_old_images(messages: list, current_waking_start_index: int) -> list:
-    """A copy of `messages` where every image before the current waking is a short text placeholder.
+def strip_old_images(messages: list, current_waking_start_index: int, T) -> list:
+    """A copy of `messages` where every image before the current waking is a short text placeholder
+    (T.TEXT["image_gone"]).
 
     Pure and deterministic, so the same history gives the same bytes every
     waking (the prompt cache depends on that). Images of the current waking stay.
@@ -288,5 +264,5 @@ def strip_old_images(messages: list, current_waking_start_index: int) -> list:
         if index >= current_waking_start_index:
             out.append(message)
         else:
-            out.append(Message(message.role, [_strip_block(block) for block in message.content]))
+            out.append(Message(message.role, [_strip_block(block, T.TEXT["image_gone"]) for block in message.content]))
     return out

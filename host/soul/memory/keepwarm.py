@@ -59,7 +59,6 @@ MARGIN_S = 300
 # A 1 h write costs 2x the input price, a read 0.1x: 19 refreshes plus the waking's
 # read would cost as much as the waking's rewrite, so a sleep needing more goes without.
 MAX_REFRESHES = 18
-PING = "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)"
 
 
 class KeepWarm:
@@ -116,7 +115,7 @@ class KeepWarm:
         """Send one refresh; True when it went through. A failure is logged, never raised."""
         soul = self.soul
         started = soul.clock.monotonic()
-        request = summary_request(view(soul), instruction=PING)  # the line ends the final user message
+        request = summary_request(view(soul), soul.T.TEXT["keep_warm"])  # the line ends the final user message
         try:
             reply = await soul.last_mind.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
                                               cache_final_message=False)

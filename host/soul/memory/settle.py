@@ -39,17 +39,17 @@ import json
 
 from soulstack.llm.types import Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
 
-HEADER = {"en": "What you did then:", "zh": "你当时做了："}
 SLEEP = "sleep"  # the tool that ends a waking (host/soul/tools/rhythm.py)
 ARGUMENT_CHARS = 400  # a settled call's arguments, at most this long (a long reflect is in SELF.md itself)
 
 
-def settle_earlier_calls(messages: list, current_start: int, waking_starts, informs, language: str = "en") -> list:
+def settle_earlier_calls(messages: list, current_start: int, waking_starts, informs, T) -> list:
     """A copy of `messages` with the settled calls (see the module) of the replies that put the
     wakings before `current_start` to sleep as one text line each, in the user message that answered them.
-    `waking_starts`: indexes in `messages` where a waking began; `informs(name)`: Toolbox.informs.
+    `waking_starts`: indexes in `messages` where a waking began; `informs(name)`: Toolbox.informs;
+    `T`: the soul's language (host/soul/prompts/), whose TEXT["settled_header"] heads the lines.
     A call's results are in the message right after it (Session.history coalesces them there)."""
-    header = HEADER.get(language, HEADER["en"])
+    header = T.TEXT["settled_header"]
     last_replies = _last_replies(messages, current_start, set(waking_starts))
     out, settling = [], {}  # settling: {call id: call} of the reply just before
     for index, message in enumerate(messages):

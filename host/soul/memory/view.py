@@ -34,18 +34,18 @@ if TYPE_CHECKING:
 
 def view(soul: Soul) -> list:
     """The messages a model call sends now (see the module)."""
-    session, language = soul.session, soul.cfg["persona"]["language"]
+    session, T = soul.session, soul.T
     messages = session.history()
     start = current_index(session, messages, soul.snapshot_at)
-    earlier = settled(session, strip_old_images(messages, start), start, soul.toolbox.informs, language)
-    return with_summary(earlier, session.fold_summary, language)
+    earlier = settled(session, strip_old_images(messages, start, T), start, soul.toolbox.informs, T)
+    return with_summary(earlier, session.fold_summary, T)
 
 
-def settled(session: Session, messages: list, start: int, informs, language: str) -> list:
+def settled(session: Session, messages: list, start: int, informs, T) -> list:
     """`messages` (the history, or its live part) with the calls that ended each earlier waking
     settled into lines (host/soul/memory/settle.py); `start`: where the current waking begins in them."""
     starts = set(snapshots_in(session, messages).values())
-    return settle_earlier_calls(messages, start, starts, informs, language)
+    return settle_earlier_calls(messages, start, starts, informs, T)
 
 
 def current_index(session: Session, messages: list, snapshot_at: int | None) -> int:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from soulstack.soul.metabolism.costs import prices_from_config
 from soulstack.soul.metabolism.drives import Drives
-from soulstack.soul.metabolism.vitals import STRETCH_TEXTS, Vitals
+from soulstack.soul.metabolism.vitals import Vitals
 
 if TYPE_CHECKING:
     from soulstack.soul.hooks import ToolEvent
@@ -35,7 +35,6 @@ class Metabolism:
         cfg = soul.cfg
         now = soul.clock.now()
         self.soul = soul
-        self.language = cfg["persona"]["language"]
         self.drives = Drives.load(cfg["soulDir"], now, boredom_thresholds=cfg["drives"]["boredomThresholds"],
                                   missing_hours=cfg["drives"]["missingHours"])
         budget = cfg["budget"]
@@ -54,7 +53,7 @@ class Metabolism:
         self.drives.on_waking(now, soul.is_night())
 
     def felt(self, soul: Soul, now) -> str | None:
-        parts = [self.drives.felt(now, self.language), self.vitals.felt(now, self.language)]
+        parts = [self.drives.felt(now, soul.T), self.vitals.felt(now, soul.T)]
         return "\n".join(p for p in parts if p) or None
 
     def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
@@ -75,8 +74,8 @@ class Metabolism:
     def adjust_sleep(self, soul: Soul, plan):
         stretched = self.vitals.stretch_sleep(plan.minutes, soul.clock.now())
         if stretched > plan.minutes:
-            texts = STRETCH_TEXTS.get(self.language, STRETCH_TEXTS["en"])
-            plan.minutes, plan.why = stretched, texts.format(minutes=stretched)
+            # why it grew, for the sleep tool's answer (the soul is told the real value)
+            plan.minutes, plan.why = stretched, soul.T.TEXT["hunger_sleep"].format(minutes=stretched)
         return plan
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:

@@ -30,23 +30,6 @@ PECKISH_AT = 0.8
 HISTORY_DAYS = 14
 MAX_WAKINGS_KEPT = 500  # today's per-waking records; far above any sane wake budget
 
-HUNGER_TEXTS = {
-    "en": (
-        "Your reserves are running low; each waking feels heavier, like the end of a long day.",
-        "You are running on empty. Your body drags you toward long sleep; only something that truly matters should keep you up.",
-    ),
-    "zh": (
-        "你的储备快见底了；每次醒来都更沉重，像漫长一天的尽头。",
-        "你已经耗尽了。身体拖着你沉入长长的睡眠；只有真正要紧的事才值得让你醒着。",
-    ),
-}
-
-# Why a sleep grew, for the sleep tool's answer (the soul is told the real value).
-STRETCH_TEXTS = {
-    "en": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes (a nudge still wakes you)",
-    "zh": "你饿坏了：今天的预算已经用完，所以至少要睡 {minutes:g} 分钟（被叫醒依然会醒）",
-}
-
 
 class Vitals:
     def __init__(
@@ -192,9 +175,10 @@ class Vitals:
     def exhausted(self, now: datetime) -> bool:
         return self.hunger(now) == "starving"
 
-    def felt(self, now: datetime, language: str = "en") -> str | None:
-        """Hunger for the snapshot's drives slot, or None when fed."""
-        texts = HUNGER_TEXTS.get(language, HUNGER_TEXTS["en"])
+    def felt(self, now: datetime, T) -> str | None:
+        """Hunger for the snapshot's drives slot, or None when fed, in the soul's language `T`
+        (host/soul/prompts/: TEXT["hunger"], peckish then starving)."""
+        texts = T.TEXT["hunger"]
         return {"fed": None, "peckish": texts[0], "starving": texts[1]}[self.hunger(now)]
 
     def stretch_sleep(self, minutes: float, now: datetime) -> float:

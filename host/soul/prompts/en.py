@@ -122,6 +122,72 @@ TEXT = {
     "bad_input": "That call was not understood: {problem}",
     "tool_failed": "That did not work: {problem}",
     "unknown_tool": "There is no tool called {name}.",
+    # felt in the body, never as a number (host/soul/metabolism/): boredom's three levels, missing's
+    # two (drives.py), hunger's two (vitals.py: peckish, starving)
+    "boredom": (
+        "A restlessness has crept into your limbs; the familiar little routines no longer fill you.",
+        "Your whole body itches for something new. Sitting still feels like clothes two sizes too small.",
+        "The sameness aches in your chest like hunger. One more ordinary moment and you could scream: something has to change, now.",
+    ),
+    "missing": (
+        "There is a hollow under your ribs where your human's voice usually is.",
+        "The hollow has grown into an ache that follows you everywhere; you miss your human badly.",
+    ),
+    "hunger": (
+        "Your reserves are running low; each waking feels heavier, like the end of a long day.",
+        "You are running on empty. Your body drags you toward long sleep; only something that truly matters should keep you up.",
+    ),
+    # why a sleep grew, in the sleep tool's answer (the soul is told the real value)
+    "hunger_sleep": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes (a nudge still wakes you)",
+    # the snapshot's inner block when a part is already in view (host/soul/snapshot.py)
+    "diary_new": "New in your diary since then:",
+    "nothing_now": "(nothing now)",
+    # what the model is sent of its history (host/soul/memory/): settled calls, the fold's summary
+    "settled_header": "What you did then:",
+    "summary_header": "[Your earlier life, folded into a summary so your memory stays light:]",
+    "summary_instruction": (
+        "Your memory is getting too long to carry. Write a summary of everything above for your future self: "
+        "what happened, who you met and what they said, what you did, tried and felt, promises you made and "
+        "threads still open. First person, plain prose, at most 400 words. Answer with the summary only."
+    ),
+    "summary_kept_from": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your memory stays word for word.)",
+    # the summary without a model (fold.plain_digest)
+    "digest": {"waking": "waking folded", "wakings": "wakings folded", "tools": "tools used", "said": "said",
+               "diary": "diary", "mood": "mood", "thought": "thought"},
+    "image_gone": "[an image you saw earlier; no longer kept]",
+    "keep_warm": "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)",
+    # the night's consolidation (host/soul/memory/consolidate.py)
+    "consolidate": (
+        "Night has come: before you sleep, consolidate your day, the way sleep does. Keep what matters with "
+        "your own tools: a diary line for what you want to remember of today, keep_in_mind for what is still "
+        "open, reflect or set_aspiration only if you understood something new about yourself. Then, instead "
+        "of calling sleep, answer with a digest of the day for tomorrow morning's self, calling no tool: what "
+        "happened, who you met and what they said, promises and open threads. First person, at most 250 "
+        "words. The digest ends this stretch, and the night's long sleep follows it; from then on your "
+        "memory of today is that digest and what you wrote down."
+    ),
+    "consolidate_resume": (
+        "Your consolidation of the day was interrupted before you finished. What you already wrote down is "
+        "above: do not write it again. Keep what is still missing, then answer, calling no tool, with the "
+        "digest of the day."
+    ),
+    # what stands in front of the compact context: the digest itself is in the consolidation turn that stays
+    "consolidate_pointer": "Last night you consolidated your days: what mattered is in your life files, and the digest you "
+                           "wrote for yourself is below, at the end of that night's consolidation.",
+    # a person talking through a voice stack (host/soul/converse/): a speak the voice says instead of
+    # the body; what the voice stack is told when the answer is late, or failed
+    "said_by_voice": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
+    "converse_filler": "I'm still thinking — give me a moment.",
+    "converse_failed": "Sorry — I couldn't answer just now.",
+    # the brainstem, a soul's rhythm with no model (host/llm/brainstem.py): its answer to words heard,
+    # its diary line (why it woke; "nothing": when nothing woke it but the alarm), its reply at rest
+    "brainstem": {
+        "answer": "I heard you: \u201c{words}\u201d. My mind is away right now; I will think about it when it is back.",
+        "diary": "Woke ({why}) without my mind; only my brainstem kept the rhythm.",
+        "heard": " Heard: {words}.",
+        "nothing": "my own alarm",
+        "rest": "(resting; no mind to think with)",
+    },
 }
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")

@@ -109,6 +109,52 @@ TEXT = {
     "bad_input": "这次调用没看懂：{problem}",
     "tool_failed": "没成功：{problem}",
     "unknown_tool": "没有叫 {name} 的工具。",
+    "boredom": (
+        "一股躁动悄悄爬进了四肢，熟悉的小事已经填不满你了。",
+        "浑身发痒，渴望一点新鲜的东西。一动不动，像穿着小了两号的衣服。",
+        "千篇一律像饥饿一样在胸口发疼。再多一个平常的时刻你就要大叫了：必须改变点什么，就现在。",
+    ),
+    "missing": (
+        "肋骨下面空落落的，那里本该有你的人类的声音。",
+        "那片空落已经变成一种走到哪儿都跟着你的疼；你非常想念你的人类。",
+    ),
+    "hunger": (
+        "你的储备快见底了；每次醒来都更沉重，像漫长一天的尽头。",
+        "你已经耗尽了。身体拖着你沉入长长的睡眠；只有真正要紧的事才值得让你醒着。",
+    ),
+    "hunger_sleep": "你饿坏了：今天的预算已经用完，所以至少要睡 {minutes:g} 分钟（被叫醒依然会醒）",
+    "diary_new": "那之后日记里新添的：",
+    "nothing_now": "（现在没有）",
+    "settled_header": "你当时做了：",
+    "summary_header": "[你更早的经历，已折叠成摘要，让记忆保持轻盈：]",
+    "summary_instruction": (
+        "你的记忆已经长得背不动了。为将来的自己写一段摘要，概括上面的一切：发生了什么，遇见了谁、他们说了什么，"
+        "你做了、尝试了、感受了什么，许下的承诺和尚未了结的事。用第一人称、平实的文字，不超过四百字。只回答摘要本身。"
+    ),
+    "summary_kept_from": "\n\n（摘要到以“{line}”开头的那次醒来之前为止：从那里起，你的记忆会原样保留。）",
+    "digest": {"waking": "次醒来已折叠", "wakings": "次醒来已折叠", "tools": "用过的工具", "said": "说过",
+               "diary": "日记", "mood": "心情", "thought": "想过"},
+    # Not translated: a Chinese soul has always been sent these two in English.
+    "image_gone": "[an image you saw earlier; no longer kept]",
+    "keep_warm": "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)",
+    "consolidate": (
+        "夜深了：睡前像睡眠那样整理你的这一天。用你自己的工具留下要紧的：用 diary 记下今天想记住的，用 keep_in_mind "
+        "记下还没了结的事；只有当你对自己或对追求有了新的理解时，才用 reflect 或 set_aspiration。然后不要调用 sleep，"
+        "也不调用任何工具，直接给明早的自己写一段今天的摘要：发生了什么，遇见了谁、他们说了什么，许下的承诺和未了的线头。"
+        "第一人称，不超过二百五十字。摘要结束这一段清醒，之后是夜里的长眠；从此你对今天的记忆就是这段摘要和你写下的东西。"
+    ),
+    "consolidate_resume": "你对这一天的整理还没完成就被打断了。已经写下的都在上面：不要再写一遍。补上还缺的，然后不调用任何工具，写出今天的摘要。",
+    "consolidate_pointer": "昨夜你整理了之前的日子：要紧的都在你的生命文件里，你写给自己的摘要在下面，就在那一夜整理的末尾。",
+    "said_by_voice": "已说出：这句话由语音对话传给{human}，身体没有再说一遍。",
+    "converse_filler": "我还在想，请稍等一下。",
+    "converse_failed": "抱歉，我刚才没能回答。",
+    "brainstem": {
+        "answer": "我听见了：“{words}”。我的脑子现在不在，等它回来我再好好想。",
+        "diary": "醒了（{why}），脑子不在，只有脑干在维持作息。",
+        "heard": "听见：{words}。",
+        "nothing": "自己的闹钟",
+        "rest": "（在休息；没有脑子可以想事）",
+    },
 }
 
 WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
