@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from soulstack.jsonl import read_records
 from soulstack.private_files import open_private
 from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_text
@@ -62,19 +63,18 @@ class Inbox:
     def load(self) -> "Inbox":
         """The nudges a previous process acknowledged and never showed; a torn last line is skipped."""
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            reading = read_records(self.path, self._take)
         except FileNotFoundError:
             return self
-        for number, line in enumerate(lines, 1):
-            try:
-                data = json.loads(line)
-                self.entries.append(Entry(Nudge.from_json(data), bool(data.get("whileThinking"))))
-            except (ValueError, KeyError, TypeError) as error:
-                log.warning("%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, number, error)
+        for skipped in reading.skipped:
+            log.warning("%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, skipped.number, skipped.error)
         if self.entries:
             log.info("%d nudge(s) acknowledged before the restart are waiting", len(self.entries))
         self._rewrite()  # a clean file: no torn tail for the next append to continue
         return self
+
+    def _take(self, data: dict) -> None:
+        self.entries.append(Entry(Nudge.from_json(data), bool(data.get("whileThinking"))))
 
     async def add(self, nudge: Nudge, while_thinking: bool) -> None:
         """Keep `nudge`; returns once it is on disk (answer 202 after this). OSError: it is not."""

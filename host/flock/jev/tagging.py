@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from soulstack.flock.jev.llm import JevBackendError
+from soulstack.jsonl import read_records
 from soulstack.private_files import open_private
 
 DEFAULT_BAND = 0.8
@@ -50,12 +51,7 @@ class JevLog:
         if not self.path.exists():
             return []
         entries = []
-        with open(self.path, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    entries.append(json.loads(line))
-                except ValueError:
-                    continue  # a line cut short by a power cut; the rest is intact
+        read_records(self.path, entries.append)  # a line cut short by a power cut is skipped; the rest is intact
         return entries
 
 

@@ -22,6 +22,7 @@ import logging
 import os
 from pathlib import Path
 
+from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.llm.types import Message, TextBlock, ToolResult
 from soulstack.private_files import open_private, tighten
 
@@ -48,27 +49,13 @@ class Session:
         if not self.path.exists():
             return self
         tighten(self.path)  # every conversation the soul had: 0600, even if an older soulstack left it 0644
-        data = self.path.read_bytes()
-        chunks = data.splitlines(keepends=True)
-        offset = good_end = 0  # good_end: just past the last line that is kept as it is
-        for number, chunk in enumerate(chunks, 1):
-            is_last = number == len(chunks)
-            if chunk.strip():
-                try:
-                    self._take(json.loads(chunk))
-                    good_end = offset + len(chunk)
-                except (ValueError, KeyError, TypeError) as error:
-                    where = "its last line" if is_last else f"line {number}"
-                    warning = f"{self.path.name}: skipped {where}, which is torn or not a record ({error})"
-                    log.warning(warning)
-                    self.warnings.append(warning)
-                    if not is_last:
-                        good_end = offset + len(chunk)  # a bad line in the middle stays; only a torn tail is cut
-            else:
-                good_end = offset + len(chunk)
-            offset += len(chunk)
-        if good_end < len(data) or not data.endswith(b"\n"):
-            self._repair(data, good_end)
+        reading = read_records(self.path, self._take)
+        for skipped in reading.skipped:
+            where = "its last line" if skipped.last else f"line {skipped.number}"
+            warning = f"{self.path.name}: skipped {where}, which is torn or not a record ({skipped.error})"
+            log.warning(warning)
+            self.warnings.append(warning)
+        cut_torn_tail(self.path, reading)  # a bad line in the middle stays; only a torn tail is cut
         return self
 
     def _take(self, record: dict):
@@ -86,18 +73,6 @@ class Session:
             self.consolidating = {"night": str(record["night"]), "waking": int(record["waking"])}
         else:
             raise ValueError(f"unknown record type {kind!r}")
-
-    def _repair(self, data: bytes, good_end: int):
-        """Drop a torn tail and make sure the file ends with a newline, so appends start clean."""
-        kept = data[:good_end]
-        if kept and not kept.endswith(b"\n"):
-            kept += b"\n"
-        with open(self.path, "r+b") as handle:
-            handle.truncate(len(kept))
-            handle.seek(0)
-            handle.write(kept)
-            handle.flush()
-            os.fsync(handle.fileno())
 
     # --- what the model sees -------------------------------------------------------------
 
