@@ -15,7 +15,6 @@ from soulstack.clocks import Clock
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.flock.voice.robot import BodyVoice, SoulVoice
-from soulstack.llm.brainstem import Situation
 from soulstack.protocol.nudges import words_in_reason
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
@@ -85,7 +84,7 @@ async def test_with_a_soul_the_flock_tells_the_soul_and_never_calls_the_body(tmp
 def soul_with_flock(url, token=None, heard=("yes, go ahead",)):
     """A stand-in for the soul the tools are handed: its config, and what its person said in this waking."""
     return SimpleNamespace(cfg={"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}},
-                           situation=lambda: Situation(heard=list(heard)))
+                           persons_words=lambda: list(heard))
 
 
 async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_persons_verdict(tmp_path):

@@ -98,6 +98,35 @@ async def test_words_its_reason_does_not_quote_are_heard(tmp_path):
         assert "Ana is speaking to you now: \u201cgood morning, Pip\u201d" in snapshot
 
 
+async def woken_by(tmp_path, nudge: dict) -> tuple:
+    """(the snapshot of the waking `nudge` caused, the person's words in it, the last contact's kind)."""
+    tmp_path.mkdir()
+    async with held_soul(tmp_path) as (soul, running, clock, fake):
+        await until(lambda: clock.held == 1, what="the first sleep")
+        assert (await running.post("/nudge", nudge))[0] == 202
+        await until(lambda: clock.held == 2, what="the nudged waking")
+        return texts_of(fake.bodies[1]["messages"][-1]), soul.persons_words(), soul.metabolism.drives.last_contact_kind
+
+
+async def test_a_typed_line_reads_the_same_sent_as_a_reason_as_words_alone_or_as_both(tmp_path):
+    line = "hi Pip; are you there?"
+    seen = [await woken_by(tmp_path / name, nudge) for name, nudge in [
+        ("seed", {"reason": f"your human typed: {line}"}),  # a body from elsewhere: only the reason
+        ("words", {"words": line}),  # the terminal body now: the words once
+        ("both", {"reason": f"your human typed: {line}", "words": line}),  # an older terminal body
+    ]]
+    snapshot = seen[0][0]
+    assert f"Woken by: your human typed: {line}\n" in snapshot and "speaking to you now" not in snapshot
+    assert seen == [(snapshot, [line], "typed")] * 3  # the model is shown the very same text
+
+
+async def test_a_wake_word_that_quotes_the_person_s_words_is_shown_once(tmp_path):
+    reason = 'someone called the robot by its wake word: "hey Pip"'
+    snapshot, heard, contact = await woken_by(tmp_path / "stackchan", {"reason": reason, "words": "hey Pip"})
+    assert f"Woken by: {reason}\n" in snapshot and "speaking to you now" not in snapshot
+    assert (heard, contact) == (["hey Pip"], "typed")
+
+
 async def test_refusals_are_named_to_the_sender_and_logged_once_a_minute(tmp_path, caplog):
     async with held_soul(tmp_path, nudge={"token": "t0k"}) as (soul, running, clock, fake):
         await until(lambda: clock.held == 1, what="the first sleep")

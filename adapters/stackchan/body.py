@@ -28,6 +28,7 @@ from soulstack.adapters.stackchan.session import RobotSession, SessionGone
 from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
 from soulstack.adapters.stackchan.vision import make_vision_app, new_secret
 from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from soulstack.protocol.nudges import quoted
 from soulstack.serving import listening
 
 log = logging.getLogger(__name__)
@@ -178,7 +179,9 @@ class StackChanBody:
             # (the nudge contract's `words`), and it counts as contact.
             self._nudge(f"someone called the robot by its wake word{said}", words or None)
         else:
-            # No token was checked, so anyone could have sent this: a reason, never a person's words.
+            # No token was checked, so anyone could have sent this: a reason, never a person's words,
+            # quoted so that no part of it reads as a phrasing of a person's words either.
+            said = f': "{quoted(words)}"' if words else ""
             self._nudge(f"the robot reported its wake word{said} (unchecked: robots connect without a device token, "
                         "so this may not be a person)")
 

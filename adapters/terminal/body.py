@@ -2,10 +2,10 @@
 
 /express paints a face, /speak paints the words, /look describes the screen,
 /status says whether the screen can still be painted. Every line typed on
-stdin becomes a nudge: reason "your human typed: <line>" (what a soul that
-knows only Body Protocol v1 reads) and, as our nudge contract adds, the line
-itself as `words`; debounced, never merged with another line, and kept until
-the soul takes it. Stdin may be a pipe or reach EOF; the body keeps serving.
+stdin becomes a nudge carrying the line once, as our nudge contract's `words`
+(the soul renders its reason, "your human typed: <line>"); debounced, never
+merged with another line, and kept until the soul takes it. Stdin may be a
+pipe or reach EOF; the body keeps serving.
 """
 
 import asyncio
@@ -73,7 +73,7 @@ class TerminalBody:
         if self.sender is None:
             self._notice("nudges are off (no --nudge-url); the soul will not hear this")
         else:
-            self.sender.nudge(f"your human typed: {line}", words=line)
+            self.sender.nudge(words=line)
 
     def stdin_closed(self):
         self._notice("stdin is closed; the body keeps serving its face and voice")

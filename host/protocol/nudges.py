@@ -1,12 +1,16 @@
 """Waking the soul: the one nudge contract, for every body, the bridge and the soul.
 
 A nudge is `POST <soul>/nudge` with `{"reason": "<what happened>"}` (Body
-Protocol v1) plus, as our documented addition, `"words": "<a person's exact
-words>"` from a body that knows a person spoke or typed. This module owns all
-of it: the shape and its validation (`parse_nudge`, the soul's /nudge), the
-length cap both sides share (`MAX_REASON_CHARS`), recognising a person's words
-(`words_of`: the `words` field first, then the phrasings known bodies use),
-the sender's debounce, merge and delivery.
+Protocol v1) or, as our documented addition, `{"words": "<a person's exact
+words>"}` from a body that knows a person spoke or typed: the words once, and
+the soul renders the reason from them (`TYPED`: "your human typed: <words>",
+what a typed line has always read). A body may send both (older terminal
+bodies, a wake word: `someone called the robot by its wake word: "..."`).
+This module owns all of it: the shape and its validation (`parse_nudge`, the
+soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
+the one rule for "a person spoke" (`words_of`: the `words` field, else the
+phrasings known bodies use in a reason) and which of those words are shown
+beside the reason (`words_apart`), the sender's debounce, merge and delivery.
 
 The sender keeps a body from waking the soul over and over (a face seen every
 frame once caused wake storms):
@@ -44,20 +48,40 @@ MAX_WORDS_CHARS = 2000
 SEPARATOR = "; "  # between merged reasons
 # 408 and 429 say "try again later", unlike the other 4xx.
 RETRYABLE_4XX = (408, 429)
-EXAMPLE = '{"reason": "<what happened>", "words": "<optional: a person\'s exact words>"}'
+EXAMPLE = '{"reason": "<what happened>"} or {"words": "<a person\'s exact words>"}'
+# The reason of a nudge that carries only a person's words: what a typed line has always read.
+TYPED = "your human typed: "
+
+
+def cut(text: str, cap: int) -> str:
+    """`text`, or its first `cap - 1` characters and "…" when it is longer than `cap`."""
+    return text if len(text) <= cap else text[:cap - 1] + "…"
 
 
 @dataclass(frozen=True)
 class Nudge:
-    reason: str
+    reason: str | None  # what happened; None only in a nudge a body sends with just `words`
     words: str | None = None  # a person's exact words, when the body knows a person spoke or typed
 
+    @property
+    def told(self) -> str:
+        """What woke the soul, in words: the reason, or for words sent alone `TYPED` + the words."""
+        if self.reason is not None:
+            return self.reason
+        return cut(" ".join((TYPED + self.words).split()), MAX_REASON_CHARS)
+
     def to_json(self) -> dict:
-        return {"reason": self.reason} if self.words is None else {"reason": self.reason, "words": self.words}
+        return {key: value for key, value in (("reason", self.reason), ("words", self.words)) if value is not None}
+
+    def rendered(self) -> "Nudge":
+        """The nudge as the soul keeps it: with a reason (`told`), also when it came with words alone."""
+        return self if self.reason is not None else Nudge(self.told, self.words)
 
     @classmethod
     def from_json(cls, data: dict) -> "Nudge":
-        return cls(data["reason"], data.get("words"))
+        if data.get("reason") is None and data.get("words") is None:
+            raise KeyError("reason")
+        return cls(data.get("reason"), data.get("words")).rendered()
 
 
 class BadNudge(ValueError):
@@ -67,22 +91,26 @@ class BadNudge(ValueError):
 def parse_nudge(body) -> Nudge:
     """The nudge in a decoded JSON body, whitespace in `reason` collapsed; BadNudge naming the problem.
 
-    Keys other than reason and words are ignored: bodies from elsewhere may send more.
+    `reason`, `words` or both; with `words` alone the reason is rendered (`Nudge.told`), so the
+    nudge the soul keeps always has one. Keys other than reason and words are ignored: bodies from
+    elsewhere may send more.
     """
     if not isinstance(body, dict):
         raise BadNudge(f"send a JSON object: {EXAMPLE}")
     reason, words = body.get("reason"), body.get("words")
-    if not isinstance(reason, str) or not reason.strip():
-        raise BadNudge(f'"reason" must be a non-empty string: {EXAMPLE}')
-    reason = " ".join(reason.split())
-    if len(reason) > MAX_REASON_CHARS:
-        raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
     if words is not None:
         if not isinstance(words, str) or not words.strip():
             raise BadNudge('"words", when sent, must be a non-empty string: the person\'s exact words')
         words = words.strip()
         if len(words) > MAX_WORDS_CHARS:
             raise BadNudge(f'"words" is {len(words)} characters; at most {MAX_WORDS_CHARS}')
+    if reason is None and words is not None:
+        return Nudge(None, words).rendered()
+    if not isinstance(reason, str) or not reason.strip():
+        raise BadNudge(f'"reason" must be a non-empty string (or send only "words"): {EXAMPLE}')
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON_CHARS:
+        raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
     return Nudge(reason, words)
 
 
@@ -128,8 +156,27 @@ def words_in_reason(reason: str) -> list:
 
 
 def words_of(nudge: Nudge) -> list:
-    """A person's words in a nudge: its `words` when it has them, else those its reason carries."""
-    return [nudge.words] if nudge.words else words_in_reason(nudge.reason)
+    """A person's words in a nudge: its `words` when it has them, else those its reason carries.
+
+    The one rule for "a person spoke": the inbox (a person is answered within seconds), the
+    drives (contact), the loop (what the brainstem hears) and `flock_verdict` all ask this.
+    """
+    return [nudge.words] if nudge.words else words_in_reason(nudge.reason or "")
+
+
+def words_apart(nudge: Nudge) -> list:
+    """The person's words to show beside the nudge's reason: those its reason does not quote.
+
+    None for words sent alone (the rendered reason quotes them) or with a reason that quotes
+    them (an older terminal body, a wake word); a reason's own phrasings are in it by definition.
+    """
+    return [words for words in words_of(nudge) if words not in nudge.told]
+
+
+def quoted(text: str) -> str:
+    """Text from no person (a list's words, an unchecked robot) made safe to quote in a reason:
+    without ";", no merged piece of it can start a phrasing `words_in_reason` takes for a person's."""
+    return " ".join((text or "").replace(";", ",").split())
 
 
 # --- merging -------------------------------------------------------------------------------
@@ -147,21 +194,20 @@ def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
     groups, size = [], 0
     for nudge in nudges:
         last = groups[-1] if groups else None
-        fits = last is not None and last[-1].words is None and size + len(SEPARATOR) + len(nudge.reason) <= cap
+        fits = last is not None and last[-1].words is None and size + len(SEPARATOR) + len(nudge.told) <= cap
         if nudge.words is None and fits:
             last.append(nudge)
-            size += len(SEPARATOR) + len(nudge.reason)
+            size += len(SEPARATOR) + len(nudge.told)
         else:
             groups.append([nudge])
-            size = len(nudge.reason)
+            size = len(nudge.told)
     return groups
 
 
 def _capped(text: str, cap: int, what: str) -> str:
-    if len(text) <= cap:
-        return text
-    log.warning("a nudge's %s is %d characters; sending its first %d", what, len(text), cap)
-    return text[:cap - 1] + "…"
+    if len(text) > cap:
+        log.warning("a nudge's %s is %d characters; sending its first %d", what, len(text), cap)
+    return cut(text, cap)
 
 
 class RateLimitedLog:
@@ -203,26 +249,27 @@ class Debouncer:
         self._pending: list[Nudge] = []
         self._last_sent: float | None = None
 
-    def offer(self, reason: str, words: str | None = None) -> bool:
-        """Queue a nudge; False when its reason repeats one accepted within the window (or is blank)."""
-        reason, words = reason.strip(), (words or "").strip() or None
-        if not reason:
+    def offer(self, reason: str | None, words: str | None = None) -> bool:
+        """Queue a nudge (a reason, a person's words, or both); False when what it tells repeats one
+        accepted within the window (or it is blank)."""
+        reason, words = (reason or "").strip() or None, (words or "").strip() or None
+        if reason is None and words is None:
             return False
-        key, now = _same(reason), self.clock()
+        key, now = _same(reason or TYPED + words), self.clock()
         last = self._accepted_at.get(key)
         if last is not None and now - last < self.same_reason_window_s:
             return False
         # Forget reasons whose window has passed, so the table stays small on a long-lived body.
         self._accepted_at = {k: t for k, t in self._accepted_at.items() if now - t < self.same_reason_window_s}
         self._accepted_at[key] = now
-        reason = _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
+        reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
         self._pending.append(Nudge(reason, words and _capped(words, MAX_WORDS_CHARS, "words")))
         return True
 
     @property
     def pending(self) -> list:
-        """The reasons waiting, oldest first."""
-        return [nudge.reason for nudge in self._pending]
+        """What the waiting nudges tell, oldest first."""
+        return [nudge.told for nudge in self._pending]
 
     def seconds_until_due(self) -> float | None:
         """None when nothing waits; else how long until the next nudge may go (0 = now)."""
@@ -284,19 +331,21 @@ class NudgeSender:
         self._wake = asyncio.Event()
         self.refusals = RateLimitedLog(log, clock=self.clock)
 
-    def nudge(self, reason: str, words: str | None = None) -> bool:
-        """Offer a nudge (`words`: a person's exact words); False when the debouncer collapsed it as a repeat."""
+    def nudge(self, reason: str | None = None, words: str | None = None) -> bool:
+        """Offer a nudge: what happened, or a person's exact words alone (`words=`: the soul renders
+        the reason); False when the debouncer collapsed it as a repeat."""
         accepted = self.debouncer.offer(reason, words)
         if accepted:
             self._wake.set()
         else:
-            self.listener(NudgeEvent("collapsed", [reason.strip()], "the same reason went out moments ago"))
+            told = (reason or "").strip() or (TYPED + words.strip() if (words or "").strip() else "")
+            self.listener(NudgeEvent("collapsed", [told], "the same reason went out moments ago"))
         return accepted
 
     @property
     def waiting(self) -> list:
-        """Every reason not yet delivered, oldest first."""
-        return [nudge.reason for nudge in self._undelivered] + self.debouncer.pending
+        """What every nudge not yet delivered tells, oldest first."""
+        return [nudge.told for nudge in self._undelivered] + self.debouncer.pending
 
     def seconds_until_attempt(self) -> float | None:
         if self._undelivered:
@@ -325,7 +374,7 @@ class NudgeSender:
         while groups:
             group = groups.popleft()
             status, detail = await self._post(session, merge(group))
-            reasons = [nudge.reason for nudge in group]
+            reasons = [nudge.told for nudge in group]
             if 200 <= status < 300:
                 self._forget(group)
                 self.debouncer.sent()
@@ -337,7 +386,7 @@ class NudgeSender:
                 self._forget(group)
                 self.refusals.log(logging.ERROR, f"refused {status}",
                                   "the soul at %s refused a nudge (it answered %s); gave up on: %s",
-                                  self.url, detail, merge(group).reason)
+                                  self.url, detail, merge(group).told)
                 self.listener(NudgeEvent("rejected", reasons, detail))
             else:
                 self._retry_at = self.clock() + self._backoff_s

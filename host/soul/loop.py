@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from soulstack.protocol.client import BodyError
-from soulstack.protocol.nudges import Nudge, words_of
+from soulstack.protocol.nudges import Nudge, words_apart, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
@@ -189,11 +189,18 @@ class Soul:
         if waking is None:
             return Situation(language=self.cfg["persona"]["language"])
         reasons = [*waking.why.nudged, *waking.why.arrived] or (["start"] if waking.why.first else [])
-        # The human's words: spoken to it, or typed into a body (a nudge that carries them).
-        typed = [words for entry in waking.nudges for words in words_of(entry.nudge)]
-        heard = collapse([*waking.why.heard, *typed, *waking.heard_in_turn])
-        return Situation(reasons, heard, self.is_night(), self.cfg["persona"]["language"],
+        return Situation(reasons, self.persons_words(), self.is_night(), self.cfg["persona"]["language"],
                          self.cfg["loop"]["defaultSleepMinutes"], waking.step)
+
+    def persons_words(self) -> list:
+        """A person's own words in this waking, each once: spoken through converse, in a nudge (the
+        nudge contract's `words_of`, its one rule), heard during the turn. What the brainstem
+        answers, and what `flock_verdict` needs (host/soul/tools/flock.py)."""
+        waking = self.waking
+        if waking is None:
+            return []
+        typed = [words for entry in waking.nudges for words in words_of(entry.nudge)]
+        return collapse([*waking.why.heard, *typed, *waking.heard_in_turn])
 
     def mind(self, waking: Waking):
         """The model for this waking's next step: the routine one (model.routine) only when nothing
@@ -240,10 +247,8 @@ class Soul:
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
         why.heard = [arrival.text for arrival in arrivals]
         for entry in nudges:
-            (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.reason)
-            words = entry.nudge.words
-            if words and words not in entry.nudge.reason:  # a body's words its reason does not quote
-                why.heard.append(words)
+            (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.told)
+            why.heard += words_apart(entry.nudge)  # a person's words its reason does not quote
         why.nudged, why.arrived, why.heard = tally(why.nudged), tally(why.arrived), collapse(why.heard)
         self.wakings += 1
         self.waking = Waking(self.wakings, self.clock.now(), why, arrivals, nudges)

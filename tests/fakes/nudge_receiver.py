@@ -21,7 +21,8 @@ class NudgeReceiver:
         self.refuse = tuple(refuse)
         self.attempts = 0
         self.reasons: list[str] = []
-        self.nudges: list = []  # the accepted Nudges (reason and words)
+        self.nudges: list = []  # the accepted Nudges (reason and words), as the soul keeps them
+        self.sent: list = []  # the accepted nudges' JSON bodies, as the body sent them
         self.refused: list[str] = []  # reasons answered 400
         self._arrived = asyncio.Condition()
 
@@ -37,7 +38,8 @@ class NudgeReceiver:
         if self.attempts <= self.fail_first:
             return web.json_response({"message": "the soul is still waking up"}, status=503)
         try:
-            nudge = parse_nudge(json.loads(await request.read()))
+            body = json.loads(await request.read())
+            nudge = parse_nudge(body)
         except (BadNudge, ValueError) as error:
             return web.json_response({"message": str(error)}, status=400)
         if any(part in nudge.reason for part in self.refuse):
@@ -46,6 +48,7 @@ class NudgeReceiver:
         async with self._arrived:
             self.reasons.append(nudge.reason)
             self.nudges.append(nudge)
+            self.sent.append(body)
             self._arrived.notify_all()
         return web.json_response({})
 

@@ -28,7 +28,7 @@ import logging
 from soulstack.clocks import Clock
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
-from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
+from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender, quoted
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger("flock.robot")
@@ -38,9 +38,8 @@ MAX_ITEMS_REMEMBERED = 500
 
 
 def short(text: str, limit: int = 60) -> str:
-    # No ";" from a list's words: "; " is where merged nudges join, and a piece that began
-    # "your human typed:" would read to the soul as its person's own words.
-    text = " ".join((text or "").replace(";", ",").split())
+    # A list's words are no person's: quoted, no piece of a merged nudge reads as a person's line.
+    text = quoted(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -73,9 +73,9 @@ async def flock_waiting(soul) -> Outcome:
 
 
 def person_spoke(soul) -> bool:
-    """Whether a person's own words reached the soul in this waking (the loop's `situation().heard`:
-    converse words, a nudge's `words` or a person's phrasing in its reason, words heard mid-turn)."""
-    return bool(soul.situation().heard)
+    """Whether a person's own words reached the soul in this waking (the loop's `persons_words`:
+    converse words, a nudge's by the nudge contract's one rule `words_of`, words heard mid-turn)."""
+    return bool(soul.persons_words())
 
 
 ASK_FIRST = ("ask your person first: no person's words reached you in this waking, and a verdict is "
