@@ -116,3 +116,29 @@ async def test_a_non_json_error_page_still_raises(aiohttp_server):
         with pytest.raises(BodyError) as caught:
             await client.status()
     assert caught.value.status == 500
+
+
+async def test_a_request_the_protocol_forbids_is_refused_before_it_is_sent_and_the_soul_is_told(aiohttp_server):
+    from types import SimpleNamespace
+
+    from soulstack.protocol.shapes import MAX_SPEAK_CHARS, ProtocolError
+    from soulstack.soul.prompts import texts
+    from soulstack.soul.tools.body import speak
+
+    asked = []
+
+    async def record(request):
+        asked.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/speak", record)
+    async with BodyClient.at(await base_url(aiohttp_server, app), endpoints=("speak",)) as client:
+        for text in ("", "x" * (MAX_SPEAK_CHARS + 1)):
+            with pytest.raises(ProtocolError):
+                await client.speak(text)
+        said = await speak(SimpleNamespace(T=texts("en"), body=client), "   ")
+        assert not said.ok and said.content[0].text.startswith("That call was not understood: ")
+        assert asked == []  # checked once, on this side, before anything went out
+        assert (await speak(SimpleNamespace(T=texts("en"), body=client), "hello")).ok
+    assert asked == [{"text": "hello"}]

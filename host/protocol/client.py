@@ -3,6 +3,9 @@
 Every failure — a non-2xx answer, a timeout, a refused connection, an answer of
 the wrong shape — raises one `BodyError(status, message)`, so callers handle a
 body that did not respond in exactly one place and never mistake it for success.
+A request the protocol forbids (an empty `speak`, one over the cap) is refused
+here, the one check on the caller's side, before anything is sent: `ProtocolError`
+naming the problem (the body checks again on its side).
 """
 
 import asyncio
@@ -63,10 +66,13 @@ class BodyClient:
         return headers
 
     async def call(self, endpoint: str, payload: dict, timeout_s: float | None = None) -> dict:
-        """POST `payload` to `endpoint`; returns the validated answer or raises BodyError."""
+        """POST `payload` to `endpoint`; returns the validated answer or raises BodyError.
+
+        ProtocolError, before anything is sent, when `payload` is not a request the protocol allows."""
         url = self.endpoints.get(endpoint)
         if url is None:
             raise BodyError(0, f"this body has no /{endpoint} endpoint")
+        payload = protocol.validate_request(endpoint, payload)
         if self._session is None:
             self._session = aiohttp.ClientSession()
         timeout = aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)
@@ -94,10 +100,10 @@ class BodyClient:
         return await self.call("status", {}, timeout_s)
 
     async def look(self, question: str = "") -> dict:
-        return await self.call("look", protocol.validate_request("look", {"question": question}))
+        return await self.call("look", {"question": question})
 
     async def speak(self, text: str) -> dict:
-        return await self.call("speak", protocol.validate_request("speak", {"text": text}))
+        return await self.call("speak", {"text": text})
 
     async def express(self, emotion: str) -> dict:
-        return await self.call("express", protocol.validate_request("express", {"emotion": emotion}))
+        return await self.call("express", {"emotion": emotion})

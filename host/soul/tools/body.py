@@ -1,47 +1,41 @@
-"""body_status, look, speak, express: the soul's senses, through host/body's client.
+"""body_status, look, speak, express: the soul's senses, through the body client (host/protocol/client.py).
 
 Only endpoints listed in body.endpoints become tools. Every failure of the body
 (no answer, a non-2xx, a wrong shape) reaches the soul as "your body did not
 respond" with the reason — never as success (a fake success makes a soul
-repeat itself).
+repeat itself). A request the protocol forbids (an empty `speak`, one over the
+cap) is refused by the client before it is sent, the soul's one check: it
+reaches the soul as a call not understood.
 """
 
 from soulstack.protocol.client import BodyError
-from soulstack.protocol.shapes import ENDPOINTS, ProtocolError, validate_request
+from soulstack.protocol.shapes import ENDPOINTS, ProtocolError
 from soulstack.llm.types import ImageBlock, TextBlock
 from soulstack.soul.tools import Outcome, SoulTool
 
 
-def _failed(soul, act: str, error: BodyError) -> Outcome:
+async def _ask(soul, act: str, asking) -> dict | Outcome:
+    """The body's answer to `asking` (a client call), or the failed Outcome that says why there is none."""
     T = soul.T.TEXT
-    return Outcome.text(T["body_failed"].format(reason=error.message or str(error), act=T[f"act_{act}"]), ok=False)
-
-
-def _refused(soul, endpoint: str, request: dict) -> Outcome | None:
-    """The protocol's own rules (empty, too long) checked before asking the body; None when it may go."""
     try:
-        validate_request(endpoint, request)
-    except ProtocolError as problem:
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem=str(problem)), ok=False)
-    return None
+        return await asking
+    except ProtocolError as problem:  # refused by the client, before it was sent
+        return Outcome.text(T["bad_input"].format(problem=str(problem)), ok=False)
+    except BodyError as error:
+        return Outcome.text(T["body_failed"].format(reason=error.message or str(error), act=T[f"act_{act}"]), ok=False)
 
 
 async def body_status(soul) -> Outcome:
-    try:
-        answer = await soul.body.status()
-    except BodyError as error:
-        return _failed(soul, "status", error)
+    answer = await _ask(soul, "status", soul.body.status())
+    if isinstance(answer, Outcome):
+        return answer
     return Outcome.text(soul.T.TEXT["body_online" if answer["online"] else "body_offline"])
 
 
 async def look(soul, question: str = "") -> Outcome:
-    refused = _refused(soul, "look", {"question": question})
-    if refused:
-        return refused
-    try:
-        answer = await soul.body.look(question)
-    except BodyError as error:
-        return _failed(soul, "look", error)
+    answer = await _ask(soul, "look", soul.body.look(question))
+    if isinstance(answer, Outcome):
+        return answer
     T = soul.T.TEXT
     if "image" in answer:
         return Outcome([TextBlock(T["saw_image"]), ImageBlock(answer["image"], answer["mimeType"])])
@@ -49,27 +43,13 @@ async def look(soul, question: str = "") -> Outcome:
 
 
 async def speak(soul, text: str) -> Outcome:
-    T = soul.T.TEXT
-    refused = _refused(soul, "speak", {"text": text})
-    if refused:
-        return refused
-    try:
-        await soul.body.speak(text)
-    except BodyError as error:
-        return _failed(soul, "speak", error)
-    return Outcome.text(T["spoke"])
+    answer = await _ask(soul, "speak", soul.body.speak(text))
+    return answer if isinstance(answer, Outcome) else Outcome.text(soul.T.TEXT["spoke"])
 
 
 async def express(soul, emotion: str) -> Outcome:
-    T = soul.T.TEXT
-    refused = _refused(soul, "express", {"emotion": emotion})
-    if refused:
-        return refused
-    try:
-        await soul.body.express(emotion)
-    except BodyError as error:
-        return _failed(soul, "express", error)
-    return Outcome.text(T["expressed"].format(emotion=emotion))
+    answer = await _ask(soul, "express", soul.body.express(emotion))
+    return answer if isinstance(answer, Outcome) else Outcome.text(soul.T.TEXT["expressed"].format(emotion=emotion))
 
 
 def body_tools(endpoints: dict) -> list:
