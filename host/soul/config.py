@@ -16,10 +16,10 @@ import shlex
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from soulstack.cjk import chinese
 from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
 from soulstack.llm.providers import PROVIDERS
 from soulstack.protocol.shapes import ENDPOINTS
-from soulstack.soul.prompts import LANGUAGES
 
 DEFAULT_PATH = "soul.config.json"
 DEFAULT_PORT = 9202
@@ -128,7 +128,7 @@ SPEC = {
         "name": ("Pip", string(nonempty=True)),
         "human": ("my human", string(nonempty=True)),
         "notes": ("", string()),
-        "language": ("en", choice(*LANGUAGES)),  # the languages host/soul/prompts/ holds
+        "language": ("en", choice("en", "zh")),
         "sharedMoodPath": (None, string(optional=True)),
     },
     "log": {
@@ -253,15 +253,11 @@ def _check_relations(cfg: dict):
         raise ConfigError("loop.minSleepMinutes must be <= loop.nightMaxSleepMinutes")
 
 
-def _chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
 def _detect_language(raw: dict, cfg: dict, warnings: list):
     """A persona written in Chinese with no persona.language (stackchan-soul had no such key) lives in Chinese."""
     given = raw.get("persona") if isinstance(raw.get("persona"), dict) else {}
     persona = cfg["persona"]
-    if "language" in given or not _chinese(" ".join((persona["name"], persona["human"], persona["notes"]))):
+    if "language" in given or not chinese(" ".join((persona["name"], persona["human"], persona["notes"]))):
         return
     persona["language"] = "zh"
     warnings.append('persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)')

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from soulstack.serving import BadRequest, read_json
+from soulstack.cjk import chinese
 from soulstack.clocks import Clock
+from soulstack.serving import BadRequest, read_json
 from soulstack.soul.converse.reply import (
     BadChatBody,
     ReplyCatcher,
     ReplyCatchers,
-    is_chinese,
     normalize,
     utterance_from_chat,
 )
@@ -147,7 +147,7 @@ class Converse:
                 yield found
             return
         # The filler and the failure line speak the utterance's language (host/soul/prompts/).
-        words = texts("zh" if is_chinese(utterance) else "en").TEXT
+        words = texts("zh" if chinese(utterance) else "en").TEXT
         catcher, sent = found.catcher, 0
         catcher.waiting += 1
         timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))

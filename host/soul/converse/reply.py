@@ -87,10 +87,6 @@ def normalize(utterance: str) -> str:
     return " ".join(utterance.split())
 
 
-def is_chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
 # --- catching the answer ----------------------------------------------------
 
 

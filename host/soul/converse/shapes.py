@@ -9,10 +9,12 @@ import math
 import time
 import uuid
 
+from soulstack.cjk import CJK_PUNCTUATION, HAN, KANA, count
+
 
 def estimate_tokens(text: str) -> int:
     """A rough count: one per CJK character, one per four other characters."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u30ff")
+    cjk = count(text, HAN + CJK_PUNCTUATION + KANA)
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 

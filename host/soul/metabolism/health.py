@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from soulstack.cjk import IDEOGRAPHS
+
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul
 
@@ -42,8 +44,7 @@ RUT_MIN_ENTRIES = 5
 OPENING_WORDS = 3
 OPENING_CJK_CHARS = 4
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKENS = re.compile(rf"[{_CJK}]|[^\W\d_{_CJK}]+")
+_TOKENS = re.compile(rf"[{IDEOGRAPHS}]|[^\W\d_{IDEOGRAPHS}]+")
 
 
 @dataclass
@@ -67,7 +68,7 @@ def opening(text: str) -> str:
     tokens = _TOKENS.findall(text.lower())
     if not tokens:
         return ""
-    if re.match(rf"[{_CJK}]", tokens[0]):
+    if re.match(rf"[{IDEOGRAPHS}]", tokens[0]):
         return "".join(tokens[:OPENING_CJK_CHARS])
     return " ".join(tokens[:OPENING_WORDS])
 
