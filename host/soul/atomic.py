@@ -1,8 +1,10 @@
-"""Writes that survive kill -9 and power loss: temp file, fsync, rename, fsync the folder.
+"""The soul's small state files as text and JSON, and what it does when one is corrupt.
 
-A reader sees either the old file or the new one, never half of each. Drives,
-vitals and the life files all write through here, and every file comes out 0600:
-each holds something of a person's (soulstack.private_files).
+The atomic write itself (temp file, fsync, rename, fsync the folder; 0600) is the ground
+floor's soulstack.private_files.write_atomically; this adds the soul's encoding (UTF-8, JSON
+indented and unescaped) and `read_state_json`, which sets a corrupt drives or vitals file
+aside rather than stopping the soul. Drives, vitals, the life files, the nudge inbox and the
+starter config write through here.
 """
 
 import json
@@ -11,12 +13,8 @@ from pathlib import Path
 from soulstack.private_files import tighten, write_atomically
 
 
-def atomic_write_bytes(path, data: bytes) -> None:
-    write_atomically(path, data)
-
-
 def atomic_write_text(path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    write_atomically(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path, data) -> None:

@@ -14,8 +14,8 @@ import shutil
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from soulstack.private_files import make_private_dir, tighten, tighten_tree
-from soulstack.soul.atomic import atomic_write_bytes, atomic_write_text
+from soulstack.private_files import make_private_dir, tighten, tighten_tree, write_atomically
+from soulstack.soul.atomic import atomic_write_text
 
 log = logging.getLogger("soul.life")
 
@@ -132,7 +132,7 @@ class Life:
             path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             try:
-                atomic_write_bytes(self.dir / f"{name}.damaged", path.read_bytes())
+                write_atomically(self.dir / f"{name}.damaged", path.read_bytes())
             except OSError:
                 pass
 
@@ -158,7 +158,7 @@ class Life:
                 data.decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue  # never let a damaged file become the newest backup
-            atomic_write_bytes(target, data)
+            write_atomically(target, data)
         cutoff = today - timedelta(days=KEEP_BACKUP_DAYS)
         for old in self._backup_days():
             if old < cutoff:
