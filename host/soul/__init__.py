@@ -34,8 +34,10 @@ The life of a waking (`Soul.live`):
 
 The path of a nudge:
 
-  a body's POST /nudge -> server.nudge (protocol/nudges.py's parse_nudge) -> Soul.nudge ->
-  inbox.add (on NUDGES.jsonl, fsynced, before the 202) -> on_nudge hooks (a person's words are
-  contact) -> the sleep wakes once the inbox says it is due (nudge.minIntervalSeconds; a person's
-  words within seconds) -> _begin takes it -> the snapshot shows it -> inbox.seen: it leaves the file.
+  a body's POST /nudge -> server.nudge (protocol/nudges.py's parse_nudge; words sent alone get
+  their reason, "your human typed: ...") -> Soul.nudge -> inbox.add (on NUDGES.jsonl, fsynced,
+  before the 202) -> on_nudge hooks (a person's words are contact) -> the sleep wakes once the
+  inbox says it is due (nudge.minIntervalSeconds; a person's words within seconds) -> _begin
+  takes it -> the snapshot shows it -> inbox.seen: it leaves the file. Whether a nudge carries
+  a person's words is one rule, protocol/nudges.py's words_of, wherever it is asked.
 """

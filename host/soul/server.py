@@ -10,7 +10,7 @@ from converse). Every route is served on every port the soul listens on
 Tokens: /v1/... needs converse.token (default: nudge.token) and is refused in
 OpenAI's error shape; every other route needs nudge.token.
 
-POST /nudge {"reason": "<what happened>", "words"?: "<a person's exact words>"}
+POST /nudge {"reason": "<what happened>"}, {"words": "<a person's exact words>"} or both
   -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/inbox.py)
   400 {"message"} for a body that is not a nudge (host/protocol/nudges.py's parse_nudge)
   401 {"message"} when nudge.token is set and the bearer token is missing or wrong
