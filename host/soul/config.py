@@ -20,6 +20,7 @@ from soulstack.cjk import chinese
 from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
 from soulstack.llm.providers import PROVIDERS
 from soulstack.protocol.shapes import ENDPOINTS
+from soulstack.soul.prompts import LANGUAGES
 
 DEFAULT_PATH = "soul.config.json"
 DEFAULT_PORT = 9202
@@ -128,7 +129,7 @@ SPEC = {
         "name": ("Pip", string(nonempty=True)),
         "human": ("my human", string(nonempty=True)),
         "notes": ("", string()),
-        "language": ("en", choice("en", "zh")),
+        "language": ("en", choice(*LANGUAGES)),  # the languages host/soul/prompts/ holds
         "sharedMoodPath": (None, string(optional=True)),
     },
     "log": {
