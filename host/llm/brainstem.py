@@ -37,7 +37,6 @@ class Situation:
     reasons: list = field(default_factory=list)  # why it woke, in words
     heard: list = field(default_factory=list)  # the human's own words this waking
     night: bool = False
-    language: str = "en"
     default_sleep_minutes: float = 20
     step: int = 0  # model calls already made in this waking (0: it just woke)
 

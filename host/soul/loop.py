@@ -187,10 +187,10 @@ class Soul:
         """What the brainstem knows of this waking."""
         waking = self.waking
         if waking is None:
-            return Situation(language=self.cfg["persona"]["language"])
+            return Situation()
         reasons = [*waking.why.nudged, *waking.why.arrived] or (["start"] if waking.why.first else [])
-        return Situation(reasons, self.persons_words(), self.is_night(), self.cfg["persona"]["language"],
-                         self.cfg["loop"]["defaultSleepMinutes"], waking.step)
+        return Situation(reasons, self.persons_words(), self.is_night(), self.cfg["loop"]["defaultSleepMinutes"],
+                         waking.step)
 
     def persons_words(self) -> list:
         """A person's own words in this waking, each once: spoken through converse, in a nudge (the
