@@ -1,4 +1,5 @@
-"""WAV in, mono 16-bit samples at the rate a speaker wants out: shared by `soulstack tts` and the bodies.
+"""WAV in, mono 16-bit samples at the rate a speaker wants out: shared by `soulstack tts` and the bodies
+(and `mono_wav`, the way back: samples to a WAV file, for the speech server and the fakes).
 
 Pure standard library (wave, array); the resampler is linear interpolation,
 good enough for speech.
@@ -56,3 +57,14 @@ def little_endian(samples: array.array) -> bytes:
     copy = array.array("h", samples)
     copy.byteswap()
     return copy.tobytes()
+
+
+def mono_wav(frames: bytes, rate: int) -> bytes:
+    """A mono 16-bit WAV file of `frames` (little-endian samples, as `little_endian` gives) at `rate` Hz."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(frames)
+    return out.getvalue()

@@ -9,13 +9,11 @@ much of firmware/hal it executes.
 """
 
 import asyncio
-import io
 import math
 import signal
 import struct
 import subprocess
 import time
-import wave
 from pathlib import Path
 
 import aiohttp
@@ -23,6 +21,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
+from soulstack.audio import mono_wav
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
 from tests.fakes.nudge_receiver import NudgeReceiver
@@ -179,13 +178,7 @@ async def test_wifi_failure_is_said_in_words(hal_sim, failure, said):
 
 def a_wav(seconds=0.4, rate=16000):
     samples = b"".join(struct.pack("<h", int(8000 * math.sin(i / 8))) for i in range(int(seconds * rate)))
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(samples)
-    return buffer.getvalue(), samples
+    return mono_wav(samples, rate), samples
 
 
 async def tts_server(aiohttp_server, wav, asked):

@@ -25,16 +25,15 @@ Note `base_url` is the server root; the SDKs want `base_url + "/v1"`.
 Importing the `fake_openai` fixture into a test module gives a started fake.
 """
 
-import io
 import itertools
 import json
 import math
 import struct
 import time
-import wave
 
 from aiohttp import web
 
+from soulstack.audio import mono_wav
 from soulstack.fakes.scripted_server import ScriptedServer, sse
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 404: "not_found_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
@@ -133,13 +132,7 @@ def estimate_tokens(value) -> int:
 def tone_wav(seconds: float, rate: int = 22050) -> bytes:
     """A 440 Hz tone as a 16-bit mono WAV."""
     frames = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate)))
-    out = io.BytesIO()
-    with wave.open(out, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(rate)
-        wav.writeframes(frames)
-    return out.getvalue()
+    return mono_wav(frames, rate)
 
 
 # --- the server ----------------------------------------------------------

@@ -6,16 +6,14 @@ and with a small linear resampler otherwise.
 """
 
 import asyncio
-import io
 import re
 import shutil
 import tempfile
-import wave
 from pathlib import Path
 
 from aiohttp import web
 
-from soulstack.audio import AudioError, little_endian, mono_samples
+from soulstack.audio import AudioError, little_endian, mono_samples, mono_wav
 from soulstack.serving import error_response, make_server_app, read_json
 
 TARGET_RATE = 16000
@@ -51,13 +49,7 @@ def to_16k_mono(wav_bytes: bytes) -> bytes:
         samples = mono_samples(wav_bytes, TARGET_RATE)
     except AudioError as error:
         raise TtsError(500, f"espeak-ng wrote unusable audio: {error}") from None
-    out = io.BytesIO()
-    with wave.open(out, "wb") as target:
-        target.setnchannels(1)
-        target.setsampwidth(2)
-        target.setframerate(TARGET_RATE)
-        target.writeframes(little_endian(samples))
-    return out.getvalue()
+    return mono_wav(little_endian(samples), TARGET_RATE)
 
 
 async def _run(argv, stdin=None):
