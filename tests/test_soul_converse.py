@@ -20,9 +20,13 @@ from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.serving import make_server_app
 from soulstack.soul.converse.endpoint import add_converse_route, estimate_tokens, openai_refusal
 from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
+from soulstack.soul.config import from_dict, starter
 from soulstack.soul.prompts import texts
+from soulstack.soul.tools.builtin import make_toolbox
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
+# A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
+TOOLS = make_toolbox(from_dict(starter())[0])
 
 
 # --- test doubles -------------------------------------------------------------
@@ -64,7 +68,7 @@ class ScriptedSoul:
     def __init__(self, turn):
         self.turn = turn
         self.heard = []
-        self.catchers = ReplyCatchers()
+        self.catchers = ReplyCatchers(TOOLS.spoken)
         self.tasks = []
         self.body_said = []  # speak calls the body was made to say
 
@@ -508,7 +512,7 @@ def test_spoken_reply(text, spoken):
 
 
 async def test_end_turn_with_an_error_fails_only_the_answers_not_yet_caught():
-    catchers, caught, uncaught = ReplyCatchers(), ReplyCatcher("hi"), ReplyCatcher("and?")
+    catchers, caught, uncaught = ReplyCatchers(TOOLS.spoken), ReplyCatcher("hi"), ReplyCatcher("and?")
     catchers.arm(caught)
     catchers.feed(said("Hello."))
     catchers.arm(uncaught)

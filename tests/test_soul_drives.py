@@ -7,17 +7,23 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from soulstack.soul.metabolism.drives import (
-    ROUTINE_TOOLS,
-    Drives,
-)
+from soulstack.soul.config import from_dict, starter
+from soulstack.soul.metabolism.drives import Drives
+from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.protocol.nudges import Nudge
 from soulstack.soul.prompts import texts
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
+# A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
+TOOLS = make_toolbox(from_dict(starter())[0])
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2025, 3, 10, 12, 0, tzinfo=BERLIN)
+
+
+def acted(drives, name, ok, now):
+    """A tool's result as the metabolism hands it to the drives: with what the tool is (its facts)."""
+    drives.on_tool_result(name, ok, now, routine=TOOLS.routine(name), speaks=TOOLS.speaks(name))
 
 
 def bored(drives, wakings, now=NOON):
@@ -80,12 +86,12 @@ def test_custom_thresholds(tmp_path):
 def test_only_a_successful_non_routine_tool_discharges_boredom(tmp_path):
     drives = Drives.load(tmp_path, NOON)
     bored(drives, 25)
-    for name in sorted(ROUTINE_TOOLS):
-        drives.on_tool_result(name, True, NOON)
+    for name in sorted(name for name in TOOLS.names() if TOOLS.routine(name)):
+        acted(drives, name, True, NOON)
     assert drives.boredom == 25
-    drives.on_tool_result("look", False, NOON)  # tried, failed: still bored
+    acted(drives, "look", False, NOON)  # tried, failed: still bored
     assert drives.boredom == 25
-    drives.on_tool_result("look", True, NOON + timedelta(minutes=1))
+    acted(drives, "look", True, NOON + timedelta(minutes=1))
     assert drives.boredom == 0
     reloaded = Drives.load(tmp_path, NOON)
     assert reloaded.boredom == 0
@@ -106,12 +112,12 @@ def test_missing_settled_only_by_real_contact(tmp_path):
     drives = Drives.load(tmp_path, NOON)
     later = NOON + timedelta(hours=20)
     # a failed speak, a face in front of the camera, a routine tool: none is contact
-    drives.on_tool_result("speak", False, later)
+    acted(drives, "speak", False, later)
     assert drives.on_nudge(Nudge("a face appeared in front of you"), later) is False
-    drives.on_tool_result("express", True, later)
+    acted(drives, "express", True, later)
     assert drives.missing_level(later) == 1
 
-    drives.on_tool_result("speak", True, later)
+    acted(drives, "speak", True, later)
     assert drives.silence_hours(later) == 0
     assert Drives.load(tmp_path, NOON).last_contact_kind == "speak"
 

@@ -19,12 +19,16 @@ from soulstack.soul.memory.fold import (
     summary_request,
     with_summary,
 )
+from soulstack.soul.config import from_dict, starter
 from soulstack.soul.memory.session import Session, coalesce
+from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.soul.prompts import texts
 
 ENGLISH = texts("en")  # the soul's words in English (host/soul/prompts/en.py)
 EN = ENGLISH.TEXT
+# A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
+TOOLS = make_toolbox(from_dict(starter())[0])
 
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 64).decode()
@@ -201,7 +205,7 @@ def test_summary_request_ends_with_one_instruction_in_a_user_turn():
 async def test_brainstem_digest_fold():
     messages = life(60)
     async def digest_summarize(folded):  # the brainstem's summarizer: a plain digest, no model
-        return plain_digest(folded, ENGLISH)
+        return plain_digest(folded, ENGLISH, TOOLS)
 
     fold = await fold_context(messages, digest_summarize, ENGLISH)
     digest = fold.record["summary"]
@@ -216,7 +220,7 @@ async def test_brainstem_digest_fold():
 
 def test_digest_carries_an_earlier_summary():
     messages = with_summary(life(2), "I met a cat on Tuesday.", ENGLISH)
-    digest = plain_digest(messages, ENGLISH)
+    digest = plain_digest(messages, ENGLISH, TOOLS)
     assert digest.splitlines()[0] == "I met a cat on Tuesday."
     assert "2 wakings folded" in digest
 

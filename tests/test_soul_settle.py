@@ -14,18 +14,17 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.types import Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
 from soulstack.soul.run import build_soul
+from soulstack.soul.config import from_dict, starter
 from soulstack.soul.memory.settle import settle_earlier_calls
 from soulstack.soul.prompts import texts
+from soulstack.soul.tools.builtin import make_toolbox
 from tests.test_soul_life import Running, until
 from tests.test_soul_metabolism import anthropic_env, cfg_for
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
-ROUTINE = {"diary", "sleep", "update_mood", "keep_in_mind", "speak", "reflect"}
-
-
-def informs(name: str) -> bool:
-    return name not in ROUTINE
+# A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
+TOOLS = make_toolbox(from_dict(starter())[0])
 
 
 def said(words: str, *results) -> Message:
@@ -47,7 +46,7 @@ def test_an_earlier_wakings_routine_calls_become_one_line_each_and_this_waking_s
         Message("user", [result("c3", "Written in your diary.")]),
     ]
     before = json.dumps([m.to_json() for m in history])
-    shown = settle_earlier_calls(history, 2, {0, 2}, informs, texts("en"))
+    shown = settle_earlier_calls(history, 2, {0, 2}, TOOLS, texts("en"))
     assert [m.to_json() for m in shown] == [
         history[0].to_json(),
         {"role": "assistant", "content": [{"type": "text", "text": "The light moved."}]},
@@ -60,7 +59,7 @@ def test_an_earlier_wakings_routine_calls_become_one_line_each_and_this_waking_s
     ]
     assert shown[3] is history[3] and shown[4] is history[4]
     assert json.dumps([m.to_json() for m in history]) == before  # the history itself is not touched
-    assert settle_earlier_calls(history, 2, {0, 2}, informs, texts("en")) == shown  # the same history, the same view
+    assert settle_earlier_calls(history, 2, {0, 2}, TOOLS, texts("en")) == shown  # the same history, the same view
 
 
 def test_a_reply_answered_within_its_own_waking_stays_as_it_was():
@@ -71,7 +70,7 @@ def test_a_reply_answered_within_its_own_waking_stays_as_it_was():
         Message("assistant", [ToolCall("s1", "sleep", {"minutes": 20})]),  # the reply that ended it
         said("It is 14:20, your local time.", result("s1", "You will sleep 20 minutes.")),
     ]
-    shown = settle_earlier_calls(history, 4, {0, 4}, informs, texts("en"))
+    shown = settle_earlier_calls(history, 4, {0, 4}, TOOLS, texts("en"))
     assert shown[:3] == history[:3] and all(a is b for a, b in zip(shown, history[:3]))
     assert [m.to_json() for m in shown[3:]] == [{"role": "user", "content": [
         {"type": "text", "text": "What you did then:\n- sleep: 20 \u2192 You will sleep 20 minutes."},
@@ -86,7 +85,7 @@ def test_the_last_reply_of_a_waking_that_did_not_sleep_stays_as_it_was():
         Message("user", [result("d1", "Written in your diary.")]),
         said("It is 14:05, your local time. You have just started."),
     ]
-    assert settle_earlier_calls(history, 3, {0, 3}, informs, texts("en")) == history
+    assert settle_earlier_calls(history, 3, {0, 3}, TOOLS, texts("en")) == history
 
 
 def test_a_call_that_informs_or_failed_keeps_its_shape_and_thinking_goes_with_settled_calls():
@@ -101,7 +100,7 @@ def test_a_call_that_informs_or_failed_keeps_its_shape_and_thinking_goes_with_se
              result("say1", "the body is offline", is_error=True), result("note1", "Written in your diary."),
              result("rest1", "You will sleep 20 minutes.")),
     ]
-    shown = settle_earlier_calls(history, 2, {0, 2}, informs, texts("en"))
+    shown = settle_earlier_calls(history, 2, {0, 2}, TOOLS, texts("en"))
     assert [m.to_json() for m in shown[1:]] == [
         {"role": "assistant", "content": [
             {"type": "text", "text": "Once more."},
@@ -129,7 +128,7 @@ def test_several_arguments_are_named_a_long_one_is_cut_and_the_header_speaks_the
                          result("s1", "你会睡30分钟。")]),
         said("现在是14:30。"),
     ]
-    lines = settle_earlier_calls(history, 3, {0, 3}, informs, texts("zh"))[1].content[0].text.split("\n")
+    lines = settle_earlier_calls(history, 3, {0, 3}, TOOLS, texts("zh"))[1].content[0].text.split("\n")
     assert lines[0] == "你当时做了："
     assert lines[1] == "- update_mood: mood=\"calm\", note=\"a slow hour\" \u2192 Mood noted."
     assert lines[2].startswith("- reflect: \"I am Pip. I am Pip.") and lines[2].endswith("\u2026 \u2192 SELF.md rewritten.")
@@ -147,7 +146,7 @@ def test_reused_call_ids_settle_only_the_answer_right_after_their_call():
         Message("assistant", [ToolCall("keep1", "diary", {"entry": "Two."}), ToolCall("rest", "sleep", {"minutes": 9})]),
         Message("user", [result("keep1", "Written in your diary."), result("rest", "You will sleep 9 minutes.")]),
     ]
-    shown = settle_earlier_calls(history, 3, {0, 3}, informs, texts("en"))
+    shown = settle_earlier_calls(history, 3, {0, 3}, TOOLS, texts("en"))
     assert shown[-2:] == history[-2:]
     assert "One." in shown[1].content[0].text
 

@@ -20,11 +20,13 @@ from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
+from soulstack.soul.config import from_dict, starter
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.soul.memory.session import Session
 from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_block
+from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_soul_life import Running, texts_of, until
@@ -32,6 +34,8 @@ from tests.test_soul_metabolism import anthropic_env, cfg_for
 from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
+# A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
+TOOLS = make_toolbox(from_dict(starter())[0])
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
@@ -213,7 +217,7 @@ def shown_after(sight, life, session, language="en"):
 def test_a_part_that_became_empty_is_said_once_and_a_diary_that_did_not_just_grow_is_listed_again(tmp_path):
     life = seed_life(tmp_path)
     life.add_entry(MIND, datetime(2024, 5, 1, 9, 0), "ask Ana about the bird")
-    session, sight = Session(tmp_path / "session.jsonl"), InnerSight()
+    session, sight = Session(tmp_path / "session.jsonl"), InnerSight(TOOLS)
     assert "Kept in mind:\n- ask Ana about the bird" in shown_after(sight, life, session)
     life.settle("ask Ana")
     assert "Kept in mind:\n(nothing now)" in shown_after(sight, life, session)
@@ -231,7 +235,7 @@ def test_a_part_that_became_empty_is_said_once_and_a_diary_that_did_not_just_gro
 
 def test_the_chinese_soul_is_told_only_what_changed_in_chinese(tmp_path):
     life = seed_life(tmp_path)
-    session, sight, zh = Session(tmp_path / "session.jsonl"), InnerSight(), texts("zh")
+    session, sight, zh = Session(tmp_path / "session.jsonl"), InnerSight(TOOLS), texts("zh")
     assert zh.TEXT["self"] in shown_after(sight, life, session, "zh")
     assert shown_after(sight, life, session, "zh") == ""
     (tmp_path / "soul" / "MOOD.md").write_text("有点想下雨")

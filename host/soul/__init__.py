@@ -18,7 +18,9 @@ What lives where:
                   settle, fold, the context ceiling, the night's consolidation, keep-warm
   metabolism/     drives, vitals, costs and GET /health
   converse/       a person talking in real time through a voice stack (/v1/chat/completions)
-  tools/          the soul's tools; prompts/: its words, one module per language
+  tools/          the soul's tools, each with its facts (routine, the part it changes, its role),
+                  asked through the Toolbox; builtin.py: those a config offers
+  prompts/        its words, one module per language (every text it says to its model or person)
 
 The life of a waking (`Soul.live`):
 

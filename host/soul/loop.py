@@ -131,7 +131,7 @@ class Soul:
             log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
                         "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
         self.system = self.T.system_prompt(cfg["persona"], cfg["body"]["name"], flock=bool(cfg.get("flock", {}).get("url")))
-        self.sight = snapshot.InnerSight()  # what of its inner life it already has in view (snapshot.py)
+        self.sight = snapshot.InnerSight(toolbox)  # what of its inner life it already has in view (snapshot.py)
         self.tools = toolbox.specs()
         self.state = "starting"  # starting | thinking | asleep
         self.waking: Waking | None = None

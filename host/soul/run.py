@@ -32,14 +32,10 @@ from soulstack.soul.memory.ceiling import Ceiling
 from soulstack.soul.memory.consolidate import Nightly
 from soulstack.soul.memory.keepwarm import KeepWarm
 from soulstack.soul.memory.session import Session
-from soulstack.soul.tools import Toolbox, refresh_tools
-from soulstack.soul.tools.body import body_tools
-from soulstack.soul.tools.flock import flock_tools
-from soulstack.soul.tools.inner import inner_tools
+from soulstack.soul.tools import refresh_tools
+from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.soul.tools.mcp import McpTools
-from soulstack.soul.tools.mind import mind_tools
-from soulstack.soul.tools.rhythm import rhythm_tools
-from soulstack.soul.tools.shell import shell_exposure_problem, shell_tools
+from soulstack.soul.tools.shell import shell_exposure_problem
 
 log = logging.getLogger("soul")
 
@@ -67,13 +63,6 @@ def make_model(cfg: dict, env=None, model_id: str | None = None):
         raise StartError(f"model.provider {provider}: {error}") from None
 
 
-def make_tools(cfg: dict) -> list:
-    tools = rhythm_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools()
-    if cfg["shell"]["enabled"]:
-        tools += shell_tools(cfg)  # fenced by shell.allow
-    return tools + flock_tools(cfg)  # none unless the config names the flock
-
-
 def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(), hooks=None, rng=None) -> Soul:
     soul_dir = Path(cfg["soulDir"])
     life = Life(soul_dir, cfg["persona"]["sharedMoodPath"])
@@ -88,7 +77,7 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     chosen = make_model(cfg, env) if model == "auto" else model
     routine = cfg["model"]["routine"]
     routine_model = make_model(cfg, env, routine) if routine and chosen is not None else None
-    toolbox = Toolbox(make_tools(cfg) + list(extra_tools), sources)
+    toolbox = make_toolbox(cfg, extra_tools, sources)  # host/soul/tools/builtin.py
     soul = Soul(cfg, model=chosen, routine_model=routine_model, life=life, session=session, toolbox=toolbox,
                 body=body, clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
     attach_parts(soul, tool_sources=bool(sources))

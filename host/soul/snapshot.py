@@ -32,9 +32,6 @@ FILE_CAP = 2000
 MEMORY_EVERY = timedelta(hours=1)  # an older diary line surfaces at most this often
 
 FILE_PARTS = (("self", lifefiles.SELF), ("aspirations", lifefiles.ASPIRATIONS), ("mood", lifefiles.MOOD))
-# A part the soul changed with its own call is already in front of it (the call is in the history).
-OWN_TOOLS = {"self": {"reflect"}, "aspirations": {"set_aspiration"}, "mood": {"update_mood"},
-             "kept": {"keep_in_mind", "settle_mind"}}
 
 
 @dataclass
@@ -76,9 +73,14 @@ class InnerSight:
     is shown as its new lines when the last listing is still there, leaving
     out lines the soul wrote itself since (its `diary` call is in the history).
     `after_fold()` shows again, in full, whatever a fold just took away.
+
+    A part the soul changed with its own call is already in front of it (the call is in the
+    history): `tools` (the Toolbox) says which part a call changes (SoulTool.changes) and what a
+    diary call wrote (its gist); it is asked once `block` is given a session.
     """
 
-    def __init__(self):
+    def __init__(self, tools=None):
+        self.tools = tools
         self.shown: dict = {}  # part -> Shown
         self.said: dict = {}  # a steady line of the volatile block (body sense, sleep ceiling) -> Shown
         self.last_snapshot = None  # index of the last snapshot built
@@ -166,23 +168,25 @@ class InnerSight:
             for block in session.messages[index].content:
                 if not isinstance(block, ToolCall):
                     continue
-                if block.name == "diary" and isinstance(block.input, dict):
-                    own.diary_lines.add(one_line(str(block.input.get("entry", ""))))
-                own.calls[block.name] = index
+                part = self.tools.changes(block.name)
+                if part == "diary" and isinstance(block.input, dict):
+                    own.diary_lines.add(one_line(str(block.input.get(self.tools.facts(block.name).gist, ""))))
+                if part is not None:
+                    own.parts[part] = index
         return own
 
 
 @dataclass
 class OwnCalls:
-    """The soul's own calls since its last snapshot: each tool's latest message index, and its diary lines."""
+    """The soul's own calls since its last snapshot: the latest message index of a call changing each
+    part of its inner life, and its diary lines."""
 
-    calls: dict = field(default_factory=dict)
+    parts: dict = field(default_factory=dict)
     diary_lines: set = field(default_factory=set)
 
     def part_at(self, part: str) -> int | None:
         """Where the soul's latest own change of `part` is, or None when it made none."""
-        found = [self.calls[name] for name in OWN_TOOLS[part] if name in self.calls]
-        return max(found) if found else None
+        return self.parts.get(part)
 
 
 def inner_block(life, T, local: datetime, rng: random.Random) -> TextBlock:

@@ -37,7 +37,7 @@ class SoulListener:
 
     def __init__(self, soul: Soul):
         self.soul = soul
-        self.catchers = ReplyCatchers()
+        self.catchers = ReplyCatchers(soul.toolbox.spoken)  # which call speaks: the tool's fact
 
     async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
         log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)

@@ -17,9 +17,6 @@ from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
-SPEAK_TOOL = "speak"
-
-
 
 class BadChatBody(ValueError):
     """The request body is not a chat we can answer; the message says why."""
@@ -144,8 +141,9 @@ class ReplyCatcher:
 
     # --- what the model writes --------------------------------------------
 
-    def stream(self, event) -> None:
-        """One event of a model call's stream (soulstack.llm.streaming)."""
+    def stream(self, event, spoken) -> None:
+        """One event of a model call's stream (soulstack.llm.streaming). `spoken(call)`: the words a
+        call says aloud, None for a call that does not speak (Toolbox.spoken)."""
         if isinstance(event, StreamBroken):
             self._streamed, self._block = False, None
             if self.pieces and not self.done:  # words were said and the rest will never come
@@ -153,8 +151,9 @@ class ReplyCatcher:
             return
         self._streamed = True
         if isinstance(event, BlockDone) and isinstance(event.block, ToolCall):
-            if event.block.name == SPEAK_TOOL:
-                self.feed_speak(event.block)
+            words = spoken(event.block)
+            if words is not None:
+                self.feed_speak(event.block, words)
             return
         if self.done:
             return
@@ -168,24 +167,25 @@ class ReplyCatcher:
             if self.pieces:  # the end of the first spoken text ends the answer
                 self._settle()
 
-    def feed(self, message: Message) -> None:
-        """Look at one finished assistant message for the answer (unless its stream was seen)."""
+    def feed(self, message: Message, spoken) -> None:
+        """Look at one finished assistant message for the answer (unless its stream was seen);
+        `spoken` as for `stream`."""
         if message.role != "assistant":
             return
         if self._streamed:
             self._streamed = False
             return
         for block in message.content:
-            if isinstance(block, ToolCall) and block.name == SPEAK_TOOL:
-                self.feed_speak(block)
+            if isinstance(block, ToolCall) and (words := spoken(block)) is not None:
+                self.feed_speak(block, words)
             elif isinstance(block, TextBlock) and not self.done:
                 self._say(spoken_reply(block.text))
                 if self.pieces:
                     self._settle()
 
-    def feed_speak(self, call: ToolCall) -> bool:
-        """Look at one `speak` call; True when the voice stack will say it."""
-        said = spoken_reply(str(call.input.get("text", "")))
+    def feed_speak(self, call: ToolCall, words: str) -> bool:
+        """Look at one call that speaks (`speak`) the `words`; True when the voice stack will say them."""
+        said = spoken_reply(words)
         if not said:
             return False
         if not self.done:
@@ -234,10 +234,12 @@ class ReplyCatchers:
     `arm(c)` when the utterance enters the model's context (the snapshot of a
     waking, or the incoming queue drained before a model step); `stream(e)`
     on every event of a model call's stream; `feed(m)` on every assistant message; `answered_by(call)` before making the body speak;
-    `end_turn()` when the turn ends.
+    `end_turn()` when the turn ends. `spoken(call)`: the words a call says aloud, None for a call
+    that does not speak (the soul's Toolbox.spoken: which tool speaks is a fact of the tool).
     """
 
-    def __init__(self):
+    def __init__(self, spoken):
+        self.spoken = spoken
         self._armed: list[ReplyCatcher] = []
 
     def arm(self, catcher: ReplyCatcher) -> None:
@@ -245,11 +247,11 @@ class ReplyCatchers:
 
     def feed(self, message: Message) -> None:
         for catcher in self._armed:
-            catcher.feed(message)
+            catcher.feed(message, self.spoken)
 
     def stream(self, event) -> None:
         for catcher in self._armed:
-            catcher.stream(event)
+            catcher.stream(event, self.spoken)
 
     def answered_by(self, call: ToolCall) -> bool:
         return any(catcher.answered_by(call) for catcher in self._armed)

@@ -62,7 +62,7 @@ class Ceiling:
         live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto, soul.T)
 
         def shown(messages):  # as the model sees them: the size the ceiling is about
-            return settled(session, messages, start - session.fold_upto, soul.toolbox.informs, soul.T)
+            return settled(session, messages, start - session.fold_upto, soul.toolbox, soul.T)
 
         scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
@@ -95,7 +95,7 @@ class Ceiling:
         """The model's summary, asked with the cached history; a plain digest when it cannot."""
         T = soul.T
         if soul.model is soul.brainstem or (soul.waking and soul.waking.on_brainstem):
-            return folding.plain_digest(folded, T)
+            return folding.plain_digest(folded, T, soul.toolbox)
         messages = view(soul)
         instruction = T.TEXT["summary_instruction"]
         first_kept = live[len(folded)] if len(folded) < len(live) else None
@@ -108,10 +108,10 @@ class Ceiling:
                                               cache=True)
         except ModelError as error:
             log.warning("the model could not summarize (%s); a plain digest is folded instead", error)
-            return folding.plain_digest(folded, T)
+            return folding.plain_digest(folded, T, soul.toolbox)
         self.book(soul.clock.now(), reply.model or soul.model.model_id, reply.usage)
         words = "\n".join(b.text for b in reply.message.content if isinstance(b, TextBlock)).strip()
-        return words or folding.plain_digest(folded, T)
+        return words or folding.plain_digest(folded, T, soul.toolbox)
 
 
 def fixed_tokens(soul: Soul) -> int:

@@ -124,7 +124,7 @@ class Nightly:
             summary = soul.T.TEXT["consolidate_pointer"]
         else:  # no digest from the model: the day's plain digest stands in front instead
             folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, soul.T)
-            summary = folding.plain_digest(folded, soul.T)
+            summary = folding.plain_digest(folded, soul.T, soul.toolbox)
         tokens_before = folding.estimate_tokens(session.history())
         session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
         self.done += 1

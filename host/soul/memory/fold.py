@@ -201,10 +201,11 @@ def _short(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def plain_digest(messages: list, T, max_chars: int = 2000) -> str:
+def plain_digest(messages: list, T, tools, max_chars: int = 2000) -> str:
     """A summary without a model: counts, tools used, and the soul's own words, newest kept first if long.
 
-    An earlier summary found at the front of the first message is carried over. In the language `T`.
+    An earlier summary found at the front of the first message is carried over. In the language `T`;
+    `tools` (the Toolbox) says which calls spoke or wrote the diary or the mood, and what they said.
     """
     words = T.TEXT["digest"]
     wakings = sum(1 for m in messages if m.role == "user" and not any(isinstance(b, ToolResult) for b in m.content))
@@ -218,17 +219,17 @@ def plain_digest(messages: list, T, max_chars: int = 2000) -> str:
                 carried = block.text[len(header):].strip()
             elif isinstance(block, ToolCall):
                 counts[block.name] = counts.get(block.name, 0) + 1
-                value = block.input if isinstance(block.input, dict) else {}
-                if block.name == "speak" and value.get("text"):
-                    lines.append(f"{words['said']}: \"{_short(value['text'])}\"")
-                elif block.name == "diary" and value.get("entry"):
-                    lines.append(f"{words['diary']}: {_short(value['entry'])}")
-                elif block.name == "update_mood" and value.get("mood"):
-                    lines.append(f"{words['mood']}: {_short(value['mood'], 60)}")
+                said = tools.gist(block)  # what it said or wrote (SoulTool.gist), if anything
+                if said and tools.speaks(block.name):
+                    lines.append(f"{words['said']}: \"{_short(said)}\"")
+                elif said and tools.changes(block.name) == "diary":
+                    lines.append(f"{words['diary']}: {_short(said)}")
+                elif said and tools.changes(block.name) == "mood":
+                    lines.append(f"{words['mood']}: {_short(said, 60)}")
             elif isinstance(block, TextBlock) and message.role == "assistant" and block.text.strip():
                 lines.append(f"{words['thought']}: {_short(block.text)}")
-    tools = ", ".join(f"{name} x{count}" for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-    head = [f"{wakings} {words['waking' if wakings == 1 else 'wakings']}; {words['tools']}: {tools or '-'}"]
+    used = ", ".join(f"{name} x{count}" for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    head = [f"{wakings} {words['waking' if wakings == 1 else 'wakings']}; {words['tools']}: {used or '-'}"]
     if carried:
         head.insert(0, _short(carried, max_chars // 2))
     budget = max_chars - sum(len(line) + 1 for line in head)

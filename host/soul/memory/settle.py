@@ -14,7 +14,8 @@ block in the user's turn:
 
 Which calls settle:
 - Only those in the reply that put an earlier waking to sleep: the last
-  reply before the next waking began, calling `sleep`. A waking ends right
+  reply before the next waking began, calling `sleep` (the tool that ends a
+  waking: Toolbox.ends_waking). A waking ends right
   after such a reply's tools ran (host/soul/turn.py), so it and its results
   are first sent at the next waking (or the keep-warm refresh before it),
   already settled: settling never changes a byte the prompt cache has seen.
@@ -39,14 +40,14 @@ import json
 
 from soulstack.llm.types import Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
 
-SLEEP = "sleep"  # the tool that ends a waking (host/soul/tools/rhythm.py)
 ARGUMENT_CHARS = 400  # a settled call's arguments, at most this long (a long reflect is in SELF.md itself)
 
 
-def settle_earlier_calls(messages: list, current_start: int, waking_starts, informs, T) -> list:
+def settle_earlier_calls(messages: list, current_start: int, waking_starts, tools, T) -> list:
     """A copy of `messages` with the settled calls (see the module) of the replies that put the
     wakings before `current_start` to sleep as one text line each, in the user message that answered them.
-    `waking_starts`: indexes in `messages` where a waking began; `informs(name)`: Toolbox.informs;
+    `waking_starts`: indexes in `messages` where a waking began; `tools`: the Toolbox, asked which
+    tool ends a waking and which informs (host/soul/tools/);
     `T`: the soul's language (host/soul/prompts/), whose TEXT["settled_header"] heads the lines.
     A call's results are in the message right after it (Session.history coalesces them there)."""
     header = T.TEXT["settled_header"]
@@ -57,8 +58,8 @@ def settle_earlier_calls(messages: list, current_start: int, waking_starts, info
             out.append(_answered(message, settling, header))
             settling = {}
             continue
-        if index in last_replies and any(isinstance(b, ToolCall) and b.name == SLEEP for b in message.content):
-            settling = _settled_calls(message, messages[index + 1:index + 2], informs)
+        if index in last_replies and any(isinstance(b, ToolCall) and tools.ends_waking(b.name) for b in message.content):
+            settling = _settled_calls(message, messages[index + 1:index + 2], tools.informs)
         if not settling:
             out.append(message)
             continue

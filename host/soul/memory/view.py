@@ -37,15 +37,15 @@ def view(soul: Soul) -> list:
     session, T = soul.session, soul.T
     messages = session.history()
     start = current_index(session, messages, soul.snapshot_at)
-    earlier = settled(session, strip_old_images(messages, start, T), start, soul.toolbox.informs, T)
+    earlier = settled(session, strip_old_images(messages, start, T), start, soul.toolbox, T)
     return with_summary(earlier, session.fold_summary, T)
 
 
-def settled(session: Session, messages: list, start: int, informs, T) -> list:
+def settled(session: Session, messages: list, start: int, tools, T) -> list:
     """`messages` (the history, or its live part) with the calls that ended each earlier waking
     settled into lines (host/soul/memory/settle.py); `start`: where the current waking begins in them."""
     starts = set(snapshots_in(session, messages).values())
-    return settle_earlier_calls(messages, start, starts, informs, T)
+    return settle_earlier_calls(messages, start, starts, tools, T)
 
 
 def current_index(session: Session, messages: list, snapshot_at: int | None) -> int:

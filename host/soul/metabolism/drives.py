@@ -4,7 +4,7 @@ Exhortation ("try something new!") never pulled a soul out of a rut; a drive
 that keeps growing until it is acted on did. Two drives live here:
 
 - boredom: +1 for every waking outside the night; back to 0 only when a tool
-  that is not routine succeeded. A failed attempt does not count: the soul
+  that is not routine (its SoulTool says so, host/soul/tools/) succeeded. A failed attempt does not count: the soul
   must really have done something new.
 - missing: the hours since the last real contact with the human: words heard
   through converse, a person's words in a nudge (host/protocol/nudges.py's
@@ -26,22 +26,6 @@ from soulstack.soul.atomic import atomic_write_json, read_state_json
 log = logging.getLogger(__name__)
 
 FILENAME = "DRIVES.json"
-
-# Tools that keep a life ticking over but are not new deeds: succeeding at them
-# leaves boredom where it is.
-ROUTINE_TOOLS = frozenset(
-    {
-        "body_status",
-        "sleep",
-        "wait",
-        "diary",
-        "update_mood",
-        "read_diary",
-        "read_achievements",
-        "express",
-        "keep_in_mind",
-    }
-)
 
 DEFAULT_BOREDOM_THRESHOLDS = (6, 20, 40)
 DEFAULT_MISSING_HOURS = (18, 48)
@@ -132,15 +116,15 @@ class Drives:
         self.boredom += 1
         self.save()
 
-    def on_tool_result(self, name: str, ok: bool, now: datetime) -> None:
-        """After every tool the soul called, with whether it really succeeded.
-
-        A successful `speak` is also contact with the human (lesson 10: only
-        once we know the words went out).
+    def on_tool_result(self, name: str, ok: bool, now: datetime, *, routine: bool, speaks: bool) -> None:
+        """After every tool the soul called, with whether it really succeeded and what the tool is
+        (its SoulTool's facts, host/soul/tools/): a routine tool keeps a life ticking over and is no
+        new deed; one that speaks says words aloud to the human, so its success is also contact
+        (only once we know the words went out).
         """
-        if not ok or name in ROUTINE_TOOLS:
+        if not ok or routine:
             return
-        if name == "speak":
+        if speaks:
             self.last_contact, self.last_contact_kind = now, "speak"
         self.boredom = 0
         self.last_discharge, self.last_discharge_tool = now, name

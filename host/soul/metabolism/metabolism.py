@@ -63,7 +63,9 @@ class Metabolism:
                                   keep_warm=waking is None)
 
     def on_tool_result(self, soul: Soul, event: ToolEvent) -> None:
-        self.drives.on_tool_result(event.name, event.ok, soul.clock.now())
+        tools = soul.toolbox  # what the tool is: its facts (host/soul/tools/)
+        self.drives.on_tool_result(event.name, event.ok, soul.clock.now(), routine=tools.routine(event.name),
+                                   speaks=tools.speaks(event.name))
 
     def on_nudge(self, soul: Soul, nudge) -> None:
         self.drives.on_nudge(nudge, soul.clock.now())

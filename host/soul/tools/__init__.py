@@ -1,9 +1,13 @@
-"""The soul's tools: each is a name, a description, an input schema and an async `run`.
+"""The soul's tools: each is a name, a description, an input schema and an async `run`, and the
+facts the rest of the soul asks about it (`SoulTool`: informs, routine, changes, role, gist).
 
 `Toolbox` holds them in a fixed order (so the tool list sent to the model is
 byte-identical between wakings), checks each call's input against its schema,
 runs it, and turns the outcome into a `ToolResult`. A tool that fails returns
-`ok=False` with an honest text; the soul sees `is_error` and the words.
+`ok=False` with an honest text; the soul sees `is_error` and the words. The
+rooms ask the toolbox about a tool or a call (`routine`, `changes`, `ends_waking`,
+`spoken`, `gist`), never its name: adding a tool is one edit here, in its
+module's list (and, for a new module, in builtin.py's `make_tools`).
 
 Tool sources (MCP servers, tools/mcp.py) add tools while the soul lives:
 `refresh_tools` (a before_turn hook) asks them at each waking; tools that joined
@@ -17,6 +21,11 @@ from typing import Awaitable, Callable
 from soulstack.llm.types import TextBlock, Tool, ToolCall, ToolResult
 
 log = logging.getLogger("soul.tools")
+
+# The parts a tool may play that the rest of the soul asks for (Toolbox.ends_waking, .spoken).
+ENDS_WAKING = "ends the waking"  # sleep: a reply calling it puts the waking to sleep (memory/settle.py)
+SPEAKS = "speaks"  # speak: words said aloud to the person: contact (metabolism/drives.py), the voice
+#                    stack's answer (converse/reply.py), "said" in the plain digest (memory/fold.py)
 
 
 @dataclass
@@ -41,6 +50,17 @@ class SoulTool:
     # only confirming an act (speak, diary, sleep): a reply that calls such a tool together with
     # sleep gets one more step, to read the answer before the waking ends.
     informs: bool = True
+    # Whether it only keeps a life ticking over (body_status, sleep, diary, ...): succeeding at it is
+    # no new deed, so it leaves boredom where it is (metabolism/drives.py).
+    routine: bool = False
+    # The part of the inner life its call changes ("self", "aspirations", "mood", "kept", "diary",
+    # "achievements"): the next snapshot does not repeat a change the soul's own call shows (snapshot.py).
+    changes: str | None = None
+    # A part it plays that the rest of the soul asks for: ENDS_WAKING, SPEAKS (above), or None.
+    role: str | None = None
+    # The argument holding what the call says or writes (speak's text, diary's entry, update_mood's
+    # mood): what a reader of the history keeps of it (the plain digest, the snapshot's own diary lines).
+    gist: str | None = None
 
     def spec(self) -> Tool:
         if self.schema is not None:
@@ -72,13 +92,19 @@ def input_problem(tool: SoulTool, arguments) -> str | None:
 
 
 class Toolbox:
-    def __init__(self, tools: list, sources=()):
+    """The tools offered to the model (`tools`: the built-ins, then those the sources add), and the facts
+    of every tool the soul knows. `known`: built-in tools it may not offer now (the body's without an
+    endpoint) whose calls it still recognises, as a history keeps them: a speak is speech, whatever
+    the body can do now. A built-in's facts win over a source's tool of the same name."""
+
+    def __init__(self, tools: list, sources=(), known=()):
         self.tools: dict = {}
         for tool in tools:
             if tool.name in self.tools:
                 raise ValueError(f"two tools are called {tool.name}")
             self.tools[tool.name] = tool
         self.builtin = dict(self.tools)
+        self.known = {**{tool.name: tool for tool in known}, **self.builtin}
         # Each source: async refresh(taken_names) -> bool (new tools?), tools() -> list, async close().
         self.sources = list(sources)
 
@@ -104,8 +130,45 @@ class Toolbox:
         return list(self.tools)
 
     def informs(self, name: str) -> bool:
+        """Whether a call's answer tells the soul something (SoulTool.informs); a tool not offered does."""
         tool = self.tools.get(name)
         return tool is None or tool.informs
+
+    # --- the facts of a tool, asked by name (a call in the history may name a tool no longer offered) ---
+
+    def facts(self, name: str) -> SoulTool | None:
+        """The tool called `name`: a built-in (offered or known), else one a source offers now; None if none."""
+        return self.known.get(name) or self.tools.get(name)
+
+    def routine(self, name: str) -> bool:
+        tool = self.facts(name)
+        return tool is not None and tool.routine
+
+    def changes(self, name: str) -> str | None:
+        """The part of the inner life a call of `name` changes (SoulTool.changes), or None."""
+        tool = self.facts(name)
+        return tool.changes if tool is not None else None
+
+    def ends_waking(self, name: str) -> bool:
+        tool = self.facts(name)
+        return tool is not None and tool.role == ENDS_WAKING
+
+    def speaks(self, name: str) -> bool:
+        tool = self.facts(name)
+        return tool is not None and tool.role == SPEAKS
+
+    def gist(self, call: ToolCall):
+        """What `call` says or writes (its tool's gist argument), or None: no gist, or not given."""
+        tool = self.facts(call.name)
+        if tool is None or tool.gist is None or not isinstance(call.input, dict):
+            return None
+        return call.input.get(tool.gist)
+
+    def spoken(self, call: ToolCall) -> str | None:
+        """The words `call` says aloud to the person ("" when it gives none); None unless it speaks."""
+        if not self.speaks(call.name):
+            return None
+        return str(call.input.get(self.facts(call.name).gist, ""))
 
     async def run(self, soul, call: ToolCall) -> tuple:
         """(ToolResult, ok) for one call. Never raises for a tool's own failure."""

@@ -11,7 +11,7 @@ reaches the soul as a call not understood.
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.shapes import ENDPOINTS, ProtocolError
 from soulstack.llm.types import ImageBlock, TextBlock
-from soulstack.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools import SPEAKS, Outcome, SoulTool
 
 
 async def _ask(soul, act: str, asking) -> dict | Outcome:
@@ -56,12 +56,15 @@ def body_tools(endpoints: dict) -> list:
     """The tools for the endpoints this body has, in a fixed order."""
     string = {"type": "string"}
     tools = {
-        "status": SoulTool("body_status", "Feel whether your body is there and able to act right now.", {}, body_status),
+        "status": SoulTool("body_status", "Feel whether your body is there and able to act right now.", {}, body_status,
+                           routine=True),
         "look": SoulTool("look", "Look through your body's eyes. You see what it sees (an image, or the body's own words).",
                          {"question": {**string, "description": "what you are looking for"}}, look),
         "speak": SoulTool("speak", "Say something aloud through your body. Short and spoken, like a person.",
-                          {"text": {**string, "description": "the words to say"}}, speak, ["text"], informs=False),
+                          {"text": {**string, "description": "the words to say"}}, speak, ["text"], informs=False,
+                          role=SPEAKS, gist="text"),
         "express": SoulTool("express", "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
-                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"], informs=False),
+                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"], informs=False,
+                            routine=True),
     }
     return [tools[name] for name in ENDPOINTS if endpoints.get(name)]

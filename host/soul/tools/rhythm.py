@@ -1,7 +1,7 @@
 """sleep and wait: how a waking ends, and a pause inside one."""
 
 from soulstack.soul.snapshot import fmt_minutes
-from soulstack.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools import ENDS_WAKING, Outcome, SoulTool
 
 MIN_WAIT_S, MAX_WAIT_S = 1, 7
 
@@ -34,7 +34,9 @@ async def wait(soul, seconds: float) -> Outcome:
 def rhythm_tools() -> list:
     return [
         SoulTool("sleep", "End this waking stretch and set your next alarm. The answer tells how long you will really sleep.",
-                 {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"], informs=False),
+                 {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"], informs=False,
+                 routine=True, role=ENDS_WAKING),
         SoulTool("wait", f"Stay awake and pause {MIN_WAIT_S}-{MAX_WAIT_S} seconds (e.g. after speaking, for an answer).",
-                 {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}}, wait, ["seconds"], informs=False),
+                 {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}}, wait, ["seconds"], informs=False,
+                 routine=True),
     ]
