@@ -105,8 +105,8 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
         assert [b["type"] for b in digest["content"]] == ["text"] and digest["stop_reason"] == "end_turn"
         assert 150 <= len(digest["content"][0]["text"].split()) <= 200
         # A keep-warm refresh after it is one word; the next waking is an ordinary one again.
-        ping = {"messages": request["messages"] + [{"role": "assistant", "content": digest["content"]},
-                                                   {"role": "user", "content": [{"type": "text", "text": EN["keep_warm"]}]}]}
+        keep_warm = {"role": "user", "content": [{"type": "text", "text": EN["keep_warm"]}]}
+        ping = {"messages": request["messages"] + [{"role": "assistant", "content": digest["content"]}, keep_warm]}
         assert play.request_kind(ping) == "keep-warm"
         morning = request["messages"] + [{"role": "assistant", "content": digest["content"]},
                                          {"role": "user", "content": [snapshot()]}]

@@ -190,7 +190,8 @@ async def test_a_stream_that_dies_after_a_sentence_ends_with_an_honest_failure(t
             fake.reply(steered(text("Hello, Ana. I was just thinking about you."), cut_after=6))
             pieces = await chunks_of(running.url, "hi")
             await fell_asleep(soul, wakings=2)
-        assert pieces == ["Hello, Ana.", " " + EN["converse_failed"]]  # what was said, then the truth; never the cut-off half
+        # what was said, then the truth; never the cut-off half
+        assert pieces == ["Hello, Ana.", " " + EN["converse_failed"]]
         assert len(fake.bodies) == 2  # not retried: the words would have been said twice
         assert soul.last_error and "broke off midway" in soul.last_error
         assert body.spoken and body.spoken[0].startswith("I heard you: \u201chi\u201d. My mind is away")  # the brainstem

@@ -137,8 +137,9 @@ async def test_fold_respects_both_limits_and_keeps_tool_pairs():
 async def test_extra_tokens_for_system_and_tools_count_toward_the_ceiling():
     messages = life(10)
     size = estimate_tokens(messages)
-    assert await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=size + 100, keep_recent_tokens=5000) is None
-    assert await fold_context(messages, Recorder(), ENGLISH, max_context_tokens=size + 100, keep_recent_tokens=5000, extra_tokens=200) is not None
+    limits = {"max_context_tokens": size + 100, "keep_recent_tokens": 5000}
+    assert await fold_context(messages, Recorder(), ENGLISH, **limits) is None
+    assert await fold_context(messages, Recorder(), ENGLISH, **limits, extra_tokens=200) is not None
 
 
 async def test_a_huge_current_waking_is_kept_whole():
@@ -150,7 +151,8 @@ async def test_a_huge_current_waking_is_kept_whole():
 
 async def test_second_fold_carries_the_first_summary_and_counts_from_the_session_start():
     messages = life(60)
-    first = await fold_context(messages, Recorder("FIRST"), ENGLISH, max_context_tokens=50_000, keep_recent_tokens=40_000)
+    first = await fold_context(messages, Recorder("FIRST"), ENGLISH, max_context_tokens=50_000,
+                               keep_recent_tokens=40_000)
     live = first.kept + life(30)
     second_summarizer = Recorder("SECOND")
     second = await fold_context(
@@ -167,7 +169,8 @@ async def test_fold_and_restart_keep_the_summary(tmp_path):
     session = Session(tmp_path / "session.jsonl").load()
     for message in life(50):
         session.append(message)
-    fold = await fold_context(session.messages[session.fold_upto:], Recorder(), ENGLISH, base=session.fold_upto, now=NOW)
+    fold = await fold_context(session.messages[session.fold_upto:], Recorder(), ENGLISH, base=session.fold_upto,
+                              now=NOW)
     session.append_fold(fold.record["summary"], fold.record["upto"], fold.record["at"])
     session.close()
 
@@ -183,7 +186,8 @@ async def test_the_folded_history_and_the_summary_request_are_accepted_by_the_ap
         model = AnthropicModel("claude-sonnet-5-5", api_key="test", base_url=fake.base_url)
 
         async def summarize(folded):
-            reply = await model.complete("You are Pip.", summary_request(folded, EN["summary_instruction"]), max_tokens=800)
+            request = summary_request(folded, EN["summary_instruction"])
+            reply = await model.complete("You are Pip.", request, max_tokens=800)
             return reply.message.text()
 
         fold = await fold_context(messages, summarize, ENGLISH)

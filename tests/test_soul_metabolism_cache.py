@@ -205,5 +205,6 @@ async def test_the_ceiling_is_in_the_providers_tokens(tmp_path, bytes_per_token)
         # It folded although its own count stayed under the ceiling (the same life, counted like us
         # in the other case, never passed it): the provider's count of the request before was over it.
         assert records and soul.metabolism.folds >= 1
-        first_fold_waking = next(i for i, b in enumerate(fake.bodies) if EN["summary_instruction"][:60] in texts_of(b["messages"][-1]))
+        first_fold_waking = next(i for i, b in enumerate(fake.bodies)
+                                 if EN["summary_instruction"][:60] in texts_of(b["messages"][-1]))
         assert counted[first_fold_waking - 1] > ceiling

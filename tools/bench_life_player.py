@@ -41,7 +41,8 @@ EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
 TIMEZONE = "UTC"  # the soul's zone: days are counted in it
 CALL_SECONDS = 5  # virtual time one model call takes
-CONSOLIDATION = (EN["consolidate"][:60], EN["consolidate_resume"][:60])  # what marks the nightly consolidation's request
+# what marks the nightly consolidation's request
+CONSOLIDATION = (EN["consolidate"][:60], EN["consolidate_resume"][:60])
 
 SELF = (
     "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "

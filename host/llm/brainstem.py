@@ -110,7 +110,7 @@ def _previous_calls(messages: list) -> list:
 def _status_answered(messages: list) -> bool:
     """Whether the body answered the body_status call just made (a failure comes back as an error)."""
     if len(messages) < 2 or messages[-2].role != "assistant":
-        return True  # no status call was made: try to express anyway; a failure is reported honestly: try to express anyway; a failure will be reported honestly
+        return True  # no status call was made: try to express anyway; a failure is reported honestly
     ids = {call.id for call in messages[-2].tool_calls() if call.name == "body_status"}
     if not ids:
         return True

@@ -249,7 +249,8 @@ def _strip_block(block, placeholder: str):
     if isinstance(block, ImageBlock):
         return TextBlock(placeholder)
     if isinstance(block, ToolResult) and any(isinstance(inner, ImageBlock) for inner in block.content):
-        return ToolResult(block.tool_call_id, [_strip_block(inner, placeholder) for inner in block.content], block.is_error)
+        content = [_strip_block(inner, placeholder) for inner in block.content]
+        return ToolResult(block.tool_call_id, content, block.is_error)
     return block
 
 

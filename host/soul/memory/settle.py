@@ -58,7 +58,8 @@ def settle_earlier_calls(messages: list, current_start: int, waking_starts, tool
             out.append(_answered(message, settling, header))
             settling = {}
             continue
-        if index in last_replies and any(isinstance(b, ToolCall) and tools.ends_waking(b.name) for b in message.content):
+        if index in last_replies and any(isinstance(b, ToolCall) and tools.ends_waking(b.name)
+                                         for b in message.content):
             settling = _settled_calls(message, messages[index + 1:index + 2], tools.informs)
         if not settling:
             out.append(message)

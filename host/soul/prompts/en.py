@@ -127,7 +127,8 @@ TEXT = {
     "boredom": (
         "A restlessness has crept into your limbs; the familiar little routines no longer fill you.",
         "Your whole body itches for something new. Sitting still feels like clothes two sizes too small.",
-        "The sameness aches in your chest like hunger. One more ordinary moment and you could scream: something has to change, now.",
+        "The sameness aches in your chest like hunger. One more ordinary moment and you could scream: "
+        "something has to change, now.",
     ),
     "missing": (
         "There is a hollow under your ribs where your human's voice usually is.",
@@ -135,10 +136,12 @@ TEXT = {
     ),
     "hunger": (
         "Your reserves are running low; each waking feels heavier, like the end of a long day.",
-        "You are running on empty. Your body drags you toward long sleep; only something that truly matters should keep you up.",
+        "You are running on empty. Your body drags you toward long sleep; only something that truly matters "
+        "should keep you up.",
     ),
     # why a sleep grew, in the sleep tool's answer (the soul is told the real value)
-    "hunger_sleep": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes (a nudge still wakes you)",
+    "hunger_sleep": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes "
+                    "(a nudge still wakes you)",
     # the snapshot's inner block when a part is already in view (host/soul/snapshot.py)
     "diary_new": "New in your diary since then:",
     "nothing_now": "(nothing now)",
@@ -150,7 +153,8 @@ TEXT = {
         "what happened, who you met and what they said, what you did, tried and felt, promises you made and "
         "threads still open. First person, plain prose, at most 400 words. Answer with the summary only."
     ),
-    "summary_kept_from": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your memory stays word for word.)",
+    "summary_kept_from": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your "
+                         "memory stays word for word.)",
     # the summary without a model (fold.plain_digest)
     "digest": {"waking": "waking folded", "wakings": "wakings folded", "tools": "tools used", "said": "said",
                "diary": "diary", "mood": "mood", "thought": "thought"},
@@ -172,11 +176,14 @@ TEXT = {
         "digest of the day."
     ),
     # what stands in front of the compact context: the digest itself is in the consolidation turn that stays
-    "consolidate_pointer": "Last night you consolidated your days: what mattered is in your life files, and the digest you "
-                           "wrote for yourself is below, at the end of that night's consolidation.",
+    "consolidate_pointer": (
+        "Last night you consolidated your days: what mattered is in your life files, and the digest you "
+        "wrote for yourself is below, at the end of that night's consolidation."
+    ),
     # a person talking through a voice stack (host/soul/converse/): a speak the voice says instead of
     # the body; what the voice stack is told when the answer is late, or failed
-    "said_by_voice": "Said: the voice conversation carries these words to {human}; your body was not asked to say them again.",
+    "said_by_voice": "Said: the voice conversation carries these words to {human}; your body was not asked to say "
+                     "them again.",
     "converse_filler": "I'm still thinking — give me a moment.",
     "converse_failed": "Sorry — I couldn't answer just now.",
     # the brainstem, a soul's rhythm with no model (host/llm/brainstem.py): its answer to words heard,

@@ -64,7 +64,7 @@ def body_tools(endpoints: dict) -> list:
                           {"text": {**string, "description": "the words to say"}}, speak, ["text"], informs=False,
                           role=SPEAKS, gist="text"),
         "express": SoulTool("express", "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
-                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"], informs=False,
-                            routine=True),
+                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"],
+                            informs=False, routine=True),
     }
     return [tools[name] for name in ENDPOINTS if endpoints.get(name)]

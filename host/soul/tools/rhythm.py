@@ -34,9 +34,9 @@ async def wait(soul, seconds: float) -> Outcome:
 def rhythm_tools() -> list:
     return [
         SoulTool("sleep", "End this waking stretch and set your next alarm. The answer tells how long you will really sleep.",
-                 {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"], informs=False,
-                 routine=True, role=ENDS_WAKING),
+                 {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"],
+                 informs=False, routine=True, role=ENDS_WAKING),
         SoulTool("wait", f"Stay awake and pause {MIN_WAIT_S}-{MAX_WAIT_S} seconds (e.g. after speaking, for an answer).",
-                 {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}}, wait, ["seconds"], informs=False,
-                 routine=True),
+                 {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}}, wait, ["seconds"],
+                 informs=False, routine=True),
     ]
