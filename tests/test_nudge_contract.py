@@ -34,6 +34,8 @@ def test_a_person_s_words_sent_alone_read_as_a_typed_line_always_has():
     assert Nudge.from_json({"reason": "a face appeared"}) == Nudge("a face appeared")
     with pytest.raises(KeyError):
         Nudge.from_json({"whileThinking": True})
+    with pytest.raises(TypeError):
+        Nudge.from_json(["a face appeared"])  # a kept line that holds no nudge is skipped, as before
     longest = parse_nudge({"words": "w" * MAX_WORDS_CHARS})  # the reason a long line always had: cut with "…"
     assert len(longest.reason) == MAX_REASON_CHARS and longest.reason.endswith("w…") and longest.words == "w" * 2000
 

@@ -79,6 +79,9 @@ class Nudge:
 
     @classmethod
     def from_json(cls, data: dict) -> "Nudge":
+        """The nudge in a kept line (NUDGES.jsonl); KeyError or TypeError when the line holds none."""
+        if not isinstance(data, dict):
+            raise TypeError(f"a nudge is a JSON object, not {type(data).__name__}")
         if data.get("reason") is None and data.get("words") is None:
             raise KeyError("reason")
         return cls(data.get("reason"), data.get("words")).rendered()
