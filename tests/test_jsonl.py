@@ -51,3 +51,16 @@ def test_a_line_separator_inside_a_record_leaves_it_whole(tmp_path, caplog):
         inbox = Inbox(path, 60).load()
     assert [entry.nudge.reason for entry in inbox.entries] == ["one\u2028two\x85three"] and not caplog.records
     assert isinstance(inbox.entries[0].nudge, Nudge)
+
+
+def test_jev_log_cuts_a_torn_tail_before_its_next_decision(tmp_path):
+    from soulstack.flock.jev.tagging import JevLog
+
+    path = tmp_path / "jev.jsonl"
+    path.write_bytes(b'{"kind": "say"}\n{"kind": "requ')  # a power cut in the middle of an append
+    log = JevLog(path)
+    log.append({"kind": "claim"})
+    assert log.read() == [{"kind": "say"}, {"kind": "claim"}]  # the new decision is not glued onto the torn one
+    assert path.read_bytes() == b'{"kind": "say"}\n{"kind": "claim"}\n'
+    JevLog(path)  # a clean file is left exactly as it is
+    assert path.read_bytes() == b'{"kind": "say"}\n{"kind": "claim"}\n'

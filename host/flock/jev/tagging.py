@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from soulstack.flock.jev.llm import JevBackendError
-from soulstack.jsonl import read_records
+from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.private_files import open_private
 
 DEFAULT_BAND = 0.8
@@ -38,6 +38,19 @@ class JevLog:
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self._cut_a_torn_tail()
+
+    def _cut_a_torn_tail(self) -> None:
+        """A power cut mid-append leaves a line without its end; the next decision would be glued
+        onto it and both lost to jev-report. Only a file that does not end its last line is read."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) == b"\n":
+                    return
+        except (FileNotFoundError, OSError):  # no file yet, or an empty one (seek before its start)
+            return
+        cut_torn_tail(self.path, read_records(self.path, lambda value: None))
 
     def append(self, entry: dict) -> None:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
