@@ -54,8 +54,9 @@ STATUS_PROBE_S = 5.0
 
 
 @dataclass
-class Arrival:
-    """The human's words delivered through converse, waiting for the soul (nudges wait in the inbox)."""
+class Delivery:
+    """The human's words delivered through converse (`Soul.deliver`), waiting for the soul (nudges wait in
+    the inbox; those that came while it was thinking are `WakeReasons.nudged_while_thinking`)."""
 
     text: str
     while_thinking: bool = False
@@ -67,7 +68,7 @@ class Waking:
     number: int
     started: object  # aware datetime
     why: WakeReasons
-    arrivals: list = field(default_factory=list)  # Arrivals (converse words)
+    delivered: list = field(default_factory=list)  # Deliveries (converse words)
     nudges: list = field(default_factory=list)  # inbox Entries this waking shows
     step: int = 0  # model calls made so far
     tools_used: list = field(default_factory=list)
@@ -137,9 +138,9 @@ class Soul:
         self.waking: Waking | None = None
         self.wakings = 0
         self.last_error: str | None = None
-        self._pending: list = []  # Arrivals (converse words) for the next waking
+        self._pending: list = []  # Deliveries (converse words) for the next waking
         self.inbox = Inbox(Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"]).load()
-        self._incoming: list = []  # Arrivals for the running turn
+        self._incoming: list = []  # Deliveries for the running turn
         self._wake = asyncio.Event()
         self._slept_at: float | None = None
         self._alarm_s: float | None = None
@@ -167,19 +168,19 @@ class Soul:
 
     def deliver(self, words: str, on_enter: Callable | None = None) -> None:
         """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
-        arrival = Arrival(words, while_thinking=self.state == "thinking", on_enter=on_enter)
+        delivery = Delivery(words, while_thinking=self.state == "thinking", on_enter=on_enter)
         self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
-            self._incoming.append(arrival)
+            self._incoming.append(delivery)
         else:
-            self._pending.append(arrival)
+            self._pending.append(delivery)
             self._wake.set()
 
     def has_incoming(self) -> bool:
         return bool(self._incoming)
 
     def take_incoming(self) -> list:
-        """Arrivals for the running turn (turn.py calls this before every model step)."""
+        """Deliveries for the running turn (turn.py calls this before every model step)."""
         taken, self._incoming = self._incoming, []
         return taken
 
@@ -188,7 +189,7 @@ class Soul:
         waking = self.waking
         if waking is None:
             return Situation()
-        reasons = [*waking.why.nudged, *waking.why.arrived] or (["start"] if waking.why.first else [])
+        reasons = [*waking.why.nudged, *waking.why.nudged_while_thinking] or (["start"] if waking.why.first else [])
         return Situation(reasons, self.persons_words(), self.is_night(), self.cfg["loop"]["defaultSleepMinutes"],
                          waking.step)
 
@@ -208,8 +209,8 @@ class Soul:
         if self.routine_model is None or waking.routine is False:
             return self.model
         why = waking.why
-        quiet = not (why.first or why.nudged or why.arrived or why.heard or waking.arrivals or waking.nudges
-                     or waking.heard_in_turn or waking.body_changed or waking.consolidating)
+        quiet = not (why.first or why.nudged or why.nudged_while_thinking or why.heard or waking.delivered
+                     or waking.nudges or waking.heard_in_turn or waking.body_changed or waking.consolidating)
         if not quiet:
             waking.routine = False  # once the main mind has it, it keeps it to the end of the waking
         return self.routine_model if quiet else self.model
@@ -236,7 +237,7 @@ class Soul:
     def _begin(self, first: bool) -> Waking:
         self.state = "thinking"
         self._wake.clear()  # nudges from now on belong to the next waking
-        arrivals, self._pending = self._pending, []
+        delivered, self._pending = self._pending, []
         nudges = self.inbox.take(self.clock.monotonic())
         slept = early = None
         if self._slept_at is not None:
@@ -245,13 +246,14 @@ class Soul:
         last = self.waking  # the waking it slept after (None at the first)
         told = last is not None and not last.error and last.sleep is not None and last.sleep.told
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
-        why.heard = [arrival.text for arrival in arrivals]
+        why.heard = [delivery.text for delivery in delivered]
         for entry in nudges:
-            (why.arrived if entry.while_thinking else why.nudged).append(entry.nudge.told)
+            (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(entry.nudge.told)
             why.heard += words_apart(entry.nudge)  # a person's words its reason does not quote
-        why.nudged, why.arrived, why.heard = tally(why.nudged), tally(why.arrived), collapse(why.heard)
+        why.nudged, why.nudged_while_thinking = tally(why.nudged), tally(why.nudged_while_thinking)
+        why.heard = collapse(why.heard)
         self.wakings += 1
-        self.waking = Waking(self.wakings, self.clock.now(), why, arrivals, nudges)
+        self.waking = Waking(self.wakings, self.clock.now(), why, delivered, nudges)
         return self.waking
 
     async def _live_one(self, waking: Waking) -> None:
@@ -270,9 +272,9 @@ class Soul:
         self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
-        for arrival in waking.arrivals:
-            if arrival.on_enter:
-                arrival.on_enter()
+        for delivery in waking.delivered:
+            if delivery.on_enter:
+                delivery.on_enter()
         if self.nightly.due(waking):  # the night's consolidation: its own turn, then it folds the day itself
             waking.consolidating = True
             self.nightly.begin(waking)
@@ -298,8 +300,8 @@ class Soul:
     def _end(self, waking: Waking) -> float:
         """Log the waking in one line; the seconds to sleep."""
         # Words that arrived after the last model step are not lost: they open the next waking.
-        for arrival in self.take_incoming():
-            self._pending.append(arrival)
+        for delivery in self.take_incoming():
+            self._pending.append(delivery)
         if waking.error:
             minutes = self.cfg["loop"]["errorSleepMinutes"]
             plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"
@@ -330,7 +332,7 @@ class Soul:
         if why.first:
             parts.append("started")
         parts += [f"nudged ({r})" for r in why.nudged]
-        parts += [f"arrived while thinking ({r})" for r in why.arrived]
+        parts += [f"arrived while thinking ({r})" for r in why.nudged_while_thinking]
         parts += [f"heard ({w})" for w in why.heard]
         if not parts and why.slept_minutes is not None:
             parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")

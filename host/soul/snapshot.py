@@ -46,7 +46,7 @@ class WakeReasons:
     slept_minutes: float | None = None  # how long it slept (alarm or nudge)
     early_minutes: float | None = None  # > 0 when a nudge came before the alarm
     nudged: list = field(default_factory=list)  # reasons that woke it from sleep
-    arrived: list = field(default_factory=list)  # reasons that came while it was thinking
+    nudged_while_thinking: list = field(default_factory=list)  # nudges' reasons that came while it was thinking
     heard: list = field(default_factory=list)  # the human's own words
     sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
 
@@ -247,10 +247,11 @@ def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, wh
         lines.append(text["woke_nudge"].format(reason=reason))
     if why.nudged and why.early_minutes and why.early_minutes > 0:
         lines.append(text["woke_early"].format(minutes=fmt_minutes(why.early_minutes)))
-    if not why.first and not why.nudged and not why.arrived and not why.heard and why.slept_minutes is not None:
+    something_woke_it = why.first or why.nudged or why.nudged_while_thinking or why.heard
+    if not something_woke_it and why.slept_minutes is not None:
         told = why.sleep_told and why.early_minutes is not None and why.early_minutes < 0.5
         lines.append(text["woke_alarm_told"] if told else text["woke_alarm"].format(minutes=fmt_minutes(why.slept_minutes)))
-    for reason in why.arrived:
+    for reason in why.nudged_while_thinking:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
         lines.append(text["heard"].format(human=persona["human"], words=words))

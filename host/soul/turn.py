@@ -39,7 +39,7 @@ RETRY_BACKOFF_S = 2.0
 
 async def run_turn(soul: Soul, waking: Waking) -> None:
     for _ in range(soul.cfg["loop"]["maxStepsPerWaking"]):
-        take_arrivals(soul, waking)
+        take_delivered(soul, waking)
         reply = await think(soul, waking)
         waking.step += 1
         soul.session.append(reply.message, at=soul.clock.now().isoformat())
@@ -66,17 +66,17 @@ def worth_reading(soul: Soul, calls: list, results: list) -> bool:
     return any(result.is_error for result in results) or any(soul.toolbox.informs(call.name) for call in calls)
 
 
-def take_arrivals(soul: Soul, waking: Waking) -> None:
-    arrivals = soul.take_incoming()
-    if not arrivals:
+def take_delivered(soul: Soul, waking: Waking) -> None:
+    delivered = soul.take_incoming()
+    if not delivered:
         return
     human = soul.cfg["persona"]["human"]
-    blocks = [TextBlock(soul.T.TEXT["heard"].format(human=human, words=a.text)) for a in arrivals]
+    blocks = [TextBlock(soul.T.TEXT["heard"].format(human=human, words=d.text)) for d in delivered]
     soul.session.append(Message("user", blocks), at=soul.clock.now().isoformat())
-    for arrival in arrivals:
-        waking.heard_in_turn.append(arrival.text)
-        if arrival.on_enter:
-            arrival.on_enter()
+    for delivery in delivered:
+        waking.heard_in_turn.append(delivery.text)
+        if delivery.on_enter:
+            delivery.on_enter()
 
 
 async def think(soul: Soul, waking: Waking):

@@ -61,8 +61,8 @@ class SoulListener:
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         error = RuntimeError(waking.error) if waking.error else None
         # Words the waking took but never showed the model (it failed first) are not left waiting.
-        for arrival in waking.arrivals:
-            arm = arrival.on_enter
+        for delivery in waking.delivered:
+            arm = delivery.on_enter
             if isinstance(arm, _Arm) and not arm.entered:
                 arm.catcher.fail(error or RuntimeError("the words never reached the soul's mind"))
         self.catchers.end_turn(error)

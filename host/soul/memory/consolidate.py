@@ -76,7 +76,7 @@ class Nightly:
         loop = soul.cfg["loop"]
         if not loop["consolidate"] or soul.model is soul.brainstem:
             return False  # the brainstem has nothing to write with; the ceiling's plain digest serves it
-        if waking.why.heard or waking.arrivals:
+        if waking.why.heard or waking.delivered:
             return False  # a person is there: answer them; the night has more wakings
         if soul.session.consolidating:
             return True  # begun before the process stopped: finish it, by day too

@@ -48,7 +48,8 @@ class Metabolism:
     def on_waking(self, soul: Soul, waking: Waking) -> None:
         now = soul.clock.now()
         why = waking.why
-        reason = "start" if why.first else "heard" if why.heard else "nudge" if (why.nudged or why.arrived) else "alarm"
+        nudged = why.nudged or why.nudged_while_thinking
+        reason = "start" if why.first else "heard" if why.heard else "nudge" if nudged else "alarm"
         self.vitals.on_waking(now, reason)
         self.drives.on_waking(now, soul.is_night())
 
