@@ -38,8 +38,9 @@ async def sleep_ms(ms):
 class Body:
     nudge_timeout_s = NUDGE_TIMEOUT_S
 
-    def __init__(self, hal, config, serial_out=None):
+    def __init__(self, hal, config, serial_out=None, version=None):
         self.hal = hal
+        self.version = version or serial_frames.VERSION  # the running set's (slots.py), said in `ready` frames
         self.config = config
         self.clock = hal.clock
         self.serial_out = serial_out  # a function writing a str line when serial mode is on
@@ -159,7 +160,7 @@ class Body:
 
     def announce(self, state):
         """Say `ready` for this Wi-Fi `state` now; ready_again repeats it for a while."""
-        self.ready_line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name)
+        self.ready_line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name, self.version)
         self.ready_since = self.clock.ms()
         self.send_line(self.ready_line)
 

@@ -30,13 +30,27 @@ class Arriving:
     A read that runs past the deadline, or a negative Content-Length, ends the
     request early: the read returns b"" and `problem` says why, which the route
     answers with instead of the half-read request.
+
+    The bodies of `POST /firmware/file` (a piece of a new firmware file) and
+    `/firmware/begin` (the new set's file list), up to 16 KB each, are not read
+    by microdot: `readexactly` leaves them waiting (`body_left`), and
+    core/ota.py reads them through `readinto` a small buffer at a time, under
+    the same deadline. So neither is ever one allocation: a 7 KB list or a
+    16 KB piece needs no 7 or 16 KB run in a fragmented heap (measured: at 256K
+    a 6.5 KB body found no room).
     """
+
+    STREAMED = (b"POST /firmware/file", b"POST /firmware/begin")
 
     def __init__(self, reader, seconds=REQUEST_WITHIN_S):
         self.reader = reader
         self.seconds = seconds
         self.left_s = seconds
         self.problem = None
+        self.lines = 0
+        self.stream_body = False
+        self.body_left = 0
+        self.length = 0
 
     async def _within(self, read):
         if self.problem:
@@ -51,7 +65,13 @@ class Arriving:
             self.left_s = max(0.001, self.left_s - (_now_s() - started))
 
     async def readline(self):
-        return await self._within(self.reader.readline())
+        line = await self._within(self.reader.readline())
+        if not self.lines:
+            for start in self.STREAMED:
+                if line[:len(start)] == start:
+                    self.stream_body = True
+        self.lines += 1
+        return line
 
     async def read(self, n=-1):
         return await self._within(self.reader.read(n))
@@ -60,7 +80,35 @@ class Arriving:
         if n < 0:
             self.problem = (400, "Content-Length must be a size in bytes, not " + str(n))
             return b""
+        if self.stream_body:
+            self.body_left = self.length = n  # the route reads it (readinto), straight to flash
+            return b""
         return await self._within(self.reader.readexactly(n))
+
+    async def readinto(self, view):
+        """Up to len(view) bytes of a streamed body into `view`: how many, 0 once it ended (or stopped coming)."""
+        want = min(len(view), self.body_left)
+        if want <= 0:
+            return 0
+        if want < len(view):
+            view = view[:want]
+        if hasattr(self.reader, "readinto"):  # MicroPython's stream
+            count = await self._within(self.reader.readinto(view))
+        else:  # CPython's asyncio has no readinto
+            data = await self._within(self.reader.read(want))
+            count = len(data)
+            view[:count] = data
+        count = count or 0
+        self.body_left -= count
+        return count
+
+    async def drain(self):
+        """Read what is left of a streamed body and drop it (a refused piece): closing on unread bytes resets the answer."""
+        while self.body_left > 0 and not self.problem:
+            data = await self._within(self.reader.read(min(512, self.body_left)))
+            if not data:
+                return
+            self.body_left -= len(data)
 
 
 def _now_s():
@@ -71,7 +119,13 @@ def _now_s():
     return time.monotonic()
 
 
-def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S):
+# After answering a /firmware/switch, the robot restarts into the new set this much later (the answer must leave first).
+RESTART_AFTER_S = 0.3
+NO_UPDATES = 'updates over Wi-Fi need a "token" in config.json; flash this robot by cable'
+
+
+def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
+    """The HTTP side: Body Protocol's four endpoints, and with `updates` (core.ota.Updates) /firmware/*."""
     from microdot import Microdot, Response
 
     class App(Microdot):
@@ -94,6 +148,31 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S):
         status, body = dispatcher.handle(endpoint, request.body, request.headers.get("Authorization"))
         return answer(status, body)
 
+    if updates is not None:
+        @app.post("/firmware/<action>")
+        async def firmware(request, action):
+            arriving = request.sock[0]
+            if arriving.problem:
+                return answer(arriving.problem[0], {"message": arriving.problem[1]})
+            body = arriving if arriving.stream_body else request.body
+            receiver = updates()  # core/ota.py's Updates; None without a token (see app.py)
+            try:
+                if receiver is None:
+                    status, reply = 403, {"message": NO_UPDATES}
+                else:
+                    status, reply = await receiver.handle(action, request.headers.get("Authorization"),
+                                                          request.headers.get("Content-Type"), body, request.args)
+            except MemoryError:
+                gc.collect()
+                status, reply, receiver = 503, {"message": "the robot is out of memory for updates now; try again"}, None
+            await arriving.drain()
+            if arriving.problem:  # the piece stopped coming: what was written of it is gone (core/ota.py)
+                return answer(arriving.problem[0], {"message": arriving.problem[1]})
+            if receiver is not None and receiver.restart_requested:
+                receiver.restart_requested = False
+                asyncio.create_task(restart_soon())
+            return answer(status, reply)
+
     @app.errorhandler(400)
     async def malformed(request):
         return answer(400, {"message": "the request is not well-formed HTTP, or its first line did not arrive in time"})
@@ -111,6 +190,14 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S):
         return answer(413, {"message": "the request body is too large"})
 
     return app
+
+
+async def restart_soon():
+    import slots
+
+    await asyncio.sleep(RESTART_AFTER_S)
+    log("restarting into the new firmware set")
+    slots.restart()
 
 
 # --- serial ---------------------------------------------------------------------

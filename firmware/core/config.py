@@ -31,7 +31,7 @@ DEFAULTS = {
         "pickup_min_interval_s": 120, "touch_min_interval_s": 60, "button_min_interval_s": 30,
     },
     "fake": {"camera": True, "speaker": True, "display": True, "face_file": None, "jpeg_pad": 14000,
-             "screen": None},
+             "screen": None, "flash_free": None, "halt_at": None, "halt_file": None},
 }
 
 

@@ -154,6 +154,15 @@ class Esp32Hal:
         if self.servos:
             self.servos.torque(on)
 
+    # --- flash ---
+
+    def flash_free(self, path):
+        """(bytes free, block size) of the filesystem holding `path` (LittleFS: whole blocks of 4 KB)."""
+        import os
+
+        stat = os.statvfs(path or "/")
+        return stat[0] * stat[4], stat[0]
+
     # --- watchdog: reboots the board if the animation loop stops feeding it ---
 
     def watchdog_start(self, timeout_ms):

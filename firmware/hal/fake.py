@@ -135,6 +135,9 @@ class Hal:
         self.shown_face = None     # what the screen's lines last said, so only changes are written
         self.shown_text = ""
         self.shown_caption = False
+        self.flash_bytes = fake.get("flash_free")  # free flash to report (None: what the computer's disk has)
+        self.halt_at = fake.get("halt_at")          # a checkpoint where the "power is cut" (see checkpoint)
+        self.halt_file = fake.get("halt_file")
 
     def begin(self):
         pass
@@ -238,6 +241,31 @@ class Hal:
 
     def servo_torque(self, on):
         self.torque = on
+
+    # --- flash: the simulator's folder stands for the robot's filesystem ---
+
+    def flash_free(self, path):
+        """(bytes free, block size) of the filesystem holding `path`."""
+        stat = os.statvfs(path or "/")
+        free = stat[0] * stat[4]
+        if self.flash_bytes is not None:
+            free = min(free, self.flash_bytes)
+        return free, stat[0]
+
+    def checkpoint(self, name):
+        """A point in an update where a test cuts the power: at `fake.halt_at` the robot freezes for good.
+
+        It writes the checkpoint's name to `fake.halt_file` first, so the test knows when to kill it
+        (`kill -9` of a frozen process is a power cut at exactly that point). Real HALs have no checkpoints.
+        """
+        if name != self.halt_at:
+            return
+        if self.halt_file:
+            with open(self.halt_file, "w") as handle:
+                handle.write(name)
+        import time
+        while True:
+            time.sleep(1)
 
     # --- watchdog: nothing to reset in a simulator ---
 

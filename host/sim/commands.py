@@ -80,7 +80,7 @@ def sim(args) -> int:
             show(f"doubles: every call the HAL makes is written to {simulator.journal}; "
                  f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)")
         simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
-        code = simulator.process.wait()
+        code = simulator.wait()  # a reset the firmware asks for (after an update) starts it again
         if code:
             words = [line for line in simulator.last_words if line.strip()]
             print(f"soulstack body sim: the firmware stopped with exit code {code}" + (f": {words[-1]}" if words else ""),

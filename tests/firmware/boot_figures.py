@@ -3,7 +3,7 @@
 Run from a firmware tree (sources, or tools/flash's compiled .mpy layout) with
 microdot on MICROPYPATH and main.py's own arguments:
     micropython -X heapsize=256K boot_figures.py --config PATH --hal fake --host 127.0.0.1 --port N
-Prints `boot_ms N` (from before `import main` until the port accepts a
+Prints `boot_ms N` (from before `import app` until the port accepts a
 connection), `free_after_boot N` and `used_after_boot N` (gc, after a
 collection), `peak N` (micropython.mem_peak, where the build has it), then
 exits. Nothing of the firmware is replaced: it boots exactly as main.py does.
@@ -16,7 +16,7 @@ import time
 started = time.ticks_ms()
 import asyncio  # noqa: E402
 
-import main  # noqa: E402
+import app as main  # noqa: E402  (the set's entry: main.py is the loader, which would run it)
 
 
 async def serving(port):

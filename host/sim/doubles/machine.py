@@ -4,7 +4,9 @@ From the MicroPython docs, library/machine.UART.rst (UART(id, ...), init's
 baudrate/bits/parity/stop and keyword-only tx/rx/...; write(buf) returns the
 bytes written), machine.PWM.rst (PWM(dest, *, freq, duty_u16, duty_ns,
 invert); duty_ns([value])), machine.Pin.rst (Pin(id, mode=-1, pull=-1, *,
-value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed()), and
+value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed()), machine.rst's reset()
+(journalled; then the process exits 5, which the simulator takes for a reset
+and starts the board again), and
 esp32/quickref.rst for the port's ranges (three UARTs, PWM 1 Hz..40 MHz,
 GPIO 0..21 and 26..48 on the S3). UART writes are journalled as hex, so a
 test can check every SCS0009 packet.
@@ -115,3 +117,11 @@ class WDT:
 
     def feed(self):
         pass  # fed many times a second; journalling each would drown the rest
+
+
+def reset():
+    """machine.reset(): the board restarts; here the process ends with slots.RESTART_EXIT and the simulator starts it again."""
+    import sys
+
+    _double.record("machine.reset", {})
+    sys.exit(5)
