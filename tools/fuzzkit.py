@@ -205,6 +205,17 @@ BODY_ENDPOINTS = [
     Endpoint("POST", "/express", ("emotion",), {"emotion": "happy"}),
 ]
 
+# The robot's own addition beside Body Protocol (firmware/core/ota.py), served by the simulator (and a robot).
+# A valid /firmware/begin only clears the staging slot; /firmware/switch has nothing staged to switch to.
+FIRMWARE_ENDPOINTS = [
+    Endpoint("POST", "/firmware/info", (), {}),
+    Endpoint("POST", "/firmware/begin", ("version",),
+             {"version": "fuzz", "files": [{"path": "app.py", "size": 4, "sha256": "0" * 64}]}),
+    Endpoint("POST", "/firmware/file?stage=1-fuzz&path=app.py&offset=0", (), {"x": "y"}),
+    Endpoint("POST", "/firmware/switch", ("stage", "version"), {"stage": "1-fuzz", "version": "fuzz"}),
+]
+SIM_ENDPOINTS = BODY_ENDPOINTS + FIRMWARE_ENDPOINTS
+
 SOUL_ENDPOINTS = [
     Endpoint("POST", "/nudge", ("reason", "words"), {"reason": "a face appeared"}),
     # An empty conversation is refused at once: a real one would start a turn (and a wait) per request.
@@ -329,7 +340,7 @@ class Servers(contextlib.ExitStack):
     def start_sim_and_bridge(self):
         sim_port, bridge_port = free_port(), free_port()
         sim = self._start("sim", ["body", "sim", "--serial", "--port", str(sim_port), "--token", TOKEN],
-                          sim_port, BODY_ENDPOINTS, TOKEN, allow_503=True, stdout=subprocess.PIPE)
+                          sim_port, SIM_ENDPOINTS, TOKEN, allow_503=True, stdout=subprocess.PIPE)
         pty = sim.process.stdout.readline().decode().split(": ", 1)[1].strip()
         # What the robot's screen shows keeps coming: drain it, or a full pipe would stall the simulator.
         threading.Thread(target=sim.process.stdout.read, daemon=True).start()
@@ -413,6 +424,10 @@ def still_able(server: Server) -> str | None:
         if server.name == "terminal":
             status, answer = call(port, "POST", "/speak", {"text": "still here"}, token)
             return None if status == 200 else f"/speak got {status} {answer}"
+        if server.name == "sim":  # the updater still answers, and the robot still runs the set it booted
+            status, answer = call(port, "POST", "/firmware/info", {}, token)
+            if status != 200 or answer.get("slot") != "root" or answer.get("restart_pending"):
+                return f"/firmware/info got {status} {answer}"
         # The robot may still be saying the fuzz's long lines (its speech queue answers an honest 503
         # for minutes): its eyes show it still acts.
         status, answer = call(port, "POST", "/look", {"question": "still there?"}, token, timeout=30)

@@ -1,7 +1,33 @@
-"""`soulstack flash`: flash, upload, provision and verify a StackChan (CoreS3) in one command."""
+"""`soulstack flash`: flash, upload, provision and verify a StackChan (CoreS3) in one command.
+
+With `--over-wifi http://ROBOT --token T` it updates a robot already on the network instead
+(host/flash/wifi.py): no cable, and a new set that fails is rolled back by the robot itself.
+"""
 
 import sys
 from pathlib import Path
+
+
+# Flags that only mean something with the cable: refused next to --over-wifi rather than ignored.
+CABLE_ONLY = ("firmware", "ssid", "password", "no_wifi", "nudge_url", "nudge_token", "tts_url")
+
+
+def over_wifi(args) -> int:
+    from soulstack.errors import UsageError
+    from soulstack.flash import wifi
+
+    given = [f"--{name.replace('_', '-')}" for name in CABLE_ONLY if getattr(args, name)]
+    if args.port != "auto" or args.target != "auto":
+        given += ["--port" if args.port != "auto" else "--target"]
+    if given:
+        raise UsageError(f"{', '.join(given)}: only for the cable; --over-wifi updates the firmware of a robot already "
+                         "set up (its config.json stays as it is)")
+    if not args.token and not args.dry_run:
+        raise UsageError("--over-wifi needs the robot's token: --token T, --token-file FILE or $BODY_TOKEN "
+                         "(the \"token\" in its config.json)")
+    if args.wait <= 0:
+        raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
+    return wifi.flash_over_wifi(args)
 
 
 def flash(args) -> int:
@@ -9,6 +35,9 @@ def flash(args) -> int:
     from soulstack.errors import UsageError
     from soulstack.flash import plan, provision
     from soulstack.flash.tools import FlashError
+
+    if args.over_wifi:
+        return over_wifi(args)
 
     if args.firmware:
         args.firmware = Path(args.firmware)
@@ -50,14 +79,21 @@ def flash(args) -> int:
 
 
 def register(subparsers):
+    from soulstack.commandline import add_secret
+
     parser = subparsers.add_parser(
         "flash",
         help="flash, upload, provision and check a StackChan (M5Stack CoreS3) over USB",
         description="Set up a StackChan over its USB cable: optionally write MicroPython, upload soulstack's "
         "firmware and microdot, write config.json (Wi-Fi, token, soul URLs), restart, wait for the robot "
         "to report its address, run body-check, and print the body section for soul.config.json. "
-        "Missing settings are asked for; --dry-run prints every step and touches nothing.",
+        "Missing settings are asked for; --dry-run prints every step and touches nothing. "
+        "With --over-wifi http://ROBOT --token T: update a robot already on the network (no cable), "
+        "with an automatic rollback on the robot if the new firmware fails to start.",
     )
+    parser.add_argument("--over-wifi", metavar="URL",
+                        help="update the robot at this http:// address over the network instead of the cable: send the "
+                        "changed files, switch, restart, and wait for it to serve the new version (see docs/firmware.md)")
     parser.add_argument("--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)")
     parser.add_argument("--firmware", metavar="IMAGE.bin", help="erase the flash and write this MicroPython image first (esptool)")
     parser.add_argument(
@@ -68,7 +104,8 @@ def register(subparsers):
     parser.add_argument("--ssid", help="Wi-Fi network name (2.4 GHz)")
     parser.add_argument("--password", help="Wi-Fi password (asked for, unseen, when missing)")
     parser.add_argument("--no-wifi", action="store_true", help="cable only: no Wi-Fi; serve it with soulstack bridge serial")
-    parser.add_argument("--token", help="the body's bearer token (default: a new random one; --dry-run shows an example)")
+    add_secret(parser, "--token", "BODY_TOKEN", "the body's bearer token: written into config.json by the cable flash "
+               "(a new random one when none is given; --dry-run shows an example); with --over-wifi the robot's token")
     parser.add_argument("--nudge-url", help="where the robot sends nudges: the soul's /nudge as the robot reaches it")
     parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
     parser.add_argument("--tts-url", help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts")

@@ -34,6 +34,9 @@ DETECT_SCRIPT = (
     "print('SOULSTACK-FLAVOUR', f)\n"
 )
 ESP_IMAGE_MAGIC = 0xE9
+# firmware/slots.py's pointer (and its temporary name): removed after a cable upload, so the root set boots.
+POINTER_FILES = ("ota/pointer.json", "ota/pointer.json.new")
+BOOT_CABLE_SET = "import os\nfor f in %r:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n"
 TOTAL_STEPS = 10  # numbered as in docs/wired.md; steps a run skips keep their number
 
 
@@ -159,6 +162,9 @@ def upload_commands(dest: str, layout: dict | None = None) -> list[list[str]]:
     commands = [["exec", prepare]]
     for folder, files in layout.items():
         commands.append(["fs", "cp", *[str(f) for f in files], ":" + dest + (folder + "/" if folder else "")])
+    # Last, once every file is there: the set just written (beside the loader) is the one that boots.
+    # A set received over Wi-Fi stays in ota/a or ota/b until the next update reuses its slot.
+    commands.append(["exec", BOOT_CABLE_SET % ([dest + name for name in POINTER_FILES],)])
     return commands
 
 
@@ -171,7 +177,8 @@ def upload_step() -> Step:
             f"{', '.join(provision.MICRODOT_FILES)}) to .mpy with mpy-cross -march=<the robot's> when the robot "
             "loads the .mpy version mpy-cross writes (main.py and boot.py stay sources; otherwise all are sources, "
             f"with a warning), delete each file's other kind, and copy them into {run.dest} with mpremote fs cp "
-            "(unchanged files are skipped):",
+            f"(unchanged files are skipped); then remove {run.dest}{POINTER_FILES[0]}, so this set boots even if the "
+            "robot was updated over Wi-Fi:",
         ]
         for folder, files in layout.items():
             source = "microdot (the installed package)" if folder == "microdot" else f"firmware/{folder + '/' if folder else ''}"
