@@ -137,8 +137,8 @@ async def test_a_request_the_protocol_forbids_is_refused_before_it_is_sent_and_t
         for text in ("", "x" * (MAX_SPEAK_CHARS + 1)):
             with pytest.raises(ProtocolError):
                 await client.speak(text)
-        said = await speak(SimpleNamespace(T=texts("en"), body=client), "   ")
+        said = await speak(SimpleNamespace(lang=texts("en"), body=client), "   ")
         assert not said.ok and said.content[0].text.startswith("That call was not understood: ")
         assert asked == []  # checked once, on this side, before anything went out
-        assert (await speak(SimpleNamespace(T=texts("en"), body=client), "hello")).ok
+        assert (await speak(SimpleNamespace(lang=texts("en"), body=client), "hello")).ok
     assert asked == [{"text": "hello"}]

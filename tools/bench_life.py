@@ -153,7 +153,7 @@ async def live(variant: str, args) -> dict:
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
             every = soul.session.messages  # as a later waking would see them all: settled (host/soul/memory/settle.py)
-            settled = settle_earlier_calls(every, len(every), soul.session.waking_starts, soul.toolbox, soul.T)
+            settled = settle_earlier_calls(every, len(every), soul.session.waking_starts, soul.toolbox, soul.lang)
             row["added"] = added_per_waking(settled, per)
             row["fixed"] = fixed_tokens(fake.bodies, per)
             row["byModel"] = by_model(fake.calls, days)

@@ -116,14 +116,14 @@ class Soul:
         self.cfg = cfg
         self.clock = clock or Clock()
         self.tz = rhythm.zone(cfg["timezone"])
-        self.T = texts(cfg["persona"]["language"])
+        self.lang = texts(cfg["persona"]["language"])  # the module of its language: .TEXT, .WEEKDAYS, .system_prompt
         self.life = life
         self.session = session
         self.body = body  # a BodyClient, or None when no endpoint is configured
         self.toolbox = toolbox
         self.hooks = hooks or Hooks()
         self.rng = rng or random.Random()
-        self.brainstem = Brainstem(self.situation, words=self.T.TEXT["brainstem"])  # its words: the soul's language
+        self.brainstem = Brainstem(self.situation, words=self.lang.TEXT["brainstem"])  # its words: the soul's language
         self.model = model or self.brainstem
         self.routine_model = routine_model if model else None  # model.routine: see mind()
         self.last_mind = self.model  # the model the last waking thought with (keep-warm keeps its cache)
@@ -131,7 +131,8 @@ class Soul:
         if self.model is self.brainstem:
             log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
                         "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
-        self.system = self.T.system_prompt(cfg["persona"], cfg["body"]["name"], flock=bool(cfg.get("flock", {}).get("url")))
+        self.system = self.lang.system_prompt(cfg["persona"], cfg["body"]["name"],
+                                              flock=bool(cfg.get("flock", {}).get("url")))
         self.sight = snapshot.InnerSight(toolbox)  # what of its inner life it already has in view (snapshot.py)
         self.tools = toolbox.specs()
         self.state = "starting"  # starting | thinking | asleep
@@ -264,11 +265,11 @@ class Soul:
         self._last_body = body.state
         self.hooks.each("on_waking", self, waking)
         felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
-        inner = self.sight.block(self.life, self.T, local, self.rng, self.session)
+        inner = self.sight.block(self.life, self.lang, local, self.rng, self.session)
         blocks = [inner] if inner.text else []  # nothing new inside: the volatile block alone
-        blocks.append(snapshot.now_block(self.T, self.cfg["persona"], self.cfg["body"]["name"], local, self.is_night(),
-                                         waking.why, body, rhythm.ceiling(self.cfg["loop"], local), felt, self.sight,
-                                         self.session))
+        blocks.append(snapshot.now_block(self.lang, self.cfg["persona"], self.cfg["body"]["name"], local,
+                                         self.is_night(), waking.why, body, rhythm.ceiling(self.cfg["loop"], local),
+                                         felt, self.sight, self.session))
         self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
@@ -282,7 +283,7 @@ class Soul:
             self.nightly.end(waking)
             return
         await self.hooks.each_awaited("before_turn", self, waking)  # e.g. the context ceiling's fold
-        restored = self.sight.after_fold(self.life, self.T, local, self.session)
+        restored = self.sight.after_fold(self.life, self.lang, local, self.session)
         if restored:  # the fold took away the message that showed part of its inner life: show it again
             self.session.append(Message("user", [restored]), at=self.clock.now().isoformat())
         await run_turn(self, waking)

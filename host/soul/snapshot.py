@@ -96,25 +96,25 @@ class InnerSight:
         self.said[key] = Shown(line, at)
         return True
 
-    def block(self, life, T, local: datetime, rng: random.Random, session=None) -> TextBlock:
+    def block(self, life, lang, local: datetime, rng: random.Random, session=None) -> TextBlock:
         """The inner block of a snapshot about to be appended to `session` (None: shown in full)."""
         at = len(session.messages) if session is not None else 0
         live_from = session.fold_upto if session is not None else 0
         own = self._own_calls(session) if session is not None else OwnCalls()
         self.last_snapshot = at
-        return self._render(life, T, local, at, live_from, own, rng)
+        return self._render(life, lang, local, at, live_from, own, rng)
 
-    def after_fold(self, life, T, local: datetime, session) -> TextBlock | None:
+    def after_fold(self, life, lang, local: datetime, session) -> TextBlock | None:
         """The parts a fold just took out of the live history, to append as a message; None if none."""
         if not any(seen.at < session.fold_upto for seen in self.shown.values()):
             return None
-        block = self._render(life, T, local, len(session.messages), session.fold_upto, OwnCalls(), None,
+        block = self._render(life, lang, local, len(session.messages), session.fold_upto, OwnCalls(), None,
                              blank_line=False)
         return block if block.text else None
 
-    def _render(self, life, T, local, at, live_from, own, rng, blank_line=True) -> TextBlock:
+    def _render(self, life, lang, local, at, live_from, own, rng, blank_line=True) -> TextBlock:
         """The parts not in view; an empty text when everything is (a blank life says so, with `blank_line`)."""
-        text = T.TEXT
+        text = lang.TEXT
         parts, anything = [], False
         current = {key: _file_part(life, text[key], name) for key, name in FILE_PARTS}
         current["kept"] = _kept_part(life, text, local)
@@ -189,9 +189,9 @@ class OwnCalls:
         return self.parts.get(part)
 
 
-def inner_block(life, T, local: datetime, rng: random.Random) -> TextBlock:
+def inner_block(life, lang, local: datetime, rng: random.Random) -> TextBlock:
     """The whole inner life, every part in full (a soul seeing it for the first time)."""
-    return InnerSight().block(life, T, local, rng)
+    return InnerSight().block(life, lang, local, rng)
 
 
 def _continues(known: list, entries: list) -> list | None:
@@ -228,15 +228,15 @@ def _kept_part(life, text: dict, local: datetime) -> str:
     return text["kept"] + "\n" + "\n".join(lines)
 
 
-def now_block(T, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,
+def now_block(lang, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,
               body: BodySense, ceiling: float, felt: list, sight: InnerSight | None = None, session=None) -> TextBlock:
     """The volatile block. With `sight`, the steady lines (the date and weekday, the body sense, the
     sleep ceiling, the closing line) are said only when they are not already in view unchanged: each
     line stays in the history and is read by every later call of the day."""
-    text = T.TEXT
+    text = lang.TEXT
     fresh = (lambda key, line: sight.fresh(key, line, session)) if sight is not None else (lambda key, line: True)
     if fresh("date", local.strftime("%Y-%m-%d")):
-        lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=T.WEEKDAYS[local.weekday()])]
+        lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=lang.WEEKDAYS[local.weekday()])]
     else:  # the same day as the full date in view: the clock time is enough
         lines = [text["now_time"].format(time=local.strftime("%H:%M"))]
     if night:

@@ -56,7 +56,7 @@ class SoulListener:
         if not self.catchers.answered_by(call):
             return None
         # The speak's result: the voice stack says these words instead of the body.
-        return soul.T.TEXT["said_by_voice"].format(human=soul.cfg["persona"]["human"])
+        return soul.lang.TEXT["said_by_voice"].format(human=soul.cfg["persona"]["human"])
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         error = RuntimeError(waking.error) if waking.error else None

@@ -59,14 +59,14 @@ class Ceiling:
         session, model_cfg = soul.session, soul.cfg["model"]
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = soul.snapshot_at if soul.snapshot_at is not None else len(session.messages) - 1
-        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto, soul.T)
+        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto, soul.lang)
 
         def shown(messages):  # as the model sees them: the size the ceiling is about
-            return settled(session, messages, start - session.fold_upto, soul.toolbox, soul.T)
+            return settled(session, messages, start - session.fold_upto, soul.toolbox, soul.lang)
 
         scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
-            live, lambda folded: self._summarize(soul, live, folded), soul.T,
+            live, lambda folded: self._summarize(soul, live, folded), soul.lang,
             max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
             keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
             previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=fixed_tokens(soul),
@@ -93,25 +93,25 @@ class Ceiling:
 
     async def _summarize(self, soul: Soul, live: list, folded: list) -> str:
         """The model's summary, asked with the cached history; a plain digest when it cannot."""
-        T = soul.T
+        lang = soul.lang
         if soul.model is soul.brainstem or (soul.waking and soul.waking.on_brainstem):
-            return folding.plain_digest(folded, T, soul.toolbox)
+            return folding.plain_digest(folded, lang, soul.toolbox)
         messages = view(soul)
-        instruction = T.TEXT["summary_instruction"]
+        instruction = lang.TEXT["summary_instruction"]
         first_kept = live[len(folded)] if len(folded) < len(live) else None
         line = _first_line(first_kept)
         if line:
-            instruction += T.TEXT["summary_kept_from"].format(line=line)
+            instruction += lang.TEXT["summary_kept_from"].format(line=line)
         request = folding.summary_request(messages, instruction)
         try:
             reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"],
                                               cache=True)
         except ModelError as error:
             log.warning("the model could not summarize (%s); a plain digest is folded instead", error)
-            return folding.plain_digest(folded, T, soul.toolbox)
+            return folding.plain_digest(folded, lang, soul.toolbox)
         self.book(soul.clock.now(), reply.model or soul.model.model_id, reply.usage)
         words = "\n".join(b.text for b in reply.message.content if isinstance(b, TextBlock)).strip()
-        return words or folding.plain_digest(folded, T, soul.toolbox)
+        return words or folding.plain_digest(folded, lang, soul.toolbox)
 
 
 def fixed_tokens(soul: Soul) -> int:

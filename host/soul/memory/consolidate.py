@@ -47,7 +47,7 @@ MIN_WAKINGS = 3
 KEEP_RECENT_TOKENS = 1200
 
 # Its words (the instruction, the resumption, the pointer that stands in front of the compact
-# context) are the soul's language's: host/soul/prompts/ (T.TEXT["consolidate"], ...).
+# context) are the soul's language's: host/soul/prompts/ (lang.TEXT["consolidate"], ...).
 
 
 def night_of(loop: dict, local: datetime) -> str | None:
@@ -92,10 +92,10 @@ class Nightly:
         soul, session = self.soul, self.soul.session
         at = soul.clock.now().isoformat()
         if session.consolidating:
-            words = soul.T.TEXT["consolidate_resume"]
+            words = soul.lang.TEXT["consolidate_resume"]
             log.info("finishing the consolidation of the night of %s, interrupted before", session.consolidating["night"])
         else:
-            words = soul.T.TEXT["consolidate"]
+            words = soul.lang.TEXT["consolidate"]
             # This waking's snapshot is the last message: the consolidation begins there.
             session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
         session.append(Message("user", [TextBlock(words)]), at=at)
@@ -121,10 +121,10 @@ class Nightly:
         if session.fold_upto > begun:  # the ceiling folded while it was unfinished: its summary holds the rest
             summary = session.fold_summary
         elif digest:
-            summary = soul.T.TEXT["consolidate_pointer"]
+            summary = soul.lang.TEXT["consolidate_pointer"]
         else:  # no digest from the model: the day's plain digest stands in front instead
-            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, soul.T)
-            summary = folding.plain_digest(folded, soul.T, soul.toolbox)
+            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, soul.lang)
+            summary = folding.plain_digest(folded, soul.lang, soul.toolbox)
         tokens_before = folding.estimate_tokens(session.history())
         session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
         self.done += 1

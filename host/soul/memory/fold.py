@@ -29,7 +29,7 @@ IMAGE_TOKENS = 1600  # Anthropic's cost of a full-size image; a QVGA frame costs
 MESSAGE_OVERHEAD_TOKENS = 4
 
 # The words (the summary's header and request, the digest's, an old image's placeholder) are the
-# soul's language's: host/soul/prompts/ (T.TEXT["summary_header"], ...); `T` is that language.
+# soul's language's: host/soul/prompts/ (lang.TEXT["summary_header"], ...); `lang` is that language.
 
 
 # --- the estimate ---------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def choose_cut(messages: list, keep_recent_tokens: int, image_tokens: int = IMAG
 # --- what the model sees after a fold --------------------------------------------------------
 
 
-def with_summary(messages: list, summary: str | None, T) -> list:
+def with_summary(messages: list, summary: str | None, lang) -> list:
     """`messages` with the summary put in front of the first (user) message's blocks.
 
     Putting it inside the first message keeps user/assistant alternation, and
@@ -124,14 +124,14 @@ def with_summary(messages: list, summary: str | None, T) -> list:
     """
     if not summary or not messages:
         return list(messages)
-    header = T.TEXT["summary_header"]
+    header = lang.TEXT["summary_header"]
     first = messages[0]
     return [Message(first.role, [TextBlock(f"{header}\n{summary}")] + list(first.content))] + list(messages[1:])
 
 
 def summary_request(folded: list, instruction: str) -> list:
     """A valid request history that ends with `instruction` in a user turn: for a model summarizer,
-    T.TEXT["summary_instruction"] asks it to summarize `folded`."""
+    lang.TEXT["summary_instruction"] asks it to summarize `folded`."""
     instruction = TextBlock(instruction)
     messages = list(folded)
     if messages and messages[-1].role == "user":
@@ -151,7 +151,7 @@ class Fold:
 async def fold_context(
     messages: list,
     summarize,
-    T,
+    lang,
     *,
     max_context_tokens: int = 100_000,
     keep_recent_tokens: int = 20_000,
@@ -166,22 +166,22 @@ async def fold_context(
 
     `messages` are the live ones (after the last fold), `previous_summary` that
     fold's summary: it is put in front of what is folded, so nothing is lost
-    twice (its header in the language `T`). `summarize(messages) -> str` is awaited with the messages to fold.
+    twice (its header in the language `lang`). `summarize(messages) -> str` is awaited with the messages to fold.
     `base` is how many messages earlier folds already removed: the record's
     `upto` counts from the start of the whole session. `shown(messages)`, if given, is how the model
     sees them (earlier wakings' calls settled): the size is measured on that. None: nothing to do.
     """
     seen = shown(messages) if shown else messages
-    before = estimate_tokens(with_summary(seen, previous_summary, T), image_tokens) + extra_tokens
+    before = estimate_tokens(with_summary(seen, previous_summary, lang), image_tokens) + extra_tokens
     if before <= max_context_tokens:
         return None
     cut = choose_cut(messages, keep_recent_tokens, image_tokens)
     if cut is None:
         return None
-    folded = with_summary(messages[:cut], previous_summary, T)
+    folded = with_summary(messages[:cut], previous_summary, lang)
     summary = (await summarize(folded)).strip()
     kept = list(messages[cut:])
-    now_messages = with_summary(kept, summary, T)
+    now_messages = with_summary(kept, summary, lang)
     record = {
         "type": "fold",
         "summary": summary,
@@ -201,17 +201,17 @@ def _short(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def plain_digest(messages: list, T, tools, max_chars: int = 2000) -> str:
+def plain_digest(messages: list, lang, tools, max_chars: int = 2000) -> str:
     """A summary without a model: counts, tools used, and the soul's own words, newest kept first if long.
 
-    An earlier summary found at the front of the first message is carried over. In the language `T`;
+    An earlier summary found at the front of the first message is carried over. In the language `lang`;
     `tools` (the Toolbox) says which calls spoke or wrote the diary or the mood, and what they said.
     """
-    words = T.TEXT["digest"]
+    words = lang.TEXT["digest"]
     wakings = sum(1 for m in messages if m.role == "user" and not any(isinstance(b, ToolResult) for b in m.content))
     counts: dict = {}
     lines = []
-    header = T.TEXT["summary_header"]
+    header = lang.TEXT["summary_header"]
     carried = ""
     for message in messages:
         for block in message.content:
@@ -254,17 +254,17 @@ def _strip_block(block, placeholder: str):
     return block
 
 
-def strip_old_images(messages: list, current_waking_start_index: int, T) -> list:
+def strip_old_images(messages: list, current_waking_start_index: int, lang) -> list:
     """A copy of `messages` where every image before the current waking is a short text placeholder
-    (T.TEXT["image_gone"]).
+    (lang.TEXT["image_gone"]).
 
     Pure and deterministic, so the same history gives the same bytes every
     waking (the prompt cache depends on that). Images of the current waking stay.
     """
-    out = []
+    out, gone = [], lang.TEXT["image_gone"]
     for index, message in enumerate(messages):
         if index >= current_waking_start_index:
             out.append(message)
         else:
-            out.append(Message(message.role, [_strip_block(block, T.TEXT["image_gone"]) for block in message.content]))
+            out.append(Message(message.role, [_strip_block(block, gone) for block in message.content]))
     return out

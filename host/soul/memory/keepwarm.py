@@ -115,7 +115,7 @@ class KeepWarm:
         """Send one refresh; True when it went through. A failure is logged, never raised."""
         soul = self.soul
         started = soul.clock.monotonic()
-        request = summary_request(view(soul), soul.T.TEXT["keep_warm"])  # the line ends the final user message
+        request = summary_request(view(soul), soul.lang.TEXT["keep_warm"])  # the line ends the final user message
         try:
             reply = await soul.last_mind.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
                                               cache_final_message=False)

@@ -43,14 +43,14 @@ from soulstack.llm.types import Message, TextBlock, ThinkingBlock, ToolCall, Too
 ARGUMENT_CHARS = 400  # a settled call's arguments, at most this long (a long reflect is in SELF.md itself)
 
 
-def settle_earlier_calls(messages: list, current_start: int, waking_starts, tools, T) -> list:
+def settle_earlier_calls(messages: list, current_start: int, waking_starts, tools, lang) -> list:
     """A copy of `messages` with the settled calls (see the module) of the replies that put the
     wakings before `current_start` to sleep as one text line each, in the user message that answered them.
     `waking_starts`: indexes in `messages` where a waking began; `tools`: the Toolbox, asked which
     tool ends a waking and which informs (host/soul/tools/);
-    `T`: the soul's language (host/soul/prompts/), whose TEXT["settled_header"] heads the lines.
+    `lang`: the soul's language (host/soul/prompts/), whose TEXT["settled_header"] heads the lines.
     A call's results are in the message right after it (Session.history coalesces them there)."""
-    header = T.TEXT["settled_header"]
+    header = lang.TEXT["settled_header"]
     last_replies = _last_replies(messages, current_start, set(waking_starts))
     out, settling = [], {}  # settling: {call id: call} of the reply just before
     for index, message in enumerate(messages):

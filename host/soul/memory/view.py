@@ -34,18 +34,18 @@ if TYPE_CHECKING:
 
 def view(soul: Soul) -> list:
     """The messages a model call sends now (see the module)."""
-    session, T = soul.session, soul.T
+    session, lang = soul.session, soul.lang
     messages = session.history()
     start = current_index(session, messages, soul.snapshot_at)
-    earlier = settled(session, strip_old_images(messages, start, T), start, soul.toolbox, T)
-    return with_summary(earlier, session.fold_summary, T)
+    earlier = settled(session, strip_old_images(messages, start, lang), start, soul.toolbox, lang)
+    return with_summary(earlier, session.fold_summary, lang)
 
 
-def settled(session: Session, messages: list, start: int, tools, T) -> list:
+def settled(session: Session, messages: list, start: int, tools, lang) -> list:
     """`messages` (the history, or its live part) with the calls that ended each earlier waking
     settled into lines (host/soul/memory/settle.py); `start`: where the current waking begins in them."""
     starts = set(snapshots_in(session, messages).values())
-    return settle_earlier_calls(messages, start, starts, tools, T)
+    return settle_earlier_calls(messages, start, starts, tools, lang)
 
 
 def current_index(session: Session, messages: list, snapshot_at: int | None) -> int:

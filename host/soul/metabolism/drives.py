@@ -158,13 +158,13 @@ class Drives:
         """0 (fine) to 2 (aching)."""
         return _level(self.silence_hours(now), self.missing_hours)
 
-    def felt(self, now: datetime, T) -> str | None:
+    def felt(self, now: datetime, lang) -> str | None:
         """The sensations for the snapshot's drives slot, or None when nothing is felt, in the soul's
-        language `T` (host/soul/prompts/: TEXT["boredom"], TEXT["missing"], one text a level)."""
+        language `lang` (host/soul/prompts/: TEXT["boredom"], TEXT["missing"], one text a level)."""
         parts = []
         if level := self.boredom_level():
-            parts.append(T.TEXT["boredom"][level - 1])
+            parts.append(lang.TEXT["boredom"][level - 1])
         if level := self.missing_level(now):
-            parts.append(T.TEXT["missing"][level - 1])
+            parts.append(lang.TEXT["missing"][level - 1])
         return "\n".join(parts) or None
 

@@ -54,7 +54,7 @@ class Metabolism:
         self.drives.on_waking(now, soul.is_night())
 
     def felt(self, soul: Soul, now) -> str | None:
-        parts = [self.drives.felt(now, soul.T), self.vitals.felt(now, soul.T)]
+        parts = [self.drives.felt(now, soul.lang), self.vitals.felt(now, soul.lang)]
         return "\n".join(p for p in parts if p) or None
 
     def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
@@ -78,7 +78,7 @@ class Metabolism:
         stretched = self.vitals.stretch_sleep(plan.minutes, soul.clock.now())
         if stretched > plan.minutes:
             # why it grew, for the sleep tool's answer (the soul is told the real value)
-            plan.minutes, plan.why = stretched, soul.T.TEXT["hunger_sleep"].format(minutes=stretched)
+            plan.minutes, plan.why = stretched, soul.lang.TEXT["hunger_sleep"].format(minutes=stretched)
         return plan
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:

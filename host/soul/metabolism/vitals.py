@@ -175,10 +175,10 @@ class Vitals:
     def exhausted(self, now: datetime) -> bool:
         return self.hunger(now) == "starving"
 
-    def felt(self, now: datetime, T) -> str | None:
-        """Hunger for the snapshot's drives slot, or None when fed, in the soul's language `T`
+    def felt(self, now: datetime, lang) -> str | None:
+        """Hunger for the snapshot's drives slot, or None when fed, in the soul's language `lang`
         (host/soul/prompts/: TEXT["hunger"], peckish then starving)."""
-        texts = T.TEXT["hunger"]
+        texts = lang.TEXT["hunger"]
         return {"fed": None, "peckish": texts[0], "starving": texts[1]}[self.hunger(now)]
 
     def stretch_sleep(self, minutes: float, now: datetime) -> float:

@@ -10,10 +10,10 @@ A language is one module here, named by its code (en.py, zh.py), holding:
              a text, a tuple of texts (levels: boredom's three) or a dict of texts.
   WEEKDAYS   the days' names, Monday first
 
-The soul picks its language once: `soul.T = texts(persona.language)` (host/soul/loop.py); every
-room takes its words from that object (`soul.T.TEXT[...]`, or a `T` handed to a pure function).
-The brainstem lives in the model seam (host/llm/brainstem.py), which never imports the soul: the
-soul hands it `T.TEXT["brainstem"]`.
+The soul picks its language once: `soul.lang = texts(persona.language)` (host/soul/loop.py), the
+language's module; every room takes its words from it (`soul.lang.TEXT[...]`, or a `lang` handed to
+a pure function). The brainstem lives in the model seam (host/llm/brainstem.py), which never imports
+the soul: the soul hands it `lang.TEXT["brainstem"]`.
 
 To add a language: copy en.py to <code>.py (e.g. de.py) and translate every value, keeping every
 key, every tuple's length and every {placeholder}; tests/test_soul_prompts.py checks that against

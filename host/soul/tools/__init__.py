@@ -172,14 +172,14 @@ class Toolbox:
 
     async def run(self, soul, call: ToolCall) -> tuple:
         """(ToolResult, ok) for one call. Never raises for a tool's own failure."""
-        T = soul.T.TEXT
+        text = soul.lang.TEXT
         tool = self.tools.get(call.name)
         if tool is None:
-            outcome = Outcome.text(T["unknown_tool"].format(name=call.name), ok=False)
+            outcome = Outcome.text(text["unknown_tool"].format(name=call.name), ok=False)
         else:
             problem = input_problem(tool, call.input)
             if problem:
-                outcome = Outcome.text(T["bad_input"].format(problem=problem), ok=False)
+                outcome = Outcome.text(text["bad_input"].format(problem=problem), ok=False)
             else:
                 if tool.schema is not None:
                     arguments = dict(call.input)  # the tool's own server judges its arguments
@@ -189,7 +189,8 @@ class Toolbox:
                     outcome = await tool.run(soul, **arguments)
                 except Exception as error:  # a bug or a disk error in one tool must not end the waking
                     log.exception("tool %s failed", call.name)
-                    outcome = Outcome.text(T["tool_failed"].format(problem=f"{type(error).__name__}: {error}"), ok=False)
+                    failure = f"{type(error).__name__}: {error}"
+                    outcome = Outcome.text(text["tool_failed"].format(problem=failure), ok=False)
         return ToolResult(call.id, outcome.content, is_error=not outcome.ok), outcome.ok
 
 

@@ -16,40 +16,41 @@ from soulstack.soul.tools import SPEAKS, Outcome, SoulTool
 
 async def _ask(soul, act: str, asking) -> dict | Outcome:
     """The body's answer to `asking` (a client call), or the failed Outcome that says why there is none."""
-    T = soul.T.TEXT
+    text = soul.lang.TEXT
     try:
         return await asking
     except ProtocolError as problem:  # refused by the client, before it was sent
-        return Outcome.text(T["bad_input"].format(problem=str(problem)), ok=False)
+        return Outcome.text(text["bad_input"].format(problem=str(problem)), ok=False)
     except BodyError as error:
-        return Outcome.text(T["body_failed"].format(reason=error.message or str(error), act=T[f"act_{act}"]), ok=False)
+        failed = text["body_failed"].format(reason=error.message or str(error), act=text[f"act_{act}"])
+        return Outcome.text(failed, ok=False)
 
 
 async def body_status(soul) -> Outcome:
     answer = await _ask(soul, "status", soul.body.status())
     if isinstance(answer, Outcome):
         return answer
-    return Outcome.text(soul.T.TEXT["body_online" if answer["online"] else "body_offline"])
+    return Outcome.text(soul.lang.TEXT["body_online" if answer["online"] else "body_offline"])
 
 
 async def look(soul, question: str = "") -> Outcome:
     answer = await _ask(soul, "look", soul.body.look(question))
     if isinstance(answer, Outcome):
         return answer
-    T = soul.T.TEXT
+    text = soul.lang.TEXT
     if "image" in answer:
-        return Outcome([TextBlock(T["saw_image"]), ImageBlock(answer["image"], answer["mimeType"])])
-    return Outcome.text(T["saw_text"].format(text=answer["text"]))
+        return Outcome([TextBlock(text["saw_image"]), ImageBlock(answer["image"], answer["mimeType"])])
+    return Outcome.text(text["saw_text"].format(text=answer["text"]))
 
 
 async def speak(soul, text: str) -> Outcome:
     answer = await _ask(soul, "speak", soul.body.speak(text))
-    return answer if isinstance(answer, Outcome) else Outcome.text(soul.T.TEXT["spoke"])
+    return answer if isinstance(answer, Outcome) else Outcome.text(soul.lang.TEXT["spoke"])
 
 
 async def express(soul, emotion: str) -> Outcome:
     answer = await _ask(soul, "express", soul.body.express(emotion))
-    return answer if isinstance(answer, Outcome) else Outcome.text(soul.T.TEXT["expressed"].format(emotion=emotion))
+    return answer if isinstance(answer, Outcome) else Outcome.text(soul.lang.TEXT["expressed"].format(emotion=emotion))
 
 
 def body_tools(endpoints: dict) -> list:

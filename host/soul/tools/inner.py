@@ -13,36 +13,36 @@ READ_MAX_ENTRIES = 30
 async def update_mood(soul, mood: str, note: str = "") -> Outcome:
     when = soul.local_now().strftime(STAMP)
     soul.life.set_mood(f"{mood.strip()}\n\n({one_line(note)} — {when})\n" if note.strip() else f"{mood.strip()}\n\n({when})\n")
-    return Outcome.text(soul.T.TEXT["mood_set"])
+    return Outcome.text(soul.lang.TEXT["mood_set"])
 
 
 async def diary(soul, entry: str) -> Outcome:
     if not entry.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="entry is empty"), ok=False)
+        return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="entry is empty"), ok=False)
     soul.life.add_entry(lifefiles.DIARY, soul.local_now().replace(tzinfo=None), entry)
-    return Outcome.text(soul.T.TEXT["diary_written"])
+    return Outcome.text(soul.lang.TEXT["diary_written"])
 
 
 async def reflect(soul, content: str) -> Outcome:
     if not content.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="content is empty"), ok=False)
+        return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="content is empty"), ok=False)
     soul.life.reflect(soul.local_now().replace(tzinfo=None), content)
-    return Outcome.text(soul.T.TEXT["self_rewritten"])
+    return Outcome.text(soul.lang.TEXT["self_rewritten"])
 
 
 async def set_aspiration(soul, content: str) -> Outcome:
     if not content.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="content is empty"), ok=False)
+        return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="content is empty"), ok=False)
     soul.life.write(lifefiles.ASPIRATIONS, content.strip() + "\n")
-    return Outcome.text(soul.T.TEXT["aspiration_set"])
+    return Outcome.text(soul.lang.TEXT["aspiration_set"])
 
 
 async def achieve(soul, what: str, feeling: str = "") -> Outcome:
     if not what.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="what is empty"), ok=False)
+        return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="what is empty"), ok=False)
     line = f"{one_line(what)} — {one_line(feeling)}" if feeling.strip() else one_line(what)
     soul.life.add_entry(lifefiles.ACHIEVEMENTS, soul.local_now().replace(tzinfo=None), line)
-    return Outcome.text(soul.T.TEXT["achieved"])
+    return Outcome.text(soul.lang.TEXT["achieved"])
 
 
 def _listing(entries) -> str:
@@ -60,12 +60,12 @@ async def read_diary(soul, days_ago: int | None = None, query: str | None = None
     if query and query.strip():
         needle = query.strip().lower()
         entries = [e for e in entries if needle in e[1].lower()]
-    return Outcome.text(_listing(entries) if entries else soul.T.TEXT["diary_none"])
+    return Outcome.text(_listing(entries) if entries else soul.lang.TEXT["diary_none"])
 
 
 async def read_achievements(soul) -> Outcome:
     entries = soul.life.entries(lifefiles.ACHIEVEMENTS)
-    return Outcome.text(_listing(entries) if entries else soul.T.TEXT["achievements_none"])
+    return Outcome.text(_listing(entries) if entries else soul.lang.TEXT["achievements_none"])
 
 
 def inner_tools() -> list:

@@ -347,7 +347,7 @@ class McpCall:
             result = await self.client.call_tool(self.remote_name, arguments)
         except McpError as error:
             problem = f"the MCP server {self.server['name']} {error}"
-            return Outcome.text(soul.T.TEXT["tool_failed"].format(problem=problem), ok=False)
+            return Outcome.text(soul.lang.TEXT["tool_failed"].format(problem=problem), ok=False)
         return to_outcome(result, self.server["maxOutputChars"])
 
 

@@ -9,18 +9,18 @@ from soulstack.soul.tools import Outcome, SoulTool
 
 async def keep_in_mind(soul, matter: str) -> Outcome:
     if not matter.strip():
-        return Outcome.text(soul.T.TEXT["bad_input"].format(problem="matter is empty"), ok=False)
+        return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="matter is empty"), ok=False)
     renewed = soul.life.keep(soul.local_now().replace(tzinfo=None), matter)
-    return Outcome.text(soul.T.TEXT["kept_renewed" if renewed else "kept_done"])
+    return Outcome.text(soul.lang.TEXT["kept_renewed" if renewed else "kept_done"])
 
 
 async def settle_mind(soul, matter: str) -> Outcome:
     """Settle one matter, matched exactly or by a unique prefix; otherwise nothing is removed and the soul is told why."""
-    T = soul.T.TEXT
+    text = soul.lang.TEXT
     removed, why_not = soul.life.settle(matter)
     if removed is None:
-        return Outcome.text(T[f"settle_{why_not}"], ok=False)
-    return Outcome.text(T["settled"].format(text=removed))
+        return Outcome.text(text[f"settle_{why_not}"], ok=False)
+    return Outcome.text(text["settled"].format(text=removed))
 
 
 def mind_tools() -> list:

@@ -8,18 +8,19 @@ MIN_WAIT_S, MAX_WAIT_S = 1, 7
 
 async def sleep(soul, minutes: float) -> Outcome:
     """Choose the next alarm; the answer tells the real length after the clamp (and any stretch)."""
-    T = soul.T.TEXT
+    text = soul.lang.TEXT
     plan = soul.plan_sleep(float(minutes))
     if plan.why == "floor":
-        why = T["why_floor"].format(minutes=fmt_minutes(plan.floor))
+        why = text["why_floor"].format(minutes=fmt_minutes(plan.floor))
     elif plan.why == "ceiling":
-        why = T["why_ceiling"].format(minutes=fmt_minutes(plan.ceiling))
+        why = text["why_ceiling"].format(minutes=fmt_minutes(plan.ceiling))
     else:
         why = plan.why  # a stretch from a sleep hook (hunger) explains itself
     if why and plan.minutes != float(minutes):
-        words = T["sleep_clamped"].format(minutes=fmt_minutes(plan.minutes), asked=fmt_minutes(float(minutes)), why=why)
+        words = text["sleep_clamped"].format(minutes=fmt_minutes(plan.minutes), asked=fmt_minutes(float(minutes)),
+                                             why=why)
     else:
-        words = T["sleep_told"].format(minutes=fmt_minutes(plan.minutes))
+        words = text["sleep_told"].format(minutes=fmt_minutes(plan.minutes))
     plan.told = True
     soul.waking.sleep = plan
     return Outcome.text(words)
@@ -28,7 +29,7 @@ async def sleep(soul, minutes: float) -> Outcome:
 async def wait(soul, seconds: float) -> Outcome:
     seconds = max(MIN_WAIT_S, min(MAX_WAIT_S, float(seconds)))
     await soul.clock.sleep(seconds)
-    return Outcome.text(soul.T.TEXT["waited"].format(seconds=fmt_minutes(seconds)))
+    return Outcome.text(soul.lang.TEXT["waited"].format(seconds=fmt_minutes(seconds)))
 
 
 def rhythm_tools() -> list:
