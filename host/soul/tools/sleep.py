@@ -32,7 +32,7 @@ async def wait(soul, seconds: float) -> Outcome:
     return Outcome.text(soul.lang.TEXT["waited"].format(seconds=fmt_minutes(seconds)))
 
 
-def rhythm_tools() -> list:
+def sleep_tools() -> list:
     return [
         SoulTool("sleep", "End this waking stretch and set your next alarm. The answer tells how long you will really sleep.",
                  {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"],
