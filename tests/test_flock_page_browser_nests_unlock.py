@@ -50,7 +50,7 @@ async def test_a_conversation_streams_only_while_open_and_catches_up_when_opened
     session = Page(browser, tmp_path)
 
     def served():  # the nest streams the server holds open for "todo"
-        return sum(1 for s in flock.runner.app[HARNESS].log.subscribers.live if s.key == "todo")
+        return sum(1 for s in flock.runner.app[HARNESS].messages.subscribers.live if s.key == "todo")
 
     try:
         async with session as page:

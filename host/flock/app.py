@@ -60,7 +60,7 @@ async def get_events(request: web.Request) -> web.StreamResponse:
         nest_id = request.query["nest_id"]
         if flock.nests.get(nest_id) is None:
             return error_response(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
-        return await request.app[HARNESS].log.stream(request, nest_id, flock.config.heartbeat_s)
+        return await request.app[HARNESS].messages.stream(request, nest_id, flock.config.heartbeat_s)
     list_id = request.query.get("list_id") or None
     if list_id is not None and not flock.store.list_exists(list_id):
         return error_response(404, f"no list {list_id[:60]!r}")
@@ -133,7 +133,7 @@ async def post_message(request: web.Request) -> web.Response:
 
 async def get_messages(request: web.Request) -> web.Response:
     nest_id = nest_of(request)
-    return web.json_response(request.app[HARNESS].log.history(nest_id, request.query.get("after")))
+    return web.json_response(request.app[HARNESS].messages.history(nest_id, request.query.get("after")))
 
 
 async def post_kind(request: web.Request) -> web.Response:
@@ -200,7 +200,7 @@ def make_flock_app(
         if warming is not None:
             warming.cancel()
         events.close_all()
-        harness.log.close_all()
+        harness.messages.close_all()
         await flock.stop()
         store.close()
 
@@ -228,4 +228,4 @@ async def _close_streams(app) -> None:
     if FLOCK in app:
         app[FLOCK].events.close_all()
     if HARNESS in app:
-        app[HARNESS].log.close_all()
+        app[HARNESS].messages.close_all()

@@ -159,23 +159,23 @@ def where_to_start(request: web.Request, store, list_id: str | None) -> tuple:
     return (0 if list_id is not None else newest), None
 
 
-async def stream(request: web.Request, log_: EventLog, list_id: str | None, heartbeat_s: float) -> web.StreamResponse:
+async def stream(request: web.Request, events: EventLog, list_id: str | None, heartbeat_s: float) -> web.StreamResponse:
     """Serve one SSE connection: replay what the client missed, then follow live events."""
-    after, recent = where_to_start(request, log_.store, list_id)
+    after, recent = where_to_start(request, events.store, list_id)
     subscriber = Subscriber(list_id)
     # Subscribe before reading the store, so an event emitted in between is in one or the other.
-    log_.subscribers.add(subscriber)
+    events.subscribers.add(subscriber)
 
     def missed():
         if recent is None:
-            rows = log_.store.events_after(after, list_id)
+            rows = events.store.events_after(after, list_id)
             return rows, (rows[-1][0] if rows else after)
         # Everything up to `last` was either chosen for the view or deliberately left out;
         # live events above it all go out.
-        last = log_.store.last_event_id()
-        return log_.store.recent_lists_events(recent, last), last
+        last = events.store.last_event_id()
+        return events.store.recent_lists_events(recent, last), last
 
-    return await follow(request, log_.subscribers, subscriber, missed, heartbeat_s)
+    return await follow(request, events.subscribers, subscriber, missed, heartbeat_s)
 
 
 async def follow(request: web.Request, subscribers: Subscribers, subscriber: Subscriber, missed, heartbeat_s: float):

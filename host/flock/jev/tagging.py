@@ -71,8 +71,8 @@ class JevLog:
 class Tagger:
     """Jev plus the rule plus the log: what the harness calls for each posted message."""
 
-    def __init__(self, jev, band: float, log: JevLog):
-        self.jev, self.band, self.log = jev, band, log
+    def __init__(self, jev, band: float, jev_log: JevLog):
+        self.jev, self.band, self.jev_log = jev, band, jev_log
 
     async def tag(self, text: str, header: str, context: dict, options=None) -> dict:
         """-> the decision: kind, tagged_by, probs, ... `context`: author_role, to_role, refers_kind.
@@ -94,15 +94,19 @@ class Tagger:
 
     def logged(self, decision: dict, record: dict) -> None:
         """Log a decision once its message is stored (a refused message leaves no line)."""
-        self.log.append({"ts": record["ts"], "question": "kind", "msg_id": record["msg_id"], **decision})
+        self.jev_log.append({"ts": record["ts"], "question": "kind", "msg_id": record["msg_id"], **decision})
+
+    def flagged(self, ts: str, msg_id: str, crow: str, why: str) -> None:
+        """The Sentry's flag of `crow`, in the same log."""
+        self.jev_log.append({"ts": ts, "question": "flag", "msg_id": msg_id, "crow": crow, "why": why})
 
     def correction(self, ts: str, msg_id: str, kind: str, was: str) -> None:
-        self.log.append({"ts": ts, "question": "correction", "msg_id": msg_id, "kind": kind, "was": was})
+        self.jev_log.append({"ts": ts, "question": "correction", "msg_id": msg_id, "kind": kind, "was": was})
 
     def judge_miss(self, ts: str, msg_id: str, crow: str, expects: str, p_missed: float) -> bool:
         """Log Jev's answer to "did <crow> miss this?"; -> True when it is at or above the band."""
         missed = p_missed >= self.band
-        self.log.append({
+        self.jev_log.append({
             "ts": ts, "question": "missed", "msg_id": msg_id, "crow": crow, "expects": expects,
             "probs": {"missed": p_missed, "answered": 1.0 - p_missed}, "band": self.band, "missed": missed,
         })

@@ -69,8 +69,9 @@ class FlockForNests(Protocol):
 class Harness:
     """`pranks` counts messages per author: the requester strikes of the flock's ledger, keyed by author."""
 
-    def __init__(self, flock: FlockForNests, nest_store, nest_log, tagger, config: NestConfig, pranks):
-        self.flock, self.store, self.log, self.tagger, self.config = flock, nest_store, nest_log, tagger, config
+    def __init__(self, flock: FlockForNests, nest_store, messages, tagger, config: NestConfig, pranks):
+        # messages: the nests' NestLog (nests/messages.py); `log` is this module's logger
+        self.flock, self.store, self.messages, self.tagger, self.config = flock, nest_store, messages, tagger, config
         self.clock = flock.clock
         self.pranks = pranks
         self.changed = asyncio.Event()  # wakes the watcher when an expectation or question is added
@@ -103,7 +104,7 @@ class Harness:
             self._check_claim(request, author)
         if kind in ("claim", "deliver") and not to and request:
             to = request["author"]  # they answer whoever asked
-        record = self.log.append(nest_id, kind, author, fields["text"], to, refers_to, decision["tagged_by"])
+        record = self.messages.append(nest_id, kind, author, fields["text"], to, refers_to, decision["tagged_by"])
         self.tagger.logged(decision, record)
         self._after(nest, record, request, nest_members, from_api)
         return record
@@ -117,7 +118,7 @@ class Harness:
             raise BadRequest(f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong")
         self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
         record = {**record, "kind": kind}
-        self.log.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
+        self.messages.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
         return record
 
     def members(self, nest: dict) -> set:
@@ -219,9 +220,9 @@ class Harness:
 
     # --- the Sentry's flags ---------------------------------------------------
     def _flag(self, nest_id: str, crow: str, msg_id: str, why: str) -> None:
-        flag = self.log.append(nest_id, "flag", "Sentry", f"{why}. {crow} is quarantined until the owner decides.",
-                               crow, msg_id, "default")
-        self.tagger.log.append({"ts": flag["ts"], "question": "flag", "msg_id": flag["msg_id"], "crow": crow, "why": why})
+        text = f"{why}. {crow} is quarantined until the owner decides."
+        flag = self.messages.append(nest_id, "flag", "Sentry", text, crow, msg_id, "default")
+        self.tagger.flagged(flag["ts"], flag["msg_id"], crow, why)
         self.store.quarantine(crow, flag["msg_id"])
         self.store.ask_owner(flag["msg_id"], nest_id, crow, self.clock.time() + self.config.verdict_timeout_s)
         self.changed.set()
@@ -271,7 +272,7 @@ class Harness:
 
     def say(self, nest_id: str, text: str, refers_to: str = "") -> dict:
         """An honest note from the harness (a skipped turn, a verdict); never a crow's words."""
-        return self.log.append(nest_id, "say", "harness", text, "", refers_to, "default")
+        return self.messages.append(nest_id, "say", "harness", text, "", refers_to, "default")
 
     # --- missed expectations ----------------------------------------------------
     async def watch(self) -> None:
@@ -312,7 +313,7 @@ class Harness:
             self.say(nest_id, f"{crow} missed the {expects} for {msg_id} again; the flock stops waiting.", msg_id)
             return
         text = f"Jev: {crow} looks to have missed the {expects} expected for {msg_id} (p={p_missed:.2f}). Over to you."
-        nudge = self.log.append(nest_id, "nudge", "harness", text, crow, msg_id, "default")
+        nudge = self.messages.append(nest_id, "nudge", "harness", text, crow, msg_id, "default")
         within = self.config.claim_within_s if expects == "claim" else self.config.deliver_within_s
         self.store.expect(msg_id, crow, expects, nest_id, self.clock.time() + within, nudged=1)
         self.changed.set()
