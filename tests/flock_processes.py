@@ -23,7 +23,8 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import text, tool_use
 from soulstack.sim.runner import Simulator
-from tests.test_soul_process import start_soul, until, write_config
+from tests.helpers import until_real as until
+from tests.soul.helpers import start_soul, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 YES = "yes, go ahead"
@@ -142,7 +143,7 @@ class SimBody:
 
 
 def soul_config(tmp_path, body, port, flock_url):
-    """The test soul's config (tests/test_soul_process.py's) with the flock named and nudges let through at once."""
+    """The test soul's config (tests/soul/helpers.py's) with the flock named and nudges let through at once."""
     path = write_config(tmp_path, body, port, provider="anthropic", id="claude-test")
     config = json.loads(path.read_text())
     config["flock"] = {"url": flock_url}

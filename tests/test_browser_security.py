@@ -30,7 +30,8 @@ from soulstack.flock.app import TOKEN_COOKIE
 from soulstack.fakes.soul_body import RecordingBody
 from tests.test_flock_page_browser import ARGS, CHROMIUM, Page, approve, config, send_list
 from tests.test_flock_support import Brain, Flock, start_fake_model
-from tests.test_soul_process import start_soul, stop_with_ctrl_c, until, write_config
+from tests.helpers import until_real as until
+from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one browser, one soul, one loop for the module
 

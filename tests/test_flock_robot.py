@@ -20,7 +20,8 @@ from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.test_flock_support import Flock, start_fake_model
-from tests.test_soul_life import Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
+from tests.helpers import until
+from tests.soul.helpers import Running, anthropic_model, make_cfg, sleep_forever, texts_of
 
 
 async def test_an_approval_is_spoken_once_and_the_face_follows_the_flock(tmp_path):

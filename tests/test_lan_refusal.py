@@ -22,7 +22,7 @@ import pytest
 from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_process import KEYS, write_config
+from tests.soul.helpers import KEYS, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "lan-s3cret-token"

@@ -19,7 +19,8 @@ from soulstack.fakes.soul_body import RecordingBody
 from soulstack.private_files import make_private_dir, open_private, tighten_tree, touch_private, write_atomically
 from tests.flock_processes import FlockProcess
 from tests.test_flock_support import Brain
-from tests.test_soul_process import start_soul, stop_with_ctrl_c, until, write_config
+from tests.helpers import until_real as until
+from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 
 
 def mode(path) -> int:

@@ -16,7 +16,7 @@ a pure function). The brainstem lives in the model seam (host/llm/brainstem.py),
 the soul: the soul hands it `lang.TEXT["brainstem"]`.
 
 To add a language: copy en.py to <code>.py (e.g. de.py) and translate every value, keeping every
-key, every tuple's length and every {placeholder}; tests/test_soul_prompts.py checks that against
+key, every tuple's length and every {placeholder}; tests/soul/test_soul_prompts.py checks that against
 en.py. `LANGUAGES` finds the module, so `persona.language` accepts the new code (host/soul/config.py).
 (The tools' descriptions and the words of the flock, shell and MCP tools are the tool's own, in
 English, in host/soul/tools/.)

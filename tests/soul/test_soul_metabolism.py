@@ -23,23 +23,13 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_life import Running, make_cfg, texts_of, until
+from tests.helpers import until
+from tests.soul.helpers import Running, anthropic_env, cfg_for, texts_of
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 NIGHT = datetime(2024, 5, 1, 1, 0, tzinfo=timezone.utc)
-
-
-def anthropic_env(fake):
-    """The soul builds its own model from config + environment, as `soulstack soul` does."""
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
-
-
-def cfg_for(tmp_path, body, **overrides):
-    overrides.setdefault("model", {})
-    overrides["model"] = {"provider": "anthropic", "id": "claude-sonnet-5-5", "retries": 0, **overrides["model"]}
-    return make_cfg(tmp_path, body, **overrides)
 
 
 def snapshot_of(body) -> str:

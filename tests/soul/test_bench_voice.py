@@ -3,9 +3,10 @@ what it prints is checked: every shape, the answer each was heard to give, and t
 
 import importlib.util
 import re
-from pathlib import Path
 
-SPEC = importlib.util.spec_from_file_location("bench_voice", Path(__file__).resolve().parent.parent / "tools" / "bench_voice.py")
+from tests.helpers import ROOT
+
+SPEC = importlib.util.spec_from_file_location("bench_voice", ROOT / "tools" / "bench_voice.py")
 bench_voice = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(bench_voice)
 

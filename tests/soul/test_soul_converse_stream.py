@@ -19,8 +19,9 @@ from soulstack.fakes.openai_api import FakeOpenAI
 from soulstack.fakes.scripted_server import steered
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_converse_e2e import AFTERNOON, JumpClock, a_soul, fell_asleep, requests_hearing, sleep_long
-from tests.test_soul_life import Running, make_cfg, until
+from tests.helpers import until
+from tests.soul.helpers import (AFTERNOON, JumpClock, Running, a_soul, fell_asleep, make_cfg, requests_hearing,
+                                sleep_long)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 

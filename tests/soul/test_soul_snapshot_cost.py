@@ -29,9 +29,8 @@ from soulstack.soul.snapshot import BodySense, InnerSight, WakeReasons, now_bloc
 from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_life import Running, texts_of, until
-from tests.test_soul_metabolism import anthropic_env, cfg_for
-from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
+from tests.helpers import until
+from tests.soul.helpers import Running, anthropic_env, cfg_for, same_prefix, texts_of, tokens_to_last_breakpoint
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).

@@ -11,7 +11,8 @@ from aiohttp import web
 from soulstack.llm.types import Usage
 from soulstack.soul.metabolism.drives import Drives
 from soulstack.serving import make_server_app
-from soulstack.soul.metabolism.health import SoulState, add_health_route, build_health, diary_today, diary_variety, opening
+from soulstack.soul.metabolism.health import (SoulState, add_health_route, build_health, diary_today, diary_variety,
+                                              opening)
 from soulstack.soul.metabolism.vitals import Vitals
 
 TZ = ZoneInfo("Europe/Berlin")

@@ -22,10 +22,8 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_life import Running, make_cfg, texts_of, until
-from tests.test_soul_metabolism import anthropic_env
-from tests.test_soul_process import start_soul, stop_with_ctrl_c, write_config
-from tests.test_soul_process import until as until_real
+from tests.helpers import until, until_real
+from tests.soul.helpers import Running, anthropic_env, make_cfg, start_soul, stop_with_ctrl_c, texts_of, write_config
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 

@@ -12,7 +12,8 @@ from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_life import AFTERNOON, Running, make_cfg, texts_of, until
+from tests.helpers import until
+from tests.soul.helpers import AFTERNOON, Running, make_cfg, texts_of
 
 LOOP = {"defaultSleepMinutes": 20, "minSleepMinutes": 2, "maxSleepMinutes": 60,
         "nightStartHour": 22, "nightEndHour": 6, "nightMaxSleepMinutes": 240}

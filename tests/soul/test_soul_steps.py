@@ -10,7 +10,8 @@ from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, message
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
-from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
+from tests.helpers import until
+from tests.soul.helpers import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of
 
 
 def calls(*tools, words=None):

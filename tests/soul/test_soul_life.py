@@ -10,95 +10,15 @@ import asyncio
 import json
 from datetime import datetime, timezone
 
-import aiohttp
 import pytest
 
-from soulstack.llm.anthropic import AnthropicModel
-from soulstack.soul import config, life
+from soulstack.soul import life
 from soulstack.clocks import StepClock
-from soulstack.soul.run import build_soul, serve_and_live
+from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
-
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
-
-
-def make_cfg(tmp_path, body, port=0, **overrides):
-    raw = {
-        "soulDir": str(tmp_path / "soul"),
-        "timezone": "UTC",
-        "body": {"name": "the test body", "endpoints": body.endpoints()},
-        "persona": {"name": "Pip", "human": "Ana"},
-        "nudge": {"port": port},
-        "model": {"retries": 1, "keepWarm": False},  # these tests count requests; keep-warm: test_soul_keepwarm.py
-    }
-    for key, value in overrides.items():
-        raw.setdefault(key, {}).update(value) if isinstance(value, dict) else raw.__setitem__(key, value)
-    cfg, warnings = config.from_dict(raw)
-    assert warnings == []
-    return cfg
-
-
-class Running:
-    """A soul living in the background of a test, with its HTTP server up."""
-
-    def __init__(self, soul):
-        self.soul = soul
-        self.lines = []
-        self.task = None
-
-    async def __aenter__(self):
-        self.task = asyncio.create_task(serve_and_live(self.soul, announce=self.lines.append))
-        for _ in range(200):
-            if self.lines:
-                break
-            await asyncio.sleep(0.01)
-        self.url = self.lines[0].split()[2]
-        return self
-
-    async def __aexit__(self, *exc):
-        self.task.cancel()
-        try:
-            await self.task
-        except asyncio.CancelledError:
-            pass
-
-    async def post(self, path, payload=None, headers=None, raw=None):
-        async with aiohttp.ClientSession() as http:
-            kwargs = {"data": raw} if raw is not None else {"json": payload}
-            async with http.post(self.url + path, headers=headers, **kwargs) as response:
-                return response.status, await response.json(content_type=None)
-
-
-async def until(condition, timeout=10.0, what="the condition"):
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def anthropic_model(fake):
-    return AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
-
-
-def texts_of(message) -> str:
-    """All text in one API message, tool results included."""
-    out = []
-    for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
-        if block["type"] == "text":
-            out.append(block["text"])
-        elif block["type"] == "tool_result":
-            content = block.get("content")
-            if isinstance(content, str):
-                out.append(content)
-            else:
-                out += [b["text"] for b in content or [] if b["type"] == "text"]
-    return "\n".join(out)
-
-
-def sleep_forever(body):
-    return tool_use("sleep", {"minutes": 60})
+from tests.helpers import until
+from tests.soul.helpers import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of
 
 
 async def test_wakes_looks_speaks_and_sleeps_clamped(tmp_path):

@@ -18,9 +18,8 @@ from soulstack.soul.config import from_dict, starter
 from soulstack.soul.memory.settle import settle_earlier_calls
 from soulstack.soul.prompts import texts
 from soulstack.soul.tools.builtin import make_toolbox
-from tests.test_soul_life import Running, until
-from tests.test_soul_metabolism import anthropic_env, cfg_for
-from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
+from tests.helpers import until
+from tests.soul.helpers import Running, anthropic_env, cfg_for, same_prefix, tokens_to_last_breakpoint
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).

@@ -2,65 +2,16 @@
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import aiohttp
 from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_metabolism_cache import same_prefix
-
-ROOT = Path(__file__).resolve().parents[1]
-KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SOUL_CONFIG")
-
-
-def write_config(tmp_path, body, port, **model):
-    path = tmp_path / "soul.config.json"
-    path.write_text(json.dumps({
-        "soulDir": "soul",
-        "timezone": "UTC",
-        "model": {"retries": 0, **model},
-        "body": {"name": "the test body", "endpoints": body.endpoints()},
-        "persona": {"name": "Pip", "human": "Ana"},
-        "log": {"streamThoughts": True},
-        "nudge": {"port": port},
-        # These souls live on the wall clock: no night hours, so what they do does not depend on
-        # when the tests run (at night the brainstem shows a sleepy face, not a glad one).
-        "loop": {"nightStartHour": 0, "nightEndHour": 0},
-    }))
-    return path
-
-
-def start_soul(config_path, log_path, *flags, **env):
-    clean = {k: v for k, v in os.environ.items() if k not in KEYS}
-    clean.update(env)
-    return subprocess.Popen(
-        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), *flags],
-        cwd=ROOT, env=clean, stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
-    )
-
-
-async def until(condition, timeout=20.0, what="the condition"):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-async def stop_with_ctrl_c(process) -> int:
-    process.send_signal(signal.SIGINT)
-    for _ in range(500):
-        if process.poll() is not None:
-            return process.returncode
-        await asyncio.sleep(0.02)
-    process.kill()
-    raise AssertionError("the soul did not stop on Ctrl+C")
+from tests.helpers import ROOT, until_real as until
+from tests.soul.helpers import same_prefix, start_soul, stop_with_ctrl_c, write_config
 
 
 async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):

@@ -26,8 +26,9 @@ from soulstack.llm.types import ToolCall
 from soulstack.soul import config
 from soulstack.soul.run import build_soul, run_soul
 from soulstack.soul.tools.shell import shell_exposure_problem
-from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, until
-from tests.test_soul_process import ROOT, start_soul, stop_with_ctrl_c, write_config
+from tests.helpers import ROOT, until
+from tests.soul.helpers import (AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, start_soul,
+                                stop_with_ctrl_c, write_config)
 
 
 def result_of(body) -> dict:
@@ -109,7 +110,7 @@ async def test_serve_and_live_refuses_too(tmp_path):
 
 
 async def test_only_allowed_commands_run_and_nothing_chains_past_the_fence(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="soul.shell")
+    caplog.set_level(logging.INFO, logger="soulstack.soul.shell")
     home = tmp_path / "soul"
     async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
         fake.reply(
@@ -155,7 +156,7 @@ async def test_only_allowed_commands_run_and_nothing_chains_past_the_fence(tmp_p
                 ('echo "unclosed', "refused: unreadable (No closing quotation)"),
                 ("pwd", "exit 0"),
             ]]}
-        lines = [record.getMessage() for record in caplog.records if record.name == "soul.shell"]
+        lines = [record.getMessage() for record in caplog.records if record.name == "soulstack.soul.shell"]
         assert lines[:2] == ['shell "echo $HOME": exit 0', 'shell "touch made-by-touch": refused: not on shell.allow']
         assert len(lines) == 7
 

@@ -5,7 +5,6 @@ import json
 import subprocess
 import sys
 from datetime import date, datetime, timezone
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,7 @@ from soulstack.soul import config, life
 from soulstack.soul.atomic import atomic_write_json, read_json
 from soulstack.clocks import ScaledClock
 from soulstack.soul.memory.session import INTERRUPTED, Session
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 
 

@@ -9,7 +9,6 @@ a busy machine makes it, never moves the clock.
 
 import asyncio
 import logging
-from datetime import datetime, timedelta, timezone
 
 import aiohttp
 import openai
@@ -17,56 +16,15 @@ import pytest
 from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
-from soulstack.clocks import Clock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_life import Running, anthropic_model, make_cfg, texts_of, until
+from tests.helpers import until
+from tests.soul.helpers import (AFTERNOON, JumpClock, Running, a_soul, anthropic_model, fell_asleep, make_cfg,
+                                requests_hearing, sleep_long, texts_of)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
-
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
-
-
-class JumpClock(Clock):
-    """Time stands still but for the test's jumps: `jump(45)` moves it on and ends every wait due by then.
-
-    (It followed real time once, at 1x: under load a test's own steps took up to 0.4 s of the
-    guard's 1 s of slack after `jump(44)`.) A soul's sleep ends by its wake event or a jump."""
-
-    def __init__(self, start):
-        self.start, self.offset = start, 0.0
-        self._jumped = asyncio.Event()
-
-    def monotonic(self) -> float:
-        return self.offset
-
-    def now(self) -> datetime:
-        return self.start + timedelta(seconds=self.offset)
-
-    async def sleep(self, seconds: float) -> None:
-        await self.sleep_until_woken(seconds, asyncio.Event())
-
-    async def sleep_until_woken(self, seconds: float, wake: asyncio.Event) -> bool:
-        due = self.offset + max(0.0, seconds)
-        while not wake.is_set() and self.offset < due:
-            jumped, woken = (asyncio.ensure_future(e.wait()) for e in (self._jumped, wake))
-            try:
-                await asyncio.wait({jumped, woken}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                jumped.cancel()
-                woken.cancel()
-        return wake.is_set()
-
-    def jump(self, seconds: float) -> None:
-        self.offset += seconds
-        self._jumped.set()
-        self._jumped = asyncio.Event()
-
-
-def sleep_long(body):
-    return tool_use("sleep", {"minutes": 60})
 
 
 def waits_for(gate: asyncio.Event, reply, seen=None):
@@ -100,20 +58,6 @@ async def ask(soul_url, words, *, stream=False, api_key="no-token-set"):
         async for chunk in await client.chat.completions.create(model="soul", messages=chat, stream=True):
             parts += [choice.delta.content or "" for choice in chunk.choices]
         return "".join(parts)
-
-
-def requests_hearing(fake, words) -> list:
-    """Indexes of the model requests whose newest user message carries `words`."""
-    return [i for i, body in enumerate(fake.bodies) if words in texts_of(body["messages"][-1])]
-
-
-def a_soul(tmp_path, body, fake, clock=None, **overrides):
-    return build_soul(make_cfg(tmp_path, body, **overrides), clock=clock or JumpClock(AFTERNOON),
-                      model=anthropic_model(fake))
-
-
-async def fell_asleep(soul, wakings=1):
-    await until(lambda: soul.wakings == wakings and soul.state == "asleep", what=f"sleep after waking {wakings}")
 
 
 # --- the tests ----------------------------------------------------------------
@@ -213,7 +157,7 @@ async def test_the_45_s_guard_answers_a_filler_and_the_late_answer_goes_to_the_r
             fake.reply(waits_for(gate, text("Sorry, I was far away. Hi!")))
             first = asyncio.create_task(ask(running.url, "hi there"))
             await until(lambda: len(fake.requests) == 2, what="the model to be thinking about the words")
-            caplog.set_level(logging.WARNING, logger="soulstack.converse")
+            caplog.set_level(logging.WARNING, logger="soulstack.soul.converse")
             clock.jump(44)
             await asyncio.sleep(0.1)
             assert not first.done()  # 44 s: still waiting for the soul

@@ -5,16 +5,15 @@ Player's nightly consolidation (tools/bench_life_player.py)."""
 import re
 import subprocess
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
 from tools import bench_life_player as play, bench_life_tally as tally
 from soulstack.soul.prompts import texts
+from tests.helpers import ROOT
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-ROOT = Path(__file__).resolve().parents[1]
 DAY_ROW = re.compile(r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
                      r" +([\d,]+) +([\d,]+) +(\d+) +(\d+) +(\d+\.\d{4})$")
 

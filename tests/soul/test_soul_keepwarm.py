@@ -23,10 +23,9 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error
 from soulstack.fakes.openai_api import FakeOpenAI, completion
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_life import Running, make_cfg, texts_of, until
-from tests.test_soul_metabolism import anthropic_env
-from tests.test_soul_metabolism import cfg_for as metabolism_cfg
-from tests.test_soul_metabolism_cache import same_prefix, tokens_to_last_breakpoint
+from tests.helpers import until
+from tests.soul.helpers import (Running, anthropic_env, cfg_for as metabolism_cfg, make_cfg, same_prefix, texts_of,
+                                tokens_to_last_breakpoint)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
@@ -239,7 +238,7 @@ async def test_a_nudge_abandons_a_refresh_in_flight(tmp_path):
 async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
     clock = clock_holding_after(2)  # to 55, the refresh fails, to 120; sleep 2 held
     script = Script(clock, *waking_one(), keep_warm=lambda request: error(529, "Overloaded"))
-    caplog.set_level(logging.WARNING, logger="soul.keepwarm")
+    caplog.set_level(logging.WARNING, logger="soulstack.soul.memory.keepwarm")
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):

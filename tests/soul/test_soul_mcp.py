@@ -18,9 +18,11 @@ from soulstack.soul.tools import Outcome, SoulTool, refresh_tools
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from tests.fakes.mcp_server import PNG_B64, FakeMcp, FakeTool, echo_tool, text_result
 from soulstack.fakes.soul_body import JPEG_B64
-from tests.test_soul_life import Running, anthropic_model, until
+from tests.helpers import until
+from tests.soul.helpers import Running, anthropic_model
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+LOGGER = "soulstack.soul.tools.mcp"  # the MCP client's logger (host/soul/tools/mcp.py)
 NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 LONG = "a_tool_whose_name_goes_on_and_on_far_past_what_any_model_api_accepts_as_a_name"
 
@@ -96,7 +98,7 @@ async def test_names_are_sanitized_cut_and_never_collide(tmp_path, caplog):
         return Outcome.text("the built-in answered")
 
     builtin = SoulTool("my_srv__echo", "a built-in that happens to look like an MCP name", {}, builtin_run)
-    caplog.set_level(logging.INFO, logger="soul.mcp")
+    caplog.set_level(logging.INFO, logger=LOGGER)
     async with FakeMcp(odd) as a, FakeMcp([echo_tool()]) as b, FakeMcp([echo_tool()]) as c:
         servers = [{"name": "weather", "url": a.url}, {"name": "my.srv", "url": b.url},
                    {"name": "my srv", "url": c.url}]
@@ -160,7 +162,7 @@ async def test_an_unknown_protocol_version_is_refused_honestly(tmp_path, caplog)
         await refresh_tools(soul)
         await soul.toolbox.close()
     assert not any(name.startswith("old__") for name in soul.toolbox.names())
-    assert any("'2024-11-05'" in r.getMessage() for r in caplog.records if r.name == "soul.mcp")
+    assert any("'2024-11-05'" in r.getMessage() for r in caplog.records if r.name == LOGGER)
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -327,7 +329,7 @@ async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
 async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplog):
     port = unused_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    caplog.set_level(logging.INFO, logger="soul.mcp")
+    caplog.set_level(logging.INFO, logger=LOGGER)
     async with FakeAnthropic(default=sleep_long) as fake:
         # Virtual time moves only by what the soul sleeps, and every sleep is held: only a nudge wakes it.
         clock = StepClock(AFTERNOON)
@@ -337,12 +339,12 @@ async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplo
             await until(lambda: clock.held == 1, what="the first sleep")
             assert len(fake.bodies) == 1
             assert not any(name.startswith("late__") for name in tool_names(fake.bodies[0]))
-            warned = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]
+            warned = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == LOGGER]
             assert len(warned) == 1 and "asking again at the next waking" in warned[0].getMessage()
             await soul.nudge(Nudge("still no server"))  # a second waking with the server still down: no second warning
             await until(lambda: clock.held == 2, what="the second waking")
             assert len(fake.bodies) == 2 and tool_names(fake.bodies[1]) == tool_names(fake.bodies[0])
-            assert len([r for r in caplog.records if r.levelno == logging.WARNING and r.name == "soul.mcp"]) == 1
+            assert len([r for r in caplog.records if r.levelno == logging.WARNING and r.name == LOGGER]) == 1
             async with FakeMcp([echo_tool()], port=port):
                 await soul.nudge(Nudge("the server is up"))
                 await until(lambda: clock.held == 3, what="the third waking")

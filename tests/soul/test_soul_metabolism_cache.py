@@ -17,28 +17,13 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from soulstack.soul.prompts import texts
-from tests.test_soul_life import Running, texts_of, until
-from tests.test_soul_metabolism import anthropic_env, cfg_for
+from tests.helpers import until
+from tests.soul.helpers import (Running, anthropic_env, cfg_for, last_breakpoint, same_prefix, texts_of,
+                                tokens_to_last_breakpoint)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
-
-
-def last_breakpoint(body) -> int:
-    return max(i for i, (_canon, _tokens, ttl) in enumerate(cacheable_blocks(body)) if ttl)
-
-
-def same_prefix(earlier, later) -> bool:
-    """`later` repeats `earlier` block for block (cache_control aside) up to earlier's last breakpoint."""
-    end = last_breakpoint(earlier) + 1
-    a = [canon for canon, _t, _ttl in cacheable_blocks(earlier)[:end]]
-    b = [canon for canon, _t, _ttl in cacheable_blocks(later)[:end]]
-    return a == b
-
-
-def tokens_to_last_breakpoint(body) -> int:
-    return sum(tokens for _c, tokens, _ttl in cacheable_blocks(body)[: last_breakpoint(body) + 1])
 
 
 def has_history_breakpoint(body) -> bool:

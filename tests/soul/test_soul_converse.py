@@ -224,7 +224,7 @@ async def test_a_listener_that_refuses_the_words_is_a_failure_never_cached(serve
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_filler_after_45_s_then_the_late_answer_is_cached(serve, caplog, stream):
-    caplog.set_level(logging.INFO, logger="soulstack.converse")
+    caplog.set_level(logging.INFO, logger="soulstack.soul.converse")
     clock = ManualClock()
     release = asyncio.Event()
 
@@ -271,7 +271,7 @@ async def test_chinese_words_get_a_chinese_filler_and_a_redelivery_joins_the_pen
 
 
 async def test_a_voice_stack_that_hangs_up_still_gets_the_answer_on_redelivery(serve, caplog):
-    caplog.set_level(logging.INFO, logger="soulstack.converse")
+    caplog.set_level(logging.INFO, logger="soulstack.soul.converse")
     release = asyncio.Event()
 
     async def turn(soul, utterance):

@@ -16,9 +16,9 @@ from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_life import AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, texts_of, until
-from tests.test_soul_process import start_soul, stop_with_ctrl_c, write_config
-from tests.test_soul_process import until as until_real
+from tests.helpers import until, until_real
+from tests.soul.helpers import (AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, start_soul,
+                                stop_with_ctrl_c, texts_of, write_config)
 
 
 def let_the_held_sleep_pass(clock):
@@ -130,7 +130,7 @@ async def test_a_wake_word_that_quotes_the_person_s_words_is_shown_once(tmp_path
 async def test_refusals_are_named_to_the_sender_and_logged_once_a_minute(tmp_path, caplog):
     async with held_soul(tmp_path, nudge={"token": "t0k"}) as (soul, running, clock, fake):
         await until(lambda: clock.held == 1, what="the first sleep")
-        with caplog.at_level(logging.WARNING, logger="soul.server"):
+        with caplog.at_level(logging.WARNING, logger="soulstack.soul.server"):
             for _ in range(3):
                 status, answer = await running.post("/nudge", {"reason": "a face appeared"})
                 assert status == 401 and "missing bearer token" in answer["message"]

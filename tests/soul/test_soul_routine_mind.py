@@ -8,8 +8,8 @@ from soulstack.soul.config import ConfigError, from_dict
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_soul_life import AFTERNOON, Running, make_cfg, texts_of, until
-from tests.test_soul_metabolism import anthropic_env
+from tests.helpers import until
+from tests.soul.helpers import AFTERNOON, Running, anthropic_env, make_cfg, texts_of
 
 MAIN, ROUTINE = "claude-sonnet-5-5", "claude-haiku-5-5"
 
@@ -76,7 +76,8 @@ def test_routine_is_a_model_id_or_nothing(tmp_path):
 async def test_a_routine_model_with_no_known_price_is_named_at_start(tmp_path):
     from aiohttp.test_utils import unused_port
 
-    from tests.test_soul_process import start_soul, stop_with_ctrl_c, until, write_config
+    from tests.helpers import until_real as until
+    from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 
     async with RecordingBody() as body, FakeAnthropic(default=sleep_an_hour) as fake:
         config_path = write_config(tmp_path, body, unused_port(), provider="anthropic", id=MAIN, routine="gpt-4o-mini")

@@ -9,8 +9,9 @@ import pytest
 
 from soulstack.soul import prompts
 from soulstack.soul.prompts import LANGUAGES, texts
+from tests.helpers import ROOT
 
-HOST = Path(__file__).resolve().parent.parent / "host"
+HOST = ROOT / "host"
 ENGLISH = texts("en")
 
 
