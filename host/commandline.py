@@ -19,6 +19,15 @@ from pathlib import Path
 CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "anthropic", "openai", "aiohttp.access", "websockets")
 
 
+class _OurNames(logging.Formatter):
+    """Our loggers are named for their module (`logging.getLogger(__name__)`); a line shows that name
+    without the package's "soulstack." (`soul.inbox: ...`). Other libraries' names stay whole."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.where = record.name.removeprefix("soulstack.")
+        return super().format(record)
+
+
 def setup_logging(level=logging.INFO, verbose: bool = False):
     """One log format for every long-running command: time, logger, message, on stderr.
 
@@ -26,7 +35,9 @@ def setup_logging(level=logging.INFO, verbose: bool = False):
     agent) are kept to warnings unless `verbose` (a command's --verbose), so a
     log says what happened, not every call that made it happen.
     """
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OurNames("%(asctime)s %(where)s: %(message)s", datefmt="%H:%M:%S"))
+    logging.basicConfig(level=level, handlers=[handler])
     for chatty in CHATTY_LOGGERS:
         logging.getLogger(chatty).setLevel(logging.NOTSET if verbose else logging.WARNING)
 

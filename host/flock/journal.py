@@ -8,7 +8,7 @@ a person (or of kinds added later) make no line.
 
 import logging
 
-log = logging.getLogger("flock")
+log = logging.getLogger(__name__)
 
 
 def _triaged(p):

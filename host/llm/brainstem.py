@@ -27,7 +27,7 @@ from typing import Callable, Mapping
 
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
 
-log = logging.getLogger("soul.brainstem")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -4,6 +4,8 @@ import logging
 
 from soulstack.soul import config
 
+log = logging.getLogger(__name__)
+
 
 def register(subparsers):
     parser = subparsers.add_parser(
@@ -44,7 +46,7 @@ def handle(args) -> int:
 
     setup_logging(verbose=args.verbose)
     for warning in warnings:
-        logging.getLogger("soul.config").warning("%s: %s", path, warning)
+        log.warning("%s: %s", path, warning)
     from soulstack.soul.run import run_soul
 
     return run_soul(cfg, host=args.host, insecure_no_token=args.insecure_no_token)

@@ -40,7 +40,7 @@ from soulstack.llm.types import ToolResult
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul, Waking
 
-log = logging.getLogger("soul.hooks")
+log = logging.getLogger(__name__)
 
 NAMES = ("on_waking", "felt", "on_usage", "on_stream", "on_assistant", "before_tool",
          "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge", "on_contact", "before_turn")

@@ -32,7 +32,7 @@ from soulstack.private_files import open_private
 from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_text
 
-log = logging.getLogger("soul.inbox")
+log = logging.getLogger(__name__)
 
 FILENAME = "NUDGES.jsonl"
 WORDS_WAIT_S = 3.0

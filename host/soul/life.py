@@ -17,7 +17,7 @@ from pathlib import Path
 from soulstack.private_files import make_private_dir, tighten, tighten_tree, write_atomically
 from soulstack.soul.atomic import atomic_write_text
 
-log = logging.getLogger("soul.life")
+log = logging.getLogger(__name__)
 
 MOOD, DIARY, MIND = "MOOD.md", "DIARY.md", "MIND.md"
 ASPIRATIONS, ACHIEVEMENTS = "ASPIRATIONS.md", "ACHIEVEMENTS.md"

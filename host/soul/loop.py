@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from soulstack.soul.metabolism.metabolism import Metabolism
     from soulstack.soul.tools import Toolbox
 
-log = logging.getLogger("soul")
+log = logging.getLogger(__name__)
 
 STATUS_PROBE_S = 5.0
 

@@ -37,7 +37,7 @@ from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.shell import shell_exposure_problem
 
-log = logging.getLogger("soul")
+log = logging.getLogger(__name__)
 
 
 

@@ -28,7 +28,7 @@ from soulstack.protocol.nudges import BadNudge, RateLimitedLog, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
 
-log = logging.getLogger("soul.server")
+log = logging.getLogger(__name__)
 
 SOUL = web.AppKey("soul", Soul)
 REFUSALS = web.AppKey("nudge refusals", RateLimitedLog)

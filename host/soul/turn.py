@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from soulstack.llm.types import ToolCall
     from soulstack.soul.loop import Soul, Waking
 
-log = logging.getLogger("soul")
-thoughts = logging.getLogger("soul.thoughts")
+log = logging.getLogger(__name__)
+thoughts = log.getChild("thoughts")  # log.streamThoughts: the model's words, thinking and tool calls
 
 RETRY_BACKOFF_S = 2.0
 

@@ -31,7 +31,7 @@ from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender, quoted
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
-log = logging.getLogger("flock.robot")
+log = logging.getLogger(__name__)
 
 FACES = {"requester.pranked": "angry", "list.finished": "happy", "crow.flying": "thinking"}
 MAX_ITEMS_REMEMBERED = 500

@@ -16,7 +16,7 @@ from now on, not the flock's whole past.
 import json
 import logging
 
-log = logging.getLogger("flock.robot")
+log = logging.getLogger(__name__)
 
 REPLAY_MOST = 1000  # events re-read after a restart, at most (the newest ones)
 

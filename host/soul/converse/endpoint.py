@@ -42,7 +42,7 @@ from soulstack.soul.prompts import texts
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul
 
-log = logging.getLogger("soulstack.converse")
+log = logging.getLogger(__name__)
 
 CACHE_S = 15  # a finished answer is reused for this long
 FILLER_AFTER_S = 45  # a voice stack waits no longer than this

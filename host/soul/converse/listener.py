@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from soulstack.llm.types import ToolCall
     from soulstack.soul.loop import Soul, Waking
 
-log = logging.getLogger("soulstack.converse")
+log = logging.getLogger(__name__)
 
 class SoulListener:
     """The soul at the Listener seam, wired through its hooks and `deliver`.

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from soulstack.soul.loop import Soul, Waking
 
 # The ceiling's lines keep the logger name they had while it lived in the metabolism (a log reader filters by it).
-log = logging.getLogger("soul.metabolism")
+log = logging.getLogger(__name__)
 
 # Bounds for the token scale: a usage report this far off our count is a provider's quirk, not a tokenizer.
 MIN_TOKEN_SCALE, MAX_TOKEN_SCALE = 0.5, 3.0

@@ -39,7 +39,7 @@ from soulstack.soul import rhythm
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul, Waking
 
-log = logging.getLogger("soul.consolidate")
+log = logging.getLogger(__name__)
 
 # Less than this many wakings since the last fold: nothing worth a consolidation turn yet.
 MIN_WAKINGS = 3

@@ -52,7 +52,7 @@ from soulstack.soul.memory.view import view
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul, Waking
 
-log = logging.getLogger("soul.keepwarm")
+log = logging.getLogger(__name__)
 
 TTL_S = {"5m": 300, "1h": 3600}
 MARGIN_S = 300

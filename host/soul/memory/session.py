@@ -26,7 +26,7 @@ from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.llm.types import Message, TextBlock, ToolResult
 from soulstack.private_files import open_private, tighten
 
-log = logging.getLogger("soul.session")
+log = logging.getLogger(__name__)
 
 INTERRUPTED = "(this was cut short: the soul's process stopped before it finished)"
 

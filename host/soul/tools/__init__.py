@@ -20,7 +20,7 @@ from typing import Awaitable, Callable
 
 from soulstack.llm.types import TextBlock, Tool, ToolCall, ToolResult
 
-log = logging.getLogger("soul.tools")
+log = logging.getLogger(__name__)
 
 # The parts a tool may play that the rest of the soul asks for (Toolbox.ends_waking, .spoken).
 ENDS_WAKING = "ends the waking"  # sleep: a reply calling it puts the waking to sleep (memory/settle.py)

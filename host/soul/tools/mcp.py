@@ -34,7 +34,7 @@ from soulstack.llm.types import ImageBlock, TextBlock
 from soulstack.soul.tools import Outcome, SoulTool
 from soulstack.soul.tools.shell import cap
 
-log = logging.getLogger("soul.mcp")
+log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = "2025-06-18"  # the revision we ask for
 KNOWN_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")  # revisions with this transport and these shapes

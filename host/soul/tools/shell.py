@@ -36,7 +36,9 @@ from pathlib import Path
 from soulstack.exposure import is_loopback
 from soulstack.soul.tools import Outcome, SoulTool
 
-log = logging.getLogger("soul.shell")
+# Named for what it logs, not for this module (soul.tools.shell): docs/soul.md names `soul.shell`, the
+# logger an operator follows for every command the soul ran or was refused, and its tests read it.
+log = logging.getLogger("soulstack.soul.shell")
 
 RECENT = 10  # runs /health shows
 SHOWN_CHARS = 200  # of a command, in the log and /health: a whole script pasted by the model is not a log line
