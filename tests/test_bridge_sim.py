@@ -91,7 +91,7 @@ async def test_killed_device_goes_offline_in_5_s_and_another_at_its_path_is_not_
 
 
 async def test_the_7000_character_question_leaves_the_link_serving(sim):
-    """Issue 13: this question killed the firmware's serial task at the default 256K heap."""
+    """This question once killed the firmware's serial task at the default 256K heap."""
     import aiohttp
 
     async with Bridge(lambda: sim.path) as bridge:

@@ -1,10 +1,10 @@
-"""No web page gets in (issue 28): Debian's chromium, driven by playwright as in
+"""No web page gets in: Debian's chromium, driven by playwright as in
 test_flock_page_browser.py, against a real flock (a triage waiting for a person) and a real
 `soulstack soul` process (the brainstem, with a RecordingBody).
 
 A page served by an "attacker" on another origin (127.0.0.1:<another port>, which is even the
-same site as both servers, so the flock's SameSite=Strict cookie goes along) tries what the issue
-measured: simple `text/plain` POSTs in no-cors mode to the soul's /nudge and
+same site as both servers, so the flock's SameSite=Strict cookie goes along) tries each way in that
+once worked: simple `text/plain` POSTs in no-cors mode to the soul's /nudge and
 /v1/chat/completions and the flock's /api/lists and /api/verdicts; a form (enctype text/plain)
 posting JSON-looking text to /api/verdicts; and `application/json` with a CORS preflight. A page on
 a rebinding name (rebind.test, mapped to 127.0.0.1 by chromium's --host-resolver-rules) reads and

@@ -96,7 +96,7 @@ def ask(port, frame_line, frame_id, wait_s=20):
 def test_long_lines_on_the_cable_are_refused_and_the_link_keeps_serving(sim):
     with serial.Serial(sim.serial_path, timeout=2) as port:
         assert ask(port, serial_frames.request(1, "status", {}).encode(), 1)["status"] == 200
-        # The question that killed the serial task at the default 256K heap (issue 13): a frame
+        # The question that once killed the serial task at the default 256K heap: a frame
         # too long for any valid /look is refused from its head; a shorter one by the rules.
         for frame_id, size, status in ((2, 7000, 413), (3, 3000, 400), (4, 7000, 413), (5, 1001, 400)):
             reply = ask(port, serial_frames.request(frame_id, "look", {"question": "x" * size}).encode(), frame_id)

@@ -52,7 +52,7 @@ def host_verdict(endpoint, payload):
         return ["bad", str(problem)]
 
 
-def test_the_words_named_in_issue_12_agree():
+def test_the_words_the_two_copies_once_read_differently():
     assert ROBOT.nearest("wistful") == REFERENCE.nearest("wistful") == "sad"
     assert ROBOT.nearest("calm happy") == REFERENCE.nearest("calm happy") == "happy"
     assert ROBOT.nearest("a bit unsure") == "doubtful" and REFERENCE.nearest("a bit unsure") == "neutral"

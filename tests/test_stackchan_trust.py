@@ -1,7 +1,7 @@
 """Who the StackChan adapter trusts: device tokens, the paired robot, and a person's words.
 
 A stranger on the LAN once connected to the robot port, became the soul's body
-and spoke to a token-locked soul as its person (issue 28). These tests replay
+and spoke to a token-locked soul as its person. These tests replay
 that with real servers on loopback; a second machine is played by a robot
 connecting from 127.0.0.2.
 """

@@ -71,7 +71,7 @@ from tools.bench_life_tally import (  # noqa: E402
     DAY_FIELDS, Recording, added_per_waking, call_usd, fixed_tokens, last_line, per_day, spending)
 
 MIN_CACHE_TOKENS = 1024
-GOAL_USD, CAP_USD = 0.20, 0.25  # issue #19: at most $0.20/day on average, no day above $0.25
+GOAL_USD, CAP_USD = 0.20, 0.25  # at most $0.20/day on average, no day above $0.25 (docs/metabolism.md)
 ROUTINE = "claude-haiku-5-5"  # the "routine mind" variant's model.routine (unless --routine names one)
 
 

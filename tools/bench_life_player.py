@@ -4,7 +4,7 @@ The fake model plays a plausible soul from a seeded script (Player): most
 wakings it thinks aloud a little, writes a diary line, sometimes looks (a
 320x240 JPEG, what the StackChan's camera sends), speaks, notes its mood or
 keeps something in mind, then sleeps 10-33 minutes by day (90-120 at night):
-~50 wakings a day, the rhythm the metabolism issue sets for the default soul.
+~50 wakings a day, the rhythm the default drives are tuned for (boredom's 6/20/40).
 It follows the system prompt's advice to act in as few replies as it can: a
 look goes alone, everything else it decided on goes in one reply with the
 sleep. The waking plans come from a generator seeded per day (the first day

@@ -22,8 +22,8 @@ in the history), so each call's request repeats the previous one's bytes up to
 its last breakpoint, and the cache serves them as a read instead of
 re-processing (and re-paying) them. Breakpoint markers themselves are not part
 of the cached content, so moving them forward does not break the shared
-prefix. A 1 h TTL outlives the soul's usual sleep; the anchor project paid for
-a 5 m TTL that expired between every pair of wakings.
+prefix. A 1 h TTL outlives the soul's usual sleep; a 5 m TTL expired between
+every pair of wakings and cost a soul before ours $250 a day (docs/lessons.md).
 """
 
 import logging

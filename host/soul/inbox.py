@@ -9,13 +9,14 @@ off the event loop, one at a time; nudges that arrive during one write share
 the next (an fsync costs milliseconds: one per nudge would cap a storm at a
 few hundred a second and stall the soul's server meanwhile).
 
-Coalescing (issue 19: 1,000 nudges in 10 s once made 273 wakings and 273 model
-calls). After a waking that took nudges, further nudges wait until
-`nudge.minIntervalSeconds` have passed since it began, and the next waking
-shows them all. A person's words (host/protocol/nudges.py's `words_of`) wait
-at most WORDS_WAIT_S: a person is answered within seconds, never held back a
-minute by a storm around them. Any waking (the alarm, a person speaking
-through converse) takes everything waiting, due or not.
+Coalescing (1,000 nudges in 10 s once made 273 wakings and 273 model calls;
+docs/metabolism.md, "A storm can't run up the bill"). After a waking that took
+nudges, further nudges wait until `nudge.minIntervalSeconds` have passed since
+it began, and the next waking shows them all. A person's words
+(host/protocol/nudges.py's `words_of`) wait at most WORDS_WAIT_S: a person is
+answered within seconds, never held back a minute by a storm around them. Any
+waking (the alarm, a person speaking through converse) takes everything
+waiting, due or not.
 
 Counts for /health (this process): nudges received, wakings that took nudges.
 """

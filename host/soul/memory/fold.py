@@ -1,7 +1,7 @@
 """The context ceiling: fold old turns into a summary so a long life stays affordable.
 
-An unbounded session re-sends everything every waking (lesson 6: 400k-token
-requests). When the estimated size passes `model.maxContextTokens`, the older
+An unbounded session re-sends everything every waking (400k-token requests
+once: docs/lessons.md, "a history without a ceiling"). When the estimated size passes `model.maxContextTokens`, the older
 messages are folded into a summary -- written by the model, or by
 `plain_digest` when the soul runs on the brainstem -- and only the newest
 `model.keepRecentTokens` or so stay verbatim.

@@ -1,42 +1,16 @@
 """Keep-warm: while the soul sleeps longer than its prompt cache lives, a tiny request keeps the cache alive.
 
-Anthropic's prompt cache keeps an entry `model.cacheTtl` from the start of
-the last request that read or wrote it, and every read starts that lifetime
-again. A night sleep of 90-120 minutes outlives the 1 h cache, so the waking
-after it writes its whole context again at 2x the input price (~43k tokens,
-~$0.17 at Sonnet prices, on the third day of a life). A request that repeats
-that prefix shortly before the entry expires reads it at 0.1x (~$0.004) and
-renews it.
+Why: a night sleep outlives the 1 h cache, and the waking after it would write its whole context
+again at twice the input price; a request that reads that prefix shortly before the entry expires
+pays a tenth of it and renews the entry. When a refresh is due, what it sends and what it costs:
+docs/metabolism.md, "Keep-warm: the cache through long sleeps".
 
-What a refresh sends: the turn's own request (`view(soul)`, host/soul/memory/view.py:
-the session's history as every request shows it, the same system prompt, tools and cache
-breakpoints) with one short line added after it, max_tokens=1, and the final
-message (the one holding the line) left out of the cache. So its last
-breakpoint is the end of the soul's last reply, which the next waking's
-request repeats, and every refresh renews that very entry: were the line
-cached too, the second refresh would find and renew the line's own, longer
-entry instead, and let the one the waking needs expire. The line is never
-written to session.jsonl and the soul never sees the reply. Its usage goes to
-the `on_usage` hooks with waking=None: the cost meter books it as a keep-warm
-call of the day.
-
-When: only for the anthropic provider, with `model.keepWarm` on (default)
-and a 1 h TTL. A refresh is due TTL - MARGIN_S after the last request that
-touched the cache; refreshes repeat while the alarm is further away than the
-next due time. MARGIN_S covers what the soul cannot see: a lifetime starts
-when a request starts, but the soul notes the time when its answer arrives
-(the SDK gives up after 120 s), and a waking senses its body before its first
-call. A 5 m TTL leaves nothing after that margin, and keeping it warm would
-cost a request every few minutes of every sleep, more than the 1 h TTL costs
-by itself; a soul that wants its cache to last sets `cacheTtl` to "1h".
-A sleep that would need more than MAX_REFRESHES goes without: past that,
-writing the cache once more is cheaper than reading it that many times.
-
-The soul's sleep (host/soul/loop.py) asks `first_refresh`/`next_refresh` when a
-refresh is due and sends it with `refresh`. A nudge still wakes the soul at
-once: a pending refresh is dropped and one in flight is abandoned. A refresh
-that fails is logged and the rest of that sleep goes without (the next waking
-writes the cache, as it would have).
+What the code must keep: a refresh is the turn's own request (`view(soul)`, host/soul/memory/view.py)
+with one short line after it, and that final message is left out of the cache, so every refresh
+renews the very entry the next waking reads (not the line's own, longer one). It never reaches
+session.jsonl; its usage goes to the `on_usage` hooks with waking=None (a keep-warm call of the day).
+The soul's sleep (host/soul/loop.py) asks `first_refresh`/`next_refresh` and sends `refresh`; a nudge
+drops a pending refresh and abandons one in flight, and a refresh that fails ends that sleep's refreshes.
 """
 
 from __future__ import annotations
@@ -55,6 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TTL_S = {"5m": 300, "1h": 3600}
+# A lifetime starts when a request starts; the soul notes when the answer came (up to the SDK's
+# 120 s later), and a waking senses its body before its first call.
 MARGIN_S = 300
 # A 1 h write costs 2x the input price, a read 0.1x: 19 refreshes plus the waking's
 # read would cost as much as the waking's rewrite, so a sleep needing more goes without.

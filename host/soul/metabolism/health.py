@@ -6,8 +6,10 @@ person should look at:
 
 - cache_ratio_low: cache-read tokens are under 10x cache-written ones, once
   an hour has passed since the day's first waking (the first wakings of a
-  day write the cache; after that, reads should dominate -- lesson 6)
-- rut: the last diary entries keep opening the same way (lesson 7)
+  day write the cache; after that, reads should dominate: docs/lessons.md,
+  "a cache that expires between wakings")
+- rut: the last diary entries keep opening the same way (docs/lessons.md,
+  "a soul fed its own diary imitates itself into a rut")
 - budget_exhausted: a daily budget is used up; sleeps are being stretched
 - provider_failing: the model provider failed and the soul fell back to
   the brainstem, or the last model call failed
