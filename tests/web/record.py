@@ -3,7 +3,7 @@
     .venv/bin/python -m tests.web.record
 
 runs a flock on loopback with the fake model (tests/test_flock_support.Brain), sends the lists
-below, approves what waits, and writes each list's SSE messages to tests/web/streams/NAME.json.
+below, approves what waits, and writes each list's SSE messages to tests/web/streams/<name>.json.
 Rerun it when the events change; the node tests read the files, so they need no Python.
 """
 

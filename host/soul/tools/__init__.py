@@ -9,7 +9,7 @@ rooms ask the toolbox about a tool or a call (`routine`, `changes`, `ends_waking
 `spoken`, `gist`), never its name: adding a tool is one edit here, in its
 module's list (and, for a new module, in builtin.py's `make_tools`).
 
-Tool sources (MCP servers, tools/mcp.py) add tools while the soul lives:
+Tool sources (MCP servers: host/soul/tools/mcp.py) add tools while the soul lives:
 `refresh_tools` (a before_turn hook) asks them at each waking; tools that joined
 come after the built-ins and the list stays the same until something joins.
 """
