@@ -1,39 +1,19 @@
 """Earlier wakings, as the model sees them: the routine calls of each one's last reply, one line each.
 
-Most of what a waking leaves in the history is the frame of its small acts:
-a diary line, a mood, a greeting, the sleep that ended it. Each is a tool
-call and a tool result, with their ids and structure, around a few words
-("Written in your diary."). Every later call of the day reads all of it
-again. Once the waking is over, nothing in those frames matters except what
-was done and how it went, so the model sees them *settled*, as one text
-block in the user's turn:
+Why, and what the model sees: docs/soul.md, "An earlier waking's small acts, settled into lines".
 
-    What you did then:
-    - diary: "Watched the light move over the keyboard." → Written in your diary.
-    - sleep: 29 → You will sleep 29 minutes.
-
-Which calls settle:
-- Only those in the reply that put an earlier waking to sleep: the last
-  reply before the next waking began, calling `sleep` (the tool that ends a
-  waking: Toolbox.ends_waking). A waking ends right
-  after such a reply's tools ran (host/soul/turn.py), so it and its results
-  are first sent at the next waking (or the keep-warm refresh before it),
-  already settled: settling never changes a byte the prompt cache has seen.
-  A reply answered within its own waking (a look, a conversation's steps,
-  the step a killed process was waiting on) was sent as it was and stays so.
-- Only a tool that does not inform (Toolbox.informs: its answer carries
-  nothing but the outcome) and a call that did not fail. What the soul
-  learned (look, read_diary, a flock or MCP tool) and a failure it should
-  remember keep their shape.
-
-Thoughts (the reply's text) stay word for word; the reply's thinking goes
-with settled calls (the API ignores thinking of earlier turns anyway), and a
-reply left with nothing is left out.
-
-This is a view, like strip_old_images: pure and deterministic, computed from
-the session on disk, which keeps every call as it was and marks where each
-waking began; so every waking, a keep-warm refresh and a restarted process
-send the same bytes.
+What the code must keep:
+- Only the reply that put an earlier waking to sleep settles: the last reply before the next waking
+  began, calling the tool that ends a waking (Toolbox.ends_waking). A waking ends right after such a
+  reply's tools ran (host/soul/turn.py), so it is first sent at the next waking (or the keep-warm
+  refresh before it) already settled: settling never changes a byte the prompt cache has seen. A reply
+  answered within its own waking is sent as it was and stays so.
+- Only a call that did not fail, of a tool that does not inform (Toolbox.informs). Thoughts (the
+  reply's text) stay word for word; its thinking goes with the settled calls; a reply left with
+  nothing is left out.
+- It is a view, like strip_old_images: pure and deterministic over the session on disk, which keeps
+  every call as it was and marks where each waking began; so a waking, a keep-warm refresh and a
+  restarted process send the same bytes.
 """
 
 import json
