@@ -1,5 +1,5 @@
 """No web page gets in: Debian's chromium, driven by playwright as in
-test_flock_page_browser.py, against a real flock (a triage waiting for a person) and a real
+tests/flock/test_flock_page_browser.py, against a real flock (a triage waiting for a person) and a real
 `soulstack soul` process (the brainstem, with a RecordingBody).
 
 A page served by an "attacker" on another origin (127.0.0.1:<another port>, which is even the
@@ -25,11 +25,10 @@ from aiohttp import web
 from aiohttp.test_utils import unused_port
 from playwright.async_api import async_playwright
 
-import tests.test_flock_support as support
+import tests.flock.helpers as support
 from soulstack.flock.app import TOKEN_COOKIE
 from soulstack.fakes.soul_body import RecordingBody
-from tests.test_flock_page_browser import ARGS, CHROMIUM, Page, approve, config, send_list
-from tests.test_flock_support import Brain, Flock, start_fake_model
+from tests.flock.helpers import ARGS, CHROMIUM, Brain, Flock, Page, approve, config, send_list, start_fake_model
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 

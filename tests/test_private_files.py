@@ -17,8 +17,8 @@ from aiohttp.test_utils import unused_port
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.private_files import make_private_dir, open_private, tighten_tree, touch_private, write_atomically
-from tests.flock_processes import FlockProcess
-from tests.test_flock_support import Brain
+from tests.flock.helpers import Brain
+from tests.flock.processes import FlockProcess
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 

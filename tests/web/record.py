@@ -2,7 +2,7 @@
 
     .venv/bin/python -m tests.web.record
 
-runs a flock on loopback with the fake model (tests/test_flock_support.Brain), sends the lists
+runs a flock on loopback with the fake model (tests/flock/helpers.py's Brain), sends the lists
 below, approves what waits, and writes each list's SSE messages to tests/web/streams/<name>.json.
 Rerun it when the events change; the node tests read the files, so they need no Python.
 """
@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from soulstack.flock.lists.flow import FlockConfig
-from tests.test_flock_support import Brain, Flock, start_fake_model
+from tests.flock.helpers import Brain, Flock, start_fake_model
 
 OUT = Path(__file__).with_name("streams")
 LISTS = {

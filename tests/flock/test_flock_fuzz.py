@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.nests.harness import NestConfig
-from tests.test_flock_support import Flock
+from tests.flock.helpers import Flock
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=60),

@@ -11,8 +11,8 @@ import sqlite3
 import pytest
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
-from tests.test_flock_restart import Server
-from tests.test_flock_support import SSE, Brain
+from tests.flock.helpers import SSE, Brain
+from tests.flock.processes import Server
 
 
 def table(server, sql):

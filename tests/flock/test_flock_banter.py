@@ -8,7 +8,7 @@ import pytest
 from soulstack.flock.lists.banter import FINISH_WAIT_S, MAX_CHARS, PER_LIST, pick_pair, usable
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.personas import BY_NAME, relationship
-from tests.test_flock_support import Flock, brain, fake_model  # noqa: F401 (brain, fake_model: fixtures)
+from tests.flock.helpers import Flock
 
 
 

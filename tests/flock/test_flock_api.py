@@ -7,16 +7,9 @@ import re
 import pytest
 
 from soulstack.flock.lists.flow import FlockConfig
-from tests.test_flock_support import Flock
+from tests.flock.helpers import Flock
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
-
-
-@pytest.fixture
-async def brainstem(tmp_path):
-    flock = await Flock(tmp_path, model=None, config=FlockConfig(heartbeat_s=0.05, lists_per_minute=1000)).start()
-    yield flock
-    await flock.stop()
 
 
 async def test_brainstem_accepts_lists_and_skips_every_item_honestly(brainstem):

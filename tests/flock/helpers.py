@@ -1,5 +1,6 @@
-"""Helpers for the flock tests (no tests here): a flock on loopback, a real SSE
-reader, and a scripted "brain" for the fake Anthropic server.
+"""Plain helpers for the flock's tests: a flock on loopback, a real SSE reader, a scripted "brain"
+for the fake Anthropic server, and the page in chromium (`Page`). Their fixtures are in conftest.py;
+the real `soulstack flock`/`soulstack soul` processes in processes.py.
 
 The brain answers by reading the request the real SDK sent: a forced `triage`
 call gets a triage chosen from words in the item, the Elder and the crows get
@@ -17,8 +18,8 @@ import json
 from pathlib import Path
 
 import aiohttp
-import pytest
 from aiohttp import web
+from playwright.async_api import expect
 
 from soulstack.flock.app import FLOCK, make_flock_app
 from soulstack.clocks import ManualClock
@@ -210,15 +211,63 @@ async def start_fake_model(brain=None):
     return fake, model
 
 
-# The fixtures of the flow and banter tests: a Brain and the fake model it plays.
-@pytest.fixture
-async def brain():
-    return Brain()
+# --- the page in chromium (playwright) ------------------------------------------------
 
 
-@pytest.fixture
-async def fake_model(brain):
-    fake, model = await start_fake_model(brain)
-    yield fake, model
-    brain.banter_release.set()  # a banter line held in flight ends before the fake stops
-    await fake.stop()
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+
+# Records every class a crow figure wears, however briefly (take-off, landing, flying...).
+WATCH_CROWS = """
+window.crowClasses = new Set();
+new MutationObserver(records => {
+  for (const r of records) if (r.target.matches && r.target.matches("figure.crow")) {
+    for (const c of r.target.classList) window.crowClasses.add(c);
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ["class"] });
+"""
+
+
+def config():
+    return FlockConfig(heartbeat_s=1.0, lists_per_minute=1000, model_backoff_s=0.01)
+
+
+class Page:
+    """One chromium page on the flock, collecting console errors and page errors."""
+
+    def __init__(self, browser, tmp_path, width=1280, height=900):
+        self.browser, self.tmp_path, self.size = browser, tmp_path, {"width": width, "height": height}
+        self.errors = []
+
+    async def __aenter__(self):
+        self.context = await self.browser.new_context(viewport=self.size)  # its own cookies and storage
+        self.page = await self.context.new_page()
+        self.page.set_default_timeout(10_000)
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("dialog", lambda d: self.errors.append(f"dialog: {d.message}"))
+        await self.page.add_init_script(WATCH_CROWS)
+        return self.page
+
+    async def __aexit__(self, *exc):
+        await self.context.close()
+
+    async def shot(self, name):
+        path = self.tmp_path / f"{name}.png"
+        await self.page.screenshot(path=path, full_page=True)
+        print(f"screenshot: {path}")
+        return path
+
+
+async def send_list(page, text):
+    await page.fill("#list-form textarea", text)
+    await page.click("#list-form button")
+    await expect(page.locator("#form-answer")).to_contain_text("accepted as list")
+    assert await page.input_value("#list-form textarea") == ""  # cleared after a send
+    return (await page.text_content("#form-answer")).split()[-1]
+
+
+async def approve(page, key):
+    await page.locator(f'article[data-key="{key}"] button.approve').click()
+    await expect(page.locator(f'article[data-key="{key}"]')).to_have_count(0)

@@ -7,7 +7,7 @@ import pytest
 
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.trust import PROMOTE_AFTER
-from tests.test_flock_support import Flock, brain, fake_model  # noqa: F401 (brain, fake_model: fixtures)
+from tests.flock.helpers import Flock
 
 
 

@@ -1,7 +1,8 @@
 """Real processes for the flock-and-soul tests (no tests here): `soulstack flock` from a
-config file, `soulstack soul` with the flock in its config, and their fakes' brains.
+config file or from flags (`Server`, for the kill -9 tests), `soulstack soul` with the flock
+in its config, and their fakes' brains.
 
-The flock thinks with the fake Anthropic API (tests/test_flock_support.py's Brain);
+The flock thinks with the fake Anthropic API (helpers.py's Brain);
 the soul has its own fake, answered by `soul_brain`, which plays a soul that is
 tempted to approve on its own: a flock question alone makes it call
 flock_verdict (the tool must refuse), its person's "yes" makes it call
@@ -23,10 +24,9 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import text, tool_use
 from soulstack.sim.runner import Simulator
-from tests.helpers import until_real as until
+from tests.helpers import ROOT
 from tests.soul.helpers import start_soul, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
 YES = "yes, go ahead"
 
 
@@ -102,6 +102,39 @@ class FlockProcess(Process):
 
     def events(self, name):
         return [json.loads(data) for (data,) in self.db("SELECT data FROM events WHERE name = ? ORDER BY id", name)]
+
+
+class Server:
+    def __init__(self, data_dir, fake_url):
+        self.data_dir, self.fake_url = data_dir, fake_url
+        self.port = unused_port()
+        self.process = None
+
+    async def start(self, attempts=300):
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
+             "--provider", "anthropic", "--concurrency", "1"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
+        for _ in range(attempts):
+            try:
+                async with self.session.get("/api/crows") as response:
+                    if response.status == 200:
+                        return self
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.05)
+        raise AssertionError("the flock did not start: " + self.process.stderr.read().decode()[-2000:])
+
+    async def kill(self):
+        await self.session.close()
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def pending(self):
+        with sqlite3.connect(self.data_dir / "flock.db") as db:
+            return db.execute("SELECT item_id, target, deadline FROM pending ORDER BY item_id").fetchall()
 
 
 def told_cursor(flock, voice):

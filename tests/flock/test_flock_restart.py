@@ -5,52 +5,11 @@ still pending with the same deadline, an item whose model call died with the
 process is skipped as "interrupted", and an item that had not started resumes.
 """
 
-import asyncio
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-
-import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
-from tests.test_flock_support import SSE, Brain
+from tests.flock.helpers import SSE, Brain
+from tests.flock.processes import Server
 from soulstack.fakes.anthropic_api import FakeAnthropic
-
-
-class Server:
-    def __init__(self, data_dir, fake_url):
-        self.data_dir, self.fake_url = data_dir, fake_url
-        self.port = unused_port()
-        self.process = None
-
-    async def start(self, attempts=300):
-        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
-             "--provider", "anthropic", "--concurrency", "1"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )
-        self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
-        for _ in range(attempts):
-            try:
-                async with self.session.get("/api/crows") as response:
-                    if response.status == 200:
-                        return self
-            except aiohttp.ClientConnectionError:
-                await asyncio.sleep(0.05)
-        raise AssertionError("the flock did not start: " + self.process.stderr.read().decode()[-2000:])
-
-    async def kill(self):
-        await self.session.close()
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def pending(self):
-        with sqlite3.connect(self.data_dir / "flock.db") as db:
-            return db.execute("SELECT item_id, target, deadline FROM pending ORDER BY item_id").fetchall()
 
 
 @pytest.fixture

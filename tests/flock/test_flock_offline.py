@@ -5,14 +5,12 @@ import asyncio
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import aiohttp
 from aiohttp.test_utils import unused_port
 
-from tests.test_flock_support import SSE
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.flock.helpers import SSE
+from tests.helpers import ROOT
 
 
 async def wait_for_line(process, text):

@@ -3,9 +3,8 @@ node's own test runner) as part of the suite, so CI runs them with everything el
 
 import shutil
 import subprocess
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def test_the_event_to_input_mapping_passes_its_node_tests():

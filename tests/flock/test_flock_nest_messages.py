@@ -16,7 +16,7 @@ import pytest
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.nests.harness import NestConfig
 from soulstack.flock.jev.local import local_jev
-from tests.test_flock_support import Flock
+from tests.flock.helpers import Flock
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$")
 BAND = NestConfig().band

@@ -5,22 +5,17 @@ console error or uncaught page error, except where the server is deliberately do
 serves the whole module (starting it is most of a test's time); each test has its own context."""
 
 import asyncio
-import os
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import expect
 
-from soulstack.flock.lists.flow import FlockConfig
 from soulstack.fakes.anthropic_api import text
 from tests.fakes.riv import riv
-from tests.test_flock_support import Brain, Flock, start_fake_model
+from tests.flock.helpers import Brain, Flock, Page, approve, config, send_list, start_fake_model
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the tests share the module's browser and loop
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 XSS_ANSWER = """**Bold** and a list:
 
 - one
@@ -30,16 +25,6 @@ XSS_ANSWER = """**Bold** and a list:
 <img src="data:image/png;base64,broken" onerror="window.pwned = 'onerror'">
 [a javascript link](javascript:window.pwned='link') and <a href="javascript:window.pwned='a'">another</a>
 <iframe src="javascript:parent.pwned='iframe'"></iframe>"""
-
-# Records every class a crow figure wears, however briefly (take-off, landing, flying...).
-WATCH_CROWS = """
-window.crowClasses = new Set();
-new MutationObserver(records => {
-  for (const r of records) if (r.target.matches && r.target.matches("figure.crow")) {
-    for (const c of r.target.classList) window.crowClasses.add(c);
-  }
-}).observe(document, { subtree: true, attributes: true, attributeFilter: ["class"] });
-"""
 
 
 class XssBrain(Brain):
@@ -53,15 +38,6 @@ class XssBrain(Brain):
         return super().__call__(body)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser():
-    assert os.path.exists(CHROMIUM), "chromium is missing: tools/test installs it (apt-get install chromium)"
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        await browser.close()
-
-
 @pytest_asyncio.fixture(loop_scope="module")
 async def fake_model():
     fake, model = await start_fake_model(XssBrain())
@@ -69,55 +45,11 @@ async def fake_model():
     await fake.stop()
 
 
-def config():
-    return FlockConfig(heartbeat_s=1.0, lists_per_minute=1000, model_backoff_s=0.01)
-
-
 @pytest_asyncio.fixture(loop_scope="module")
 async def flock(tmp_path, fake_model):
     flock = await Flock(tmp_path / "data", model=fake_model, config=config()).start()
     yield flock
     await flock.stop()
-
-
-class Page:
-    """One chromium page on the flock, collecting console errors and page errors."""
-
-    def __init__(self, browser, tmp_path, width=1280, height=900):
-        self.browser, self.tmp_path, self.size = browser, tmp_path, {"width": width, "height": height}
-        self.errors = []
-
-    async def __aenter__(self):
-        self.context = await self.browser.new_context(viewport=self.size)  # its own cookies and storage
-        self.page = await self.context.new_page()
-        self.page.set_default_timeout(10_000)
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        self.page.on("dialog", lambda d: self.errors.append(f"dialog: {d.message}"))
-        await self.page.add_init_script(WATCH_CROWS)
-        return self.page
-
-    async def __aexit__(self, *exc):
-        await self.context.close()
-
-    async def shot(self, name):
-        path = self.tmp_path / f"{name}.png"
-        await self.page.screenshot(path=path, full_page=True)
-        print(f"screenshot: {path}")
-        return path
-
-
-async def send_list(page, text):
-    await page.fill("#list-form textarea", text)
-    await page.click("#list-form button")
-    await expect(page.locator("#form-answer")).to_contain_text("accepted as list")
-    assert await page.input_value("#list-form textarea") == ""  # cleared after a send
-    return (await page.text_content("#form-answer")).split()[-1]
-
-
-async def approve(page, key):
-    await page.locator(f'article[data-key="{key}"] button.approve').click()
-    await expect(page.locator(f'article[data-key="{key}"]')).to_have_count(0)
 
 
 async def test_post_a_list_watch_the_crows_approve_in_the_page_and_the_list_finishes(browser, flock, tmp_path):

@@ -9,8 +9,9 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.sim.runner import Simulator
-from tests.flock_processes import FlockProcess, event_id, told_cursor, until
-from tests.test_flock_support import Brain
+from tests.flock.helpers import Brain
+from tests.flock.processes import FlockProcess, event_id, told_cursor
+from tests.helpers import until_real as until
 
 
 def says(screen):

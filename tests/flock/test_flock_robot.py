@@ -19,7 +19,7 @@ from soulstack.protocol.nudges import words_in_reason
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
-from tests.test_flock_support import Flock, start_fake_model
+from tests.flock.helpers import Flock, start_fake_model
 from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_model, make_cfg, sleep_forever, texts_of
 

@@ -14,7 +14,7 @@ from soulstack.flock.jev.local import KINDS, load_examples, local_jev, measure, 
 from soulstack.flock.jev.llm import JevBackendError, LlmJev
 from soulstack.flock.jev.tagging import decide
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error
-from tests.test_flock_support import Flock
+from tests.flock.helpers import Flock
 
 
 def test_the_shipped_set_is_large_varied_and_bilingual():

@@ -12,7 +12,7 @@ from soulstack.flock.app import HARNESS
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.nests.harness import NestConfig
 from soulstack.fakes.anthropic_api import error, text, tool_use
-from tests.test_flock_support import Flock, start_fake_model
+from tests.flock.helpers import Flock, start_fake_model
 
 
 class NestBrain:

@@ -1,20 +1,16 @@
-"""The page in a real browser (chromium, as tests/test_flock_page_browser.py drives it), for what its
+"""The page in a real browser (chromium, as test_flock_page_browser.py drives it), for what its
 split into modules added: a nest's conversation follows the nest's stream only while its panel is
 open (the EventSource is closed when it closes, in the browser and on the server) and catches up on
 what was said meanwhile; and a locked flock's token, read from /api/ui once unlocked, still says
 "not accepted" when a later load is refused with it."""
 
-import asyncio
-
 import pytest
 from playwright.async_api import expect
 
 from soulstack.flock.app import HARNESS
-from tests import test_flock_page_browser as page_tests
-from tests.test_flock_support import Flock
+from tests.flock.helpers import Flock, Page, config
+from tests.helpers import until
 
-Page, config = page_tests.Page, page_tests.config
-browser = page_tests.browser  # the fixture: one chromium for the module
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # Keeps every EventSource the page opens on a nest's stream, to count the open ones.
@@ -29,14 +25,6 @@ window.EventSource = class extends NativeEventSource {
 };
 """
 OPEN_NEST_STREAMS = "window.nestStreams.filter(s => s.readyState !== EventSource.CLOSED).length"
-
-
-async def until(check, what, timeout_s=10.0):
-    for _ in range(int(timeout_s / 0.05)):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never: {what}")
 
 
 async def say(flock, text):

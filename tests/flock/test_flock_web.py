@@ -1,11 +1,11 @@
 """What the web page relies on, over real loopback HTTP: `?after=` (Last-Event-ID in the URL) and
 `?recent=N` (the opening view), from which the page rebuilds its cards and the approvals still
-waiting. The page itself, in a real browser, is tests/test_flock_page_browser.py."""
+waiting. The page itself, in a real browser, is tests/flock/test_flock_page_browser.py."""
 
 import pytest
 
 from soulstack.flock.lists.flow import FlockConfig
-from tests.test_flock_support import SSE, Flock, start_fake_model
+from tests.flock.helpers import SSE, Flock, start_fake_model
 
 class Stream(SSE):
     """The support SSE reader, opened with any query and headers."""
@@ -40,13 +40,6 @@ def pending_from(events):
         elif name == "item.skipped":
             waiting -= {(d["item_id"], "triage"), (d["item_id"], "output")}
     return waiting
-
-
-@pytest.fixture
-async def brainstem(tmp_path):
-    flock = await Flock(tmp_path, model=None, config=FlockConfig(heartbeat_s=0.05, lists_per_minute=1000)).start()
-    yield flock
-    await flock.stop()
 
 
 @pytest.fixture

@@ -12,9 +12,10 @@ import aiohttp
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.tools.flock import ASK_FIRST
-from tests.flock_processes import (
-    YES, FlockProcess, SoulProcess, result_text, soul_brain, texts, tool_results, until, verdict_calls)
-from tests.test_flock_support import Brain
+from tests.flock.helpers import Brain
+from tests.flock.processes import (YES, FlockProcess, SoulProcess, result_text, soul_brain, texts, tool_results,
+                                   verdict_calls)
+from tests.helpers import until_real as until
 
 
 def verdict_results(fake):

@@ -18,7 +18,7 @@ from soulstack.flock import commands
 from soulstack.flock.config import FLAGS, SPEC, from_dict, value_at
 from soulstack.soul import config as soul_config
 from soulstack.soul.tools.builtin import make_tools
-from tests.flock_processes import ROOT
+from tests.helpers import ROOT
 
 ENV_KEYS = ("FLOCK_CONFIG", "FLOCK_TOKEN", "BODY_TOKEN", "NUDGE_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
 

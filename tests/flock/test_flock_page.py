@@ -3,15 +3,13 @@ node_modules/ (a fixed list, nothing else), the user's Rive file, and /api/ui sa
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from soulstack.flock.app import TOKEN_COOKIE
 from soulstack.flock.web.routes import VENDOR, vendor_file
-from tests.test_flock_support import Flock
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.flock.helpers import Flock
+from tests.helpers import ROOT
 
 
 @pytest.fixture

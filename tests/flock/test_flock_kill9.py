@@ -9,8 +9,9 @@ import asyncio
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
-from tests.flock_processes import FlockProcess, SimBody, SoulProcess, event_id, texts, told_cursor, until
-from tests.test_flock_support import Brain
+from tests.flock.helpers import Brain
+from tests.flock.processes import FlockProcess, SimBody, SoulProcess, event_id, texts, told_cursor
+from tests.helpers import until_real as until
 
 
 def sleeps(body):
