@@ -68,11 +68,18 @@ def pick_hal(name, config):
 
 
 async def run(options):
+    config, warnings = read_config(options["config"])
+    # The updater (core/ota.py) first, while the heap is nearly empty and in one piece: compiled from
+    # source it needs ~50 KB for a moment (less live memory under it now), and imported at the first
+    # /firmware request its code would land in the holes between the running body's objects, where the
+    # next request body found no room (measured at 256K). Without a token there are no updates.
+    Updates = None
+    if config["token"]:
+        from core.ota import Updates
     # Imported here, not at the top, so running out of memory while loading them is caught by main().
     from body import Body
     from links import SerialLink, http_app
 
-    config, warnings = read_config(options["config"])
     if options["hal"]:
         config["hal"] = options["hal"]
     if options["serial"]:
@@ -87,13 +94,7 @@ async def run(options):
     link = None
     body = Body(hal, config, version=slots.running["version"])
     checkpoint = getattr(hal, "checkpoint", None)  # the fake HAL's power-cut points; real boards have none
-    # Imported now, while the heap is still in one piece: imported at the first /firmware request its
-    # code (~14 KB on the unix port) would land in the holes between the running body's objects, and the
-    # next request body found no room (measured: MemoryError at 256K). Without a token there are no updates.
-    receiver = None
-    if config["token"]:
-        from core.ota import Updates
-        receiver = Updates(slots, config["token"], hal.flash_free, checkpoint)
+    receiver = Updates(slots, config["token"], hal.flash_free, checkpoint) if Updates else None
 
     def updates():
         return receiver

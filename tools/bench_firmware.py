@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Print the firmware's memory figures, measured under real MicroPython.
 
-  core_heap_bytes   heap in use after importing all of firmware/core (gc.mem_alloc; goal < 64 KB)
+  core_heap_bytes   heap in use after importing firmware/core's body modules (gc.mem_alloc; goal < 64 KB)
+  ota_heap_bytes    what core/ota (the updater over Wi-Fi, imported at boot with a token) holds on top
   smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
   look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
   boot_*            from sources and from tools/flash's compiled (.mpy) layout, at 256K, median of 5 boots:
@@ -34,18 +35,20 @@ from soulstack.sim.runner import Simulator, find_tool, stage_microdot  # noqa: E
 
 
 def core_heap():
+    """(core_heap_bytes, ota_heap_bytes) from tests/firmware/heap.py."""
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(ROOT / "firmware")]))
     out = subprocess.run([find_tool("micropython"), str(ROOT / "tests/firmware/heap.py")], env=env,
                          capture_output=True, text=True, check=True).stdout
-    return int(re.search(r"core_heap_bytes (\d+)", out).group(1))
+    return int(re.search(r"core_heap_bytes (\d+)", out).group(1)), int(re.search(r"ota_heap_bytes (\d+)", out).group(1))
 
 
 async def thirty_looks(heap_kb):
     port = unused_port()
-    simulator = Simulator(port, heap=f"{heap_kb}K", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).start()
+    # With a token, as tools/flash sets a robot up: the updater (core/ota.py) is loaded too.
+    simulator = Simulator(port, heap=f"{heap_kb}K", token="bench", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).start()
     url = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer bench"}) as session:
             for _ in range(100):
                 try:
                     async with session.post(url + "/status", json={}) as response:
@@ -118,7 +121,9 @@ def main():
         print_boot()
         return
     print_boot()
-    print(f"core_heap_bytes   {core_heap()}")
+    core, updater = core_heap()
+    print(f"core_heap_bytes   {core}")
+    print(f"ota_heap_bytes    {updater}")
     print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
     print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)")
 

@@ -175,7 +175,7 @@ def build_set(robot_mpy: int, into: Path) -> tuple[list[SetFile], str | None, st
 
 
 def kb(size: int) -> str:
-    return f"{size / 1024:.1f} KB"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
 
 
 # --- the update -------------------------------------------------------------------------
@@ -292,8 +292,8 @@ class Update:
         self.report.copied = answer.get("copied", 0)
         by_path = {f.path: f for f in files}
         changed = sum(by_path[p].size for p in needed if p in by_path)
-        self.say(f"  {len(needed)} of {len(files)} files changed ({kb(changed)}); {self.report.copied} already on the robot, "
-                 "copied there")
+        self.say(f"  {len(needed)} of {len(files)} files changed ({kb(changed)})"
+                 + (f"; the robot copied the other {self.report.copied} from its running set" if self.report.copied else ""))
         for path in needed:
             self.send_file(stage, by_path[path], piece)
             self.say(f"  sent {path} ({kb(by_path[path].size)})")

@@ -1,7 +1,9 @@
-"""Heap figures under MicroPython: bytes in use after importing the whole core.
+"""Heap figures under MicroPython: bytes in use after importing the core the body runs on.
 
 Run: MICROPYPATH=.frozen:firmware micropython tests/firmware/heap.py
-Prints `core_heap_bytes N` (after gc.collect()) and `baseline_heap_bytes N`.
+Prints `core_heap_bytes N` (after gc.collect()) and `baseline_heap_bytes N`, then
+`ota_heap_bytes N`: what core/ota (the updater, imported at boot when the robot
+has a token) holds on top.
 """
 
 import gc
@@ -12,5 +14,11 @@ from core import auth, b64json, balloon, clock, config, emotions, face, httpc, n
 from core import protocol, serial_frames, servo, speech, wav  # noqa: E402,F401
 
 gc.collect()
+core = gc.mem_alloc() - baseline
 print("baseline_heap_bytes", baseline)
-print("core_heap_bytes", gc.mem_alloc() - baseline)
+print("core_heap_bytes", core)
+
+from core import ota  # noqa: E402,F401
+
+gc.collect()
+print("ota_heap_bytes", gc.mem_alloc() - baseline - core)
