@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_robot_logs import read_until  # the one way a test reads a process's lines until one comes
+from tests.helpers import read_until  # the one way a test reads a process's lines until one comes
 
 ROOT = Path(__file__).resolve().parents[1]
 

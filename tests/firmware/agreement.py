@@ -4,7 +4,7 @@
 {"words": [...], "requests": [[endpoint, body-as-JSON-text], ...]}; prints one
 JSON object: the endpoints, each word's face on the robot and on a reference-face
 body, and each request's verdict (["ok", clean] or ["bad", message]).
-tests/test_protocol_one_source.py compares it with what the host computes.
+tests/bodies/test_protocol_one_source.py compares it with what the host computes.
 """
 
 import json

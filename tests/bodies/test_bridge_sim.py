@@ -14,11 +14,9 @@ from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeSender
 from soulstack.serving import listening
+from tests.bodies.helpers import TOKEN, Bridge, Soul, wait_until
+from tests.helpers import ROOT
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_bridge import TOKEN, Bridge, Soul, wait_until  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 
 pytestmark = pytest.mark.skipif(

@@ -5,19 +5,7 @@ import sys
 import time
 
 from tests.fakes.serial_device import FakeSerialDevice
-
-
-def read_until(process, text, timeout_s=20):
-    seen = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if text in line:
-            return seen
-    raise AssertionError(f"{text!r} never came; saw {seen}")
+from tests.helpers import read_until
 
 
 def test_logs_prints_the_robot_lines_not_frames():

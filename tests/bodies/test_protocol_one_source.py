@@ -7,8 +7,6 @@ map) and through the firmware's core under real MicroPython, and compares.
 """
 
 import json
-import os
-import sys
 
 from soulstack.adapters.terminal.screen import FACES as TERMINAL_FACES
 from soulstack.firmware.core import emotions, protocol as rules
@@ -17,9 +15,7 @@ from soulstack.protocol import shapes
 from soulstack.protocol.shapes import EmotionMap, ProtocolError
 from soulstack.soul.config import SPEC, starter
 from soulstack.soul.tools.body import body_tools
-
-sys.path.insert(0, os.path.dirname(__file__))
-from test_firmware_core import TESTS, micropython  # noqa: E402
+from tests.firmware.helpers import TESTS, micropython
 
 ROBOT, REFERENCE = EmotionMap.robot(), EmotionMap.reference()
 

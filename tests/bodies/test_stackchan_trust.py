@@ -20,7 +20,7 @@ from soulstack.fakes.xiaozhi_robot import FakeRobot
 from soulstack.fakes.xiaozhi_upstream import FakeUpstream
 from soulstack.protocol.nudges import words_of
 from tests.fakes.nudge_receiver import NudgeReceiver
-from tests.test_stackchan import Receiver, rig, wait_until
+from tests.bodies.helpers import Receiver, rig, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,6 +8,7 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.nudges import Debouncer, Nudge, NudgeSender
 from tests.fakes.nudge_receiver import NudgeReceiver
+from tests.helpers import until
 
 
 class FakeClock:
@@ -234,8 +235,4 @@ async def test_a_missing_token_is_logged_with_the_soul_s_answer_once_a_minute(ai
 
 
 async def until_count(events, kind, count, timeout_s=10.0):
-    for _ in range(int(timeout_s / 0.01)):
-        if sum(e.kind == kind for e in events.seen) >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"fewer than {count} {kind} events")
+    await until(lambda: sum(e.kind == kind for e in events.seen) >= count, f"{count} {kind} events", timeout_s)

@@ -5,7 +5,6 @@ Speech uses the real `soulstack tts` server (espeak-ng) and real libopus.
 
 import asyncio
 import base64
-import contextlib
 import json
 import shutil
 
@@ -13,73 +12,18 @@ import aiohttp
 import pytest
 import websockets
 
-from soulstack.adapters.stackchan.body import StackChanBody
 from soulstack.adapters.stackchan.frames import wrap_audio
 from soulstack.adapters.stackchan.speech import opus_packets
 from soulstack.serving import listening
 from soulstack.protocol.check import run_checks
-from soulstack.protocol.nudges import Debouncer, NudgeSender
 from soulstack.tts.server import make_tts_app as tts_app
 from soulstack.fakes.loopback import LoopbackServer
-from tests.fakes.nudge_receiver import NudgeReceiver
 from soulstack.fakes.xiaozhi_robot import DESK_JPEG, FakeRobot
 from soulstack.fakes.xiaozhi_upstream import VISION_TOKEN, FakeUpstream
+from tests.bodies.helpers import rig, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it)")
-
-
-class Receiver(LoopbackServer):
-    def __init__(self):
-        self.nudges = NudgeReceiver()
-
-    def make_app(self):
-        return self.nudges.app()
-
-
-class Rig:
-    """Everything a test needs, running: upstream, TTS, nudge receiver, the adapter."""
-
-    def __init__(self, upstream, body, body_url, robot_url):
-        self.upstream, self.body, self.body_url, self.robot_url = upstream, body, body_url, robot_url
-        self.http = aiohttp.ClientSession()
-
-    async def post(self, endpoint, payload=None, **kwargs):
-        async with self.http.post(f"{self.body_url}/{endpoint}", json={} if payload is None else payload, **kwargs) as answer:
-            return answer.status, await answer.json()
-
-    async def online(self):
-        return (await self.post("status"))[1]["online"]
-
-    async def robot(self, **kwargs) -> FakeRobot:
-        robot = await FakeRobot(self.robot_url, **kwargs).connect()
-        await self.upstream.wait_connected()
-        await wait_until(self.online)
-        return robot
-
-
-async def wait_until(check, timeout_s=5.0):
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, f"{check} never came true"
-        await asyncio.sleep(0.02)
-
-
-@contextlib.asynccontextmanager
-async def rig(upstream_kwargs=None, **body_kwargs):
-    """The adapter with FakeRobot's default token required, unless a test says otherwise."""
-    body_kwargs.setdefault("device_token", "robot-token")
-    receiver = Receiver()
-    async with FakeUpstream(**(upstream_kwargs or {})) as upstream, receiver, listening(tts_app(), "127.0.0.1", 0) as tts_port:
-        sender = NudgeSender(f"http://127.0.0.1:{receiver.port}/nudge", debouncer=Debouncer(0.0, 0.0))
-        body = StackChanBody(upstream.url, tts_url=f"http://127.0.0.1:{tts_port}/tts", sender=sender, **body_kwargs)
-        async with body.serving("127.0.0.1", 0, "127.0.0.1", 0, vision_port=0) as (body_port, robot_port, _):
-            test_rig = Rig(upstream, body, f"http://127.0.0.1:{body_port}", f"ws://127.0.0.1:{robot_port}/xiaozhi/v1/")
-            test_rig.nudges = receiver.nudges
-            try:
-                yield test_rig
-            finally:
-                await test_rig.http.close()
 
 
 # --- status ---------------------------------------------------------------------

@@ -6,7 +6,6 @@ import sys
 import time
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.check import run_checks
@@ -14,13 +13,10 @@ from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudges import Debouncer, NudgeSender
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.serving import listening
-from soulstack.bridge.app import make_bridge_app
 from soulstack.bridge.serial_link import SerialLink
-
-sys.path.insert(0, os.path.dirname(__file__))
-from fakes.serial_device import FakeSerialDevice, default_answer  # noqa: E402
-
-TOKEN = "bridge-test-token"
+from tests.bodies.helpers import TOKEN, Bridge, Soul, wait_until
+from tests.fakes.serial_device import FakeSerialDevice, default_answer
+from tests.helpers import ROOT
 
 
 @pytest.fixture
@@ -28,42 +24,6 @@ def device():
     fake = FakeSerialDevice()
     yield fake
     fake.unplug()
-
-
-async def wait_until(predicate, timeout_s=5.0):
-    """Poll an async predicate; returns seconds taken, fails the test on timeout."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout_s:
-        if await predicate():
-            return time.monotonic() - started
-        await asyncio.sleep(0.05)
-    pytest.fail(f"condition not met within {timeout_s} s")
-
-
-class Bridge:
-    """A running bridge on a free loopback port, with a client for it."""
-
-    def __init__(self, locate, token=TOKEN, nudges=None):
-        self.link = SerialLink(locate)
-        self.app = make_bridge_app(self.link, token=token, nudges=nudges)
-        self.token = token
-
-    async def __aenter__(self):
-        self._listening = listening(self.app, "127.0.0.1", 0)
-        port = await self._listening.__aenter__()
-        self.url = f"http://127.0.0.1:{port}"
-        self.client = BodyClient.at(self.url, token=self.token)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.client.close()
-        await self._listening.__aexit__(*exc)
-
-    async def online(self):
-        return (await self.client.status(timeout_s=5))["online"]
-
-    async def offline(self):
-        return not await self.online()
 
 
 async def test_body_check_passes_through_the_bridge(device):
@@ -252,24 +212,6 @@ async def test_wrong_token_is_refused_before_the_cable(device):
         assert not [r for r in device.requests[sent:] if r["ep"] == "speak"]
 
 
-class Soul:
-    """A soul's /nudge endpoint that records what arrives; can be started late (the soul was down)."""
-
-    def __init__(self):
-        self.port = unused_port()
-        self.url = f"http://127.0.0.1:{self.port}/nudge"
-        self.reasons = []
-
-    def app(self):
-        async def nudge(request):
-            self.reasons.append((await request.json())["reason"])
-            return web.json_response({})
-
-        app = web.Application()
-        app.router.add_post("/nudge", nudge)
-        return app
-
-
 async def test_nudges_are_forwarded_debounced(device):
     soul = Soul()
     nudges = NudgeSender(soul.url, debouncer=Debouncer(min_interval_s=0.2))
@@ -331,7 +273,6 @@ async def test_repeated_ready_frames_are_taken_quietly(device, caplog):
 # --- the command itself -------------------------------------------------------------
 
 SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 async def test_the_bridge_command_serves_the_robot(device):
