@@ -10,6 +10,7 @@ glob or a placeholder (`*`, `{`, `<`, `$`). The docs' markdown links (docs/*.md,
 checked too, relative to their page, with the section a `#...` names.
 """
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -40,8 +41,10 @@ def scanned_files() -> list:
         listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                                 capture_output=True, text=True, check=True).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: walk it
-        listed = [str(path.relative_to(ROOT)) for path in ROOT.rglob("*")
-                  if not IGNORED & set(path.relative_to(ROOT).parts)]
+        listed = []
+        for folder, subfolders, files in os.walk(ROOT):
+            subfolders[:] = [name for name in subfolders if name not in IGNORED and not name.endswith(".egg-info")]
+            listed += [str((Path(folder) / name).relative_to(ROOT)) for name in files]
     return sorted(name for name in set(listed) if (ROOT / name).is_file() and (
         name.endswith(SUFFIXES) or name.startswith("tools/") or name.startswith(".ci/")))
 
