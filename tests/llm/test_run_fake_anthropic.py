@@ -4,12 +4,11 @@ import asyncio
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import anthropic
 from aiohttp.test_utils import unused_port
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 async def start_fake(tmp_path, script, *extra):
