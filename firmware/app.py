@@ -100,10 +100,9 @@ async def run(options):
         return receiver
 
     note = slots.rolled_back()
-    if note:
-        text = ("update to " + str(note.get("version")) + " rolled back: " + str(note.get("reason")))
-        log(text)
-        hal.show_error(text)
+    if note:  # the words that matter first: the screen's error line shows its first ~26 characters
+        log("update to", str(note.get("version")), "rolled back:", str(note.get("reason")))
+        hal.show_error("update rolled back: " + str(note.get("reason")) + " (" + str(note.get("version")) + ")")
     if config["serial"]:
         link = SerialLink(body.dispatcher)
         body.serial_out = link.write
