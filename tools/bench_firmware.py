@@ -73,7 +73,7 @@ async def thirty_looks(heap_kb):
 
 
 async def smallest_heap():
-    low, high = 16, 256  # KB; 256 passes (tests/test_sim.py)
+    low, high = 16, 256  # KB; 256 passes (tests/firmware/test_sim.py)
     while high - low > 4:
         middle = (low + high) // 2
         if await thirty_looks(middle):

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Print how many statements of firmware/hal the HAL tests execute under real MicroPython.
 
-Runs tests/test_sim_hals.py and tests/test_hal_coverage.py (and tests/test_sim.py with --all) with
-SOULSTACK_HAL_COVERAGE set, so every firmware they start runs marked copies
-of hal/uiflow.py, hal/esp32.py and hal/generic.py (host/sim/coverage.py says
-how), then prints, per file, the statements run, the total, and the line
-numbers never reached.
+Runs tests/firmware/test_sim_hals.py and tests/firmware/test_hal_coverage.py (and
+tests/firmware/test_sim.py with --all) with SOULSTACK_HAL_COVERAGE set, so every
+firmware they start runs marked copies of hal/uiflow.py, hal/esp32.py and
+hal/generic.py (host/sim/coverage.py says how), then prints, per file, the
+statements run, the total, and the line numbers never reached.
 """
 
 import os
@@ -21,7 +21,8 @@ from soulstack.sim import coverage  # noqa: E402
 
 
 def main():
-    tests = ["tests/test_sim_hals.py", "tests/test_hal_coverage.py"] + (["tests/test_sim.py"] if "--all" in sys.argv[1:] else [])
+    tests = ["tests/firmware/test_sim_hals.py", "tests/firmware/test_hal_coverage.py"]
+    tests += ["tests/firmware/test_sim.py"] if "--all" in sys.argv[1:] else []
     with tempfile.TemporaryDirectory() as folder:
         hits = Path(folder) / "hits"
         env = dict(os.environ, **{coverage.ENV: str(hits)})

@@ -20,8 +20,9 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
+from tests.fakes.nudge_receiver import NudgeReceiver
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware"))
 from core import serial_frames  # noqa: E402
 
@@ -297,9 +298,6 @@ def cable_frames(port, seconds, until=lambda frame: False):
 
 async def test_serial_mode_sends_the_face_nudge_to_nudge_url_with_its_token():
     """In serial mode with a nudge_url and Wi-Fi up, the face nudge goes over HTTP (with the token), not down the cable."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fakes.nudge_receiver import NudgeReceiver
-
     soul = NudgeReceiver(token="nudge-t0k")
     runner = web.AppRunner(soul.app())
     await runner.setup()

@@ -15,11 +15,9 @@ from soulstack.serial_ports import PortError, explain_open_error, find_esp32s3, 
 from soulstack.flash import plan, provision
 from soulstack.flash.ready import wait_for_ready
 from soulstack.flash.tools import FlashError
+from tests.fakes.serial_device import FakeEspRom, FakeSerialDevice
+from tests.helpers import ROOT
 
-sys.path.insert(0, os.path.dirname(__file__))
-from fakes.serial_device import FakeEspRom, FakeSerialDevice  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
 PASSWORD = "hunter2-secret"
 
@@ -145,7 +143,7 @@ def test_config_passes_the_firmware_own_check_and_masks_the_password():
     config = provision.gather(options, interactive=False)
     assert provision.check(config) == []
     assert len(config["token"]) >= 24
-    # The cable stays a way in; the firmware still sends nudges to nudge_url over Wi-Fi (tests/test_sim.py).
+    # The cable stays a way in; the firmware still sends nudges to nudge_url over Wi-Fi (test_sim.py).
     assert config["serial"] is True and config["nudge_url"] == "http://10.0.0.2:9202/nudge"
     shown = provision.masked(config)
     assert PASSWORD not in shown and provision.MASK in shown

@@ -1,16 +1,12 @@
 """firmware/core: the same tests under CPython (here) and under real MicroPython (subprocess)."""
 
-import os
 import re
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FIRMWARE = ROOT / "firmware"
-TESTS = ROOT / "tests" / "firmware"
+from tests.firmware.helpers import FIRMWARE, TESTS, micropython
+
 for path in (str(FIRMWARE), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -18,18 +14,11 @@ for path in (str(FIRMWARE), str(TESTS)):
 import core_tests  # noqa: E402
 
 NAMES = sorted(name for name in dir(core_tests) if name.startswith("test_"))
-MICROPYTHON = Path(sys.executable).parent / "micropython"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_core_under_cpython(name):
     getattr(core_tests, name)()
-
-
-def micropython(script, *args, heap="256K"):
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(FIRMWARE), str(TESTS)]))
-    return subprocess.run([str(MICROPYTHON), "-X", f"heapsize={heap}", str(script), *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_core_under_micropython():

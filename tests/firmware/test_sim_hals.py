@@ -25,6 +25,7 @@ from soulstack.audio import mono_wav
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
 from tests.fakes.nudge_receiver import NudgeReceiver
+from tests.helpers import poll
 
 SCS_WRITE = 0x03
 SCS_TORQUE_ENABLE, SCS_GOAL_POSITION = 0x28, 0x2A  # the SCS0009 control table's addresses
@@ -47,15 +48,8 @@ def hal_sim():
 
 
 async def until(predicate, seconds=10, every=0.1):
-    """Wait until `predicate()` (sync or async) is true; its last value."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value or time.monotonic() > deadline:
-            return value
-        await asyncio.sleep(every)
+    """Wait until `predicate()` (sync or async) is true; its last value (tests/helpers.py's `poll`)."""
+    return await poll(predicate, seconds, every)
 
 
 async def post(url, endpoint, payload, token=None):

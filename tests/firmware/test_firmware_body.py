@@ -2,28 +2,27 @@
 
 What needs a clock seam or a Wi-Fi outage lives here: the `ready` repeat schedule,
 and where a nudge goes when Wi-Fi is down or the soul fails. The same code under
-real MicroPython is exercised through `soulstack body sim` in tests/test_sim.py.
+real MicroPython is exercised through `soulstack body sim` in test_sim.py.
 """
 
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
-ROOT = Path(__file__).resolve().parents[1]
-for path in (str(ROOT / "firmware"), str(ROOT / "tests")):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+from tests.fakes.nudge_receiver import NudgeReceiver
+from tests.firmware.helpers import FIRMWARE
+
+if str(FIRMWARE) not in sys.path:
+    sys.path.insert(0, str(FIRMWARE))
 
 from body import READY_REPEAT_FOR_MS, READY_REPEAT_MS, Body  # noqa: E402
 from core import config as config_mod  # noqa: E402
 from core import httpc, serial_frames  # noqa: E402
 from core.clock import FakeClock  # noqa: E402
-from fakes.nudge_receiver import NudgeReceiver  # noqa: E402
 from hal.fake import Hal  # noqa: E402
 
 REASON = "someone's face appeared in front of me"

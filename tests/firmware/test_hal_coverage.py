@@ -6,13 +6,11 @@ Also the generic HAL's refusals, which only a direct call reaches (tools/bench-h
 import os
 import subprocess
 import textwrap
-from pathlib import Path
 
 from soulstack.firmware import FIRMWARE_DIR
 from soulstack.sim import coverage
 from soulstack.sim.runner import DOUBLES, find_tool
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 SOURCE = textwrap.dedent('''\
     """A docstring is not a statement."""
