@@ -1,3 +1,4 @@
-"""The test suite, by feature: soul/, flock/, bodies/, llm/, firmware/ (each with the conftest.py and
-helpers.py its tests share), cross-cutting tests here at the top, fakes/ and web/ beside them.
-Helpers live in helpers modules, never in a test module: no test module imports another."""
+"""The test suite, by feature: soul/, flock/, bodies/, llm/, firmware/ (what a folder's tests share:
+plain helpers in its helpers.py, fixtures in its conftest.py), the cross-cutting tests here at the
+top, fakes/ and web/ beside them. tests/helpers.py holds what every feature's tests share (ROOT,
+the one poll-until). No test module imports another."""

@@ -1,4 +1,5 @@
-"""Shared test helpers. Keep this small and generic; feature fixtures live with their tests."""
+"""Fixtures for every feature's tests. Keep this small and generic: a feature's fixtures live in its
+folder's conftest.py, plain helpers in helpers.py (tests/helpers.py for every feature's)."""
 
 import sys
 from pathlib import Path
