@@ -23,6 +23,7 @@ from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers, spoken_re
 from soulstack.soul.config import from_dict, starter
 from soulstack.soul.prompts import texts
 from soulstack.soul.tools.builtin import make_toolbox
+from tests.helpers import until
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
@@ -107,14 +108,6 @@ def answers(*replies):
         return [said(reply)] if isinstance(reply, str) else reply
 
     return turn
-
-
-async def until(condition, what="condition"):
-    for _ in range(500):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # --- fixtures -----------------------------------------------------------------
