@@ -8,7 +8,8 @@ import pytest
 
 from soulstack.llm.openai import OpenAIModel
 from soulstack.llm.prices import cost_usd
-from soulstack.llm.types import ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult, Usage
+from soulstack.llm.types import (ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult,
+                                 Usage)
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error, text, tool_call
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
