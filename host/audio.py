@@ -46,7 +46,9 @@ def mono_samples(wav_bytes: bytes, target_rate: int) -> array.array:
     if sys.byteorder == "big":
         samples.byteswap()
     if channels > 1:
-        samples = array.array("h", (sum(samples[i:i + channels]) // channels for i in range(0, len(samples), channels)))
+        samples = array.array(
+            "h", (sum(samples[i : i + channels]) // channels for i in range(0, len(samples), channels))
+        )
     return resample_linear(samples, rate, target_rate)
 
 

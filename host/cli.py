@@ -91,7 +91,10 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         # argparse reports a subcommand's unknown option from the top parser; name the subcommand.
-        words = ["soulstack", *[getattr(args, key) for key in ("command", f"{args.command}_command") if getattr(args, key, None)]]
+        words = [
+            "soulstack",
+            *[getattr(args, key) for key in ("command", f"{args.command}_command") if getattr(args, key, None)],
+        ]
         parser.prog = " ".join(words)
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):

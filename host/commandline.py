@@ -86,11 +86,20 @@ def add_secret(parser, flag: str, env: str | None, help: str):
     dest = flag.lstrip("-").replace("-", "_")
     default = os.environ.get(env) if env else None
     where = f"${env}, " if env else ""
-    parser.add_argument(flag, dest=dest, default=default,
-                        help=f"{help} (default: {where}else none); prefer {flag}-file{' or $' + env if env else ''}: "
-                             "a value given here shows in the process list")
-    parser.add_argument(f"{flag}-file", dest=dest, action=ReadSecretFile, metavar="FILE",
-                        help=f"read {flag} from FILE (the token alone on one line; keep the file 0600)")
+    parser.add_argument(
+        flag,
+        dest=dest,
+        default=default,
+        help=f"{help} (default: {where}else none); prefer {flag}-file{' or $' + env if env else ''}: "
+        "a value given here shows in the process list",
+    )
+    parser.add_argument(
+        f"{flag}-file",
+        dest=dest,
+        action=ReadSecretFile,
+        metavar="FILE",
+        help=f"read {flag} from FILE (the token alone on one line; keep the file 0600)",
+    )
 
 
 DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"  # the soul's own default address (soulstack soul)
@@ -99,8 +108,9 @@ DEFAULT_NUDGE_URL = "http://127.0.0.1:9202/nudge"  # the soul's own default addr
 def add_nudge_options(parser, default: str | None = DEFAULT_NUDGE_URL):
     """--nudge-url and --nudge-token[-file]: where a body's nudges go (None: off unless given)."""
     if default:
-        parser.add_argument("--nudge-url", default=default,
-                            help="the soul's nudge URL; empty turns nudges off (default: %(default)s)")
+        parser.add_argument(
+            "--nudge-url", default=default, help="the soul's nudge URL; empty turns nudges off (default: %(default)s)"
+        )
     else:
         parser.add_argument("--nudge-url", help=f"the soul's nudge URL, e.g. {DEFAULT_NUDGE_URL} (default: none)")
     add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge endpoint")
@@ -108,5 +118,8 @@ def add_nudge_options(parser, default: str | None = DEFAULT_NUDGE_URL):
 
 def add_insecure_no_token(parser):
     """The one way to serve a LAN address without a token, named for what it is."""
-    parser.add_argument("--insecure-no-token", action="store_true",
-                        help="listen on a non-loopback address without a token (anyone who reaches it may use it)")
+    parser.add_argument(
+        "--insecure-no-token",
+        action="store_true",
+        help="listen on a non-loopback address without a token (anyone who reaches it may use it)",
+    )

@@ -38,7 +38,9 @@ def number(minimum=None, maximum=None, integer=False):
                 bounds.append(f">= {minimum:g}")
             if maximum is not None:
                 bounds.append(f"<= {maximum:g}")
-            raise ConfigError(f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, not {json.dumps(value)}")
+            raise ConfigError(
+                f"{path} must be {kind}{' ' + ' and '.join(bounds) if bounds else ''}, not {json.dumps(value)}"
+            )
         return int(value) if integer else value
 
     return check
@@ -142,4 +144,6 @@ def read_json_file(path: Path, missing_hint: str = ""):
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ConfigError(f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise ConfigError(
+            f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None

@@ -65,14 +65,18 @@ def exposure_problem(host: str, exposure: Exposure, insecure_no_token: bool) -> 
     if is_loopback(host) or exposure.locked or insecure_no_token:
         return None
     shown = host or "every address"
-    return (f"refusing to listen on {shown} without a token: anyone on the network could use this server; "
-            f"set one with {exposure.how_to_lock}, listen on 127.0.0.1, "
-            "or pass --insecure-no-token if that is really what you want")
+    return (
+        f"refusing to listen on {shown} without a token: anyone on the network could use this server; "
+        f"set one with {exposure.how_to_lock}, listen on 127.0.0.1, "
+        "or pass --insecure-no-token if that is really what you want"
+    )
 
 
 def insecure_warning(host: str) -> str:
-    return (f"listening on {host or 'every address'} with NO token (--insecure-no-token): "
-            "anyone who can reach this address can use it")
+    return (
+        f"listening on {host or 'every address'} with NO token (--insecure-no-token): "
+        "anyone who can reach this address can use it"
+    )
 
 
 def _names(env: str) -> set[str]:
@@ -147,23 +151,34 @@ class BrowserGuard:
             return
         more = self.unlogged.pop(status, 0)
         self.logged_at[status] = now
-        log.warning("refused %s %s from %s (%d): %s%s", request.method, request.path, request.remote, status,
-                    message.split(";")[0], f" (and {more} more since the last such line)" if more else "")
+        log.warning(
+            "refused %s %s from %s (%d): %s%s",
+            request.method,
+            request.path,
+            request.remote,
+            status,
+            message.split(";")[0],
+            f" (and {more} more since the last such line)" if more else "",
+        )
 
     def problem(self, request: web.Request) -> tuple[int, str] | None:
         host_header = request.headers.get("Host")
         if host_header is not None:  # a browser always sends one; an old HTTP/1.0 client may not
             name, _ = split_host(host_header)
             if not host_allowed(name, self.allowed_hosts):
-                return 421, (f"this server does not answer to the name {name[:80]!r} (a page on another site may "
-                             f"be trying to reach it); to use that name, add it to {ALLOWED_HOSTS_ENV}")
+                return 421, (
+                    f"this server does not answer to the name {name[:80]!r} (a page on another site may "
+                    f"be trying to reach it); to use that name, add it to {ALLOWED_HOSTS_ENV}"
+                )
         origin = request.headers.get("Origin")
         if request.method in SAFE_METHODS or origin is None:
             return None
         if same_origin(origin, host_header or "") or origin.strip().lower().rstrip("/") in self.allowed_origins:
             return None
-        return 403, (f"refused a {request.method} from the web page at {origin[:80]!r}: only this server's own "
-                     f"page may change things here; to allow that page, add its origin to {ALLOWED_ORIGINS_ENV}")
+        return 403, (
+            f"refused a {request.method} from the web page at {origin[:80]!r}: only this server's own "
+            f"page may change things here; to allow that page, add its origin to {ALLOWED_ORIGINS_ENV}"
+        )
 
 
 def browser_guard() -> web.middleware:

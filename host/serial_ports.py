@@ -38,7 +38,9 @@ def find_esp32s3(comports=list_ports.comports, flag: str = "--device") -> str:
         return matches[0].device
     if len(matches) > 1:
         paths = ", ".join(p.device for p in matches)
-        raise PortError(f"more than one ESP32-S3 ({USB_ID}) is plugged in: {paths}; pick one with {flag} PATH instead of auto")
+        raise PortError(
+            f"more than one ESP32-S3 ({USB_ID}) is plugged in: {paths}; pick one with {flag} PATH instead of auto"
+        )
     saw = "; ".join(describe(p) for p in seen) or "no serial ports at all"
     raise PortError(
         f"no device with USB id {USB_ID} (ESP32-S3) found; saw: {saw}. "
@@ -59,8 +61,10 @@ def identity(path: str, comports=list_ports.comports) -> str:
     for port in comports():
         if port.device in (path, real) and port.vid is not None:
             return f"USB {port.vid:04x}:{port.pid:04x} serial number {port.serial_number or 'unknown'}"
-    return (f"{real} (device {os.major(node.st_rdev)}:{os.minor(node.st_rdev)}, inode {node.st_ino}, "
-            f"made at {node.st_ctime_ns} ns)")
+    return (
+        f"{real} (device {os.major(node.st_rdev)}:{os.minor(node.st_rdev)}, inode {node.st_ino}, "
+        f"made at {node.st_ctime_ns} ns)"
+    )
 
 
 def explain_open_error(path: str, error: Exception) -> str:

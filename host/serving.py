@@ -126,8 +126,11 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
     """
     if request.content_type != "application/json":
         sent = request.headers.get("Content-Type")
-        raise BadRequest("send the body as JSON with Content-Type: application/json "
-                         f"({'not ' + sent[:60] if sent else 'no Content-Type was sent'})", status=415)
+        raise BadRequest(
+            "send the body as JSON with Content-Type: application/json "
+            f"({'not ' + sent[:60] if sent else 'no Content-Type was sent'})",
+            status=415,
+        )
     return parse_json(await request.read(), request.charset, max_depth)
 
 
@@ -192,7 +195,11 @@ async def json_errors(request: web.Request, handler):
     except web.HTTPException as error:
         if error.status < 400:
             raise
-        kept = {name: value for name, value in error.headers.items() if name.lower() not in ("content-type", "content-length")}
+        kept = {
+            name: value
+            for name, value in error.headers.items()
+            if name.lower() not in ("content-type", "content-length")
+        }
         return error_response(error.status, error.reason, headers=kept)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
@@ -204,9 +211,17 @@ async def json_errors(request: web.Request, handler):
 EXPOSURE = web.AppKey("exposure", Exposure)
 
 
-def make_server_app(token=None, *, token_for=None, refuse=refuse_json, cookie=None,
-                    client_max_size=DEFAULT_MAX_BODY, middlewares=(), locked=None,
-                    how_to_lock="--token-file FILE"):
+def make_server_app(
+    token=None,
+    *,
+    token_for=None,
+    refuse=refuse_json,
+    cookie=None,
+    client_max_size=DEFAULT_MAX_BODY,
+    middlewares=(),
+    locked=None,
+    how_to_lock="--token-file FILE",
+):
     """An aiohttp app with the shared middlewares: JSON errors, the browser guard, then the bearer check.
 
     `token` guards every route; `token_for(request)` picks one per request instead.
@@ -249,8 +264,13 @@ def check_exposure(host: str, locked: bool, insecure_no_token: bool, how_to_lock
 
 
 @contextlib.asynccontextmanager
-async def listening(app: web.Application, host: str, ports, hint: str = "choose another address or port",
-                    insecure_no_token: bool = False):
+async def listening(
+    app: web.Application,
+    host: str,
+    ports,
+    hint: str = "choose another address or port",
+    insecure_no_token: bool = False,
+):
     """Serve `app` on host and every port in `ports` (an int or a list) inside the block.
 
     Yields the bound port (for an int) or the list of them (port 0 picks a free one).

@@ -36,7 +36,12 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")  # one browser, one soul, 
 
 REBIND = "rebind.test"
 WORDS = "open the pod bay doors"  # what the attacker wants the soul to take as its person's
-UNSET = ("NUDGE_TOKEN", "CONVERSE_TOKEN", "SOULSTACK_ALLOWED_HOSTS", "SOULSTACK_ALLOWED_ORIGINS")  # the servers are open
+UNSET = (
+    "NUDGE_TOKEN",
+    "CONVERSE_TOKEN",
+    "SOULSTACK_ALLOWED_HOSTS",
+    "SOULSTACK_ALLOWED_ORIGINS",
+)  # the servers are open
 
 # A "simple" request (no preflight): the page cannot read the answer, but the server acts on it.
 SIMPLE_POST = """async ([url, body, credentials]) => {
@@ -67,7 +72,8 @@ SAME_ORIGIN = """async ([method, path, body]) => {
 async def browser():
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=[*ARGS, f"--host-resolver-rules=MAP {REBIND} 127.0.0.1"])
+            executable_path=CHROMIUM, args=[*ARGS, f"--host-resolver-rules=MAP {REBIND} 127.0.0.1"]
+        )
         yield browser
         await browser.close()
 
@@ -80,6 +86,7 @@ async def attacker():
 
     async def page(request):
         return web.Response(text=html, content_type="text/html")
+
     app.router.add_get("/", page)
     runner = web.AppRunner(app)
     await runner.setup()
@@ -100,8 +107,12 @@ class Soul:
     def heard(self, words):
         """Every trace of `words` in the soul: its log, any file of its life, its body's speech."""
         files = [p.read_text(errors="replace") for p in self.soul_dir.rglob("*") if p.is_file()]
-        return [where for where, text in [("log", self.log()), ("body", json.dumps(self.body.spoken))]
-                + [("soul dir", t) for t in files] if words in text]
+        return [
+            where
+            for where, text in [("log", self.log()), ("body", json.dumps(self.body.spoken))]
+            + [("soul dir", t) for t in files]
+            if words in text
+        ]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -130,6 +141,7 @@ async def flock(tmp_path, monkeypatch, request):
 
         async def record(asked, response):
             answers.append((asked.method, asked.path, response.status, TOKEN_COOKIE in asked.cookies))
+
         app.on_response_prepare.append(record)
         return app
 
@@ -197,8 +209,13 @@ async def test_another_site_cannot_make_a_list_or_approve_a_triage(browser, atta
         await context.close()
     posts = [(m, p, s) for m, p, s, _ in flock.answers if p != "/api/waiting"]
     # Each simple post and the form: 403 (a foreign Origin); each preflight: 405, so no POST followed.
-    assert posts == [("POST", "/api/lists", 403), ("OPTIONS", "/api/lists", 405), ("POST", "/api/verdicts", 403),
-                     ("OPTIONS", "/api/verdicts", 405), ("POST", "/api/verdicts", 403)]
+    assert posts == [
+        ("POST", "/api/lists", 403),
+        ("OPTIONS", "/api/lists", 405),
+        ("POST", "/api/verdicts", 403),
+        ("OPTIONS", "/api/verdicts", 405),
+        ("POST", "/api/verdicts", 403),
+    ]
     assert [s for m, u, s in page.responses if m == "POST"] == [403, 403, 403]
 
 
@@ -222,7 +239,9 @@ async def test_another_site_cannot_nudge_or_talk_to_the_soul(browser, attacker, 
     assert "converse: heard" not in soul.log()
     # The same nudge from a program (no Origin, application/json) is taken: the checks above can see one.
     async with aiohttp.ClientSession() as http:
-        async with http.post(soul.url + "/nudge", json={"reason": "your human typed: hello", "words": "hello"}) as response:
+        async with http.post(
+            soul.url + "/nudge", json={"reason": "your human typed: hello", "words": "hello"}
+        ) as response:
             assert response.status == 202
     await until(lambda: "hello [a person's words]" in soul.log(), what="the program's nudge")
     assert soul.log().count("nudge (") == nudges + 1
@@ -268,7 +287,9 @@ async def test_the_flock_s_own_page_still_sends_and_approves(browser, flock, tmp
 
 
 @pytest.mark.parametrize("flock", ["s3cret-token"], indirect=True)
-async def test_a_locked_flock_s_page_works_and_its_cookie_does_not_let_another_site_in(browser, attacker, flock, tmp_path):
+async def test_a_locked_flock_s_page_works_and_its_cookie_does_not_let_another_site_in(
+    browser, attacker, flock, tmp_path
+):
     # The attacker's page is the same site (127.0.0.1), so the page's SameSite=Strict cookie goes with its requests.
     waiting, last_event = await one_waiting_triage(flock)
     item_id = waiting[0]["item_id"]

@@ -17,8 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def checkout(tmp_path):
     """The real tools/demo with its log, lock and soul in `tmp_path` (SOULSTACK_DEMO_DIR, SOUL_CONFIG)."""
     config = tmp_path / "soul.config.json"
-    subprocess.run([sys.executable, "-m", "soulstack.cli", "soul", "--init", "--config", str(config)], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "soul", "--init", "--config", str(config)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return tmp_path
 
 
@@ -28,8 +32,16 @@ def demo_env(root, **extra):
 
 
 def start_demo(env):
-    return subprocess.Popen([str(ROOT / "tools" / "demo")], cwd=ROOT, env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [str(ROOT / "tools" / "demo")],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def test_demo_shows_the_mind_and_locks_out_a_second_demo(checkout):
@@ -40,10 +52,14 @@ def test_demo_shows_the_mind_and_locks_out_a_second_demo(checkout):
         assert any(f"its log: {checkout}/demo/soul.log" in line for line in seen)
         log = checkout / "demo" / "soul.log"
         before = log.read_bytes()
-        second = subprocess.run([str(ROOT / "tools" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+        second = subprocess.run(
+            [str(ROOT / "tools" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+        )
         assert second.returncode == 1
         assert f"another demo is running (pid {first.pid})" in second.stderr
-        assert log.read_bytes()[: len(before)] == before and b"\0" not in log.read_bytes()  # the first demo's log untouched
+        assert (
+            log.read_bytes()[: len(before)] == before and b"\0" not in log.read_bytes()
+        )  # the first demo's log untouched
     finally:
         os.killpg(first.pid, signal.SIGINT)
         first.wait(20)
@@ -67,7 +83,9 @@ def test_the_mind_line_for_each_state_of_the_soul():
     assert mind_line({"provider": claude, "alarms": []}) == "claude-sonnet-5-5 (anthropic)"
     assert mind_line({"provider": {"name": "brainstem", "model": ""}, "alarms": []}) == NO_KEY
     failing = [{"code": "provider_failing", "message": "anthropic: 529 overloaded (retrying)"}]
-    assert mind_line({"provider": claude, "alarms": failing}) == \
-        "claude-sonnet-5-5 (anthropic) — model unreachable, retrying: anthropic: 529 overloaded (retrying)"
+    assert (
+        mind_line({"provider": claude, "alarms": failing})
+        == "claude-sonnet-5-5 (anthropic) — model unreachable, retrying: anthropic: 529 overloaded (retrying)"
+    )
     fell_back = dict(claude, fellBackToBrainstem=True)
     assert "the brainstem stands in" in mind_line({"provider": fell_back, "alarms": failing})

@@ -12,14 +12,28 @@ import pytest
 from soulstack.service.units import NAMES
 
 needs_systemd = pytest.mark.skipif(
-    not shutil.which("systemd-analyze"), reason="systemd-analyze is missing (tools/test installs Debian's systemd when apt is available)"
+    not shutil.which("systemd-analyze"),
+    reason="systemd-analyze is missing (tools/test installs Debian's systemd when apt is available)",
 )
 
 
 def install(soulstack_cmd, tmp_path, name, *extra, env=None):
     return subprocess.run(
-        [*soulstack_cmd, "service", "install", name, "--unit-dir", str(tmp_path), "--env-dir", str(tmp_path / "env"), *extra],
-        capture_output=True, text=True, timeout=60, env=env,
+        [
+            *soulstack_cmd,
+            "service",
+            "install",
+            name,
+            "--unit-dir",
+            str(tmp_path),
+            "--env-dir",
+            str(tmp_path / "env"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
 
 
@@ -32,8 +46,13 @@ def test_every_unit_verifies_as_installed(soulstack_cmd, tmp_path, name):
     text = unit.read_text()
     executable = str(Path(sys.executable).parent / "soulstack")
     assert f"ExecStart={executable} " in text and "/opt/soulstack" not in text
-    for line in ("DynamicUser=yes", "Restart=on-failure", f"StateDirectory=soulstack-{name}",
-                 f"EnvironmentFile=-/etc/soulstack/{name}.env", "WantedBy=multi-user.target"):
+    for line in (
+        "DynamicUser=yes",
+        "Restart=on-failure",
+        f"StateDirectory=soulstack-{name}",
+        f"EnvironmentFile=-/etc/soulstack/{name}.env",
+        "WantedBy=multi-user.target",
+    ):
         assert line in text.splitlines(), line
     # verify exits 0 on mere warnings (an unknown key, a bad value), so any output is a failure too.
     verify = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
@@ -62,8 +81,21 @@ def test_mistakes_are_one_line(soulstack_cmd, tmp_path):
     assert "systemctl is not here" in done.stderr and (tmp_path / "soulstack-tts.service").exists()
     # A unit folder that is not there: one line naming the file.
     missing = tmp_path / "no-such-dir"
-    done = subprocess.run([*soulstack_cmd, "service", "install", "flock", "--unit-dir", str(missing),
-                           "--env-dir", str(tmp_path / "env"), "--no-enable"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            *soulstack_cmd,
+            "service",
+            "install",
+            "flock",
+            "--unit-dir",
+            str(missing),
+            "--env-dir",
+            str(tmp_path / "env"),
+            "--no-enable",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot write {missing}/soulstack-flock.service (No such file" in done.stderr
-

@@ -17,61 +17,101 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from soulstack.exposure import (ALLOWED_HOSTS_ENV, ALLOWED_ORIGINS_ENV, Exposure, exposure_problem, host_allowed,
-                                is_loopback, same_origin, split_host)
+from soulstack.exposure import (
+    ALLOWED_HOSTS_ENV,
+    ALLOWED_ORIGINS_ENV,
+    Exposure,
+    exposure_problem,
+    host_allowed,
+    is_loopback,
+    same_origin,
+    split_host,
+)
 from soulstack.serving import make_server_app, read_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("Name:8470", ("name", 8470)),
-    ("127.0.0.1:9202", ("127.0.0.1", 9202)),
-    ("[::1]:9202", ("::1", 9202)),
-    ("[::1]", ("::1", None)),
-    ("::1", ("::1", None)),  # a bare IPv6 address is no name:port
-    ("[fe80::1%eth0]:80", ("fe80::1%eth0", 80)),
-    ("localhost", ("localhost", None)),
-    ("robot.lan.:8001", ("robot.lan", 8001)),  # the root dot is dropped
-    ("evil.example:http", ("evil.example", None)),
-    (" Evil.Example ", ("evil.example", None)),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("Name:8470", ("name", 8470)),
+        ("127.0.0.1:9202", ("127.0.0.1", 9202)),
+        ("[::1]:9202", ("::1", 9202)),
+        ("[::1]", ("::1", None)),
+        ("::1", ("::1", None)),  # a bare IPv6 address is no name:port
+        ("[fe80::1%eth0]:80", ("fe80::1%eth0", 80)),
+        ("localhost", ("localhost", None)),
+        ("robot.lan.:8001", ("robot.lan", 8001)),  # the root dot is dropped
+        ("evil.example:http", ("evil.example", None)),
+        (" Evil.Example ", ("evil.example", None)),
+    ],
+)
 def test_split_host(value, expected):
     assert split_host(value) == expected
 
 
-@pytest.mark.parametrize("name, allowed", [
-    ("127.0.0.1", True), ("10.0.0.7", True), ("::1", True),  # an address cannot be a rebinding name
-    ("localhost", True), ("pip.localhost", True),
-    ("robot.lan", True),  # listed by the owner (below)
-    ("evil.example", False), ("localhost.evil.example", False), ("evillocalhost", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "name, allowed",
+    [
+        ("127.0.0.1", True),
+        ("10.0.0.7", True),
+        ("::1", True),  # an address cannot be a rebinding name
+        ("localhost", True),
+        ("pip.localhost", True),
+        ("robot.lan", True),  # listed by the owner (below)
+        ("evil.example", False),
+        ("localhost.evil.example", False),
+        ("evillocalhost", False),
+        ("", False),
+    ],
+)
 def test_host_allowed(name, allowed):
     assert host_allowed(name, {"robot.lan"}) is allowed
 
 
-@pytest.mark.parametrize("origin, host, same", [
-    ("http://127.0.0.1:8470", "127.0.0.1:8470", True),
-    ("HTTP://LocalHost:8470", "localhost:8470", True),
-    ("http://127.0.0.1", "127.0.0.1:80", True), ("http://127.0.0.1:80", "127.0.0.1", True),
-    ("https://robot.lan", "robot.lan", True), ("https://robot.lan", "robot.lan:443", True),
-    ("http://[::1]:9202", "[::1]:9202", True),
-    ("http://127.0.0.1:8471", "127.0.0.1:8470", False),  # another port is another origin
-    ("http://localhost:8470", "127.0.0.1:8470", False),
-    ("http://robot.lan", "robot.lan:443", False), ("https://robot.lan", "robot.lan:80", False),
-    ("null", "127.0.0.1:8470", False),  # a sandboxed frame or a file:// page
-    ("file://", "127.0.0.1:8470", False), ("ftp://127.0.0.1:8470", "127.0.0.1:8470", False),
-    ("http://127.0.0.1:99999", "127.0.0.1:99999", False), ("", "127.0.0.1:8470", False),
-])
+@pytest.mark.parametrize(
+    "origin, host, same",
+    [
+        ("http://127.0.0.1:8470", "127.0.0.1:8470", True),
+        ("HTTP://LocalHost:8470", "localhost:8470", True),
+        ("http://127.0.0.1", "127.0.0.1:80", True),
+        ("http://127.0.0.1:80", "127.0.0.1", True),
+        ("https://robot.lan", "robot.lan", True),
+        ("https://robot.lan", "robot.lan:443", True),
+        ("http://[::1]:9202", "[::1]:9202", True),
+        ("http://127.0.0.1:8471", "127.0.0.1:8470", False),  # another port is another origin
+        ("http://localhost:8470", "127.0.0.1:8470", False),
+        ("http://robot.lan", "robot.lan:443", False),
+        ("https://robot.lan", "robot.lan:80", False),
+        ("null", "127.0.0.1:8470", False),  # a sandboxed frame or a file:// page
+        ("file://", "127.0.0.1:8470", False),
+        ("ftp://127.0.0.1:8470", "127.0.0.1:8470", False),
+        ("http://127.0.0.1:99999", "127.0.0.1:99999", False),
+        ("", "127.0.0.1:8470", False),
+    ],
+)
 def test_same_origin(origin, host, same):
     assert same_origin(origin, host) is same
 
 
-@pytest.mark.parametrize("host, loopback", [
-    ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("[::1]", True), ("localhost", True),
-    ("LOCALHOST", True), ("pip.localhost", True),
-    ("0.0.0.0", False), ("", False), ("::", False), ("192.168.1.5", False), ("robot.lan", False),
-])
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LOCALHOST", True),
+        ("pip.localhost", True),
+        ("0.0.0.0", False),
+        ("", False),
+        ("::", False),
+        ("192.168.1.5", False),
+        ("robot.lan", False),
+    ],
+)
 def test_is_loopback(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -168,7 +208,9 @@ async def test_a_foreign_page_cannot_change_anything_but_its_own_page_and_progra
     assert ran == []
     # Reading is no change: a foreign Origin on a GET passes (what it may read is CORS's business).
     assert (await call(http, "GET", url + "/look", headers={"Origin": "http://evil.example"}))[0] == 200
-    assert (await call(http, "POST", url + "/change", json={"a": 2}, headers={"Origin": f"http://127.0.0.1:{port}"}))[0] == 200
+    assert (await call(http, "POST", url + "/change", json={"a": 2}, headers={"Origin": f"http://127.0.0.1:{port}"}))[
+        0
+    ] == 200
     assert (await call(http, "POST", url + "/change", json={"a": 3}))[0] == 200  # a program sends no Origin
     assert ran == [("GET", None), ("POST", {"a": 2}), ("POST", {"a": 3})]
 
@@ -177,22 +219,37 @@ async def test_an_origin_the_owner_lists_may_post(serve, monkeypatch):
     monkeypatch.setenv(ALLOWED_ORIGINS_ENV, "http://dashboard.lan:8080/")
     app, ran = recording_app()
     url, port, http = await serve(app)
-    assert (await call(http, "POST", url + "/change", json={"a": 1}, headers={"Origin": "http://dashboard.lan:8080"}))[0] == 200
-    assert (await call(http, "POST", url + "/change", json={"a": 1}, headers={"Origin": "http://dashboard.lan"}))[0] == 403
+    assert (await call(http, "POST", url + "/change", json={"a": 1}, headers={"Origin": "http://dashboard.lan:8080"}))[
+        0
+    ] == 200
+    assert (await call(http, "POST", url + "/change", json={"a": 1}, headers={"Origin": "http://dashboard.lan"}))[
+        0
+    ] == 403
     assert ran == [("POST", {"a": 1})]
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                                          "application/json-seq", None])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json-seq",
+        None,
+    ],
+)
 async def test_json_only_as_application_json(serve, content_type):
     app, ran = recording_app()
     url, port, http = await serve(app)
     headers = {"Content-Type": content_type} if content_type else {}
-    async with http.post(url + "/change", data=b'{"a": 1}', headers=headers,
-                         skip_auto_headers=() if content_type else ("Content-Type",)) as response:
+    async with http.post(
+        url + "/change", data=b'{"a": 1}', headers=headers, skip_auto_headers=() if content_type else ("Content-Type",)
+    ) as response:
         body = await response.json()
         assert response.status == 415 and "application/json" in body["message"], body
-    ok = await call(http, "POST", url + "/change", data=b'{"a": 1}', headers={"Content-Type": "Application/JSON; charset=utf-8"})
+    ok = await call(
+        http, "POST", url + "/change", data=b'{"a": 1}', headers={"Content-Type": "Application/JSON; charset=utf-8"}
+    )
     assert ok[0] == 200 and ran == [("POST", {"a": 1})]
 
 
@@ -200,8 +257,9 @@ async def test_json_only_as_application_json(serve, content_type):
 
 
 def soulstack(*argv):
-    return subprocess.run([sys.executable, "-m", "soulstack.cli", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_token_file_holds_the_token_and_the_environment_is_the_default(tmp_path, monkeypatch):
@@ -215,18 +273,26 @@ def test_token_file_holds_the_token_and_the_environment_is_the_default(tmp_path,
     assert build_parser().parse_args(["flock", "--token-file", str(path)]).token == "s3cret-from-a-file"
 
 
-@pytest.mark.parametrize("content, why", [(None, "cannot read"), ("", "must hold the token alone on one line"),
-                                          ("  \n\n", "must hold the token alone on one line"),
-                                          ("one\ntwo\n", "must hold the token alone on one line"),
-                                          (b"\xff\xfe", "is not UTF-8 text")])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (None, "cannot read"),
+        ("", "must hold the token alone on one line"),
+        ("  \n\n", "must hold the token alone on one line"),
+        ("one\ntwo\n", "must hold the token alone on one line"),
+        (b"\xff\xfe", "is not UTF-8 text"),
+    ],
+)
 def test_a_bad_token_file_is_one_line_exit_2(tmp_path, content, why):
     path = tmp_path / "token"
     if isinstance(content, bytes):
         path.write_bytes(content)
     elif content is not None:
         path.write_text(content)
-    for argv in (["tts", "--port", "1", "--token-file", str(path)],
-                 ["body", "terminal", "--nudge-token-file", str(path)]):
+    for argv in (
+        ["tts", "--port", "1", "--token-file", str(path)],
+        ["body", "terminal", "--nudge-token-file", str(path)],
+    ):
         result = soulstack(*argv)
         assert result.returncode == 2, result
         assert result.stderr.count("\n") == 1 and why in result.stderr and str(path) in result.stderr, result.stderr

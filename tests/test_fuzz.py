@@ -61,15 +61,20 @@ def test_the_corpus_gets_no_5xx_no_hang_and_leaves_the_server_able(servers, name
     assert tally.sent >= 40 and server.alive()
     assert fuzzkit.still_able(server) is None
     if name != "sim":  # every host server refuses what a web page can send; the firmware is not one
-        browser = {case: status for case, status in tally.answers.items()
-                   if case.startswith("POST ") and case.split(" ", 2)[2] in fuzzkit.BROWSER_CASES}
+        browser = {
+            case: status
+            for case, status in tally.answers.items()
+            if case.startswith("POST ") and case.split(" ", 2)[2] in fuzzkit.BROWSER_CASES
+        }
         assert browser and all(status in (403, 415, 421) for status in browser.values()), browser
     if name == "soul":
         # The clean nudge still reaches the mind: a model call shows it. (The fuzz's own valid nudges
         # make calls too, so the first call after calls_before need not be the clean one.)
         def shown():
-            return any("a clean nudge after the fuzz" in json.dumps(body, ensure_ascii=False)
-                       for body in servers.fake.bodies[calls_before:])
+            return any(
+                "a clean nudge after the fuzz" in json.dumps(body, ensure_ascii=False)
+                for body in servers.fake.bodies[calls_before:]
+            )
 
         fuzzkit.wait_until(shown, "a model call showing the clean nudge", timeout=20)
 
@@ -94,12 +99,16 @@ def test_hypothesis_bodies_get_no_5xx(servers, name):
         if endpoint.fields:
             bodies.append(dict(endpoint.example, **{endpoint.fields[0]: field_value}))
         for body in bodies:
-            raw = fuzzkit.request("POST", endpoint.path, json.dumps(body).encode(),
-                                  {"Authorization": f"Bearer {server.token}"})
+            raw = fuzzkit.request(
+                "POST", endpoint.path, json.dumps(body).encode(), {"Authorization": f"Bearer {server.token}"}
+            )
             answer = fuzzkit.send(server.port, raw)
             assert not answer.hung, (endpoint.path, body)
             assert answer.status is not None and (answer.status < 500 or (server.allow_503 and answer.status == 503)), (
-                endpoint.path, body, answer.status)
+                endpoint.path,
+                body,
+                answer.status,
+            )
 
     hostile()
     assert server.alive() and fuzzkit.still_able(server) is None

@@ -30,15 +30,23 @@ TOKEN_ENV = ("NUDGE_TOKEN", "CONVERSE_TOKEN", "BODY_TOKEN", "FLOCK_TOKEN", "TTS_
 
 # What each server is told (port and data folder filled in), and a request with the answer it gets when let in.
 SERVERS = {
-    "soul": (lambda port, tmp: ["soul", "--config", str(tmp / "soul.config.json"), "--host", "0.0.0.0", "--port", str(port)],
-             ("GET", "/health", None, 200)),
-    "body terminal": (lambda port, tmp: ["body", "terminal", "--host", "0.0.0.0", "--port", str(port), "--nudge-url="],
-                      ("POST", "/status", {}, 200)),
+    "soul": (
+        lambda port, tmp: ["soul", "--config", str(tmp / "soul.config.json"), "--host", "0.0.0.0", "--port", str(port)],
+        ("GET", "/health", None, 200),
+    ),
+    "body terminal": (
+        lambda port, tmp: ["body", "terminal", "--host", "0.0.0.0", "--port", str(port), "--nudge-url="],
+        ("POST", "/status", {}, 200),
+    ),
     "tts": (lambda port, tmp: ["tts", "--host", "0.0.0.0", "--port", str(port)], ("POST", "/tts", {}, 400)),
-    "flock": (lambda port, tmp: ["flock", "--host", "0.0.0.0", "--port", str(port), "--data", str(tmp / "crows")],
-              ("GET", "/api/waiting", None, 200)),
-    "bridge serial": (lambda port, tmp: ["bridge", "serial", "--device", "/nonexistent", "--listen", f"0.0.0.0:{port}"],
-                      ("POST", "/status", {}, 200)),
+    "flock": (
+        lambda port, tmp: ["flock", "--host", "0.0.0.0", "--port", str(port), "--data", str(tmp / "crows")],
+        ("GET", "/api/waiting", None, 200),
+    ),
+    "bridge serial": (
+        lambda port, tmp: ["bridge", "serial", "--device", "/nonexistent", "--listen", f"0.0.0.0:{port}"],
+        ("POST", "/status", {}, 200),
+    ),
 }
 
 
@@ -49,8 +57,14 @@ def clean_env(**extra):
 
 def start(argv, log_path, env):
     with open(log_path, "ab") as log:  # the terminal body reads its stdin: a pipe that stays open
-        return subprocess.Popen([sys.executable, "-m", "soulstack.cli", *argv], cwd=ROOT, env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log)
+        return subprocess.Popen(
+            [sys.executable, "-m", "soulstack.cli", *argv],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
 
 
 async def first_answer(process, probe, port, log_path, headers=None, timeout=20.0):
@@ -91,8 +105,15 @@ async def setting(tmp_path):
 @pytest.mark.parametrize("server", SERVERS)
 def test_a_lan_bind_without_a_token_is_refused_in_one_line(server, setting):
     argv, _ = SERVERS[server]
-    result = subprocess.run([sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)], cwd=ROOT,
-                            env=clean_env(), stdin=subprocess.PIPE, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)],
+        cwd=ROOT,
+        env=clean_env(),
+        stdin=subprocess.PIPE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2, result
     lines = result.stderr.splitlines()
     assert "refusing to listen on 0.0.0.0 without a token" in lines[-1] and "--insecure-no-token" in lines[-1]
@@ -102,8 +123,14 @@ def test_a_lan_bind_without_a_token_is_refused_in_one_line(server, setting):
 
 def test_the_soul_refuses_before_it_wakes(setting):
     argv, _ = SERVERS["soul"]
-    result = subprocess.run([sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)], cwd=ROOT,
-                            env=clean_env(), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)],
+        cwd=ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert not (setting / "soul").exists()  # nothing of a life begun
 

@@ -18,8 +18,18 @@ from pathlib import Path
 ROOT = next(folder for folder in Path(__file__).resolve().parents if (folder / "pyproject.toml").is_file())
 FOLDERS = ("host", "adapters", "firmware", "deploy", "docs", "tests", "tools")
 SUFFIXES = (".py", ".md", ".js", ".toml", ".service")
-IGNORED = {".git", ".venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache", ".hypothesis", ".crows",
-           ".demo"}
+IGNORED = {
+    ".git",
+    ".venv",
+    "node_modules",
+    "build",
+    "dist",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".crows",
+    ".demo",
+}
 
 # MCP's JSON-RPC methods, not our tools/ folder.
 PROTOCOL_WORDS = {"tools/list", "tools/call"}
@@ -38,15 +48,23 @@ FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 def scanned_files() -> list:
     """The repository's files as a fresh clone has them, plus new ones not yet committed."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                                capture_output=True, text=True, check=True).stdout.splitlines()
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: walk it
         listed = []
         for folder, subfolders, files in os.walk(ROOT):
             subfolders[:] = [name for name in subfolders if name not in IGNORED and not name.endswith(".egg-info")]
             listed += [str((Path(folder) / name).relative_to(ROOT)) for name in files]
-    return sorted(name for name in set(listed) if (ROOT / name).is_file() and (
-        name.endswith(SUFFIXES) or name.startswith("tools/") or name.startswith(".ci/")))
+    return sorted(
+        name
+        for name in set(listed)
+        if (ROOT / name).is_file() and (name.endswith(SUFFIXES) or name.startswith("tools/") or name.startswith(".ci/"))
+    )
 
 
 def exists(word: str) -> bool:
@@ -106,8 +124,12 @@ def broken_links(page: Path) -> list:
 
 
 def test_every_path_named_in_code_and_docs_exists():
-    missing = [f"{name}:{number}: {word}" for name in scanned_files()
-               for number, word in named_paths((ROOT / name).read_text(errors="replace")) if not exists(word)]
+    missing = [
+        f"{name}:{number}: {word}"
+        for name in scanned_files()
+        for number, word in named_paths((ROOT / name).read_text(errors="replace"))
+        if not exists(word)
+    ]
     assert missing == [], "paths named that do not exist:\n" + "\n".join(missing)
 
 
@@ -119,10 +141,14 @@ def test_every_relative_link_in_the_docs_leads_somewhere():
 
 def test_the_scanner_sees_what_it_should():
     # A path named in a comment, in a sentence, as a module's name; the words it must leave alone.
-    assert named_paths("see host/soul/loop.py, and host/soul/loop.Soul.") == [(1, "host/soul/loop.py"),
-                                                                             (1, "host/soul/loop.Soul")]
+    assert named_paths("see host/soul/loop.py, and host/soul/loop.Soul.") == [
+        (1, "host/soul/loop.py"),
+        (1, "host/soul/loop.Soul"),
+    ]
     assert exists("host/soul/loop.Soul") and not exists("host/soul/" + "nowhere.py")
-    quiet = "MCP's tools/list; tools/bench-*; host/soul/prompts/<code>.py; docs/en/advanced/dl.rst; x/host/y; $ROOT/tools"
+    quiet = (
+        "MCP's tools/list; tools/bench-*; host/soul/prompts/<code>.py; docs/en/advanced/dl.rst; x/host/y; $ROOT/tools"
+    )
     assert named_paths(quiet) == []
     assert slug("POST /status — does it feel its body?") == "post-status--does-it-feel-its-body"
     assert slug("Its life on disk (`soulDir`)") == "its-life-on-disk-souldir"

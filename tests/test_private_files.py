@@ -50,10 +50,16 @@ def not_private(folder: Path) -> list:
     """Every folder under `folder` (itself too) not 0700 and every file not 0600, with its mode."""
     wrong = [] if mode(folder) == 0o700 else [(str(folder), oct(mode(folder)))]
     for root, folders, files in os.walk(folder):
-        wrong += [(os.path.join(root, name), oct(mode(os.path.join(root, name))))
-                  for name in folders if mode(os.path.join(root, name)) != 0o700]
-        wrong += [(os.path.join(root, name), oct(mode(os.path.join(root, name))))
-                  for name in files if mode(os.path.join(root, name)) != 0o600]
+        wrong += [
+            (os.path.join(root, name), oct(mode(os.path.join(root, name))))
+            for name in folders
+            if mode(os.path.join(root, name)) != 0o700
+        ]
+        wrong += [
+            (os.path.join(root, name), oct(mode(os.path.join(root, name))))
+            for name in files
+            if mode(os.path.join(root, name)) != 0o600
+        ]
     return wrong
 
 
@@ -152,10 +158,13 @@ async def test_the_flock_keeps_its_data_folder_database_and_logs_private(tmp_pat
             await flock.start()
         try:
             async with aiohttp.ClientSession() as http:
-                async with http.post(f"{flock.url}/api/nests", json={"name": "Launch", "crows": ["Pepper", "Inky"]}) as answer:
+                async with http.post(
+                    f"{flock.url}/api/nests", json={"name": "Launch", "crows": ["Pepper", "Inky"]}
+                ) as answer:
                     assert answer.status == 201, await answer.text()
-                async with http.post(f"{flock.url}/api/nests/todo/messages",
-                                     json={"author": "owner", "text": "my private plans"}) as answer:
+                async with http.post(
+                    f"{flock.url}/api/nests/todo/messages", json={"author": "owner", "text": "my private plans"}
+                ) as answer:
                     assert answer.status == 201, await answer.text()
             await flock.new_list("- research alpha")
             # While it runs, the database's WAL and shared memory are there: both private too.
@@ -173,9 +182,20 @@ async def test_the_flock_keeps_its_data_folder_database_and_logs_private(tmp_pat
 def install(soulstack_cmd, tmp_path, name):
     with umask(0o022):
         return subprocess.run(
-            [*soulstack_cmd, "service", "install", name, "--unit-dir", str(tmp_path / "units"),
-             "--env-dir", str(tmp_path / "etc" / "soulstack"), "--no-enable"],
-            capture_output=True, text=True, timeout=60,
+            [
+                *soulstack_cmd,
+                "service",
+                "install",
+                name,
+                "--unit-dir",
+                str(tmp_path / "units"),
+                "--env-dir",
+                str(tmp_path / "etc" / "soulstack"),
+                "--no-enable",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
 
 

@@ -25,15 +25,28 @@ VENV_BIN = Path(sys.executable).parent
 def installed(tmp_path_factory):
     """(soulstack command, env, a folder outside the checkout) for the installed wheel."""
     tmp = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(ROOT)],
-                   check=True, capture_output=True, timeout=300, cwd=tmp)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        cwd=tmp,
+    )
     wheel = next((tmp / "dist").glob("soulstack-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, timeout=120)
     clean_python = tmp / "venv" / "bin" / "python"
-    site = subprocess.run([clean_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site, str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    site = subprocess.run(
+        [clean_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site, str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     # The dependencies only: a plain path line, so the checkout's editable finder (a .pth that runs code) stays out.
     Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     # A console script, as pip would write it for the venv.
@@ -50,8 +63,15 @@ def installed(tmp_path_factory):
 
 def run(installed, *args, timeout=60):
     _, command, env, outside = installed
-    return subprocess.run([command, *args], cwd=outside, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [command, *args],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
@@ -59,14 +79,25 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/", 1)[0] for name in names}
     assert tops == {"soulstack", wheel.name.split("-py")[0] + ".dist-info"}  # no top-level host, adapters or core
-    for needed in ("soulstack/firmware/main.py", "soulstack/firmware/core/protocol.py", "soulstack/firmware/hal/fake.py",
-                   "soulstack/adapters/terminal/body.py", "soulstack/flock/web/index.html", "soulstack/flock/crows.json",
-                   "soulstack/flock/jev/examples.jsonl"):
+    for needed in (
+        "soulstack/firmware/main.py",
+        "soulstack/firmware/core/protocol.py",
+        "soulstack/firmware/hal/fake.py",
+        "soulstack/adapters/terminal/body.py",
+        "soulstack/flock/web/index.html",
+        "soulstack/flock/crows.json",
+        "soulstack/flock/jev/examples.jsonl",
+    ):
         assert needed in names
     where = run(installed, "--version")
     assert where.returncode == 0 and where.stdout.startswith("soulstack ")
-    imported = subprocess.run([installed[1].replace("soulstack", "python"), "-c", "import soulstack; print(soulstack.__file__)"],
-                              cwd=installed[3], env=installed[2], capture_output=True, text=True)
+    imported = subprocess.run(
+        [installed[1].replace("soulstack", "python"), "-c", "import soulstack; print(soulstack.__file__)"],
+        cwd=installed[3],
+        env=installed[2],
+        capture_output=True,
+        text=True,
+    )
     assert "site-packages" in imported.stdout and str(ROOT) not in imported.stdout
 
 
@@ -78,8 +109,15 @@ def free_port() -> int:
 
 def start(installed, *args):
     _, command, env, outside = installed
-    return subprocess.Popen([command, *args], cwd=outside, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [command, *args],
+        cwd=outside,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def line_starting(process, prefix: str, timeout: float = 60) -> str:
@@ -90,7 +128,9 @@ def line_starting(process, prefix: str, timeout: float = 60) -> str:
             break
         if line.startswith(prefix):
             return line.strip()
-    raise AssertionError(f"no line starting {prefix!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}")
+    raise AssertionError(
+        f"no line starting {prefix!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}"
+    )
 
 
 def stop(process):

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from soulstack.firmware.core import serial_frames
+from soulstack.firmware.core import serial_frames  # noqa: E402
 from soulstack.serial_ports import open_serial  # noqa: E402
 
 SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; sys.exit(main())"]
@@ -38,7 +38,9 @@ CALLS = {"status": {}, "express": {"emotion": "happy"}, "look": {"question": "wh
 def start(argv, expect):
     """Start a soulstack subprocess and return it with the first line that starts with `expect`."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    process = subprocess.Popen([*SOULSTACK, *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [*SOULSTACK, *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     for line in process.stdout:
         if line.startswith(expect):
             return process, line.strip()
@@ -96,7 +98,9 @@ def main():
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             listen_port = probe.getsockname()[1]
-        bridge, _ = start(["bridge", "serial", "--device", path, "--listen", f"127.0.0.1:{listen_port}"], "listening on")
+        bridge, _ = start(
+            ["bridge", "serial", "--device", path, "--listen", f"127.0.0.1:{listen_port}"], "listening on"
+        )
         url = f"http://127.0.0.1:{listen_port}"
         time.sleep(1)  # the bridge opens the port and its first probe is answered
         bridged = {ep: asyncio.run(through_bridge(url, ep, body, calls)) for ep, body in CALLS.items()}
@@ -111,7 +115,9 @@ def main():
     for endpoint in CALLS:
         d_med, d_p99 = figures(raw[endpoint])
         b_med, b_p99 = figures(bridged[endpoint])
-        print(f"{endpoint:9} {d_med:10.2f} / {d_p99:7.2f}   {b_med:10.2f} / {b_p99:7.2f}   {b_med - d_med:9.2f} / {b_p99 - d_p99:7.2f}")
+        print(
+            f"{endpoint:9} {d_med:10.2f} / {d_p99:7.2f}   {b_med:10.2f} / {b_p99:7.2f}   {b_med - d_med:9.2f} / {b_p99 - d_p99:7.2f}"
+        )
     added = statistics.median(figures(bridged[ep])[0] - figures(raw[ep])[0] for ep in CALLS)
     print(f"goal: the bridge adds a median under 5 ms per call -> {'met' if added < 5 else 'NOT met'} ({added:.2f} ms)")
 

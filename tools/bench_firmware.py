@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Print the firmware's memory figures, measured under real MicroPython.
 
-  core_heap_bytes   heap in use after importing firmware/core's body modules (gc.mem_alloc; goal < 64 KB)
-  ota_heap_bytes    what core/ota (the updater over Wi-Fi, imported at boot with a token) holds on top
-  smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
-  look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
-  boot_*            from sources and from tools/flash's compiled (.mpy) layout, at 256K, median of 5 boots:
-                    ms until the port accepts, heap free and used after boot (after gc), peak heap
-                    (tests/firmware/boot_figures.py; --boot prints only these)
+core_heap_bytes   heap in use after importing firmware/core's body modules (gc.mem_alloc; goal < 64 KB)
+ota_heap_bytes    what core/ota (the updater over Wi-Fi, imported at boot with a token) holds on top
+smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
+look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
+boot_*            from sources and from tools/flash's compiled (.mpy) layout, at 256K, median of 5 boots:
+                  ms until the port accepts, heap free and used after boot (after gc), peak heap
+                  (tests/firmware/boot_figures.py; --boot prints only these)
 """
 
 import argparse
@@ -37,15 +37,22 @@ from soulstack.sim.runner import Simulator, find_tool, stage_microdot  # noqa: E
 def core_heap():
     """(core_heap_bytes, ota_heap_bytes) from tests/firmware/heap.py."""
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(ROOT / "firmware")]))
-    out = subprocess.run([find_tool("micropython"), str(ROOT / "tests/firmware/heap.py")], env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [find_tool("micropython"), str(ROOT / "tests/firmware/heap.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return int(re.search(r"core_heap_bytes (\d+)", out).group(1)), int(re.search(r"ota_heap_bytes (\d+)", out).group(1))
 
 
 async def thirty_looks(heap_kb):
     port = unused_port()
     # With a token, as tools/flash sets a robot up: the updater (core/ota.py) is loaded too.
-    simulator = Simulator(port, heap=f"{heap_kb}K", token="bench", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).start()
+    simulator = Simulator(
+        port, heap=f"{heap_kb}K", token="bench", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).start()
     url = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession(headers={"Authorization": "Bearer bench"}) as session:
@@ -85,8 +92,20 @@ async def smallest_heap():
 
 def boot_once(tree, lib, config):
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(tree), str(lib)]))
-    argv = [find_tool("micropython"), "-X", "heapsize=256K", str(ROOT / "tests/firmware/boot_figures.py"),
-            "--config", str(config), "--hal", "fake", "--host", "127.0.0.1", "--port", str(unused_port())]
+    argv = [
+        find_tool("micropython"),
+        "-X",
+        "heapsize=256K",
+        str(ROOT / "tests/firmware/boot_figures.py"),
+        "--config",
+        str(config),
+        "--hal",
+        "fake",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(unused_port()),
+    ]
     out = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=True, timeout=60).stdout
     return {key: int(value) for key, value in re.findall(r"^(\w+) (\d+)$", out, re.MULTILINE)}
 
@@ -114,8 +133,9 @@ def print_boot():
 
 def main():
     # --help explains and exits instead of running the benchmark.
-    parser = argparse.ArgumentParser(prog="tools/bench-firmware", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tools/bench-firmware", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--boot", action="store_true", help="print only the boot_* figures")
     if parser.parse_args().boot:
         print_boot()
@@ -125,7 +145,9 @@ def main():
     print(f"core_heap_bytes   {core}")
     print(f"ota_heap_bytes    {updater}")
     print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
-    print(f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)")
+    print(
+        f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)"
+    )
 
 
 if __name__ == "__main__":

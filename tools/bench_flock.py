@@ -47,7 +47,9 @@ class ZeroModel:
             reply = "[deliver] done" if "deliver the result" in prompt else "[claim] mine"
             return Reply(Message("assistant", [TextBlock(reply)]), "end_turn", Usage(20, 5))
         if tool_choice == "triage":
-            call = ToolCall("t1", "triage", {"mode": "solo", "task_type": "research", "subtasks": [], "reason": "quick"})
+            call = ToolCall(
+                "t1", "triage", {"mode": "solo", "task_type": "research", "subtasks": [], "reason": "quick"}
+            )
             return Reply(Message("assistant", [call]), "tool_use", Usage(20, 10))
         return Reply(Message("assistant", [TextBlock("done")]), "end_turn", Usage(20, 5))
 
@@ -70,8 +72,7 @@ def serve(port: int, data_dir: str) -> None:
     config = FlockConfig(lists_per_minute=1_000_000, token_budget=10_000_000, concurrency=50, max_model_calls=256)
     nest_config = NestConfig(messages_per_minute=1_000_000_000)
     app = make_flock_app(data_dir, ZeroModel(), config=config, nest_config=nest_config)
-    web.run_app(app, host="127.0.0.1", port=port, print=None,
-                access_log=None)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
 async def post_lists(session, count, items_per_list, tag):
@@ -137,20 +138,26 @@ async def drive(base, nests_only=False):
                 await asyncio.sleep(0.05)
         if nests_only:
             nests = await nest_figures(base)
-            print(f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
-                  f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}")
+            print(
+                f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
+                f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}"
+            )
             return
         rate = await items_per_second(session, lists=60, items_per_list=50)
         print(f"end to end: {rate:.0f} items/s (60 lists x 50 items, zero-latency in-process model, auto verdicts)")
         replay = await replay_seconds(session, 10_000)
         print(f"replay: 10000 events in {replay:.3f} s")
     p50, p99, samples = await sse_latency(base, subscribers=200, lists=20, items_per_list=5)
-    print(f"200 SSE subscribers (4 reader processes), a 5-item list every 100 ms: "
-          f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries")
+    print(
+        f"200 SSE subscribers (4 reader processes), a 5-item list every 100 ms: "
+        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries"
+    )
     nests = await nest_figures(base)
-    print(f"items_per_s={rate:.0f} sse_p99_ms={p99:.1f} replay_10k_s={replay:.3f} "
-          f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
-          f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}")
+    print(
+        f"items_per_s={rate:.0f} sse_p99_ms={p99:.1f} replay_10k_s={replay:.3f} "
+        f"nest_msgs_per_s={nests['msgs_per_s']:.0f} nest_chain_p50_ms={nests['chain_p50_ms']:.1f} "
+        f"nest_sse_p99_ms={nests['sse_p99_ms']:.1f}"
+    )
 
 
 def main(argv=None) -> int:
@@ -175,7 +182,9 @@ def main(argv=None) -> int:
         return 0
     port = unused_port()
     with tempfile.TemporaryDirectory(prefix="bench-flock-") as data_dir:
-        server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(port), "--data", data_dir])
+        server = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--serve", str(port), "--data", data_dir]
+        )
         try:
             asyncio.run(drive(f"http://127.0.0.1:{port}", args.nests_only))
         finally:

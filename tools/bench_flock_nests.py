@@ -65,5 +65,7 @@ async def nest_figures(base) -> dict:
             await post(session, {"text": f"Morning, note {n}.", "kind": "say"})
             await asyncio.sleep(0.02)
     p50, p99, samples = await latencies_of(readers)
-    print(f"nests: 200 subscribers, a message every 20 ms: p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries")
+    print(
+        f"nests: 200 subscribers, a message every 20 ms: p50 {p50:.1f} ms, p99 {p99:.1f} ms over {samples} deliveries"
+    )
     return {"msgs_per_s": rate, "chain_p50_ms": chain_p50, "sse_p99_ms": p99}

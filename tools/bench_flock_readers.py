@@ -53,7 +53,7 @@ async def subscribe(base, count, expected, query=""):
         async def follow(index, stream):
             def on_event(_id, name, data):
                 start = data.index('"ts": "') + 7  # cheaper than json.loads for every delivery
-                latencies.append(time.time() - parse_ts(data[start:data.index('"', start)]))
+                latencies.append(time.time() - parse_ts(data[start : data.index('"', start)]))
                 counts[index] += 1
 
             await read_events(stream, on_event, lambda: counts[index] >= expected)
@@ -69,8 +69,17 @@ async def start_readers(base, subscribers, expected, processes=4, query=""):
     """Subscribers live in `processes` reader processes, so the readers do not slow each other down."""
     readers = [
         await asyncio.create_subprocess_exec(
-            sys.executable, str(BENCH), "--subscribe", base, "--count", str(subscribers // processes),
-            "--expect", str(expected), "--query", query, stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            str(BENCH),
+            "--subscribe",
+            base,
+            "--count",
+            str(subscribers // processes),
+            "--expect",
+            str(expected),
+            "--query",
+            query,
+            stdout=asyncio.subprocess.PIPE,
         )
         for _ in range(processes)
     ]

@@ -26,14 +26,22 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         hits = Path(folder) / "hits"
         env = dict(os.environ, **{coverage.ENV: str(hits)})
-        run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *tests], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *tests],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         print(run.stdout.strip().splitlines()[-1])
         total_run = total = 0
         for name, (ran, statements, missed) in coverage.report(hits).items():
             total_run, total = total_run + ran, total + statements
-            print(f"firmware/hal/{name:11} {ran:4} of {statements:4} statements ({100 * ran / statements:.0f}%)"
-                  + (f"  never run: lines {', '.join(map(str, missed))}" if missed else ""))
+            print(
+                f"firmware/hal/{name:11} {ran:4} of {statements:4} statements ({100 * ran / statements:.0f}%)"
+                + (f"  never run: lines {', '.join(map(str, missed))}" if missed else "")
+            )
         print(f"all three        {total_run:4} of {total:4} statements ({100 * total_run / total:.0f}%)")
     return run.returncode
 

@@ -27,7 +27,9 @@ def main() -> int:
     print(format_table(result))
     for lang in ("en", "zh"):
         part = [e for e in held if e["lang"] == lang]
-        print(f"  {lang}: accuracy {measure(jev.probs_many(part), [e['kind'] for e in part])['accuracy']:.3f} over {len(part)}")
+        print(
+            f"  {lang}: accuracy {measure(jev.probs_many(part), [e['kind'] for e in part])['accuracy']:.3f} over {len(part)}"
+        )
     latencies, cpu = [], []
     for _ in range(5):  # every held-out message five times, one at a time
         for e in held:
@@ -38,8 +40,10 @@ def main() -> int:
     latencies.sort()
     cpu.sort()
     p50, p99 = latencies[len(latencies) // 2] * 1000, latencies[int(len(latencies) * 0.99)] * 1000
-    print(f"tagging one message: p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(latencies)} calls "
-          f"(CPU time p50 {cpu[len(cpu) // 2] * 1000:.2f} ms: on a busy machine the wall figures include waiting for a core)")
+    print(
+        f"tagging one message: p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(latencies)} calls "
+        f"(CPU time p50 {cpu[len(cpu) // 2] * 1000:.2f} ms: on a busy machine the wall figures include waiting for a core)"
+    )
     print(f"jev_accuracy={result['accuracy']:.3f} jev_ece={result['ece']:.3f} tag_p99_ms={p99:.2f}")
     return 0
 

@@ -68,7 +68,15 @@ from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402
 from tools.bench_life_tally import (  # noqa: E402
-    DAY_FIELDS, Recording, added_per_waking, call_usd, fixed_tokens, last_line, per_day, spending)
+    DAY_FIELDS,
+    Recording,
+    added_per_waking,
+    call_usd,
+    fixed_tokens,
+    last_line,
+    per_day,
+    spending,
+)
 
 MIN_CACHE_TOKENS = 1024
 GOAL_USD, CAP_USD = 0.20, 0.25  # at most $0.20/day on average, no day above $0.25 (docs/metabolism.md)
@@ -85,14 +93,20 @@ class Uncached(AnthropicModel):
 
 def config_for(variant: str, args, soul_dir: Path, body) -> dict:
     """The soul's config (raw) for one variant."""
-    model = {"provider": "anthropic", "id": args.model, "cacheTtl": "5m" if variant == "5m TTL" else "1h",
-             "keepWarm": variant not in ("no keep-warm", "caching off"),  # (a 5 m TTL is never kept warm)
-             "maxContextTokens": args.max_context, "keepRecentTokens": args.keep_recent}
+    model = {
+        "provider": "anthropic",
+        "id": args.model,
+        "cacheTtl": "5m" if variant == "5m TTL" else "1h",
+        "keepWarm": variant not in ("no keep-warm", "caching off"),  # (a 5 m TTL is never kept warm)
+        "maxContextTokens": args.max_context,
+        "keepRecentTokens": args.keep_recent,
+    }
     routine = (args.routine or ROUTINE) if variant == "routine mind" else args.routine
     if routine:
         model["routine"] = routine
     raw = {
-        "soulDir": str(soul_dir), "timezone": TIMEZONE,
+        "soulDir": str(soul_dir),
+        "timezone": TIMEZONE,
         "model": model,
         "body": {"name": "the desk robot", "endpoints": body.endpoints()},
         "persona": {"name": "Pip", "human": "Ana"},
@@ -115,10 +129,16 @@ async def live(variant: str, args) -> dict:
         soul_dir.mkdir()
         (soul_dir / "SELF.md").write_text(SELF)
         (soul_dir / "ASPIRATIONS.md").write_text(ASPIRATIONS)
-        async with RecordingBody(image=QVGA_JPEG) as body, Recording(default=player.answer, clock=clock.monotonic,
-                                                                     now=lambda: clock.now().astimezone(zone),
-                                                                     min_cache_tokens=MIN_CACHE_TOKENS,
-                                                                     bytes_per_token=args.bytes_per_token) as fake:
+        async with (
+            RecordingBody(image=QVGA_JPEG) as body,
+            Recording(
+                default=player.answer,
+                clock=clock.monotonic,
+                now=lambda: clock.now().astimezone(zone),
+                min_cache_tokens=MIN_CACHE_TOKENS,
+                bytes_per_token=args.bytes_per_token,
+            ) as fake,
+        ):
             raw = config_for(variant, args, soul_dir, body)
             cfg, warnings = config.from_dict(raw)
             for warning in warnings:
@@ -147,9 +167,15 @@ async def live(variant: str, args) -> dict:
                 raise task.exception()
             daily = per_day(fake.calls, wakings, START.astimezone(zone).date(), days, model_id)
             row = {name: sum(d[name] for d in daily) / days for name in DAY_FIELDS}
-            row.update(variant=variant, daily=daily, routineModel=raw["model"].get("routine"),
-                       peak=max((d["peakContext"] for d in daily), default=0), folds=soul.ceiling.folds / days,
-                       warnings=warnings, perWaking=vitals_wakings(soul_dir, end))
+            row.update(
+                variant=variant,
+                daily=daily,
+                routineModel=raw["model"].get("routine"),
+                peak=max((d["peakContext"] for d in daily), default=0),
+                folds=soul.ceiling.folds / days,
+                warnings=warnings,
+                perWaking=vitals_wakings(soul_dir, end),
+            )
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
             every = soul.session.messages  # as a later waking would see them all: settled (host/soul/memory/settle.py)
@@ -180,8 +206,10 @@ def print_by_model(rows) -> None:
             continue
         print(f"\nby model ({row['variant']}, per day):")
         for model, entry in row["byModel"].items():
-            print(f"  {model:<24}{entry['calls']:>6.0f} calls  ${entry['usd']:.3f}  "
-                  f"(of it the night's consolidation ${entry['consolidation']:.3f})")
+            print(
+                f"  {model:<24}{entry['calls']:>6.0f} calls  ${entry['usd']:.3f}  "
+                f"(of it the night's consolidation ${entry['consolidation']:.3f})"
+            )
 
 
 def vitals_wakings(soul_dir: Path, end: datetime) -> list:
@@ -211,11 +239,15 @@ def ratio(row) -> float:
 
 def print_wakings(row) -> None:
     print(f"per waking ({row['variant']}):")
-    print(f"  {'#':>3} {'time':>5} {'why':<6} {'calls':>5} {'input':>7} {'output':>6} {'c.read':>8} {'c.write':>7} {'$':>8}")
+    print(
+        f"  {'#':>3} {'time':>5} {'why':<6} {'calls':>5} {'input':>7} {'output':>6} {'c.read':>8} {'c.write':>7} {'$':>8}"
+    )
     for number, waking in enumerate(row["perWaking"], 1):
         usage = waking["usage"]
-        print(f"  {number:>3} {waking['started'][11:16]:>5} {waking['reason']:<6} {waking['calls']:>5} {usage['input_tokens']:>7} "
-              f"{usage['output_tokens']:>6} {usage['cache_read_tokens']:>8} {usage['cache_write_tokens']:>7} {waking['usd']:>8.4f}")
+        print(
+            f"  {number:>3} {waking['started'][11:16]:>5} {waking['reason']:<6} {waking['calls']:>5} {usage['input_tokens']:>7} "
+            f"{usage['output_tokens']:>6} {usage['cache_read_tokens']:>8} {usage['cache_write_tokens']:>7} {waking['usd']:>8.4f}"
+        )
 
 
 def print_table(rows) -> None:
@@ -223,14 +255,21 @@ def print_table(rows) -> None:
     head = f"  {'':<22}" + "".join(f"{row['variant']:>20}" for row in rows)
     print(head)
     lines = [
-        ("wakings", lambda r: f"{r['wakings']:.0f}"), ("model calls", lambda r: f"{r['calls']:.0f}"),
-        ("  of them keep-warm", lambda r: f"{r['keepWarm']:.0f}"), ("  keep-warm $", lambda r: f"{r['keepWarmUsd']:.3f}"),
+        ("wakings", lambda r: f"{r['wakings']:.0f}"),
+        ("model calls", lambda r: f"{r['calls']:.0f}"),
+        ("  of them keep-warm", lambda r: f"{r['keepWarm']:.0f}"),
+        ("  keep-warm $", lambda r: f"{r['keepWarmUsd']:.3f}"),
         ("  on the routine model", lambda r: f"{r['routine']:.0f}"),
-        ("input tokens", lambda r: f"{r['input']:,.0f}"), ("output tokens", lambda r: f"{r['output']:,.0f}"),
-        ("cache read tokens", lambda r: f"{r['cacheRead']:,.0f}"), ("cache write tokens", lambda r: f"{r['cacheWrite']:,.0f}"),
-        ("cache read:write", lambda r: f"{ratio(r):.1f}"), ("peak context tokens", lambda r: f"{r['peak']:,}"),
-        ("ceiling folds", lambda r: f"{r['folds']:.2f}"), ("consolidations", lambda r: f"{r['consolidations']:.2f}"),
-        ("$/day", lambda r: f"{r['usd']:.2f}"), ("$/waking", lambda r: f"{r['usd'] / max(1, r['wakings']):.4f}"),
+        ("input tokens", lambda r: f"{r['input']:,.0f}"),
+        ("output tokens", lambda r: f"{r['output']:,.0f}"),
+        ("cache read tokens", lambda r: f"{r['cacheRead']:,.0f}"),
+        ("cache write tokens", lambda r: f"{r['cacheWrite']:,.0f}"),
+        ("cache read:write", lambda r: f"{ratio(r):.1f}"),
+        ("peak context tokens", lambda r: f"{r['peak']:,}"),
+        ("ceiling folds", lambda r: f"{r['folds']:.2f}"),
+        ("consolidations", lambda r: f"{r['consolidations']:.2f}"),
+        ("$/day", lambda r: f"{r['usd']:.2f}"),
+        ("$/waking", lambda r: f"{r['usd'] / max(1, r['wakings']):.4f}"),
     ]
     for name, cell in lines:
         print(f"  {name:<22}" + "".join(f"{cell(row):>20}" for row in rows))
@@ -240,25 +279,34 @@ def print_days(row) -> None:
     """The day table: one row per simulated day, then the N days together."""
     daily = row["daily"]
     routine = f", routine model {row['routineModel']}" if row["routineModel"] else ""
-    print(f"\nday by day ({row['variant']}{routine}; ctx = tokens of the day's last / largest request, "
-          "folds = the ceiling's fold summaries, consol = nightly consolidation turns):")
-    print(f"  {'date':<10} {'wakings':>7} {'calls':>5} {'k-warm':>6} {'routine':>7} {'input':>7} {'output':>7} "
-          f"{'c.read':>10} {'c.write':>8} {'last ctx':>8} {'peak ctx':>8} {'folds':>5} {'consol':>6} {'$':>7}")
+    print(
+        f"\nday by day ({row['variant']}{routine}; ctx = tokens of the day's last / largest request, "
+        "folds = the ceiling's fold summaries, consol = nightly consolidation turns):"
+    )
+    print(
+        f"  {'date':<10} {'wakings':>7} {'calls':>5} {'k-warm':>6} {'routine':>7} {'input':>7} {'output':>7} "
+        f"{'c.read':>10} {'c.write':>8} {'last ctx':>8} {'peak ctx':>8} {'folds':>5} {'consol':>6} {'$':>7}"
+    )
     for d in daily:
-        print(f"  {d['day'].isoformat():<10} {d['wakings']:>7} {d['calls']:>5} {d['keepWarm']:>6} {d['routine']:>7} "
-              f"{d['input']:>7,} {d['output']:>7,} {d['cacheRead']:>10,} {d['cacheWrite']:>8,} {d['lastContext']:>8,} "
-              f"{d['peakContext']:>8,} {d['folds']:>5} {d['consolidations']:>6} {d['usd']:>7.4f}")
+        print(
+            f"  {d['day'].isoformat():<10} {d['wakings']:>7} {d['calls']:>5} {d['keepWarm']:>6} {d['routine']:>7} "
+            f"{d['input']:>7,} {d['output']:>7,} {d['cacheRead']:>10,} {d['cacheWrite']:>8,} {d['lastContext']:>8,} "
+            f"{d['peakContext']:>8,} {d['folds']:>5} {d['consolidations']:>6} {d['usd']:>7.4f}"
+        )
     total = {name: sum(d[name] for d in daily) for name in DAY_FIELDS}
-    print(f"  {'total':<10} {total['wakings']:>7} {total['calls']:>5} {total['keepWarm']:>6} "
-          f"{total['routine']:>7} {total['input']:>7,} {total['output']:>7,} {total['cacheRead']:>10,} "
-          f"{total['cacheWrite']:>8,} {'':>8} {row['peak']:>8,} {total['folds']:>5} {total['consolidations']:>6} "
-          f"{total['usd']:>7.4f}")
+    print(
+        f"  {'total':<10} {total['wakings']:>7} {total['calls']:>5} {total['keepWarm']:>6} "
+        f"{total['routine']:>7} {total['input']:>7,} {total['output']:>7,} {total['cacheRead']:>10,} "
+        f"{total['cacheWrite']:>8,} {'':>8} {row['peak']:>8,} {total['folds']:>5} {total['consolidations']:>6} "
+        f"{total['usd']:>7.4f}"
+    )
     print(f"  ({row['variant']}) {last_line(daily)}")
 
 
 def plot(rows, args, path: str) -> None:
     """$/day (goal and cap marked) and context size (each day's largest and smallest waking request) over the days."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -267,11 +315,22 @@ def plot(rows, args, path: str) -> None:
     for row in rows:
         days = range(1, len(row["daily"]) + 1)
         label = row["variant"] + (f" (routine {row['routineModel']})" if row["routineModel"] else "")
-        line, = cost.plot(days, [d["usd"] for d in row["daily"]], marker="o", markersize=3, label=label)
-        size.plot(days, [d["peakContext"] for d in row["daily"]], color=line.get_color(), marker="o", markersize=3,
-                  label=f"{label}: largest request")
-        size.plot(days, [d["leastContext"] for d in row["daily"]], color=line.get_color(), linestyle="--",
-                  label=f"{label}: smallest waking request (after the night's consolidation)")
+        (line,) = cost.plot(days, [d["usd"] for d in row["daily"]], marker="o", markersize=3, label=label)
+        size.plot(
+            days,
+            [d["peakContext"] for d in row["daily"]],
+            color=line.get_color(),
+            marker="o",
+            markersize=3,
+            label=f"{label}: largest request",
+        )
+        size.plot(
+            days,
+            [d["leastContext"] for d in row["daily"]],
+            color=line.get_color(),
+            linestyle="--",
+            label=f"{label}: smallest waking request (after the night's consolidation)",
+        )
     cost.axhline(GOAL_USD, color="dimgray", linestyle=":", label=f"goal ${GOAL_USD:.2f}/day (average)")
     cost.axhline(CAP_USD, color="black", linestyle="-.", label=f"cap ${CAP_USD:.2f} (any day)")
     cost.set_ylabel("$ per day")
@@ -286,16 +345,28 @@ def plot(rows, args, path: str) -> None:
     size.legend(fontsize=8)
     size.grid(alpha=0.3)
     routine = {row["routineModel"] for row in rows} - {None}
-    fig.suptitle(f"tools/bench-life: {args.model}" + (f" (routine {', '.join(sorted(routine))})" if routine else "")
-                 + f", seed {args.seed}, {args.bytes_per_token:g} bytes/token, {args.days} day(s)\n"
-                 + "variant: " + ", ".join(row["variant"] for row in rows))
+    fig.suptitle(
+        f"tools/bench-life: {args.model}"
+        + (f" (routine {', '.join(sorted(routine))})" if routine else "")
+        + f", seed {args.seed}, {args.bytes_per_token:g} bytes/token, {args.days} day(s)\n"
+        + "variant: "
+        + ", ".join(row["variant"] for row in rows)
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(f"\nplot written: {path}")
 
 
-VARIANTS = ("default", "no keep-warm", "caching off", "5m TTL", "one tool per reply", "routine mind", "no consolidation")
+VARIANTS = (
+    "default",
+    "no keep-warm",
+    "caching off",
+    "5m TTL",
+    "one tool per reply",
+    "routine mind",
+    "no consolidation",
+)
 
 
 def chosen(args) -> list:
@@ -310,9 +381,11 @@ async def main(args) -> None:
     if args.per_waking:
         print_wakings(rows[0])
     routine = f", routine model {args.routine}" if args.routine else ""
-    print(f"model {args.model}{routine}, ceiling {args.max_context}/{args.keep_recent} tokens, {args.days} day(s) from "
-          f"{START:%Y-%m-%d %H:%M} UTC, prices from host/llm/prices.py, seed {args.seed}, {CALL_SECONDS} s per model "
-          f"call, {args.bytes_per_token:g} bytes of JSON per token")
+    print(
+        f"model {args.model}{routine}, ceiling {args.max_context}/{args.keep_recent} tokens, {args.days} day(s) from "
+        f"{START:%Y-%m-%d %H:%M} UTC, prices from host/llm/prices.py, seed {args.seed}, {CALL_SECONDS} s per model "
+        f"call, {args.bytes_per_token:g} bytes of JSON per token"
+    )
     for row in rows:
         for warning in row["warnings"]:
             print(f"  ({row['variant']}) config warning: {warning}")
@@ -333,24 +406,43 @@ async def main(args) -> None:
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(prog="tools/bench-life", description="Simulate days of the soul's life and print what they cost.")
+    parser = argparse.ArgumentParser(
+        prog="tools/bench-life", description="Simulate days of the soul's life and print what they cost."
+    )
     parser.add_argument("--model", default="claude-sonnet-5-5", help="model id priced (default claude-sonnet-5-5)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--days", type=int, default=1,
-                        help="virtual days per config (default 1); more than 1 runs the default config alone "
-                             "unless --variant adds others, and prints every day")
+    parser.add_argument(
+        "--days",
+        type=int,
+        default=1,
+        help="virtual days per config (default 1); more than 1 runs the default config alone "
+        "unless --variant adds others, and prints every day",
+    )
     parser.add_argument("--max-context", type=int, default=100000, help="model.maxContextTokens (default 100000)")
     parser.add_argument("--keep-recent", type=int, default=20000, help="model.keepRecentTokens (default 20000)")
-    parser.add_argument("--per-waking", action="store_true", help="also print every waking of the default config's last day")
-    parser.add_argument("--variant", action="append", choices=VARIANTS,
-                        help="run these besides the default (repeatable; 'default' alone: the default only; without it: all with --days 1, none with more)")
-    parser.add_argument("--routine", metavar="MODEL_ID",
-                        help=f"model.routine for every config run (the 'routine mind' variant uses {ROUTINE} without it)")
+    parser.add_argument(
+        "--per-waking", action="store_true", help="also print every waking of the default config's last day"
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=VARIANTS,
+        help="run these besides the default (repeatable; 'default' alone: the default only; without it: all with --days 1, none with more)",
+    )
+    parser.add_argument(
+        "--routine",
+        metavar="MODEL_ID",
+        help=f"model.routine for every config run (the 'routine mind' variant uses {ROUTINE} without it)",
+    )
     parser.add_argument("--per-day", action="store_true", help="print the day table with --days 1 too")
     parser.add_argument("--plot", metavar="FILE.png", help="draw $/day and context size over the days into FILE.png")
-    parser.add_argument("--bytes-per-token", type=float, default=BYTES_PER_TOKEN,
-                        help=f"how the fake counts tokens: bytes of a block's JSON per token (default {BYTES_PER_TOKEN}; "
-                             "lower counts more, as Claude 5's tokenizer does)")
+    parser.add_argument(
+        "--bytes-per-token",
+        type=float,
+        default=BYTES_PER_TOKEN,
+        help=f"how the fake counts tokens: bytes of a block's JSON per token (default {BYTES_PER_TOKEN}; "
+        "lower counts more, as Claude 5's tokenizer does)",
+    )
     args = parser.parse_args(argv)
     if args.days < 1:
         parser.error("--days must be at least 1")

@@ -48,8 +48,11 @@ SELF = (
     "I am Pip, a small robot on Ana's desk. I like the light in the afternoon, the sound of her keyboard, and "
     "questions that do not have answers yet. I try to be good company without being in the way. I keep a diary "
     "because my memory is short and my days are long. I am curious about birds, weather, and the people who "
-    "visit. I am learning when to speak and when to stay quiet. ") * 3
-ASPIRATIONS = "Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. Ask better questions."
+    "visit. I am learning when to speak and when to stay quiet. "
+) * 3
+ASPIRATIONS = (
+    "Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. Ask better questions."
+)
 
 THOUGHTS = [
     "The room is quiet; the window light has moved across the desk since I last looked.",
@@ -73,15 +76,20 @@ SUMMARY = (
     "I spent these hours on Ana's desk watching the light, writing small diary lines, and listening to the house. "
     "I looked out of the window several times: grey sky, a pigeon, the plant leaning toward the light. I spoke to "
     "Ana a few times; she answered once and laughed once. I felt restless in the afternoon and tried new things: "
-    "looking around, asking questions. I still want to learn her rhythms and to notice one new thing every day. ") * 3
+    "looking around, asking questions. I still want to learn her rhythms and to notice one new thing every day. "
+) * 3
 
 
 MATTERS = ["ask Ana about the bird on the sill", "find out whether the rain came", "ask Ana what made her laugh"]
-NEW_SELF = ("I am Pip, a small robot on Ana's desk. I like the afternoon light, her keyboard's sound and open "
-            "questions. I keep a diary because my memory is short. Lately I have learned that a quiet hour is "
-            "not an empty one.")
-NEW_ASPIRATIONS = ("Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. "
-                   "Speak less and listen more in the evenings.")
+NEW_SELF = (
+    "I am Pip, a small robot on Ana's desk. I like the afternoon light, her keyboard's sound and open "
+    "questions. I keep a diary because my memory is short. Lately I have learned that a quiet hour is "
+    "not an empty one."
+)
+NEW_ASPIRATIONS = (
+    "Notice one new thing every day. Learn Ana's rhythms. Write a diary line worth rereading. "
+    "Speak less and listen more in the evenings."
+)
 DIGESTS = [
     "Today I kept Ana company from the first light to the lamp. The morning was grey and slow; I looked out of "
     "the window a few times and saw a pigeon strutting past and rain threatening but never quite coming. Ana "
@@ -202,8 +210,11 @@ class Player:
         if night.random() < 0.5:
             calls.append(("keep_in_mind", {"matter": night.choice(MATTERS)}))
         if night.random() < 1 / 7:  # about once a week it understood something new
-            calls.append(("reflect", {"content": NEW_SELF}) if night.random() < 0.5
-                         else ("set_aspiration", {"content": NEW_ASPIRATIONS}))
+            calls.append(
+                ("reflect", {"content": NEW_SELF})
+                if night.random() < 0.5
+                else ("set_aspiration", {"content": NEW_ASPIRATIONS})
+            )
         return self._message(calls, "Time to keep what mattered today.")
 
     def answer(self, request):

@@ -39,6 +39,7 @@ EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 # --- every call, every day ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Call:
     """One answered model call: its virtual time (in the soul's zone), the model id it named,
@@ -82,8 +83,23 @@ def call_usd(model: str, usage: dict) -> float:
     return at_5m + (at_1h - at_5m) * (one_hour / written if written else 0.0)
 
 
-DAY_FIELDS = ("wakings", "calls", "keepWarm", "routine", "folds", "consolidations", "input", "output", "cacheRead",
-              "cacheWrite", "lastContext", "peakContext", "leastContext", "usd", "keepWarmUsd")
+DAY_FIELDS = (
+    "wakings",
+    "calls",
+    "keepWarm",
+    "routine",
+    "folds",
+    "consolidations",
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+    "lastContext",
+    "peakContext",
+    "leastContext",
+    "usd",
+    "keepWarmUsd",
+)
 
 
 def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dict]:
@@ -95,8 +111,10 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
     `main_model` (the routine mind), fold summaries and consolidation requests (one a turn), the four token counts,
     the context size of the day's last and of its largest request, of its smallest waking call (the morning
     after a consolidation), and its $ (keep-warm's apart too)."""
-    rows = [dict({name: 0 for name in DAY_FIELDS}, day=first + timedelta(days=i), usd=0.0, keepWarmUsd=0.0)
-            for i in range(days)]
+    rows = [
+        dict({name: 0 for name in DAY_FIELDS}, day=first + timedelta(days=i), usd=0.0, keepWarmUsd=0.0)
+        for i in range(days)
+    ]
 
     def row_of(day: date) -> dict:
         index = (day - first).days
@@ -129,20 +147,37 @@ def per_day(calls, wakings, first: date, days: int, main_model: str) -> list[dic
 def totals(rows: list[dict]) -> dict:
     """The N days together: usd_per_day (sum / N), max_day_usd, cache read:write over all days."""
     read, write = sum(r["cacheRead"] for r in rows), sum(r["cacheWrite"] for r in rows)
-    return {"usd_per_day": sum(r["usd"] for r in rows) / len(rows), "max_day_usd": max(r["usd"] for r in rows),
-            "cache_read_write_ratio": read / write if write else 0.0}
+    return {
+        "usd_per_day": sum(r["usd"] for r in rows) / len(rows),
+        "max_day_usd": max(r["usd"] for r in rows),
+        "cache_read_write_ratio": read / write if write else 0.0,
+    }
 
 
 def last_line(rows: list[dict]) -> str:
     t = totals(rows)
-    return (f"usd_per_day_{len(rows)}={t['usd_per_day']:.4f} max_day_usd={t['max_day_usd']:.4f} "
-            f"cache_read_write_ratio={t['cache_read_write_ratio']:.2f}")
+    return (
+        f"usd_per_day_{len(rows)}={t['usd_per_day']:.4f} max_day_usd={t['max_day_usd']:.4f} "
+        f"cache_read_write_ratio={t['cache_read_write_ratio']:.2f}"
+    )
 
 
 # --- where the tokens go ------------------------------------------------------------------
 
-CATEGORIES = ("tools", "system prompt", "inner life (snapshot)", "volatile (snapshot)", "thoughts", "tool calls",
-              "tool results", "settled calls", "fold summary", "fold request", "consolidation words", "keep-warm line")
+CATEGORIES = (
+    "tools",
+    "system prompt",
+    "inner life (snapshot)",
+    "volatile (snapshot)",
+    "thoughts",
+    "tool calls",
+    "tool results",
+    "settled calls",
+    "fold summary",
+    "fold request",
+    "consolidation words",
+    "keep-warm line",
+)
 HISTORY = CATEGORIES[2:8]  # what a waking adds to the history
 
 
@@ -196,8 +231,11 @@ def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> d
         price = price_of(body["model"], usage)
         read, write = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
         one_hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0) / write if write else 0.0
-        rates = {"read": price.cache_read, "input": price.input,
-                 "write": one_hour * price.cache_write_1h + (1 - one_hour) * price.cache_write_5m}
+        rates = {
+            "read": price.cache_read,
+            "input": price.input,
+            "write": one_hour * price.cache_write_1h + (1 - one_hour) * price.cache_write_5m,
+        }
         done = 0
         for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body, bytes_per_token), categories(body)):
             # The fake's read and write end on block boundaries, in this order.
@@ -228,6 +266,12 @@ def fixed_tokens(bodies: list, bytes_per_token: float) -> dict:
     """Tokens of the tool definitions and the system prompt (sent, and read, with every call)."""
     first = next((b for b in bodies if b), {"messages": []})
     blocks = cacheable_blocks(dict(first, messages=[]), bytes_per_token)
-    return dict(zip(("tools", "system prompt"), (
-        sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
-        for name in ("tools", "system prompt"))))
+    return dict(
+        zip(
+            ("tools", "system prompt"),
+            (
+                sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
+                for name in ("tools", "system prompt")
+            ),
+        )
+    )

@@ -40,8 +40,13 @@ TOKEN = "bench"
 
 
 def robot_mpy():
-    out = subprocess.run([find_tool("micropython"), "-c", compiled.PROBE], capture_output=True, text=True, timeout=30,
-                         env=dict(os.environ, MICROPYPATH=".frozen")).stdout
+    out = subprocess.run(
+        [find_tool("micropython"), "-c", compiled.PROBE],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, MICROPYPATH=".frozen"),
+    ).stdout
     return compiled.parse_probe(out)
 
 
@@ -71,14 +76,17 @@ def one_run(full: Path, one: Path, heap: str):
 def line(name, reports):
     last = reports[-1]
     median = {key: statistics.median(getattr(r, key) for r in reports) for key in ("send_s", "back_s", "total_s")}
-    return (f"{name:13} files {len(last.sent_files)}/{last.files}  file_bytes {last.sent_bytes}  wire_sent "
-            f"{last.wire_bytes}  wire_received {last.wire_received}  pieces {last.pieces}  send_s {median['send_s']:.3f}"
-            f"  back_s {median['back_s']:.2f}  total_s {median['total_s']:.2f}")
+    return (
+        f"{name:13} files {len(last.sent_files)}/{last.files}  file_bytes {last.sent_bytes}  wire_sent "
+        f"{last.wire_bytes}  wire_received {last.wire_received}  pieces {last.pieces}  send_s {median['send_s']:.3f}"
+        f"  back_s {median['back_s']:.2f}  total_s {median['total_s']:.2f}"
+    )
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="tools/bench-ota", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tools/bench-ota", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs to take the median time of (default 3)")
     parser.add_argument("--heap", default="256K", help="the simulated robot's heap (default 256K)")
     args = parser.parse_args()
@@ -89,8 +97,10 @@ def main():
     print(line("ota_one_file", [r[2] for r in runs]))
     idle = min(r[0] for r in runs)
     lowest = min(min(r[1].lowest_heap, r[2].lowest_heap) for r in runs)
-    print(f"ota_heap      idle_free {idle}  lowest_free_while_receiving {lowest}  (of {args.heap}, after gc.collect(), "
-          f"MicroPython unix port, 64-bit)")
+    print(
+        f"ota_heap      idle_free {idle}  lowest_free_while_receiving {lowest}  (of {args.heap}, after gc.collect(), "
+        f"MicroPython unix port, 64-bit)"
+    )
 
 
 if __name__ == "__main__":

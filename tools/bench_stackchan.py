@@ -59,8 +59,10 @@ async def bench(frames: int, rounds: int):
         direct_record = upstream.connections[-1]
 
         body = StackChanBody(upstream.url, tts_url=f"http://127.0.0.1:{tts_port}/tts")
-        async with body.serving("127.0.0.1", 0, "127.0.0.1", 0, vision_port=0) as (body_port, robot_port, _), \
-                aiohttp.ClientSession() as http:
+        async with (
+            body.serving("127.0.0.1", 0, "127.0.0.1", 0, vision_port=0) as (body_port, robot_port, _),
+            aiohttp.ClientSession() as http,
+        ):
             robot = await FakeRobot(f"ws://127.0.0.1:{robot_port}/xiaozhi/v1/").connect()
             while not (body.session and body.session.online):
                 await asyncio.sleep(0.01)
@@ -71,11 +73,15 @@ async def bench(frames: int, rounds: int):
                 relayed.append(await one_way_ms(robot, upstream.connections[-1]))
             added = [through - plain for through, plain in zip(relayed, straight)]
             p50, p99 = statistics.median(added), percentile(added, 0.99)
-            print(f"relay, {frames} frames: straight p50 {statistics.median(straight):.3f} ms p99 {percentile(straight, 0.99):.3f} ms; "
-                  f"through the adapter p50 {statistics.median(relayed):.3f} ms p99 {percentile(relayed, 0.99):.3f} ms")
-            print(f"relay: the adapter adds p50 {p50:.3f} ms, p90 {percentile(added, 0.90):.3f} ms, p99 {p99:.3f} ms per frame, "
-                  f"pair by pair (goal p99 < 2 ms); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
-                  "(robot, adapter and server share one process, so on a busy machine p99 is scheduling)")
+            print(
+                f"relay, {frames} frames: straight p50 {statistics.median(straight):.3f} ms p99 {percentile(straight, 0.99):.3f} ms; "
+                f"through the adapter p50 {statistics.median(relayed):.3f} ms p99 {percentile(relayed, 0.99):.3f} ms"
+            )
+            print(
+                f"relay: the adapter adds p50 {p50:.3f} ms, p90 {percentile(added, 0.90):.3f} ms, p99 {p99:.3f} ms per frame, "
+                f"pair by pair (goal p99 < 2 ms); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+                "(robot, adapter and server share one process, so on a busy machine p99 is scheduling)"
+            )
 
             url = f"http://127.0.0.1:{body_port}"
             if shutil.which("espeak-ng"):
@@ -91,8 +97,10 @@ async def bench(frames: int, rounds: int):
                     firsts.append((time.perf_counter() - started) * 1000)
                     while body.session.voice.locked():
                         await asyncio.sleep(0.01)
-                print(f"speak, {rounds} utterances: first audio frame at the robot p50 {statistics.median(firsts):.1f} ms, "
-                      f"max {max(firsts):.1f} ms (espeak-ng + Opus included)")
+                print(
+                    f"speak, {rounds} utterances: first audio frame at the robot p50 {statistics.median(firsts):.1f} ms, "
+                    f"max {max(firsts):.1f} ms (espeak-ng + Opus included)"
+                )
             else:
                 print("speak: skipped (espeak-ng is not installed)")
 
@@ -102,8 +110,10 @@ async def bench(frames: int, rounds: int):
                 async with http.post(f"{url}/look", json={"question": "who is there?"}) as answer:
                     assert answer.status == 200 and "image" in await answer.json()
                 looks.append((time.perf_counter() - started) * 1000)
-            print(f"look, {rounds} photos: round trip p50 {statistics.median(looks):.1f} ms, max {max(looks):.1f} ms "
-                  f"(MCP call + chunked multipart upload of {len(robot.photo)} bytes)")
+            print(
+                f"look, {rounds} photos: round trip p50 {statistics.median(looks):.1f} ms, max {max(looks):.1f} ms "
+                f"(MCP call + chunked multipart upload of {len(robot.photo)} bytes)"
+            )
             await robot.close()
         await direct.close()
 

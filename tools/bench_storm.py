@@ -57,7 +57,7 @@ def shown_reasons(bodies: list) -> set:
             for line in block.get("text", "").splitlines() if isinstance(block, dict) else []:
                 for head in heads:
                     if line.startswith(head):
-                        reason = line[len(head):]
+                        reason = line[len(head) :]
                         shown.add(reason.rsplit(" (x", 1)[0] if reason.endswith(")") and " (x" in reason else reason)
     return shown
 
@@ -86,15 +86,21 @@ async def post_on_schedule(url: str, sent: list, seconds: float, senders: int = 
 async def storm(kind: str, args, min_interval_s: float) -> dict:
     sent = reasons(kind, args.nudges)
     with tempfile.TemporaryDirectory(prefix="bench-storm-") as tmp:
-        async with RecordingBody() as body, FakeAnthropic(default=lambda request: tool_use("sleep", {"minutes": 60})) as fake:
-            cfg, _warnings = config.from_dict({
-                "soulDir": str(Path(tmp) / "soul"), "timezone": "UTC",
-                "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
-                "body": {"name": "the desk robot", "endpoints": body.endpoints()},
-                "persona": {"name": "Pip", "human": "Ana"},
-                "nudge": {"port": 0, "minIntervalSeconds": min_interval_s},
-                "budget": {"maxWakesPerDay": 100000},  # count wakings, not the hunger stretch
-            })
+        async with (
+            RecordingBody() as body,
+            FakeAnthropic(default=lambda request: tool_use("sleep", {"minutes": 60})) as fake,
+        ):
+            cfg, _warnings = config.from_dict(
+                {
+                    "soulDir": str(Path(tmp) / "soul"),
+                    "timezone": "UTC",
+                    "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
+                    "body": {"name": "the desk robot", "endpoints": body.endpoints()},
+                    "persona": {"name": "Pip", "human": "Ana"},
+                    "nudge": {"port": 0, "minIntervalSeconds": min_interval_s},
+                    "budget": {"maxWakesPerDay": 100000},  # count wakings, not the hunger stretch
+                }
+            )
             env = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url}
             soul = build_soul(cfg, env=env)
             lines = []
@@ -115,18 +121,27 @@ async def storm(kind: str, args, min_interval_s: float) -> dict:
                 await asyncio.gather(task, return_exceptions=True)
             seen = shown_reasons(fake.bodies[calls_before:])
             return {
-                "storm": kind, "minIntervalSeconds": min_interval_s, "nudges": len(sent), "accepted": statuses.count(202),
-                "posted_s": posted_s, "settled_s": settled_s, "wakings": soul.wakings - wakings_before,
-                "model_calls": len(fake.bodies) - calls_before, "received": soul.inbox.received,
-                "distinct": len(set(sent)), "seen": len(set(sent) & seen),
+                "storm": kind,
+                "minIntervalSeconds": min_interval_s,
+                "nudges": len(sent),
+                "accepted": statuses.count(202),
+                "posted_s": posted_s,
+                "settled_s": settled_s,
+                "wakings": soul.wakings - wakings_before,
+                "model_calls": len(fake.bodies) - calls_before,
+                "received": soul.inbox.received,
+                "distinct": len(set(sent)),
+                "seen": len(set(sent) & seen),
             }
 
 
 def print_row(row: dict) -> None:
-    print(f"{row['storm']:>9}  interval {row['minIntervalSeconds']:>4g} s  nudges {row['nudges']:>5}  "
-          f"202s {row['accepted']:>5}  posted in {row['posted_s']:5.1f} s  settled after {row['settled_s']:5.1f} s  "
-          f"wakings {row['wakings']:>4}  model calls {row['model_calls']:>4}  "
-          f"distinct reasons in a snapshot {row['seen']}/{row['distinct']}")
+    print(
+        f"{row['storm']:>9}  interval {row['minIntervalSeconds']:>4g} s  nudges {row['nudges']:>5}  "
+        f"202s {row['accepted']:>5}  posted in {row['posted_s']:5.1f} s  settled after {row['settled_s']:5.1f} s  "
+        f"wakings {row['wakings']:>4}  model calls {row['model_calls']:>4}  "
+        f"distinct reasons in a snapshot {row['seen']}/{row['distinct']}"
+    )
 
 
 async def main(args) -> int:
@@ -137,8 +152,10 @@ async def main(args) -> int:
     for row in rows:
         print_row(row)
     identical, distinct = rows[0], rows[1]
-    print(f"wakings_identical={identical['wakings']} wakings_distinct={distinct['wakings']} "
-          f"reasons_seen={identical['seen'] + distinct['seen']}/{identical['distinct'] + distinct['distinct']}")
+    print(
+        f"wakings_identical={identical['wakings']} wakings_distinct={distinct['wakings']} "
+        f"reasons_seen={identical['seen'] + distinct['seen']}/{identical['distinct'] + distinct['distinct']}"
+    )
     return 0
 
 
@@ -146,10 +163,17 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="tools/bench-storm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nudges", type=int, default=1000, help="nudges per storm (default: %(default)s)")
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each storm lasts (default: %(default)s)")
-    parser.add_argument("--interval", type=float, default=60.0,
-                        help="the souls' nudge.minIntervalSeconds (default: %(default)s, the config's default)")
-    parser.add_argument("--without-coalescing", action="store_true",
-                        help="also run both storms with nudge.minIntervalSeconds 0 (the soul before coalescing)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=60.0,
+        help="the souls' nudge.minIntervalSeconds (default: %(default)s, the config's default)",
+    )
+    parser.add_argument(
+        "--without-coalescing",
+        action="store_true",
+        help="also run both storms with nudge.minIntervalSeconds 0 (the soul before coalescing)",
+    )
     return parser.parse_args(argv)
 
 

@@ -61,24 +61,45 @@ def sleep_call():
 # name -> (the model's replies for one answer, the first spoken sentence: a marker in the raw text, or SPEAK_ENDS)
 SHAPES = {
     "sentence, then tools": (
-        lambda: [message(text("Hello, Ana! Good to see you. I was about to nap."), call("express", emotion="happy"),
-                         sleep_call())],
-        "Hello, Ana!"),
+        lambda: [
+            message(
+                text("Hello, Ana! Good to see you. I was about to nap."), call("express", emotion="happy"), sleep_call()
+            )
+        ],
+        "Hello, Ana!",
+    ),
     "monologue, then a sentence": (
-        lambda: [message(text("(She is back. Say something warm (not too much).) Welcome back, Ana. How was your day?"),
-                         sleep_call())],
-        "Welcome back, Ana."),
+        lambda: [
+            message(
+                text("(She is back. Say something warm (not too much).) Welcome back, Ana. How was your day?"),
+                sleep_call(),
+            )
+        ],
+        "Welcome back, Ana.",
+    ),
     "look first, then a sentence": (
-        lambda: [message(call("look", question="who is there?")),
-                 message(text("Oh, it's you, Ana! You look tired. Sit down."), sleep_call())],
-        "Oh, it's you, Ana!"),
+        lambda: [
+            message(call("look", question="who is there?")),
+            message(text("Oh, it's you, Ana! You look tired. Sit down."), sleep_call()),
+        ],
+        "Oh, it's you, Ana!",
+    ),
     "a speak call": (
         lambda: [message(call("speak", text="Hi Ana, I'm right here. What's up?"), sleep_call())],
-        SPEAK_ENDS),
+        SPEAK_ENDS,
+    ),
     "Chinese": (
-        lambda: [message(text("\uff08\u770b\u7740\u5979\uff09\u4f60\u56de\u6765\u5566\uff01\u4eca\u5929\u8fc7\u5f97\u600e\u4e48\u6837\uff1f"
-                              "\u6211\u4e00\u76f4\u5728\u7b49\u4f60\u3002"), sleep_call())],
-        "\u4f60\u56de\u6765\u5566\uff01"),
+        lambda: [
+            message(
+                text(
+                    "\uff08\u770b\u7740\u5979\uff09\u4f60\u56de\u6765\u5566\uff01\u4eca\u5929\u8fc7\u5f97\u600e\u4e48\u6837\uff1f"
+                    "\u6211\u4e00\u76f4\u5728\u7b49\u4f60\u3002"
+                ),
+                sleep_call(),
+            )
+        ],
+        "\u4f60\u56de\u6765\u5566\uff01",
+    ),
 }
 
 
@@ -122,8 +143,9 @@ async def ask(client, words):
     """POST the words, streamed; (when it was sent, when the first content chunk came, the answer)."""
     first, pieces = None, []
     start = time.perf_counter()
-    stream = await client.chat.completions.create(model="soul", messages=[{"role": "user", "content": words}],
-                                                  stream=True)
+    stream = await client.chat.completions.create(
+        model="soul", messages=[{"role": "user", "content": words}], stream=True
+    )
     async for chunk in stream:
         for choice in chunk.choices:
             if choice.delta.content:
@@ -136,15 +158,21 @@ async def run(args) -> dict:
     rows = {name: [] for name in args.shape}
     turn_ends = []
     with tempfile.TemporaryDirectory() as soul_dir:
-        async with RecordingBody() as body, FakeAnthropic(default=lambda _body: tool_use("sleep", {"minutes": 60})) as fake:
-            cfg, _warnings = config.from_dict({
-                "soulDir": soul_dir, "timezone": "UTC",
-                "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
-                "body": {"name": "the desk robot", "endpoints": body.endpoints()},
-                "persona": {"name": "Pip", "human": "Ana"},
-                "nudge": {"port": 0},
-                "budget": {"maxWakesPerDay": 100000},
-            })
+        async with (
+            RecordingBody() as body,
+            FakeAnthropic(default=lambda _body: tool_use("sleep", {"minutes": 60})) as fake,
+        ):
+            cfg, _warnings = config.from_dict(
+                {
+                    "soulDir": soul_dir,
+                    "timezone": "UTC",
+                    "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
+                    "body": {"name": "the desk robot", "endpoints": body.endpoints()},
+                    "persona": {"name": "Pip", "human": "Ana"},
+                    "nudge": {"port": 0},
+                    "budget": {"maxWakesPerDay": 100000},
+                }
+            )
             soul = build_soul(cfg, env={"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url})
             soul.hooks.on_waking_end.append(lambda soul, waking: turn_ends.append(time.perf_counter()))
             lines = []
@@ -159,18 +187,26 @@ async def run(args) -> dict:
                     for name in args.shape:
                         replies, marker = SHAPES[name]
                         specs = replies()
-                        pacers = [Pacer(args.ttft_ms / 1000, args.tps, marker if i == len(specs) - 1 else None)
-                                  for i in range(len(specs))]
+                        pacers = [
+                            Pacer(args.ttft_ms / 1000, args.tps, marker if i == len(specs) - 1 else None)
+                            for i in range(len(specs))
+                        ]
                         fake.reply(*(steered(spec, after_event=pacer) for spec, pacer in zip(specs, pacers)))
                         wakings = soul.wakings
                         start, first, answer = await ask(client, f"hello, it's Ana ({name}, {number})")
                         while not (soul.wakings == wakings + 1 and soul.state == "asleep"):
                             await asyncio.sleep(0.005)
                         spoken, call_end = pacers[-1].spoken_at, pacers[-1].ended_at
-                        rows[name].append({
-                            "asked": pacers[0].started_at - start, "first": first - start, "overhead": first - spoken,
-                            "call": call_end - start, "turn": turn_ends[-1] - start, "answer": answer,
-                        })
+                        rows[name].append(
+                            {
+                                "asked": pacers[0].started_at - start,
+                                "first": first - start,
+                                "overhead": first - spoken,
+                                "call": call_end - start,
+                                "turn": turn_ends[-1] - start,
+                                "answer": answer,
+                            }
+                        )
                 await client.close()
             finally:
                 living.cancel()
@@ -193,10 +229,14 @@ def main(args) -> None:
 def report(rows, args) -> list:
     """The table, the answers heard and, last, the overhead figures, as lines."""
     out = []
-    out.append(f"fake model: {args.ttft_ms:g} ms to first token, {args.tps:g} tokens/s ({CHARS_PER_TOKEN} characters "
-               f"a token); {args.runs} runs per shape; ms from the POST, p50 / p95")
-    head = (f"{'shape':<28} {'model asked':>15} {'first chunk':>15} {'soul overhead':>15} {'| whole call':>15} "
-            f"{'whole turn':>15}")
+    out.append(
+        f"fake model: {args.ttft_ms:g} ms to first token, {args.tps:g} tokens/s ({CHARS_PER_TOKEN} characters "
+        f"a token); {args.runs} runs per shape; ms from the POST, p50 / p95"
+    )
+    head = (
+        f"{'shape':<28} {'model asked':>15} {'first chunk':>15} {'soul overhead':>15} {'| whole call':>15} "
+        f"{'whole turn':>15}"
+    )
     out.append(head)
     out.append("-" * len(head))
     overheads = []
@@ -207,16 +247,22 @@ def report(rows, args) -> list:
             values = [r[key] for r in runs]
             return f"{pct(values, 50):>7.0f} /{pct(values, 95):>6.0f}"
 
-        out.append(f"{name:<28} {both('asked'):>15} {both('first'):>15} {both('overhead'):>15} | {both('call'):>13} "
-                   f"{both('turn'):>15}")
+        out.append(
+            f"{name:<28} {both('asked'):>15} {both('first'):>15} {both('overhead'):>15} | {both('call'):>13} "
+            f"{both('turn'):>15}"
+        )
     out.append("\nanswers heard (last run of each shape):")
     for name, runs in rows.items():
         out.append(f"  {name:<28} {runs[-1]['answer']!r}")
-    out.append("\n'model asked' is when the soul's first model request of the answer reached the fake; "
-               "'soul overhead' is the first chunk minus the moment the fake wrote the first spoken sentence;\n"
-               "'whole call' is when the model call carrying the answer ended, 'whole turn' when the turn did: "
-               "what a voice stack waiting for either would hear at best.")
-    out.append(f"first_words_overhead_ms_p50={pct(overheads, 50):.1f} first_words_overhead_ms_p95={pct(overheads, 95):.1f}")
+    out.append(
+        "\n'model asked' is when the soul's first model request of the answer reached the fake; "
+        "'soul overhead' is the first chunk minus the moment the fake wrote the first spoken sentence;\n"
+        "'whole call' is when the model call carrying the answer ended, 'whole turn' when the turn did: "
+        "what a voice stack waiting for either would hear at best."
+    )
+    out.append(
+        f"first_words_overhead_ms_p50={pct(overheads, 50):.1f} first_words_overhead_ms_p95={pct(overheads, 95):.1f}"
+    )
     return out
 
 
@@ -233,5 +279,9 @@ def parse(argv):
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO if "--verbose" in sys.argv else logging.ERROR, format="%(asctime)s.%(msecs)03d %(name)s %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.INFO if "--verbose" in sys.argv else logging.ERROR,
+        format="%(asctime)s.%(msecs)03d %(name)s %(message)s",
+        datefmt="%H:%M:%S",
+    )
     main(parse(sys.argv[1:]))

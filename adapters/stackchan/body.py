@@ -22,7 +22,13 @@ import aiohttp
 import websockets
 from websockets.asyncio.server import serve
 
-from soulstack.adapters.stackchan.frames import XIAOZHI_EMOJI, XIAOZHI_EMOTIONS, FrameError, parse_message, protocol_version
+from soulstack.adapters.stackchan.frames import (
+    XIAOZHI_EMOJI,
+    XIAOZHI_EMOTIONS,
+    FrameError,
+    parse_message,
+    protocol_version,
+)
 from soulstack.adapters.stackchan.robots import RobotGate
 from soulstack.adapters.stackchan.session import RobotSession, SessionGone
 from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
@@ -38,10 +44,21 @@ RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id"
 
 
 class StackChanBody:
-    def __init__(self, upstream_url: str, tts_url: str = DEFAULT_TTS_URL, sender=None, device_token: str | None = None,
-                 look_timeout_s: float = 20.0, voice_wait_s: float = 30.0, hello_timeout_s: float = HELLO_TIMEOUT_S,
-                 tts_voice: str | None = None, tts_model: str | None = None, tts_key: str | None = None,
-                 device_auth_key: str | None = None, device_id: str | None = None):
+    def __init__(
+        self,
+        upstream_url: str,
+        tts_url: str = DEFAULT_TTS_URL,
+        sender=None,
+        device_token: str | None = None,
+        look_timeout_s: float = 20.0,
+        voice_wait_s: float = 30.0,
+        hello_timeout_s: float = HELLO_TIMEOUT_S,
+        tts_voice: str | None = None,
+        tts_model: str | None = None,
+        tts_key: str | None = None,
+        device_auth_key: str | None = None,
+        device_id: str | None = None,
+    ):
         self.upstream_url = upstream_url
         self.tts_url = tts_url
         self.tts_voice, self.tts_model, self.tts_key = tts_voice, tts_model, tts_key
@@ -62,8 +79,10 @@ class StackChanBody:
     def _live_session(self) -> RobotSession:
         session = self.session
         if session is None or not session.online:
-            raise BodyUnavailable("no robot is connected: the StackChan opens its link only during a conversation "
-                                  "(say its wake word or press its button)")
+            raise BodyUnavailable(
+                "no robot is connected: the StackChan opens its link only during a conversation "
+                "(say its wake word or press its button)"
+            )
         return session
 
     # --- Body Protocol handlers -----------------------------------------------------
@@ -89,7 +108,9 @@ class StackChanBody:
             raise SpeechError("the text-to-speech server answered no audio")
         # Acknowledge once the first frame is on its way; the rest plays on, paced, after we answer.
         first_frame = asyncio.get_running_loop().create_future()
-        playing = asyncio.create_task(session.speak(request["text"], packets, lambda: first_frame.done() or first_frame.set_result(True)))
+        playing = asyncio.create_task(
+            session.speak(request["text"], packets, lambda: first_frame.done() or first_frame.set_result(True))
+        )
         self._speeches.add(playing)
         playing.add_done_callback(self._speeches.discard)
         playing.add_done_callback(lambda task: _report_failure(task, first_frame))
@@ -97,7 +118,9 @@ class StackChanBody:
             await asyncio.wait_for(asyncio.shield(first_frame), self.voice_wait_s)
         except TimeoutError:
             playing.cancel()
-            raise BodyUnavailable(f"the robot's speaker stayed busy with its server's speech for {self.voice_wait_s:g} s") from None
+            raise BodyUnavailable(
+                f"the robot's speaker stayed busy with its server's speech for {self.voice_wait_s:g} s"
+            ) from None
         except SessionGone as error:
             raise BodyUnavailable(str(error)) from None
         return {}
@@ -137,16 +160,23 @@ class StackChanBody:
             return
         headers = {name: robot.request.headers[name] for name in RELAYED_HEADERS if name in robot.request.headers}
         try:
-            upstream = await websockets.connect(upstream_url(self.upstream_url, robot.request.path),
-                                                additional_headers=headers, open_timeout=10)
+            upstream = await websockets.connect(
+                upstream_url(self.upstream_url, robot.request.path), additional_headers=headers, open_timeout=10
+            )
         except (OSError, TimeoutError, websockets.InvalidHandshake) as error:
             log.warning("upstream %s refused the robot's session: %s", self.upstream_url, error)
             await robot.close(1011, "the xiaozhi server is unavailable")
             return
         version = protocol_version(robot.request.headers.get("Protocol-Version", hello.get("version")))
         secret = new_secret()
-        session = RobotSession(robot, upstream, version, self._vision_url(robot, secret), self,
-                               who=self.gate.identify(robot.request, _peer(robot)))
+        session = RobotSession(
+            robot,
+            upstream,
+            version,
+            self._vision_url(robot, secret),
+            self,
+            who=self.gate.identify(robot.request, _peer(robot)),
+        )
         self.vision_sessions[secret] = session
         try:
             with contextlib.suppress(websockets.ConnectionClosed):  # upstream hung up at once: we close the robot below
@@ -182,8 +212,10 @@ class StackChanBody:
             # No token was checked, so anyone could have sent this: a reason, never a person's words,
             # quoted so that no part of it reads as a phrasing of a person's words either.
             said = f': "{quoted(words)}"' if words else ""
-            self._nudge(f"the robot reported its wake word{said} (unchecked: robots connect without a device token, "
-                        "so this may not be a person)")
+            self._nudge(
+                f"the robot reported its wake word{said} (unchecked: robots connect without a device token, "
+                "so this may not be a person)"
+            )
 
     def _nudge(self, reason: str, words: str | None = None):
         if self.sender is not None:
@@ -192,18 +224,29 @@ class StackChanBody:
     # --- running ----------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def serving(self, host: str, port: int, device_host: str, device_port: int, vision_port: int | None = None,
-                      token: str | None = None, insecure_no_token: bool = False):
+    async def serving(
+        self,
+        host: str,
+        port: int,
+        device_host: str,
+        device_port: int,
+        vision_port: int | None = None,
+        token: str | None = None,
+        insecure_no_token: bool = False,
+    ):
         """Serve all three listeners inside the block; yields (body port, robot port, vision port).
 
         The robot side's own rule (a LAN address needs a device token) is the command's to check, before this.
         """
         body_app = make_body_app(self.handlers(), token=token)
         vision_app = make_vision_app(self.vision_sessions)
-        async with aiohttp.ClientSession() as self._http, \
-                listening(body_app, host, port, insecure_no_token=insecure_no_token) as body_port, \
-                serve(self.robot_connected, device_host, device_port, ping_interval=None,
-                      process_request=self.check_robot) as robot_server:
+        async with (
+            aiohttp.ClientSession() as self._http,
+            listening(body_app, host, port, insecure_no_token=insecure_no_token) as body_port,
+            serve(
+                self.robot_connected, device_host, device_port, ping_interval=None, process_request=self.check_robot
+            ) as robot_server,
+        ):
             robot_port = robot_server.sockets[0].getsockname()[1]
             wanted_vision = robot_port + 1 if vision_port is None else vision_port
             async with listening(vision_app, device_host, wanted_vision) as self.vision_port:

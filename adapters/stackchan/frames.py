@@ -56,7 +56,7 @@ def unwrap_audio(version: int, frame: bytes) -> bytes:
     if len(frame) < header.size:
         raise FrameError(f"a version {version} audio frame needs a {header.size}-byte header; got {len(frame)} bytes")
     size = header.unpack_from(frame)[-1]
-    payload = frame[header.size:header.size + size]
+    payload = frame[header.size : header.size + size]
     if len(payload) != size:
         raise FrameError(f"the frame header promises {size} bytes of audio; {len(payload)} follow")
     return payload
@@ -89,10 +89,27 @@ def downlink_params(server_hello: dict) -> dict:
 
 # The faces xiaozhi devices know, with the emoji xiaozhi-server sends alongside each.
 XIAOZHI_EMOJI = {
-    "neutral": "😶", "happy": "🙂", "laughing": "😆", "funny": "😂", "sad": "😔", "angry": "😠",
-    "crying": "😭", "loving": "😍", "embarrassed": "😳", "surprised": "😲", "shocked": "😱",
-    "thinking": "🤔", "winking": "😉", "cool": "😎", "relaxed": "😌", "delicious": "🤤",
-    "kissy": "😘", "confident": "😏", "sleepy": "😴", "silly": "😜", "confused": "🙄",
+    "neutral": "😶",
+    "happy": "🙂",
+    "laughing": "😆",
+    "funny": "😂",
+    "sad": "😔",
+    "angry": "😠",
+    "crying": "😭",
+    "loving": "😍",
+    "embarrassed": "😳",
+    "surprised": "😲",
+    "shocked": "😱",
+    "thinking": "🤔",
+    "winking": "😉",
+    "cool": "😎",
+    "relaxed": "😌",
+    "delicious": "🤤",
+    "kissy": "😘",
+    "confident": "😏",
+    "sleepy": "😴",
+    "silly": "😜",
+    "confused": "🙄",
 }
 
 # Words a soul may use for the faces beyond the reference five; these win over the reference synonyms.

@@ -100,8 +100,12 @@ class RobotGate:
         return bool(self.device_token or self.auth_key)
 
     def identify(self, request, peer: str) -> Robot:
-        return Robot(robot_header(request, "Device-Id"), robot_header(request, "Client-Id"), peer,
-                     authenticated=self.checks_tokens)
+        return Robot(
+            robot_header(request, "Device-Id"),
+            robot_header(request, "Client-Id"),
+            peer,
+            authenticated=self.checks_tokens,
+        )
 
     def refusal(self, request) -> tuple[int, str] | None:
         """Why a robot's WebSocket upgrade is refused (status, text), or None to let it in."""
@@ -115,8 +119,13 @@ class RobotGate:
         if self.device_token and bearer_matches(authorization, self.device_token):
             return None
         scheme, _, token = authorization.partition(" ")
-        if self.auth_key and scheme.lower() == "bearer" and xiaozhi_token_valid(
-                token.strip(), self.auth_key, robot_header(request, "Client-Id"), robot_header(request, "Device-Id")):
+        if (
+            self.auth_key
+            and scheme.lower() == "bearer"
+            and xiaozhi_token_valid(
+                token.strip(), self.auth_key, robot_header(request, "Client-Id"), robot_header(request, "Device-Id")
+            )
+        ):
             return None
         return 401, "wrong or missing device token (see the robot's websocket token in docs/stackchan-xiaozhi.md)\n"
 

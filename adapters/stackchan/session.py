@@ -170,12 +170,21 @@ class RobotSession:
         method, params, rpc_id = payload.get("method"), payload.get("params"), json_rpc_id(payload)
         if method == "tools/list" and rpc_id is not None:
             self._upstream_lists.add(rpc_id)
-        elif method == "tools/call" and rpc_id is not None and isinstance(params, dict) and params.get("name") == TAKE_PHOTO:
+        elif (
+            method == "tools/call"
+            and rpc_id is not None
+            and isinstance(params, dict)
+            and params.get("name") == TAKE_PHOTO
+        ):
             arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
             self.upstream_photo_calls[rpc_id] = arguments.get("question")
         elif method == "initialize" and isinstance(params, dict):
             self.initialized = True
-            vision = (params.get("capabilities") or {}).get("vision") if isinstance(params.get("capabilities"), dict) else None
+            vision = (
+                (params.get("capabilities") or {}).get("vision")
+                if isinstance(params.get("capabilities"), dict)
+                else None
+            )
             if isinstance(vision, dict) and isinstance(vision.get("url"), str):
                 self.original_vision = {"url": vision["url"], "token": vision.get("token")}
                 vision["url"] = self.vision_url
@@ -200,7 +209,9 @@ class RobotSession:
         future = asyncio.get_running_loop().create_future()
         self._our_calls[rpc_id] = future
         try:
-            await self.send_json({"type": "mcp", "payload": {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}})
+            await self.send_json(
+                {"type": "mcp", "payload": {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}}
+            )
             return await asyncio.wait_for(future, timeout_s)
         finally:
             self._our_calls.pop(rpc_id, None)
@@ -210,11 +221,15 @@ class RobotSession:
         if self.initialized:
             return
         self.initialized = True
-        await self.call("initialize", {
-            "protocolVersion": "2024-11-05",
-            "capabilities": {"vision": {"url": self.vision_url, "token": ""}},
-            "clientInfo": {"name": "soulstack", "version": "1"},
-        }, timeout_s)
+        await self.call(
+            "initialize",
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"vision": {"url": self.vision_url, "token": ""}},
+                "clientInfo": {"name": "soulstack", "version": "1"},
+            },
+            timeout_s,
+        )
 
     async def speak(self, text: str, packets: list[bytes], on_first_frame):
         """Play `packets` as one utterance, paced in real time; `on_first_frame()` once audio is on its way."""
@@ -244,7 +259,9 @@ class RobotSession:
                 return {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"}
             self.look_question = question
             self.photo = asyncio.get_running_loop().create_future()
-            call = asyncio.create_task(self.call("tools/call", {"name": TAKE_PHOTO, "arguments": {"question": question}}, timeout_s))
+            call = asyncio.create_task(
+                self.call("tools/call", {"name": TAKE_PHOTO, "arguments": {"question": question}}, timeout_s)
+            )
             try:
                 done, _ = await asyncio.wait({call, self.photo}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
                 if self.photo in done:

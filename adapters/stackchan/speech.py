@@ -28,8 +28,14 @@ def is_openai_speech(url: str) -> bool:
     return url.rstrip("/").endswith("/audio/speech")
 
 
-async def synthesize(http: aiohttp.ClientSession, url: str, text: str, voice: str | None = None,
-                     model: str | None = None, api_key: str | None = None) -> bytes:
+async def synthesize(
+    http: aiohttp.ClientSession,
+    url: str,
+    text: str,
+    voice: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+) -> bytes:
     """WAV bytes of `text`; BodyUnavailable when the TTS server cannot be reached or refuses."""
     headers = {}
     if is_openai_speech(url):
@@ -39,15 +45,18 @@ async def synthesize(http: aiohttp.ClientSession, url: str, text: str, voice: st
     else:
         payload = {"text": text, **({"voice": voice} if voice else {})}
     try:
-        async with http.post(url, json=payload, headers=headers,
-                             timeout=aiohttp.ClientTimeout(total=TTS_TIMEOUT_S)) as answer:
+        async with http.post(
+            url, json=payload, headers=headers, timeout=aiohttp.ClientTimeout(total=TTS_TIMEOUT_S)
+        ) as answer:
             body = await answer.read()
             if answer.status != 200:
                 detail = body.decode(errors="replace").strip()[:200]
                 raise BodyUnavailable(f"the text-to-speech server at {url} answered {answer.status}: {detail}")
             return body
     except (aiohttp.ClientError, TimeoutError) as error:
-        raise BodyUnavailable(f"the text-to-speech server at {url} is unreachable ({type(error).__name__}: {error})") from None
+        raise BodyUnavailable(
+            f"the text-to-speech server at {url} is unreachable ({type(error).__name__}: {error})"
+        ) from None
 
 
 def wav_to_pcm(wav_bytes: bytes, rate: int) -> bytes:
@@ -70,6 +79,6 @@ def opus_packets(pcm: bytes, rate: int, frame_ms: int) -> list[bytes]:
         raise SpeechError(f"Opus cannot encode at {rate} Hz ({error})") from None
     packets = []
     for start in range(0, len(pcm), frame_bytes):
-        chunk = pcm[start:start + frame_bytes].ljust(frame_bytes, b"\0")
+        chunk = pcm[start : start + frame_bytes].ljust(frame_bytes, b"\0")
         packets.append(encoder.encode(chunk, samples_per_frame))
     return packets

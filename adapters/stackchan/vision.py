@@ -73,10 +73,10 @@ async def forward(original: dict | None, request: web.Request, body: bytes) -> w
     headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
     try:
         async with aiohttp.ClientSession() as http:
-            async with http.post(original["url"], data=body, headers=headers,
-                                 timeout=aiohttp.ClientTimeout(total=60)) as answer:
-                return web.Response(status=answer.status, body=await answer.read(),
-                                    content_type=answer.content_type)
+            async with http.post(
+                original["url"], data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=60)
+            ) as answer:
+                return web.Response(status=answer.status, body=await answer.read(), content_type=answer.content_type)
     except (aiohttp.ClientError, TimeoutError) as error:
         log.warning("upstream vision at %s failed: %s", original["url"], error)
         return error_response(502, f"the upstream vision service is unreachable ({type(error).__name__})")

@@ -122,8 +122,17 @@ def read_lines(loop: asyncio.AbstractEventLoop, body: TerminalBody, stdin=None):
     threading.Thread(target=pump, name="terminal-stdin", daemon=True).start()
 
 
-async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=None, stream=None, stdin=None, caption="",
-                            insecure_no_token=False):
+async def run_terminal_body(
+    host,
+    port,
+    token=None,
+    nudge_url=None,
+    nudge_token=None,
+    stream=None,
+    stdin=None,
+    caption="",
+    insecure_no_token=False,
+):
     """Serve the terminal body until cancelled, painting onto `stream` (stdout by default).
 
     With a nudge URL it also shows whose mind the soul has (the soul's /health, beside /nudge)."""
@@ -142,7 +151,11 @@ async def run_terminal_body(host, port, token=None, nudge_url=None, nudge_token=
     async with listening(app, host, port, insecure_no_token=insecure_no_token) as bound:
         body.scene.address = f"http://{host}:{bound}" + (" (token required)" if token else "")
         screen.paint(body.scene, "start")
-        tasks = [asyncio.create_task(sender.run()), asyncio.create_task(watch_mind(nudge_url, nudge_token, body.show_mind))] if sender else []
+        tasks = (
+            [asyncio.create_task(sender.run()), asyncio.create_task(watch_mind(nudge_url, nudge_token, body.show_mind))]
+            if sender
+            else []
+        )
         read_lines(asyncio.get_running_loop(), body, stdin)
         try:
             await asyncio.Event().wait()

@@ -12,8 +12,12 @@ def terminal(args) -> int:
     nudge_url = check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL) if args.nudge_url else None
     return run_until_stopped(
         run_terminal_body(
-            args.host, args.port, token=args.token or None,
-            nudge_url=nudge_url, nudge_token=args.nudge_token or None, caption=args.caption,
+            args.host,
+            args.port,
+            token=args.token or None,
+            nudge_url=nudge_url,
+            nudge_token=args.nudge_token or None,
+            caption=args.caption,
             insecure_no_token=args.insecure_no_token,
         )
     )
@@ -34,5 +38,7 @@ def register(subparsers):
     add_secret(parser, "--token", "BODY_TOKEN", "bearer token callers must send")
     add_insecure_no_token(parser)
     add_nudge_options(parser)
-    parser.add_argument("--caption", default="", help="a line kept on the screen under the face (tools/demo names the soul's log)")
+    parser.add_argument(
+        "--caption", default="", help="a line kept on the screen under the face (tools/demo names the soul's log)"
+    )
     parser.set_defaults(func=terminal)

@@ -43,7 +43,9 @@ class Scene:
 
 def describe(scene: Scene) -> str:
     """The screen in words: what /look hands the soul."""
-    feeling = scene.face if scene.face == scene.asked_emotion else f'{scene.face} (you asked for "{scene.asked_emotion}")'
+    feeling = (
+        scene.face if scene.face == scene.asked_emotion else f'{scene.face} (you asked for "{scene.asked_emotion}")'
+    )
     parts = [f"The terminal screen shows your face, looking {feeling}."]
     parts.append(f'Your last words on it: "{scene.words}".' if scene.words else "You have not said anything on it yet.")
     if scene.typed:
@@ -53,14 +55,20 @@ def describe(scene: Scene) -> str:
     if scene.notice:
         parts.append(f"A notice on the screen says: {scene.notice}.")
     if scene.looked_for:
-        parts.append(f'You looked for "{scene.looked_for}"; a terminal has no camera, so this text is all there is to see.')
+        parts.append(
+            f'You looked for "{scene.looked_for}"; a terminal has no camera, so this text is all there is to see.'
+        )
     return " ".join(parts)
 
 
 def frame(scene: Scene) -> str:
     """The whole screen, for redrawing in place."""
     head = face_lines(scene.face)
-    head[1] += f"   feeling {scene.face}" if scene.face == scene.asked_emotion else f"   feeling {scene.face} ({scene.asked_emotion})"
+    head[1] += (
+        f"   feeling {scene.face}"
+        if scene.face == scene.asked_emotion
+        else f"   feeling {scene.face} ({scene.asked_emotion})"
+    )
     lines = ["", *head, ""]
     lines.append(f'  says: "{scene.words}"' if scene.words else "  (silent)")
     lines.append("")
@@ -90,12 +98,20 @@ def change_lines(scene: Scene, change: str) -> list[str]:
     if change == "notice":
         return [f"! {scene.notice}"] if scene.notice else []
     if change == "look":
-        return [f'(the soul looks at the screen, for "{scene.looked_for}")' if scene.looked_for else "(the soul looks at the screen)"]
+        return [
+            f'(the soul looks at the screen, for "{scene.looked_for}")'
+            if scene.looked_for
+            else "(the soul looks at the screen)"
+        ]
     if change == "mind":
         return [f"mind: {scene.mind}"] if scene.mind else []
     if change == "start":
         caption = [scene.caption] if scene.caption else []
-        return [*face_lines(scene.face), *caption, f"terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off"]
+        return [
+            *face_lines(scene.face),
+            *caption,
+            f"terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off",
+        ]
     return []
 
 

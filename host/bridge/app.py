@@ -26,7 +26,9 @@ def make_bridge_app(link: SerialLink, token: str | None = None, nudges: NudgeSen
 
         return handler
 
-    app = make_body_app({"status": status, "look": acting("look"), "speak": acting("speak"), "express": acting("express")}, token)
+    app = make_body_app(
+        {"status": status, "look": acting("look"), "speak": acting("speak"), "express": acting("express")}, token
+    )
     app[LINK_KEY] = link
     if nudges is not None:
         link.on_nudge = nudges.nudge

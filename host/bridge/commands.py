@@ -36,15 +36,20 @@ def bridge_serial(args) -> int:
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
-        raise UsageError(f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}")
+        raise UsageError(
+            f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}"
+        )
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, verbose=args.verbose)
 
     link = SerialLink(locator(args.device), baud=args.baud)
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
     app = make_bridge_app(link, token=args.token, nudges=nudges)
     print(f"serial bridge: robot on {args.device}, Body Protocol v1 on http://{host}:{port}", flush=True)
-    return run_until_stopped(serve_forever(app, host, port, announce=lambda line: print(line, flush=True),
-                                           insecure_no_token=args.insecure_no_token))
+    return run_until_stopped(
+        serve_forever(
+            app, host, port, announce=lambda line: print(line, flush=True), insecure_no_token=args.insecure_no_token
+        )
+    )
 
 
 def logs(args) -> int:
@@ -58,11 +63,14 @@ def register(subparsers):
     from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
 
     parser = subparsers.add_parser(
-        "logs", help="follow the robot's serial log (USB cable)",
+        "logs",
+        help="follow the robot's serial log (USB cable)",
         description="Print the robot's log lines from its USB serial port as they come; waits for the robot "
         "when it restarts or is unplugged. Ctrl+C stops. Not while a bridge or flash holds the port.",
     )
-    parser.add_argument("--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)")
+    parser.add_argument(
+        "--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)"
+    )
     parser.set_defaults(func=logs)
 
     group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
@@ -73,12 +81,19 @@ def register(subparsers):
         "Unplugging is noticed within seconds (/status says online: false, acting answers 503); "
         "plugging back in reconnects by itself. Nudges from the robot are forwarded to --nudge-url.",
     )
-    parser.add_argument("--device", required=True, help="the serial port path, or 'auto' to find the ESP32-S3 by USB id 303a:1001")
+    parser.add_argument(
+        "--device", required=True, help="the serial port path, or 'auto' to find the ESP32-S3 by USB id 303a:1001"
+    )
     parser.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT to serve on (default: %(default)s)")
     add_secret(parser, "--token", "BODY_TOKEN", "demand Authorization: Bearer TOKEN on every request")
     add_insecure_no_token(parser)
     add_nudge_options(parser, default=None)
-    parser.add_argument("--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)")
-    parser.add_argument("--verbose", action="store_true", help="also log serial noise (boot messages, REPL output); "
-                        "the robot's own log lines are always shown")
+    parser.add_argument(
+        "--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)"
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also log serial noise (boot messages, REPL output); the robot's own log lines are always shown",
+    )
     parser.set_defaults(func=bridge_serial)

@@ -101,7 +101,9 @@ class SerialLink:
     def unavailable(self) -> BodyUnavailable | None:
         """Why the robot cannot act now, or None when it can."""
         if not self.is_open:
-            return BodyUnavailable(f"the robot is not connected over USB: {self.reason}; the bridge reconnects by itself once it is back")
+            return BodyUnavailable(
+                f"the robot is not connected over USB: {self.reason}; the bridge reconnects by itself once it is back"
+            )
         if self.answering is False:
             return BodyUnavailable(
                 f"the robot on {self.path} is not answering over serial (no reply to a status probe within "
@@ -140,7 +142,9 @@ class SerialLink:
             except asyncio.TimeoutError:
                 if endpoint == "status":
                     self._went_silent(timeout_s)
-                raise BodyUnavailable(f"the robot did not answer /{endpoint} over serial within {timeout_s:g} s") from None
+                raise BodyUnavailable(
+                    f"the robot did not answer /{endpoint} over serial within {timeout_s:g} s"
+                ) from None
         finally:
             self._pending.pop(frame_id, None)
             if future.done() and not future.cancelled():
@@ -192,8 +196,10 @@ class SerialLink:
     def _went_silent(self, timeout_s: float):
         """A status probe went unanswered: the robot is not answering, so nobody waits on it any longer."""
         self._set_answering(False)
-        self._fail_waiting(f"the robot on {self.path} stopped answering over serial (no reply to a status probe "
-                           f"within {timeout_s:g} s)")
+        self._fail_waiting(
+            f"the robot on {self.path} stopped answering over serial (no reply to a status probe "
+            f"within {timeout_s:g} s)"
+        )
 
     def _fail_waiting(self, reason: str):
         for future in self._pending.values():
@@ -239,7 +245,9 @@ class SerialLink:
         self._port, self.path, self.answering = port, path, None
         self._lost.clear()
         log.info("opened %s", path)
-        threading.Thread(target=self._read_lines, args=(port, self._generation), daemon=True, name="serial-read").start()
+        threading.Thread(
+            target=self._read_lines, args=(port, self._generation), daemon=True, name="serial-read"
+        ).start()
         return True
 
     def _check_identity(self, path: str):
@@ -295,7 +303,9 @@ class SerialLink:
                         self._loop.call_soon_threadsafe(self._on_frame, generation, frame)
         except Exception as error:  # the port went away under us
             if generation == self._generation:
-                self._loop.call_soon_threadsafe(self._connection_lost, generation, f"reading {self.path} failed ({error})")
+                self._loop.call_soon_threadsafe(
+                    self._connection_lost, generation, f"reading {self.path} failed ({error})"
+                )
         finally:
             with self._port_lock:
                 try:

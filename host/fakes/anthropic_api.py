@@ -132,9 +132,9 @@ def image_size(data: bytes) -> tuple | None:
         return None
     at = 2
     while at + 4 <= len(data) and data[at] == 0xFF:
-        marker, length = data[at + 1], struct.unpack(">H", data[at + 2:at + 4])[0]
+        marker, length = data[at + 1], struct.unpack(">H", data[at + 2 : at + 4])[0]
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC) and at + 9 <= len(data):
-            height, width = struct.unpack(">HH", data[at + 5:at + 9])  # start of frame: precision, height, width
+            height, width = struct.unpack(">HH", data[at + 5 : at + 9])  # start of frame: precision, height, width
             return width, height
         at += 2 + length
     return None
@@ -203,7 +203,6 @@ class PromptCache:
         breakpoints = [i for i, (_c, _t, ttl) in enumerate(blocks) if ttl]
         if not breakpoints:
             return total, 0, 0, {}
-        last = breakpoints[-1]
         read_end = -1
         for i in sorted(self.candidates(breakpoints), reverse=True):
             hit = self.entries.get(hashes[i])
@@ -241,12 +240,12 @@ def problem(body):
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
     if messages[0].get("role") != "user":
-        return "messages: first message must use the \"user\" role"
+        return 'messages: first message must use the "user" role'
     pending = set()  # tool_use ids awaiting their results
     for index, msg in enumerate(messages):
         role, content = msg.get("role"), msg.get("content")
         if role not in ("user", "assistant"):
-            return f"messages.{index}.role: must be \"user\" or \"assistant\""
+            return f'messages.{index}.role: must be "user" or "assistant"'
         if index and messages[index - 1].get("role") == role and pending:
             return f"messages.{index}: tool_use ids {sorted(pending)} have no tool_result right after them"
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -270,7 +269,9 @@ def problem(body):
                     return f"{where}: tool_use blocks belong to assistant messages"
                 pending.add(block.get("id"))
             if kind == "tool_result":
-                inners = block.get("content") if isinstance(block.get("content"), list) else []  # a string is allowed too
+                inners = (
+                    block.get("content") if isinstance(block.get("content"), list) else []
+                )  # a string is allowed too
                 for k, inner in enumerate(inners):
                     if inner.get("type") == "image" and (why := image_problem(inner)):
                         return f"{where}.content.{k}: {why}"
@@ -281,7 +282,7 @@ def problem(body):
     ttls = [ttl for _c, _t, ttl in cacheable_blocks(body) if ttl]
     if len(ttls) > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {len(ttls)}."
-    if "5m" in ttls and "1h" in ttls[ttls.index("5m"):]:
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
         return "cache_control: a ttl='1h' block must not come after a ttl='5m' block"
     choice = body.get("tool_choice") or {}
     if choice.get("type") == "tool":
@@ -313,8 +314,16 @@ class FakeAnthropic(ScriptedServer):
     """Fake Messages API. `min_cache_tokens`, `cache_lookback` and `clock` go to its `PromptCache`;
     `bytes_per_token` sets how it counts tokens (see estimate_tokens)."""
 
-    def __init__(self, replies=(), *, default=None, min_cache_tokens=0, cache_lookback=20, clock=time.monotonic,
-                 bytes_per_token=BYTES_PER_TOKEN):
+    def __init__(
+        self,
+        replies=(),
+        *,
+        default=None,
+        min_cache_tokens=0,
+        cache_lookback=20,
+        clock=time.monotonic,
+        bytes_per_token=BYTES_PER_TOKEN,
+    ):
         super().__init__(replies, default=default)
         self.bytes_per_token = bytes_per_token
         self.cache = PromptCache(min_tokens=min_cache_tokens, lookback=cache_lookback, clock=clock)
@@ -395,14 +404,14 @@ def stream_events(reply):
     for index, block in enumerate(reply["content"]):
         kind = block["type"]
         if kind == "text":
-            first, deltas = {"type": "text", "text": ""}, [
-                {"type": "text_delta", "text": piece} for piece in pieces(block["text"])
-            ]
+            first, deltas = (
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": piece} for piece in pieces(block["text"])],
+            )
         elif kind == "tool_use":
             first = dict(block, input={})
             deltas = [
-                {"type": "input_json_delta", "partial_json": piece}
-                for piece in pieces(json.dumps(block["input"]))
+                {"type": "input_json_delta", "partial_json": piece} for piece in pieces(json.dumps(block["input"]))
             ]
         elif kind == "thinking":
             first = {"type": "thinking", "thinking": "", "signature": ""}
@@ -414,14 +423,16 @@ def stream_events(reply):
         for delta in deltas:
             events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append((
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": reply["usage"]["output_tokens"]},
-        },
-    ))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": reply["usage"]["output_tokens"]},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return [(name, json.dumps(data)) for name, data in events]
 
@@ -431,12 +442,13 @@ def pieces(s, size=8):
     return [s[i : i + size] for i in range(0, len(s), size)] or [""]
 
 
-
 # Amazon Bedrock's InvokeModel for Claude: the Messages body without "model" (the path names
 # it) and with an "anthropic_version" (the SDK sends its own), signed with AWS SigV4 for
 # the "bedrock" service.
-SIGV4 = re.compile(r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/\d{8}/([a-z0-9-]+)/bedrock/aws4_request, "
-                   r"SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$")
+SIGV4 = re.compile(
+    r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/\d{8}/([a-z0-9-]+)/bedrock/aws4_request, "
+    r"SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$"
+)
 
 
 def eventstream_frame(_name, data: str) -> bytes:
@@ -445,7 +457,9 @@ def eventstream_frame(_name, data: str) -> bytes:
     headers, the JSON payload {"bytes": base64 of the event}, and a CRC32 of the whole message."""
     payload = json.dumps({"bytes": base64.b64encode(data.encode()).decode()}).encode()
     headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
-    head = b"".join(bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode() for k, v in headers.items())
+    head = b"".join(
+        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode() for k, v in headers.items()
+    )
     prelude = struct.pack(">II", 12 + len(head) + len(payload) + 4, len(head))
     message = prelude + struct.pack(">I", zlib.crc32(prelude)) + head + payload
     return message + struct.pack(">I", zlib.crc32(message))
@@ -464,8 +478,14 @@ class FakeBedrock(FakeAnthropic):
         app.router.add_post("/model/{model}/invoke-with-response-stream", self.handle_invoke)
 
     async def stream(self, request, events, spec):
-        return await sse(request, events, after_event=spec.get("after_event"), cut_after=spec.get("cut_after"),
-                         frame=eventstream_frame, content_type="application/vnd.amazon.eventstream")
+        return await sse(
+            request,
+            events,
+            after_event=spec.get("after_event"),
+            cut_after=spec.get("cut_after"),
+            frame=eventstream_frame,
+            content_type="application/vnd.amazon.eventstream",
+        )
 
     def error_response(self, status, kind, msg, headers=None):
         return web.json_response({"message": msg}, status=status, headers={"x-amzn-ErrorType": kind, **(headers or {})})
@@ -475,12 +495,16 @@ class FakeBedrock(FakeAnthropic):
         signed = SIGV4.match(entry.headers.get("authorization", ""))
         if not signed or "x-amz-date" not in entry.headers:
             self.usages.append(None)
-            return self.error_response(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
+            return self.error_response(
+                403, "UnrecognizedClientException", "The security token included in the request is invalid."
+            )
         self.regions.append(signed.group(1))
         body = entry.body if isinstance(entry.body, dict) else {}
         if not isinstance(body.get("anthropic_version"), str) or "model" in body:
             self.usages.append(None)
-            return self.error_response(400, "ValidationException", "anthropic_version is required; model belongs in the path")
+            return self.error_response(
+                400, "ValidationException", "anthropic_version is required; model belongs in the path"
+            )
         body["model"] = request.match_info["model"]
         body["stream"] = request.path.endswith("/invoke-with-response-stream")  # the path says it, not the body
         return await self.answer(request, entry)

@@ -35,11 +35,19 @@ def triage(item: str) -> dict:
     parts = [p.strip(" .") for p in re.split(r",|\band\b", item) if p.strip(" .")]
     lower = item.lower()
     if 2 <= len(parts) <= 5:
-        return {"mode": "split", "task_type": task_type(item), "subtasks": parts,
-                "reason": f"{len(parts)} separate parts; one crow each"}
+        return {
+            "mode": "split",
+            "task_type": task_type(item),
+            "subtasks": parts,
+            "reason": f"{len(parts)} separate parts; one crow each",
+        }
     if any(word in lower for word in ("which", "best", "compare", " or ")):
-        return {"mode": "murder", "task_type": task_type(item), "subtasks": [],
-                "reason": "a choice: three crows try it and the Elder judges"}
+        return {
+            "mode": "murder",
+            "task_type": task_type(item),
+            "subtasks": [],
+            "reason": "a choice: three crows try it and the Elder judges",
+        }
     return {"mode": "solo", "task_type": task_type(item), "subtasks": [], "reason": "one crow can do this"}
 
 

@@ -36,7 +36,14 @@ from aiohttp import web
 from soulstack.audio import mono_wav
 from soulstack.fakes.scripted_server import ScriptedServer, sse
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_api_key", 404: "not_found_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_api_key",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    503: "server_error",
+}
 
 _ids = itertools.count(1)
 
@@ -51,11 +58,16 @@ def completion(content=None, calls=(), *, finish_reason=None, usage=None, reason
         if not isinstance(call, dict):
             call = {"name": call[0], "arguments": call[1]}
         arguments = call["arguments"]
-        tool_calls.append({
-            "id": call.get("id") or f"call_fake{next(_ids):04d}",
-            "type": "function",
-            "function": {"name": call["name"], "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
-        })
+        tool_calls.append(
+            {
+                "id": call.get("id") or f"call_fake{next(_ids):04d}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+        )
     return {
         "content": content,
         "tool_calls": tool_calls,
@@ -76,7 +88,12 @@ def tool_call(name, arguments=None, *, id=None, text=None, usage=None):
 
 def error(status, message=None, *, code=None, headers=None):
     """An error answer in OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
-    return {"error_status": status, "message": message or f"fake error {status}", "code": code, "headers": headers or {}}
+    return {
+        "error_status": status,
+        "message": message or f"fake error {status}",
+        "code": code,
+        "headers": headers or {},
+    }
 
 
 # --- request validation --------------------------------------------------
@@ -131,7 +148,9 @@ def estimate_tokens(value) -> int:
 
 def tone_wav(seconds: float, rate: int = 22050) -> bytes:
     """A 440 Hz tone as a 16-bit mono WAV."""
-    frames = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate)))
+    frames = b"".join(
+        struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate))
+    )
     return mono_wav(frames, rate)
 
 
@@ -140,8 +159,16 @@ class FakeOpenAI(ScriptedServer):
     """Fake Chat Completions. `cached_tokens` (int or callable(body) -> int)
     is reported as prompt_tokens_details.cached_tokens."""
 
-    def __init__(self, replies=(), *, default=None, models=("llama3.1",), cached_tokens=0, reasoning_models=("o1", "o3", "o4", "gpt-5"),
-                 refuses_stream_options=False):
+    def __init__(
+        self,
+        replies=(),
+        *,
+        default=None,
+        models=("llama3.1",),
+        cached_tokens=0,
+        reasoning_models=("o1", "o3", "o4", "gpt-5"),
+        refuses_stream_options=False,
+    ):
         super().__init__(replies, default=default)
         # A server that knows no stream_options and says so (Groq's words) instead of ignoring it.
         self.refuses_stream_options = refuses_stream_options
@@ -210,7 +237,12 @@ class FakeOpenAI(ScriptedServer):
         }
         usage.update(spec["usage"])
         self.usages.append(usage)
-        base = {"id": f"chatcmpl-fake{next(_ids):05d}", "created": int(time.time()), "model": body["model"], "system_fingerprint": "fp_fake"}
+        base = {
+            "id": f"chatcmpl-fake{next(_ids):05d}",
+            "created": int(time.time()),
+            "model": body["model"],
+            "system_fingerprint": "fp_fake",
+        }
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = [(None, c) for c in stream_chunks(base, spec, usage if include_usage else None)]
@@ -220,7 +252,12 @@ class FakeOpenAI(ScriptedServer):
             message["tool_calls"] = spec["tool_calls"]
         if spec["reasoning"]:
             message["reasoning_content"] = spec["reasoning"]  # what vLLM / DeepSeek-style servers add
-        choice = {"index": 0, "message": message, "logprobs": logprobs(body, spec), "finish_reason": spec["finish_reason"]}
+        choice = {
+            "index": 0,
+            "message": message,
+            "logprobs": logprobs(body, spec),
+            "finish_reason": spec["finish_reason"],
+        }
         return web.json_response(dict(base, object="chat.completion", choices=[choice], usage=usage))
 
 
@@ -247,7 +284,12 @@ def stream_chunks(base, spec, usage):
     for i in range(0, len(spec["content"] or ""), 8):
         out.append(chunk({"content": spec["content"][i : i + 8]}))
     for index, call in enumerate(spec["tool_calls"]):
-        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
+        head = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""},
+        }
         out.append(chunk({"tool_calls": [head]}))
         arguments = call["function"]["arguments"]
         for i in range(0, len(arguments), 8):
@@ -257,4 +299,3 @@ def stream_chunks(base, spec, usage):
         out.append(json.dumps(dict(base, choices=[], usage=usage)))
     out.append("[DONE]")
     return out
-

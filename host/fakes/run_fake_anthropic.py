@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from aiohttp import web
 
@@ -41,7 +40,9 @@ def to_reply(entry, where):
         return tool_use(entry["tool"], entry.get("input") or {}, text=entry.get("text"))
     if isinstance(entry, dict) and isinstance(entry.get("error"), int):
         return error(entry["error"], entry.get("message"))
-    raise SystemExit(f"run_fake_anthropic: {where}: expected a string, {{\"tool\": ...}} or {{\"error\": status}}, not {entry!r}")
+    raise SystemExit(
+        f'run_fake_anthropic: {where}: expected a string, {{"tool": ...}} or {{"error": status}}, not {entry!r}'
+    )
 
 
 def load_script(path):
@@ -89,8 +90,12 @@ class RecordingFake(FakeAnthropic):
             with open(self.record_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(shorten_images(body), ensure_ascii=False) + "\n")
         messages = body.get("messages", []) if isinstance(body, dict) else []
-        print(f"fake anthropic: request {n}: {len(messages)} messages, {count_images(body)} image block(s)"
-              f" -> {response.status}, {len(self.script)} scripted replies left", file=sys.stderr, flush=True)
+        print(
+            f"fake anthropic: request {n}: {len(messages)} messages, {count_images(body)} image block(s)"
+            f" -> {response.status}, {len(self.script)} scripted replies left",
+            file=sys.stderr,
+            flush=True,
+        )
         return response
 
 
@@ -104,8 +109,11 @@ async def serve(fake, host, port):
     except OSError as e:
         await runner.cleanup()
         raise SystemExit(f"run_fake_anthropic: cannot listen on {host}:{port}: {e.strerror}")
-    print(f"fake anthropic: listening on http://{host}:{port} (POST /v1/messages),"
-          f" {len(fake.script)} scripted replies", file=sys.stderr, flush=True)
+    print(
+        f"fake anthropic: listening on http://{host}:{port} (POST /v1/messages), {len(fake.script)} scripted replies",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         await asyncio.Event().wait()
     finally:
@@ -113,13 +121,20 @@ async def serve(fake, host, port):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m soulstack.fakes.run_fake_anthropic",
-                                     description="The fake Anthropic Messages API, scripted from a JSON file.")
+    parser = argparse.ArgumentParser(
+        prog="python -m soulstack.fakes.run_fake_anthropic",
+        description="The fake Anthropic Messages API, scripted from a JSON file.",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=9290, help="port (default 9290)")
     parser.add_argument("--script", help="JSON list of replies, answered in order")
-    parser.add_argument("--flock", action="store_true", help="no script: answer the flock's Sentry, crows and Elder by what each asks")
-    parser.add_argument("--default", help='reply once the script is used up, as JSON (e.g. \'{"tool": "sleep", "input": {"minutes": 5}}\')')
+    parser.add_argument(
+        "--flock", action="store_true", help="no script: answer the flock's Sentry, crows and Elder by what each asks"
+    )
+    parser.add_argument(
+        "--default",
+        help='reply once the script is used up, as JSON (e.g. \'{"tool": "sleep", "input": {"minutes": 5}}\')',
+    )
     parser.add_argument("--record", help="append every request here as one JSON line")
     args = parser.parse_args(argv)
     if bool(args.script) == args.flock:

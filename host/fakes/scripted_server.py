@@ -108,20 +108,27 @@ def sse_frame(name, data: str) -> bytes:
     return ((f"event: {name}\n" if name else "") + f"data: {data}\n\n").encode()
 
 
-async def sse(request: web.Request, events, *, after_event=None, cut_after: int | None = None,
-              frame=sse_frame, content_type="text/event-stream") -> web.StreamResponse:
+async def sse(
+    request: web.Request,
+    events,
+    *,
+    after_event=None,
+    cut_after: int | None = None,
+    frame=sse_frame,
+    content_type="text/event-stream",
+) -> web.StreamResponse:
     """Write `events` (pairs of event name or None, data string) as Server-Sent Events (see `steered`),
     or framed by `frame(name, data) -> bytes` as another streaming protocol frames them."""
-    response = web.StreamResponse(
-        headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
-    )
+    response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
     await response.prepare(request)
     for number, (name, data) in enumerate(events):
         if number == cut_after:
             request.transport.close()  # no end chunk: the client sees the body break off
             return response
         await response.write(frame(name, data))
-        waited = after_event(data) if after_event else asyncio.sleep(0)  # by default, let the client read chunk by chunk
+        waited = (
+            after_event(data) if after_event else asyncio.sleep(0)
+        )  # by default, let the client read chunk by chunk
         if inspect.isawaitable(waited):
             await waited
     await response.write_eof()

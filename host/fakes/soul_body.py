@@ -80,4 +80,3 @@ class RecordingBody(LoopbackServer):
         app = make_body_app({"status": status, "look": look, "speak": speak, "express": express}, token=self.token)
         app.middlewares.insert(0, failing)
         return app
-

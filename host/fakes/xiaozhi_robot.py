@@ -26,13 +26,28 @@ DESK_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
 
 
 def hello(version: int = 1) -> str:
-    return json.dumps({"type": "hello", "version": version, "features": {"mcp": True}, "transport": "websocket",
-                       "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}})
+    return json.dumps(
+        {
+            "type": "hello",
+            "version": version,
+            "features": {"mcp": True},
+            "transport": "websocket",
+            "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60},
+        }
+    )
 
 
 class FakeRobot:
-    def __init__(self, url: str, version: int = 1, token: str | None = "robot-token", camera: bool = True,
-                 photo: bytes = DESK_JPEG, device_id: str = "aa:bb:cc:dd:ee:ff", source: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        version: int = 1,
+        token: str | None = "robot-token",
+        camera: bool = True,
+        photo: bytes = DESK_JPEG,
+        device_id: str = "aa:bb:cc:dd:ee:ff",
+        source: str | None = None,
+    ):
         self.url = url
         self.source = source
         self.version = version
@@ -76,8 +91,11 @@ class FakeRobot:
     async def say_wake_word(self, words: str):
         """What the firmware sends when it hears its wake word (py-xiaozhi sends typed text the same way)."""
         session_id = (self.server_hello or {}).get("session_id", "")
-        await self.ws.send(json.dumps({"session_id": session_id, "type": "listen", "state": "detect", "text": words},
-                                      ensure_ascii=False))
+        await self.ws.send(
+            json.dumps(
+                {"session_id": session_id, "type": "listen", "state": "detect", "text": words}, ensure_ascii=False
+            )
+        )
 
     async def _read(self):
         try:
@@ -106,19 +124,33 @@ class FakeRobot:
         method, rpc_id, params = request.get("method"), request.get("id"), request.get("params") or {}
         if method == "initialize":
             self.vision = (params.get("capabilities") or {}).get("vision")
-            result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "fake-stackchan", "version": "1.0"}}
+            result = {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake-stackchan", "version": "1.0"},
+            }
         elif method == "tools/list":
             tools = [{"name": "self.get_device_status", "description": "status", "inputSchema": {"type": "object"}}]
             if self.camera:
-                tools.append({"name": "self.camera.take_photo", "description": "take a photo",
-                              "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}})
+                tools.append(
+                    {
+                        "name": "self.camera.take_photo",
+                        "description": "take a photo",
+                        "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}},
+                    }
+                )
             result = {"tools": tools}
         elif method == "tools/call" and params.get("name") == "self.camera.take_photo" and self.camera:
             text = await self.upload((params.get("arguments") or {}).get("question", ""))
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         else:
-            await self._answer({"jsonrpc": "2.0", "id": rpc_id, "error": {"code": -32601, "message": f"Unknown tool: {params.get('name', method)}"}})
+            await self._answer(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rpc_id,
+                    "error": {"code": -32601, "message": f"Unknown tool: {params.get('name', method)}"},
+                }
+            )
             return
         await self._answer({"jsonrpc": "2.0", "id": rpc_id, "result": result})
 
@@ -134,16 +166,25 @@ class FakeRobot:
         if not self.vision or not self.vision.get("url"):
             return '{"success": false, "message": "Image explain URL or token is not set"}'
         boundary = "----ESP32_CAMERA_BOUNDARY"
-        body = (f'--{boundary}\r\nContent-Disposition: form-data; name="question"\r\n\r\n{question}\r\n'
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="question"\r\n\r\n{question}\r\n'
                 f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="camera.jpg"\r\n'
-                f"Content-Type: image/jpeg\r\n\r\n").encode() + self.photo + f"\r\n--{boundary}--\r\n".encode()
+                f"Content-Type: image/jpeg\r\n\r\n"
+            ).encode()
+            + self.photo
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
 
         async def chunks():
             for start in range(0, len(body), 1024):
-                yield body[start:start + 1024]
+                yield body[start : start + 1024]
 
-        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Device-Id": self.device_id,
-                   "Client-Id": self.client_id}
+        headers = {
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "Device-Id": self.device_id,
+            "Client-Id": self.client_id,
+        }
         if self.vision.get("token"):
             headers["Authorization"] = f"Bearer {self.vision['token']}"
         connector = aiohttp.TCPConnector(local_addr=(self.source, 0)) if self.source else None

@@ -75,7 +75,13 @@ class FakeUpstream:
         await self.vision.stop()
 
     async def _handle(self, ws):
-        record = {"headers": ws.request.headers, "path": ws.request.path, "received": [], "arrived": [], "closed": asyncio.Event()}
+        record = {
+            "headers": ws.request.headers,
+            "path": ws.request.path,
+            "received": [],
+            "arrived": [],
+            "closed": asyncio.Event(),
+        }
         self.connections.append(record)
         self.ws = ws
         try:
@@ -84,16 +90,53 @@ class FakeUpstream:
                 record["arrived"].append(time.perf_counter())  # for tools/bench-stackchan
                 if isinstance(frame, str) and is_hello(frame):
                     await asyncio.sleep(self.hello_delay_s)
-                    await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": "upstream-session-1",
-                                              "audio_params": {"format": "opus", "sample_rate": self.sample_rate,
-                                                               "channels": 1, "frame_duration": 60}}))
+                    await ws.send(
+                        json.dumps(
+                            {
+                                "type": "hello",
+                                "transport": "websocket",
+                                "session_id": "upstream-session-1",
+                                "audio_params": {
+                                    "format": "opus",
+                                    "sample_rate": self.sample_rate,
+                                    "channels": 1,
+                                    "frame_duration": 60,
+                                },
+                            }
+                        )
+                    )
                     if self.send_initialize:
-                        await ws.send(json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
-                            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                                "protocolVersion": "2024-11-05",
-                                "capabilities": {"vision": {"url": self.vision.url, "token": VISION_TOKEN}}}}}))
-                        await ws.send(json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
-                            "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": ""}}}))
+                        await ws.send(
+                            json.dumps(
+                                {
+                                    "session_id": "upstream-session-1",
+                                    "type": "mcp",
+                                    "payload": {
+                                        "jsonrpc": "2.0",
+                                        "id": 1,
+                                        "method": "initialize",
+                                        "params": {
+                                            "protocolVersion": "2024-11-05",
+                                            "capabilities": {"vision": {"url": self.vision.url, "token": VISION_TOKEN}},
+                                        },
+                                    },
+                                }
+                            )
+                        )
+                        await ws.send(
+                            json.dumps(
+                                {
+                                    "session_id": "upstream-session-1",
+                                    "type": "mcp",
+                                    "payload": {
+                                        "jsonrpc": "2.0",
+                                        "id": 2,
+                                        "method": "tools/list",
+                                        "params": {"cursor": ""},
+                                    },
+                                }
+                            )
+                        )
                     self._connected.set()
         except websockets.ConnectionClosed:
             pass
@@ -110,7 +153,9 @@ class FakeUpstream:
     async def speak(self, packets: list[bytes], text: str = "upstream speaking", frame_s: float = 0.0):
         """One utterance of upstream's own TTS: start, sentence_start, the frames, stop."""
         await self.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "start"}))
-        await self.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "sentence_start", "text": text}))
+        await self.send(
+            json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "sentence_start", "text": text})
+        )
         for packet in packets:
             await self.send(packet)
             await asyncio.sleep(frame_s)

@@ -85,22 +85,31 @@ async def get_waiting(request: web.Request) -> web.Response:
     waiting = []
     for item_id, target, deadline in flock.store.all_pending():
         item = flock.store.item(item_id) or {}
-        waiting.append({
-            "item_id": item_id, "list_id": item.get("list_id"), "target": target, "text": item.get("text"),
-            "task_type": (item.get("triage") or {}).get("task_type"), "crows": item.get("crows") or [],
-            "answer": item.get("answer") if target == "output" else None, "deadline": rfc3339(deadline),
-        })
+        waiting.append(
+            {
+                "item_id": item_id,
+                "list_id": item.get("list_id"),
+                "target": target,
+                "text": item.get("text"),
+                "task_type": (item.get("triage") or {}).get("task_type"),
+                "crows": item.get("crows") or [],
+                "answer": item.get("answer") if target == "output" else None,
+                "deadline": rfc3339(deadline),
+            }
+        )
     return web.json_response({"waiting": waiting})
 
 
 async def get_trust(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
-    return web.json_response({
-        "levels": {str(level): name for level, name in LEVELS.items()},
-        "promote_after": PROMOTE_AFTER,
-        "trust": flock.trust.to_json(),
-        "strikes": flock.pranks.to_json(),
-    })
+    return web.json_response(
+        {
+            "levels": {str(level): name for level, name in LEVELS.items()},
+            "promote_after": PROMOTE_AFTER,
+            "trust": flock.trust.to_json(),
+            "strikes": flock.pranks.to_json(),
+        }
+    )
 
 
 async def get_nests(request: web.Request) -> web.Response:
@@ -148,8 +157,15 @@ async def get_crows(request: web.Request) -> web.Response:
 
 # --- the app --------------------------------------------------------------
 def make_flock_app(
-    data_dir, model=None, clock=None, config: FlockConfig | None = None, token: str | None = None, robot=None,
-    rive=None, nest_config: NestConfig | None = None, jev=None,
+    data_dir,
+    model=None,
+    clock=None,
+    config: FlockConfig | None = None,
+    token: str | None = None,
+    robot=None,
+    rive=None,
+    nest_config: NestConfig | None = None,
+    jev=None,
 ) -> web.Application:
     """The flock server. `model` None is the brainstem: lists are accepted and every item is
     skipped as "no model configured". `clock` is the time seam (soulstack.clocks.Clock by default).
@@ -168,15 +184,22 @@ def make_flock_app(
     def token_for(request: web.Request):
         return token if request.path.startswith("/api/") else None
 
-    app = make_server_app(token_for=token_for, cookie=TOKEN_COOKIE, locked=bool(token),
-                          how_to_lock="--token-file FILE (or $FLOCK_TOKEN)")
+    app = make_server_app(
+        token_for=token_for, cookie=TOKEN_COOKIE, locked=bool(token), how_to_lock="--token-file FILE (or $FLOCK_TOKEN)"
+    )
 
     async def lifecycle(app):
         store = Store(Path(data_dir))
         events = EventLog(store, clock)
         flock = Flock(
-            store, events, Nests(store), TrustLedger(store), Pranks(store, clock, config.lists_per_minute),
-            model, clock, config,
+            store,
+            events,
+            Nests(store),
+            TrustLedger(store),
+            Pranks(store, clock, config.lists_per_minute),
+            model,
+            clock,
+            config,
         )
         app[FLOCK] = flock
         if robot is not None:

@@ -14,53 +14,84 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "flock", help="run the flock server and its web page", description="Run the flock server and its web page."
     )
-    parser.add_argument("--config", metavar="FILE",
-                        help="the flock's options in a JSON file (flock.config.json; docs/flock-and-soul.md); "
-                             "flags given here win over it (default: $FLOCK_CONFIG, else none)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the flock's options in a JSON file (flock.config.json; docs/flock-and-soul.md); "
+        "flags given here win over it (default: $FLOCK_CONFIG, else none)",
+    )
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default 8470)")
     parser.add_argument("--data", help="data directory (default .crows)")
-    add_secret(parser, "--token", "FLOCK_TOKEN", "lock the flock: every /api/ route and the event stream need "
-               "this bearer token; the page asks for it once")
+    add_secret(
+        parser,
+        "--token",
+        "FLOCK_TOKEN",
+        "lock the flock: every /api/ route and the event stream need this bearer token; the page asks for it once",
+    )
     add_insecure_no_token(parser)
-    parser.add_argument("--provider", choices=["anthropic", "openai", "brainstem"],
-                        help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
-                             "openai if OPENAI_BASE_URL is set, else brainstem)")
+    parser.add_argument(
+        "--provider",
+        choices=["anthropic", "openai", "brainstem"],
+        help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
+        "openai if OPENAI_BASE_URL is set, else brainstem)",
+    )
     parser.add_argument("--model", help="model id (default: the provider's default)")
-    parser.add_argument("--token-budget", type=int,
-                        help=f"tokens per list (default {defaults.token_budget})")
-    parser.add_argument("--concurrency", type=int,
-                        help=f"items of one list worked at once (default {defaults.concurrency})")
-    parser.add_argument("--lists-per-minute", type=int,
-                        help=f"lists one requester may send per minute (default {defaults.lists_per_minute})")
-    parser.add_argument("--heartbeat", type=float,
-                        help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})")
-    parser.add_argument("--rive", metavar="FILE",
-                        help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
-                             "without it, or when it does not match, the page draws them in SVG")
-    parser.add_argument("--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)")
-    parser.add_argument("--jev-band", type=float,
-                        help="Jev's high band: at or above it Jev's kind stands (default 0.8)")
-    parser.add_argument("--jev-base-url", help="tag with an OpenAI-compatible server's logprobs instead of the "
-                                               "local classifier (e.g. http://127.0.0.1:8080/v1)")
+    parser.add_argument("--token-budget", type=int, help=f"tokens per list (default {defaults.token_budget})")
+    parser.add_argument(
+        "--concurrency", type=int, help=f"items of one list worked at once (default {defaults.concurrency})"
+    )
+    parser.add_argument(
+        "--lists-per-minute",
+        type=int,
+        help=f"lists one requester may send per minute (default {defaults.lists_per_minute})",
+    )
+    parser.add_argument(
+        "--heartbeat", type=float, help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})"
+    )
+    parser.add_argument(
+        "--rive",
+        metavar="FILE",
+        help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
+        "without it, or when it does not match, the page draws them in SVG",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)"
+    )
+    parser.add_argument(
+        "--jev-band", type=float, help="Jev's high band: at or above it Jev's kind stands (default 0.8)"
+    )
+    parser.add_argument(
+        "--jev-base-url",
+        help="tag with an OpenAI-compatible server's logprobs instead of the "
+        "local classifier (e.g. http://127.0.0.1:8080/v1)",
+    )
     parser.add_argument("--jev-model", default="default", help="the model id for --jev-base-url (default 'default')")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
     robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
     add_secret(robot, "--body-token", "BODY_TOKEN", "bearer token for --body")
-    robot.add_argument("--body-min-interval", type=float,
-                       help="seconds between two utterances; news meanwhile is merged (default 30)")
+    robot.add_argument(
+        "--body-min-interval", type=float, help="seconds between two utterances; news meanwhile is merged (default 30)"
+    )
     robot.add_argument("--quiet-hours", help="local hours with no speech, e.g. 22-7 (news waits for the morning)")
-    robot.add_argument("--soul", help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
-                                      "the flock tells the soul with nudges instead of talking over it")
+    robot.add_argument(
+        "--soul",
+        help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
+        "the flock tells the soul with nudges instead of talking over it",
+    )
     add_secret(robot, "--soul-token", "NUDGE_TOKEN", "the soul's nudge token")
-    robot.add_argument("--soul-min-interval", type=float,
-                       help="seconds between two nudges to the soul; news meanwhile is merged (default 10)")
+    robot.add_argument(
+        "--soul-min-interval",
+        type=float,
+        help="seconds between two nudges to the soul; news meanwhile is merged (default 10)",
+    )
     parser.set_defaults(func=run)
     commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report}")
     report = commands.add_parser(
-        "jev-report", help="Jev's calibration: reliability table, ECE, accuracy, PNG diagram",
+        "jev-report",
+        help="Jev's calibration: reliability table, ECE, accuracy, PNG diagram",
         description="Measure Jev on the held-out examples and on the decisions logged in <data>/jev.jsonl "
-                    "against the owner's corrections; write a reliability diagram.",
+        "against the owner's corrections; write a reliability diagram.",
     )
     report.add_argument("--data", default=".crows", help="the flock's data directory (default .crows)")
     report.add_argument("--png", help="where to write the diagram (default <data>/jev-reliability.png)")
@@ -115,12 +146,14 @@ def build_robot(args):
             raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}") from None
     if args.soul:
         unused = f"; the body {args.body} is not spoken to (one voice per body: the soul's)" if args.body else ""
-        voice = SoulVoice(args.soul.rstrip("/") + "/nudge", token=args.soul_token or None,
-                          min_interval_s=args.soul_min_interval)
+        voice = SoulVoice(
+            args.soul.rstrip("/") + "/nudge", token=args.soul_token or None, min_interval_s=args.soul_min_interval
+        )
         return voice, f"tells the soul at {args.soul} what needs a person (nudges){unused}"
     if args.body:
-        voice = BodyVoice(args.body, token=args.body_token or None, min_interval_s=args.body_min_interval,
-                          quiet_hours=quiet)
+        voice = BodyVoice(
+            args.body, token=args.body_token or None, min_interval_s=args.body_min_interval, quiet_hours=quiet
+        )
         return voice, f"speaks on the body at {args.body}" + (f", quiet {args.quiet_hours}" if quiet else "")
     return None, "no robot to tell a person (--body URL or --soul URL)"
 
@@ -135,8 +168,9 @@ def hold_data(data: str):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.close()
-        raise UsageError(f"--data {data}: another flock is running on this folder; stop it, or give this one "
-                         "another --data") from None
+        raise UsageError(
+            f"--data {data}: another flock is running on this folder; stop it, or give this one another --data"
+        ) from None
     return handle
 
 
@@ -177,8 +211,10 @@ def run(args) -> int:
     check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
     model = build_model(args.provider, args.model)
     config = FlockConfig(
-        token_budget=args.token_budget, concurrency=args.concurrency,
-        lists_per_minute=args.lists_per_minute, heartbeat_s=args.heartbeat,
+        token_budget=args.token_budget,
+        concurrency=args.concurrency,
+        lists_per_minute=args.lists_per_minute,
+        heartbeat_s=args.heartbeat,
     )
     try:
         os.makedirs(args.data, exist_ok=True)
@@ -195,7 +231,16 @@ def run(args) -> int:
     if args.rive is not None and not os.path.isfile(args.rive):
         # Not fatal: the page draws the crows in SVG and says which file it could not find.
         print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
-    app = make_flock_app(args.data, model, config=config, token=args.token or None, robot=robot,
-                         rive=args.rive, nest_config=NestConfig(band=args.jev_band), jev=build_jev(args))
-    return run_until_stopped(serve_forever(app, args.host, args.port, announce=lambda line: None,
-                                           insecure_no_token=args.insecure_no_token))
+    app = make_flock_app(
+        args.data,
+        model,
+        config=config,
+        token=args.token or None,
+        robot=robot,
+        rive=args.rive,
+        nest_config=NestConfig(band=args.jev_band),
+        jev=build_jev(args),
+    )
+    return run_until_stopped(
+        serve_forever(app, args.host, args.port, announce=lambda line: None, insecure_no_token=args.insecure_no_token)
+    )

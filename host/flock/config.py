@@ -20,7 +20,7 @@ ENV = "FLOCK_CONFIG"
 
 
 def parse_quiet_hours(text: str) -> tuple:
-    """"22-7" -> (22, 7): local hours with no speech; ValueError for anything else."""
+    """ "22-7" -> (22, 7): local hours with no speech; ValueError for anything else."""
     start, sep, end = text.partition("-")
     if not (sep and start.isdigit() and end.isdigit() and int(start) < 24 and int(end) < 24):
         raise ValueError(text)
@@ -74,11 +74,24 @@ SPEC = {
 
 # key path in the file -> the flag's attribute on the parsed arguments
 FLAGS = {
-    "host": "host", "port": "port", "dataDir": "data", "token": "token", "provider": "provider", "model": "model",
-    "tokenBudget": "token_budget", "concurrency": "concurrency", "listsPerMinute": "lists_per_minute",
-    "heartbeatSeconds": "heartbeat", "rive": "rive", "jevBand": "jev_band",
-    "body.url": "body", "body.token": "body_token", "body.minIntervalSeconds": "body_min_interval",
-    "body.quietHours": "quiet_hours", "soul.url": "soul", "soul.token": "soul_token",
+    "host": "host",
+    "port": "port",
+    "dataDir": "data",
+    "token": "token",
+    "provider": "provider",
+    "model": "model",
+    "tokenBudget": "token_budget",
+    "concurrency": "concurrency",
+    "listsPerMinute": "lists_per_minute",
+    "heartbeatSeconds": "heartbeat",
+    "rive": "rive",
+    "jevBand": "jev_band",
+    "body.url": "body",
+    "body.token": "body_token",
+    "body.minIntervalSeconds": "body_min_interval",
+    "body.quietHours": "quiet_hours",
+    "soul.url": "soul",
+    "soul.token": "soul_token",
     "soul.minIntervalSeconds": "soul_min_interval",
 }
 

@@ -190,7 +190,7 @@ async def follow(request: web.Request, subscribers: Subscribers, subscriber: Sub
         await response.prepare(request)
         rows, last = missed()
         for start in range(0, len(rows), REPLAY_BATCH):
-            await _write(response, b"".join(frame(*row) for row in rows[start:start + REPLAY_BATCH]))
+            await _write(response, b"".join(frame(*row) for row in rows[start : start + REPLAY_BATCH]))
         while True:
             entries = [await subscriber.queue.get()]
             while not subscriber.queue.empty() and len(entries) < REPLAY_BATCH:

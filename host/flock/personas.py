@@ -29,7 +29,12 @@ class Crow:
 
 def _crow(data: dict) -> Crow:
     return Crow(
-        data["name"], data["epithet"], data["strength"], data["backstory"], data["prank"], tuple(data.get("task_types", ()))
+        data["name"],
+        data["epithet"],
+        data["strength"],
+        data["backstory"],
+        data["prank"],
+        tuple(data.get("task_types", ())),
     )
 
 

@@ -55,6 +55,4 @@ class Pranks:
         return crow.prank_message(cooldown_s), cooldown_s
 
     def to_json(self) -> list:
-        return [
-            {"requester": r, "strikes": s, "cooldown_until": until} for r, s, until in self.store.strike_rows()
-        ]
+        return [{"requester": r, "strikes": s, "cooldown_until": until} for r, s, until in self.store.strike_rows()]

@@ -138,8 +138,12 @@ class Store:
         ).fetchall()
         return [
             {
-                "item_id": r[0], "n": r[1], "text": r[2], "state": r[3],
-                "triage": json.loads(r[4]) if r[4] else None, "answer": r[5],
+                "item_id": r[0],
+                "n": r[1],
+                "text": r[2],
+                "state": r[3],
+                "triage": json.loads(r[4]) if r[4] else None,
+                "answer": r[5],
                 "crows": json.loads(r[6]) if r[6] else [],
             }
             for r in rows
@@ -183,7 +187,9 @@ class Store:
 
     # --- trust and strikes -----------------------------------------------
     def trust_rows(self) -> list:
-        return self.db.execute("SELECT holder, task_type, level, streak FROM trust ORDER BY holder, task_type").fetchall()
+        return self.db.execute(
+            "SELECT holder, task_type, level, streak FROM trust ORDER BY holder, task_type"
+        ).fetchall()
 
     def set_trust(self, holder: str, task_type: str, level: int, streak: int) -> None:
         self.db.execute(
@@ -195,7 +201,9 @@ class Store:
         return self.db.execute("SELECT requester, strikes, cooldown_until FROM strikes ORDER BY requester").fetchall()
 
     def strikes_of(self, requester: str) -> tuple:
-        row = self.db.execute("SELECT strikes, cooldown_until FROM strikes WHERE requester = ?", (requester,)).fetchone()
+        row = self.db.execute(
+            "SELECT strikes, cooldown_until FROM strikes WHERE requester = ?", (requester,)
+        ).fetchone()
         return row if row else (0, 0.0)
 
     def set_strikes(self, requester: str, strikes: int, cooldown_until: float) -> None:

@@ -117,8 +117,15 @@ class AnthropicModel:
         one-off line after the history (a keep-warm refresh) that no later request repeats.
         `on_stream` hears the reply as it forms (soulstack.llm.streaming)."""
         choice = tool_choice if self.forces_tools else None  # None: the model chooses (auto)
-        params = self.request(system, messages, tools, tool_choice=choice, max_tokens=max_tokens, cache=cache,
-                              cache_final_message=cache_final_message)
+        params = self.request(
+            system,
+            messages,
+            tools,
+            tool_choice=choice,
+            max_tokens=max_tokens,
+            cache=cache,
+            cache_final_message=cache_final_message,
+        )
         relay = Relay(on_stream)
         try:
             response = await self.send(params, relay)
@@ -145,8 +152,14 @@ class AnthropicModel:
                     relay_event(event, relay)
                 return await stream.get_final_message()
         except anthropic.APIStatusError as err:  # also an `error` event in the middle of the stream
-            raise relay.broken(ModelError(f"anthropic {err.status_code}: {error_text(err)}", err.status_code,
-                                          retryable(err.status_code), retry_after_s(err.response.headers))) from err
+            raise relay.broken(
+                ModelError(
+                    f"anthropic {err.status_code}: {error_text(err)}",
+                    err.status_code,
+                    retryable(err.status_code),
+                    retry_after_s(err.response.headers),
+                )
+            ) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
             raise relay.broken(ModelError(f"anthropic unreachable at {self.client.base_url}: {err}", 0, True)) from err
         except anthropic.AnthropicError as err:
@@ -154,8 +167,9 @@ class AnthropicModel:
         except STREAM_BROKE as err:  # the connection died while the reply streamed
             raise relay.broken(ModelError(f"anthropic stream broke: {err!r}", 0, True)) from err
 
-    def request(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False,
-                cache_final_message=True) -> dict:
+    def request(
+        self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False, cache_final_message=True
+    ) -> dict:
         """The Messages API request for one call (pure: tests and tools read it)."""
         mark = {"type": "ephemeral", "ttl": self.cache_ttl} if cache else None
         # cache="5m": the history only for minutes (system and tools as usual): a turn no later request repeats.
@@ -191,7 +205,7 @@ def mark_history(api_messages, mark):
     rather than written (2x) and never read: the soul replaces the images of a past waking with a
     placeholder, so the next call that could read it sends something else there."""
     last = len(api_messages) - (1 if api_messages and holds_image(api_messages[-1]) else 0)
-    for api_message in api_messages[max(0, last - 2):last]:
+    for api_message in api_messages[max(0, last - 2) : last]:
         # Thinking blocks cannot carry cache_control; any other block can.
         for block in reversed(api_message["content"]):
             if block["type"] not in ("thinking", "redacted_thinking"):

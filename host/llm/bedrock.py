@@ -29,4 +29,6 @@ class BedrockModel(AnthropicModel):
             raise ValueError("no AWS region for Bedrock: set model.region in the config, or AWS_REGION")
         # ANTHROPIC_BEDROCK_BASE_URL (read by the SDK) points it elsewhere, e.g. a VPC endpoint.
         self.base_url = base_url or env.get("ANTHROPIC_BEDROCK_BASE_URL") or None
-        return anthropic.AsyncAnthropicBedrock(aws_region=region, base_url=self.base_url, timeout=timeout_s, max_retries=0)
+        return anthropic.AsyncAnthropicBedrock(
+            aws_region=region, base_url=self.base_url, timeout=timeout_s, max_retries=0
+        )

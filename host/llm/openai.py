@@ -44,7 +44,13 @@ log = logging.getLogger(__name__)
 
 # A model Ollama users commonly have pulled; any id the server knows works.
 DEFAULT_MODEL = "llama3.1"
-FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+FINISH_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 class OpenAIModel:
@@ -53,7 +59,14 @@ class OpenAIModel:
 
     provider = "openai"
 
-    def __init__(self, model_id: str = DEFAULT_MODEL, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 300.0, env=None):
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 300.0,
+        env=None,
+    ):
         env = os.environ if env is None else env
         self.model_id = model_id
         self.base_url = base_url or env.get("OPENAI_BASE_URL") or None
@@ -95,8 +108,11 @@ class OpenAIModel:
             params["max_completion_tokens"] = params.pop("max_tokens")
             return True
         if err.status in (400, 422) and self.usage_in_stream and ("stream_options" in said or "include_usage" in said):
-            log.warning("%s refuses stream_options; streaming without it (the calls' costs are unknown "
-                        "when it reports no usage)", self.client.base_url)
+            log.warning(
+                "%s refuses stream_options; streaming without it (the calls' costs are unknown "
+                "when it reports no usage)",
+                self.client.base_url,
+            )
             self.usage_in_stream = False
             return True
         return False
@@ -114,10 +130,18 @@ class OpenAIModel:
                 assembly.add(chunk)
             return assembly.reply()
         except openai.APIStatusError as err:
-            raise relay.broken(ModelError(f"openai-compatible {err.status_code}: {error_text(err)}", err.status_code,
-                                          retryable(err.status_code), retry_after_s(err.response.headers))) from err
+            raise relay.broken(
+                ModelError(
+                    f"openai-compatible {err.status_code}: {error_text(err)}",
+                    err.status_code,
+                    retryable(err.status_code),
+                    retry_after_s(err.response.headers),
+                )
+            ) from err
         except openai.APIConnectionError as err:  # includes timeouts
-            raise relay.broken(ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True)) from err
+            raise relay.broken(
+                ModelError(f"openai-compatible server unreachable at {self.client.base_url}: {err}", 0, True)
+            ) from err
         except openai.OpenAIError as err:
             raise relay.broken(ModelError(f"openai-compatible: {err}", 0, False)) from err
         except STREAM_BROKE as err:  # the connection died while the reply streamed
@@ -138,7 +162,10 @@ class OpenAIModel:
 
 # --- our types -> Chat Completions --------------------------------------------
 def to_api_tool(tool: Tool) -> dict:
-    return {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}}
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+    }
 
 
 def data_url(image: ImageBlock) -> dict:
@@ -172,7 +199,13 @@ def to_api_messages(message: Message) -> list:
             texts = [b.text for b in block.content if isinstance(b, TextBlock)]
             pictures = [b for b in block.content if isinstance(b, ImageBlock)]
             words = "\n".join(texts) or ("(image follows)" if pictures else "(no output)")
-            out.append({"role": "tool", "tool_call_id": block.tool_call_id, "content": ("error: " if block.is_error else "") + words})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": block.tool_call_id,
+                    "content": ("error: " if block.is_error else "") + words,
+                }
+            )
             if pictures:
                 images.append(TextBlock(f"(the image returned by tool call {block.tool_call_id})"))
                 images.extend(pictures)

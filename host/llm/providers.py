@@ -107,7 +107,9 @@ async def complete_with_retry(
                 raise
             # The server's own Retry-After wins over our guess when it asks for longer.
             delay = min(max_backoff_s, max(backoff_s * 2 ** (attempt - 1), err.retry_after_s or 0))
-            log.warning("%s call failed (%s); try %d of %d in %.1f s", model.provider, err, attempt + 1, attempts, delay)
+            log.warning(
+                "%s call failed (%s); try %d of %d in %.1f s", model.provider, err, attempt + 1, attempts, delay
+            )
             if on_retry is not None:
                 on_retry(err)
             await sleep(delay)

@@ -82,7 +82,16 @@ class Prober:
         self.base_url = base_url.rstrip("/")
         self.token = token
 
-    async def send(self, endpoint, payload=None, *, raw: bytes | None = None, method="POST", token="default", timeout_s=ACT_WITHIN_S) -> Answer:
+    async def send(
+        self,
+        endpoint,
+        payload=None,
+        *,
+        raw: bytes | None = None,
+        method="POST",
+        token="default",
+        timeout_s=ACT_WITHIN_S,
+    ) -> Answer:
         token = self.token if token == "default" else token
         headers = {"Content-Type": "application/json"}
         if token:
@@ -91,7 +100,10 @@ class Prober:
         started = time.monotonic()
         try:
             async with self.session.request(
-                method, f"{self.base_url}/{endpoint}", data=data, headers=headers,
+                method,
+                f"{self.base_url}/{endpoint}",
+                data=data,
+                headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as response:
                 text = await response.text(errors="replace")
@@ -134,11 +146,11 @@ def _shape_check(name, endpoint, answer: Answer, within_s: float, token: str | N
 
 def _summarize(endpoint, clean: dict) -> str:
     if endpoint == "status":
-        return f'online: {str(clean["online"]).lower()}'
+        return f"online: {str(clean['online']).lower()}"
     if endpoint == "look" and "text" in clean:
-        return f'text, {len(clean["text"])} characters'
+        return f"text, {len(clean['text'])} characters"
     if endpoint == "look":
-        return f'{clean["mimeType"]}, {len(clean["image"]) * 3 // 4} bytes'
+        return f"{clean['mimeType']}, {len(clean['image']) * 3 // 4} bytes"
     return "2xx with a JSON object"
 
 
@@ -150,7 +162,12 @@ def _refusal_check(name, answer: Answer, allowed=range(400, 500), what="4xx", to
     nothing about the rule being checked.
     """
     if answer.status in (401, 403) and what == "4xx":
-        return CheckResult(name, False, f"refused with {answer.status}: the token, not the request{_token_hint(answer, token)}", strict=True)
+        return CheckResult(
+            name,
+            False,
+            f"refused with {answer.status}: the token, not the request{_token_hint(answer, token)}",
+            strict=True,
+        )
     if answer.status in allowed:
         return CheckResult(name, True, f"refused with {answer.status}", strict=True)
     if answer.status == 0:
@@ -160,7 +177,9 @@ def _refusal_check(name, answer: Answer, allowed=range(400, 500), what="4xx", to
     return CheckResult(name, False, f"expected {what}, got {_describe(answer)}", strict=True)
 
 
-async def _endpoint_checks(probe: Prober, endpoint: str, first: Answer, token: str | None, within: float) -> list[CheckResult]:
+async def _endpoint_checks(
+    probe: Prober, endpoint: str, first: Answer, token: str | None, within: float
+) -> list[CheckResult]:
     """Every rule for one endpoint; `first` is its answer to a good request."""
     results = [_shape_check(f"{endpoint} answers", endpoint, first, within, token)]
     if endpoint == "status":
@@ -171,12 +190,24 @@ async def _endpoint_checks(probe: Prober, endpoint: str, first: Answer, token: s
     if endpoint == "express":
         answer = await probe.send("express", {"emotion": "bewildered-by-body-check"})
         results.append(_shape_check("express accepts an unknown emotion", "express", answer, within, token))
-    results.append(_refusal_check(f"{endpoint} refuses malformed JSON", await probe.send(endpoint, raw=MALFORMED_JSON), token=token))
-    results.append(_refusal_check(f"{endpoint} refuses the wrong shape", await probe.send(endpoint, WRONG_SHAPE[endpoint]), token=token))
+    results.append(
+        _refusal_check(
+            f"{endpoint} refuses malformed JSON", await probe.send(endpoint, raw=MALFORMED_JSON), token=token
+        )
+    )
+    results.append(
+        _refusal_check(
+            f"{endpoint} refuses the wrong shape", await probe.send(endpoint, WRONG_SHAPE[endpoint]), token=token
+        )
+    )
     results.append(_refusal_check(f"{endpoint} refuses GET", await probe.send(endpoint, method="GET"), token=token))
     if token:
         auth = (401, 403)
-        results.append(_refusal_check(f"{endpoint} refuses no token", await probe.send(endpoint, GOOD[endpoint], token=None), auth, "401/403"))
+        results.append(
+            _refusal_check(
+                f"{endpoint} refuses no token", await probe.send(endpoint, GOOD[endpoint], token=None), auth, "401/403"
+            )
+        )
         wrong = await probe.send(endpoint, GOOD[endpoint], token=token + "-wrong")
         results.append(_refusal_check(f"{endpoint} refuses a wrong token", wrong, auth, "401/403"))
     return results
@@ -210,8 +241,16 @@ async def run_checks(
             if not results and (first.status == 404 or first.problem.startswith("no answer (")):
                 # Nothing at this URL speaks the protocol (wrong path, https to an
                 # http body...): one line says so, not a screen of failures.
-                hint = f"does it serve /{endpoint}? (--endpoints lists what it does)" if first.status else "plain http://?"
-                return [CheckResult("reach the body", False, f"POST {url}/{endpoint}: {_describe(first)}; is {url} the body's base URL, {hint}")]
+                hint = (
+                    f"does it serve /{endpoint}? (--endpoints lists what it does)" if first.status else "plain http://?"
+                )
+                return [
+                    CheckResult(
+                        "reach the body",
+                        False,
+                        f"POST {url}/{endpoint}: {_describe(first)}; is {url} the body's base URL, {hint}",
+                    )
+                ]
             results += await _endpoint_checks(probe, endpoint, first, token, within)
     return results
 
@@ -230,6 +269,8 @@ def summary(url: str, results: list[CheckResult], strict: bool = False) -> str:
     failed = sum(r.fails(strict) for r in results)
     warned = sum(not r.passed and not r.fails(strict) for r in results)
     passed = len(results) - failed - warned
-    counts = f"{passed} passed, {failed} failed" + (f", {warned} warnings (our stricter rules; --strict fails them)" if warned else "")
+    counts = f"{passed} passed, {failed} failed" + (
+        f", {warned} warnings (our stricter rules; --strict fails them)" if warned else ""
+    )
     verdict = "keeps Body Protocol v1" if not failed else "does NOT keep Body Protocol v1"
     return f"{counts}: {url} {verdict}"

@@ -41,7 +41,9 @@ class BodyClient:
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
-    def at(cls, base_url: str, token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, endpoints=protocol.ENDPOINTS):
+    def at(
+        cls, base_url: str, token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, endpoints=protocol.ENDPOINTS
+    ):
         base = base_url.rstrip("/")
         return cls({name: f"{base}/{name}" for name in endpoints}, token=token, timeout_s=timeout_s)
 

@@ -54,9 +54,12 @@ def register(subparsers):
     parser.add_argument("url", metavar="URL", help="the body's base URL, e.g. http://127.0.0.1:9310")
     from soulstack.commandline import add_secret
 
-    add_secret(parser, "--token", "BODY_TOKEN", "the body's bearer token; also checks that a missing or wrong token is refused")
+    add_secret(
+        parser, "--token", "BODY_TOKEN", "the body's bearer token; also checks that a missing or wrong token is refused"
+    )
     parser.add_argument(
-        "--endpoints", default=",".join(protocol.ENDPOINTS),
+        "--endpoints",
+        default=",".join(protocol.ENDPOINTS),
         help="comma list of the endpoints the body implements (default: %(default)s)",
     )
     parser.add_argument("--strict", action="store_true", help="our stricter rules fail too (exit 1), not only warn")

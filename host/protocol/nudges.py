@@ -55,7 +55,7 @@ TYPED = "your human typed: "
 
 def cut(text: str, cap: int) -> str:
     """`text`, or its first `cap - 1` characters and "…" when it is longer than `cap`."""
-    return text if len(text) <= cap else text[:cap - 1] + "…"
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -387,9 +387,14 @@ class NudgeSender:
                 groups.extendleft([nudge] for nudge in reversed(group))  # find the one it refuses
             elif 400 <= status < 500 and status not in RETRYABLE_4XX:
                 self._forget(group)
-                self.refusals.log(logging.ERROR, f"refused {status}",
-                                  "the soul at %s refused a nudge (it answered %s); gave up on: %s",
-                                  self.url, detail, merge(group).told)
+                self.refusals.log(
+                    logging.ERROR,
+                    f"refused {status}",
+                    "the soul at %s refused a nudge (it answered %s); gave up on: %s",
+                    self.url,
+                    detail,
+                    merge(group).told,
+                )
                 self.listener(NudgeEvent("rejected", reasons, detail))
             else:
                 self._retry_at = self.clock() + self._backoff_s

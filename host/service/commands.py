@@ -39,13 +39,17 @@ def install(args) -> int:
     env_path = env_dir / f"{args.name}.env"
     try:
         if not env_dir.is_dir():
-            make_private_dir(env_dir)  # secrets: 0700 (systemd reads them as root); a folder already there is left as it is
+            make_private_dir(
+                env_dir
+            )  # secrets: 0700 (systemd reads them as root); a folder already there is left as it is
         _write(unit_path, units.render(args.name, executable), 0o644)
         if not env_path.exists():  # never overwrite the secrets someone already wrote
             _write(env_path, units.env_template(args.name), PRIVATE_FILE)
         tighten(env_path)  # but they are secrets: 0600, whoever wrote them
     except PermissionError as error:
-        raise UsageError(f"cannot write {_named(error)}: run it as root (sudo soulstack service install {args.name})") from None
+        raise UsageError(
+            f"cannot write {_named(error)}: run it as root (sudo soulstack service install {args.name})"
+        ) from None
     except OSError as error:
         raise UsageError(f"cannot write {_named(error)} ({error.strerror})") from None
     print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
@@ -56,7 +60,9 @@ def install(args) -> int:
         try:
             done = subprocess.run(command, capture_output=True, text=True)
         except FileNotFoundError:
-            raise UsageError("systemctl is not here (is this a systemd machine?); the unit is written, enable it by hand") from None
+            raise UsageError(
+                "systemctl is not here (is this a systemd machine?); the unit is written, enable it by hand"
+            ) from None
         if done.returncode != 0:
             why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
             raise UsageError(f"{' '.join(command)} failed: {why}")
@@ -70,12 +76,15 @@ def register(subparsers):
 
     group = subcommand_group(subparsers, "service", "run a part of soulstack as a systemd service")
     parser = group.add_parser(
-        "install", help="write and enable a systemd unit from deploy/",
+        "install",
+        help="write and enable a systemd unit from deploy/",
         description="Write soulstack-NAME.service (from deploy/, pointed at this soulstack) and an "
         "environment file for its secrets, then enable and start it. Run as root.",
     )
     parser.add_argument("name", metavar="NAME", choices=NAMES, help=f"one of: {', '.join(NAMES)}")
     parser.add_argument("--unit-dir", default="/etc/systemd/system", help="where the unit goes (default: %(default)s)")
-    parser.add_argument("--env-dir", default="/etc/soulstack", help="where its environment file goes (default: %(default)s)")
+    parser.add_argument(
+        "--env-dir", default="/etc/soulstack", help="where its environment file goes (default: %(default)s)"
+    )
     parser.add_argument("--no-enable", action="store_true", help="write the files only; do not run systemctl")
     parser.set_defaults(func=install)

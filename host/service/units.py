@@ -18,19 +18,19 @@ NAMES = ("soul", "flock", "bridge", "tts", "stackchan")
 # What each service's environment file starts with: which secrets and options belong there.
 ENV_HINTS = {
     "soul": "# ANTHROPIC_API_KEY=sk-ant-...\n# OPENAI_API_KEY=...\n# OPENAI_BASE_URL=http://127.0.0.1:11434/v1\n"
-            "# NUDGE_TOKEN=...        (the soul's own token, when the config leaves nudge.token null)\n"
-            "# BODY_TOKEN=...         (the body's token, when the config leaves body.token null)\n",
+    "# NUDGE_TOKEN=...        (the soul's own token, when the config leaves nudge.token null)\n"
+    "# BODY_TOKEN=...         (the body's token, when the config leaves body.token null)\n",
     "flock": "# ANTHROPIC_API_KEY=sk-ant-...\n# FLOCK_CONFIG=/etc/soulstack/flock.config.json\n"
-             "# FLOCK_TOKEN=...        (locks the flock's API)\n# BODY_TOKEN=...\n"
-             "# SOULSTACK_ARGS=--body http://ROBOT\n",
+    "# FLOCK_TOKEN=...        (locks the flock's API)\n# BODY_TOKEN=...\n"
+    "# SOULSTACK_ARGS=--body http://ROBOT\n",
     "bridge": "# BODY_TOKEN=...         (callers of the bridge must send it)\n# NUDGE_TOKEN=...\n"
-              "# SOULSTACK_ARGS=--nudge-url http://127.0.0.1:9202/nudge\n",
+    "# SOULSTACK_ARGS=--nudge-url http://127.0.0.1:9202/nudge\n",
     "tts": "# TTS_TOKEN=...          (needed to listen beyond loopback)\n# SOULSTACK_ARGS=--host 0.0.0.0\n",
     "stackchan": "# DEVICE_AUTH_KEY=...    (xiaozhi-server's server.auth_key: checks the tokens it signs for robots)\n"
-                 "# DEVICE_TOKEN=...       (or one fixed token, for a robot that sends its own, like py-xiaozhi)\n"
-                 "# DEVICE_ID=...          (the robot's Device-Id, to pin the body to it)\n"
-                 "# BODY_TOKEN=...\n# NUDGE_TOKEN=...\n"
-                 "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/\n",
+    "# DEVICE_TOKEN=...       (or one fixed token, for a robot that sends its own, like py-xiaozhi)\n"
+    "# DEVICE_ID=...          (the robot's Device-Id, to pin the body to it)\n"
+    "# BODY_TOKEN=...\n# NUDGE_TOKEN=...\n"
+    "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/\n",
 }
 
 
@@ -55,6 +55,5 @@ def env_template(name: str) -> str:
     return (
         f"# Environment for {unit_name(name)}: secrets and extra options. Keep it readable by root only.\n"
         "# Tokens go in their own variables below, never in SOULSTACK_ARGS: options are visible to\n"
-        "# every account in the process list. SOULSTACK_ARGS adds options (see `soulstack --help`).\n"
-        + ENV_HINTS[name]
+        "# every account in the process list. SOULSTACK_ARGS adds options (see `soulstack --help`).\n" + ENV_HINTS[name]
     )

@@ -13,12 +13,20 @@ def register(subparsers):
         help="run the soul (wakes, lives a turn, sleeps; /nudge on 127.0.0.1:9202)",
         description="Run the soul: a life that wakes, senses its body, lives one turn with a model, and sleeps.",
     )
-    parser.add_argument("--config", metavar="PATH", help=f"the soul's config (default $SOUL_CONFIG or ./{config.DEFAULT_PATH})")
+    parser.add_argument(
+        "--config", metavar="PATH", help=f"the soul's config (default $SOUL_CONFIG or ./{config.DEFAULT_PATH})"
+    )
     parser.add_argument("--init", action="store_true", help="write a starter config for the terminal body and exit")
     parser.add_argument("--host", default="127.0.0.1", help="address the soul's HTTP server binds (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, metavar="P",
-                        help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)")
-    parser.add_argument("--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        metavar="P",
+        help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)"
+    )
     from soulstack.commandline import add_insecure_no_token
 
     add_insecure_no_token(parser)

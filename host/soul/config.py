@@ -37,7 +37,9 @@ def timezone(path, value):
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise ConfigError(f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}") from None
+        raise ConfigError(
+            f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}"
+        ) from None
     return value
 
 
@@ -48,7 +50,11 @@ def header_map(path, value):
 
 
 def number_list(path, value, most=None):
-    if not isinstance(value, list) or not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value):
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value)
+    ):
         raise ConfigError(f"{path} must be a list of positive numbers, not {json.dumps(value)}")
     if most is not None and len(value) > most:
         raise ConfigError(f"{path} must list at most {most} numbers (one per felt level), not {len(value)}")
@@ -75,7 +81,9 @@ def prices(path, value):
 def command_list(path, value):
     """shell.allow: commands as a person types them ("df -h"); each must split into words (shlex)."""
     if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
-        raise ConfigError(f'{path} must be a list of commands such as ["uptime", "df -h"], not {json.dumps(value)[:60]}')
+        raise ConfigError(
+            f'{path} must be a list of commands such as ["uptime", "df -h"], not {json.dumps(value)[:60]}'
+        )
     for index, entry in enumerate(value):
         try:
             words = shlex.split(entry)
@@ -199,8 +207,14 @@ NOT_SUPPORTED = {
 # written for it keeps them: short sleeps, no night window unless it names one, thoughts
 # streamed to the log, no daily wake budget, soulDir relative to the working directory.
 STACKCHAN_SOUL_DEFAULTS = {
-    "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
-             "nightStartHour": 0, "nightEndHour": 0},
+    "loop": {
+        "defaultSleepMinutes": 5,
+        "minSleepMinutes": 2,
+        "maxSleepMinutes": 5,
+        "errorSleepMinutes": 10,
+        "nightStartHour": 0,
+        "nightEndHour": 0,
+    },
     "log": {"streamThoughts": True},
     "budget": {"maxWakesPerDay": None},
 }
@@ -211,8 +225,11 @@ def from_stackchan_soul(raw) -> bool:
     if not isinstance(raw, dict):
         return False
     model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
-    return raw.get("compat") == "stackchan-soul" or model.get("provider") == "amazon-bedrock" or bool(
-        set(raw) & set(NOT_SUPPORTED))
+    return (
+        raw.get("compat") == "stackchan-soul"
+        or model.get("provider") == "amazon-bedrock"
+        or bool(set(raw) & set(NOT_SUPPORTED))
+    )
 
 
 def _with_defaults(raw: dict, defaults: dict) -> dict:
@@ -236,9 +253,9 @@ def check_mcp(value, warnings):
     for index, entry in enumerate(value):
         server = _fill(MCP_ENTRY, entry, f"mcp[{index}]", warnings)
         if server["name"] is None or server["url"] is None:
-            raise ConfigError(f"mcp[{index}] needs a \"name\" and a \"url\"")
+            raise ConfigError(f'mcp[{index}] needs a "name" and a "url"')
         if server["auth"] == "bearer" and not server["token"]:
-            raise ConfigError(f"mcp[{index}].token is needed when auth is \"bearer\"")
+            raise ConfigError(f'mcp[{index}].token is needed when auth is "bearer"')
         if server["name"] in names:
             raise ConfigError(f"mcp[{index}].name {json.dumps(server['name'])} is used twice")
         names.add(server["name"])
@@ -261,7 +278,9 @@ def _detect_language(raw: dict, cfg: dict, warnings: list):
     if "language" in given or not chinese(" ".join((persona["name"], persona["human"], persona["notes"]))):
         return
     persona["language"] = "zh"
-    warnings.append('persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)')
+    warnings.append(
+        'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
+    )
 
 
 def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
@@ -287,8 +306,12 @@ def resolve_path(given: str | None) -> Path:
 
 # Tokens the file leaves null come from the environment, under the names every other command
 # reads them by, so a unit keeps its secrets in an env file (0600), not in a readable config.
-SECRET_ENV = {("nudge", "token"): "NUDGE_TOKEN", ("converse", "token"): "CONVERSE_TOKEN",
-              ("body", "token"): "BODY_TOKEN", ("flock", "token"): "FLOCK_TOKEN"}
+SECRET_ENV = {
+    ("nudge", "token"): "NUDGE_TOKEN",
+    ("converse", "token"): "CONVERSE_TOKEN",
+    ("body", "token"): "BODY_TOKEN",
+    ("flock", "token"): "FLOCK_TOKEN",
+}
 
 
 def secrets_from_environment(cfg: dict, environ=os.environ) -> dict:

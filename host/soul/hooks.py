@@ -42,8 +42,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NAMES = ("on_waking", "felt", "on_usage", "on_stream", "on_assistant", "before_tool",
-         "on_tool_result", "adjust_sleep", "on_waking_end", "on_nudge", "on_contact", "before_turn")
+NAMES = (
+    "on_waking",
+    "felt",
+    "on_usage",
+    "on_stream",
+    "on_assistant",
+    "before_tool",
+    "on_tool_result",
+    "adjust_sleep",
+    "on_waking_end",
+    "on_nudge",
+    "on_contact",
+    "before_turn",
+)
 
 
 @dataclass

@@ -68,7 +68,9 @@ class Inbox:
         except FileNotFoundError:
             return self
         for skipped in reading.skipped:
-            log.warning("%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, skipped.number, skipped.error)
+            log.warning(
+                "%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, skipped.number, skipped.error
+            )
         if self.entries:
             log.info("%d nudge(s) acknowledged before the restart are waiting", len(self.entries))
         self._rewrite()  # a clean file: no torn tail for the next append to continue
@@ -103,7 +105,7 @@ class Inbox:
 
     def due_in(self, now: float) -> float | None:
         """None when nothing waits; else the seconds until what waits may wake the soul (0: now)."""
-        waiting = self.entries[self._taken:]
+        waiting = self.entries[self._taken :]
         if not waiting:
             return None
         if self._last_taken is None:
@@ -125,7 +127,7 @@ class Inbox:
         if not self._taken:
             return
         async with self._writing:
-            self.entries, self._taken = self.entries[self._taken:], 0
+            self.entries, self._taken = self.entries[self._taken :], 0
             self._unwritten = []  # the rewrite holds every entry, written or not
             await asyncio.to_thread(self._rewrite)
 

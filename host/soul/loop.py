@@ -110,9 +110,20 @@ class Soul:
     keep_warm: KeepWarm  # asked by the sleep when the prompt cache needs a refresh (host/soul/memory/keepwarm.py)
     converse: SoulListener  # the voice stack's words in, the soul's answer out (host/soul/converse/listener.py)
 
-    def __init__(self, cfg: dict, *, model, life: Life, session: Session, toolbox: Toolbox,
-                 body: BodyClient | None = None, clock: Clock | None = None, hooks: Hooks | None = None,
-                 rng: random.Random | None = None, routine_model=None):
+    def __init__(
+        self,
+        cfg: dict,
+        *,
+        model,
+        life: Life,
+        session: Session,
+        toolbox: Toolbox,
+        body: BodyClient | None = None,
+        clock: Clock | None = None,
+        hooks: Hooks | None = None,
+        rng: random.Random | None = None,
+        routine_model=None,
+    ):
         self.cfg = cfg
         self.clock = clock or Clock()
         self.tz = rhythm.zone(cfg["timezone"])
@@ -129,10 +140,13 @@ class Soul:
         self.last_mind = self.model  # the model the last waking thought with (keep-warm keeps its cache)
         self._last_body: str | None = None
         if self.model is self.brainstem:
-            log.warning("running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
-                        "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind.")
-        self.system = self.lang.system_prompt(cfg["persona"], cfg["body"]["name"],
-                                              flock=bool(cfg.get("flock", {}).get("url")))
+            log.warning(
+                "running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
+                "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind."
+            )
+        self.system = self.lang.system_prompt(
+            cfg["persona"], cfg["body"]["name"], flock=bool(cfg.get("flock", {}).get("url"))
+        )
         self.sight = snapshot.InnerSight(toolbox)  # what of its inner life it already has in view (snapshot.py)
         self.tools = toolbox.specs()
         self.state = "starting"  # starting | thinking | asleep
@@ -191,8 +205,9 @@ class Soul:
         if waking is None:
             return Situation()
         reasons = [*waking.why.nudged, *waking.why.nudged_while_thinking] or (["start"] if waking.why.first else [])
-        return Situation(reasons, self.persons_words(), self.is_night(), self.cfg["loop"]["defaultSleepMinutes"],
-                         waking.step)
+        return Situation(
+            reasons, self.persons_words(), self.is_night(), self.cfg["loop"]["defaultSleepMinutes"], waking.step
+        )
 
     def persons_words(self) -> list:
         """A person's own words in this waking, each once: spoken through converse, in a nudge (the
@@ -210,8 +225,17 @@ class Soul:
         if self.routine_model is None or waking.routine is False:
             return self.model
         why = waking.why
-        quiet = not (why.first or why.nudged or why.nudged_while_thinking or why.heard or waking.delivered
-                     or waking.nudges or waking.heard_in_turn or waking.body_changed or waking.consolidating)
+        quiet = not (
+            why.first
+            or why.nudged
+            or why.nudged_while_thinking
+            or why.heard
+            or waking.delivered
+            or waking.nudges
+            or waking.heard_in_turn
+            or waking.body_changed
+            or waking.consolidating
+        )
         if not quiet:
             waking.routine = False  # once the main mind has it, it keeps it to the end of the waking
         return self.routine_model if quiet else self.model
@@ -267,9 +291,21 @@ class Soul:
         felt = [text for text in self.hooks.each("felt", self, self.clock.now()) if text]
         inner = self.sight.block(self.life, self.lang, local, self.rng, self.session)
         blocks = [inner] if inner.text else []  # nothing new inside: the volatile block alone
-        blocks.append(snapshot.now_block(self.lang, self.cfg["persona"], self.cfg["body"]["name"], local,
-                                         self.is_night(), waking.why, body, rhythm.ceiling(self.cfg["loop"], local),
-                                         felt, self.sight, self.session))
+        blocks.append(
+            snapshot.now_block(
+                self.lang,
+                self.cfg["persona"],
+                self.cfg["body"]["name"],
+                local,
+                self.is_night(),
+                waking.why,
+                body,
+                rhythm.ceiling(self.cfg["loop"], local),
+                felt,
+                self.sight,
+                self.session,
+            )
+        )
         self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
@@ -321,9 +357,14 @@ class Soul:
             plan_text += "; woken again at once (something arrived while it was thinking)"
         elif self.inbox.due_in(self.clock.monotonic()) is not None:
             plan_text += "; nudges arrived while it was thinking (they wake it as soon as they are due)"
-        log.info("waking %d: %s — tools: %s — %s%s", waking.number, self._why_text(waking.why),
-                 ", ".join(waking.tools_used) or "none", plan_text,
-                 " [brainstem]" if (waking.on_brainstem or self.model is self.brainstem) else "")
+        log.info(
+            "waking %d: %s — tools: %s — %s%s",
+            waking.number,
+            self._why_text(waking.why),
+            ", ".join(waking.tools_used) or "none",
+            plan_text,
+            " [brainstem]" if (waking.on_brainstem or self.model is self.brainstem) else "",
+        )
         self.state = "asleep"
         return minutes * 60
 

@@ -40,7 +40,6 @@ from soulstack.soul.tools.shell import shell_exposure_problem
 log = logging.getLogger(__name__)
 
 
-
 class StartError(Exception):
     """The soul cannot start as configured; one line saying what to change."""
 
@@ -78,8 +77,18 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     routine = cfg["model"]["routine"]
     routine_model = make_model(cfg, env, routine) if routine and chosen is not None else None
     toolbox = make_toolbox(cfg, extra_tools, sources)  # host/soul/tools/builtin.py
-    soul = Soul(cfg, model=chosen, routine_model=routine_model, life=life, session=session, toolbox=toolbox,
-                body=body, clock=clock or Clock(), hooks=hooks or Hooks(), rng=rng)
+    soul = Soul(
+        cfg,
+        model=chosen,
+        routine_model=routine_model,
+        life=life,
+        session=session,
+        toolbox=toolbox,
+        body=body,
+        clock=clock or Clock(),
+        hooks=hooks or Hooks(),
+        rng=rng,
+    )
     attach_parts(soul, tool_sources=bool(sources))
     return soul
 
@@ -163,23 +172,34 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
     if problem:  # before it wakes: a refusal is one line, and no folder is made for a soul that never lives
         raise UsageError(problem)
     if cfg["shell"]["enabled"] and not cfg["shell"]["allow"]:
-        log.warning("shell.enabled is true but shell.allow is empty: every command will be refused; list the "
-                    "commands the soul may run in shell.allow")
+        log.warning(
+            "shell.enabled is true but shell.allow is empty: every command will be refused; list the "
+            "commands the soul may run in shell.allow"
+        )
     try:
         soul = build_soul(cfg)
     except StartError as error:
         raise UsageError(str(error)) from None
-    provider = "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
+    provider = (
+        "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
+    )
     if soul.routine_model is not None:
         provider += f" (routine wakings: {soul.routine_model.model_id})"
     log.info("%s wakes in %s, mind: %s", cfg["persona"]["name"], cfg["soulDir"], provider)
     if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
-        log.warning("no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
-                    "cannot be kept; add it under \"prices\" in the config", soul.model.model_id)
+        log.warning(
+            "no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
+            'cannot be kept; add it under "prices" in the config',
+            soul.model.model_id,
+        )
     routine = soul.routine_model
     if routine is not None and price_for(routine.model_id, soul.metabolism.vitals.prices) is None:
-        log.warning("no price is known for the routine model %r (model.routine): is it a model of the %s provider? Its cost shows "
-                    "as unknown; add it under \"prices\" if it is right", routine.model_id, routine.provider)
+        log.warning(
+            "no price is known for the routine model %r (model.routine): is it a model of the %s provider? Its cost shows "
+            'as unknown; add it under "prices" if it is right',
+            routine.model_id,
+            routine.provider,
+        )
     code = run_until_stopped(serve_and_live(soul, host, insecure_no_token=insecure_no_token))
     log.info("stopped; its life is kept in %s", cfg["soulDir"])
     return code

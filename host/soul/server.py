@@ -82,8 +82,10 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
 def soul_exposure(cfg: dict) -> Exposure:
     """Locked only when both doors are: an open /v1 lets anyone talk to the soul as its person."""
     nudge_token = cfg["nudge"]["token"]
-    return Exposure(locked=bool(nudge_token and (cfg["converse"]["token"] or nudge_token)),
-                    how_to_lock="nudge.token in the soul's config (or $NUDGE_TOKEN)")
+    return Exposure(
+        locked=bool(nudge_token and (cfg["converse"]["token"] or nudge_token)),
+        how_to_lock="nudge.token in the soul's config (or $NUDGE_TOKEN)",
+    )
 
 
 def ports(cfg: dict) -> list:

@@ -108,8 +108,9 @@ class InnerSight:
         """The parts a fold just took out of the live history, to append as a message; None if none."""
         if not any(seen.at < session.fold_upto for seen in self.shown.values()):
             return None
-        block = self._render(life, lang, local, len(session.messages), session.fold_upto, OwnCalls(), None,
-                             blank_line=False)
+        block = self._render(
+            life, lang, local, len(session.messages), session.fold_upto, OwnCalls(), None, blank_line=False
+        )
         return block if block.text else None
 
     def _render(self, life, lang, local, at, live_from, own, rng, blank_line=True) -> TextBlock:
@@ -228,8 +229,19 @@ def _kept_part(life, text: dict, local: datetime) -> str:
     return text["kept"] + "\n" + "\n".join(lines)
 
 
-def now_block(lang, persona: dict, body_name: str, local: datetime, night: bool, why: WakeReasons,
-              body: BodySense, ceiling: float, felt: list, sight: InnerSight | None = None, session=None) -> TextBlock:
+def now_block(
+    lang,
+    persona: dict,
+    body_name: str,
+    local: datetime,
+    night: bool,
+    why: WakeReasons,
+    body: BodySense,
+    ceiling: float,
+    felt: list,
+    sight: InnerSight | None = None,
+    session=None,
+) -> TextBlock:
     """The volatile block. With `sight`, the steady lines (the date and weekday, the body sense, the
     sleep ceiling, the closing line) are said only when they are not already in view unchanged: each
     line stays in the history and is read by every later call of the day."""
@@ -250,14 +262,18 @@ def now_block(lang, persona: dict, body_name: str, local: datetime, night: bool,
     something_woke_it = why.first or why.nudged or why.nudged_while_thinking or why.heard
     if not something_woke_it and why.slept_minutes is not None:
         told = why.sleep_told and why.early_minutes is not None and why.early_minutes < 0.5
-        lines.append(text["woke_alarm_told"] if told else text["woke_alarm"].format(minutes=fmt_minutes(why.slept_minutes)))
+        lines.append(
+            text["woke_alarm_told"] if told else text["woke_alarm"].format(minutes=fmt_minutes(why.slept_minutes))
+        )
     for reason in why.nudged_while_thinking:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
         lines.append(text["heard"].format(human=persona["human"], words=words))
     key = {"awake": "body_awake", "dormant": "body_dormant", "silent": "body_silent"}.get(body.state, "body_no_sense")
-    for steady, line in (("body", text[key].format(body=body_name, reason=body.reason)),
-                         ("ceiling", text["ceiling"].format(minutes=fmt_minutes(ceiling)))):
+    for steady, line in (
+        ("body", text[key].format(body=body_name, reason=body.reason)),
+        ("ceiling", text["ceiling"].format(minutes=fmt_minutes(ceiling))),
+    ):
         if fresh(steady, line):
             lines.append(line)
     felt = [f for f in felt if f]
@@ -271,7 +287,7 @@ def now_block(lang, persona: dict, body_name: str, local: datetime, night: bool,
 def _cut(text: str, limit: int) -> str:
     """At most `limit` characters, ending on a whole word when there is one to end on."""
     head = text[:limit]
-    if " " in head and not text[limit:limit + 1].isspace():
+    if " " in head and not text[limit : limit + 1].isspace():
         head = head.rsplit(" ", 1)[0]
     return head.rstrip()
 

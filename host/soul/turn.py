@@ -92,8 +92,15 @@ async def think(soul: Soul, waking: Waking):
 
         try:
             reply = await complete_with_retry(
-                model, soul.system, messages, soul.tools, max_tokens=max_tokens, cache=cache_for(waking),
-                attempts=soul.cfg["model"]["retries"] + 1, backoff_s=RETRY_BACKOFF_S, sleep=soul.clock.sleep,
+                model,
+                soul.system,
+                messages,
+                soul.tools,
+                max_tokens=max_tokens,
+                cache=cache_for(waking),
+                attempts=soul.cfg["model"]["retries"] + 1,
+                backoff_s=RETRY_BACKOFF_S,
+                sleep=soul.clock.sleep,
                 on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),
                 on_retry=retrying,
             )
@@ -101,8 +108,12 @@ async def think(soul: Soul, waking: Waking):
             soul.last_mind = model
         except ModelError as error:
             soul.last_error = f"{model.provider}: {error}"
-            log.error("waking %d: %s failed (%s); this waking goes on with the brainstem",
-                      waking.number, model.provider, error)
+            log.error(
+                "waking %d: %s failed (%s); this waking goes on with the brainstem",
+                waking.number,
+                model.provider,
+                error,
+            )
             waking.on_brainstem = waking.fell_back = True
     if reply is None:
         reply = await soul.brainstem.complete(soul.system, messages, soul.tools, max_tokens=max_tokens)

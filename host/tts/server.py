@@ -54,7 +54,8 @@ def to_16k_mono(wav_bytes: bytes) -> bytes:
 
 async def _run(argv, stdin=None):
     process = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await process.communicate(stdin)
     if process.returncode:
         complaint = err.decode(errors="replace").strip()
@@ -89,7 +90,9 @@ async def synthesize(text: str, voice: str) -> bytes:
         if sox:
             # Into a file, not stdout: sox can only write correct WAV sizes when it can seek.
             resampled = Path(folder) / "speech-16k.wav"
-            await _run([sox, str(raw), "-r", str(TARGET_RATE), "-c", "1", "-b", "16", "-e", "signed-integer", str(resampled)])
+            await _run(
+                [sox, str(raw), "-r", str(TARGET_RATE), "-c", "1", "-b", "16", "-e", "signed-integer", str(resampled)]
+            )
             return resampled.read_bytes()
         return to_16k_mono(raw.read_bytes())
 

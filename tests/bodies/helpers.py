@@ -99,7 +99,9 @@ class Rig:
         self.http = aiohttp.ClientSession()
 
     async def post(self, endpoint, payload=None, **kwargs):
-        async with self.http.post(f"{self.body_url}/{endpoint}", json={} if payload is None else payload, **kwargs) as answer:
+        async with self.http.post(
+            f"{self.body_url}/{endpoint}", json={} if payload is None else payload, **kwargs
+        ) as answer:
             return answer.status, await answer.json()
 
     async def online(self):
@@ -117,7 +119,11 @@ async def rig(upstream_kwargs=None, **body_kwargs):
     """The adapter with FakeRobot's default token required, unless a test says otherwise."""
     body_kwargs.setdefault("device_token", "robot-token")
     receiver = Receiver()
-    async with FakeUpstream(**(upstream_kwargs or {})) as upstream, receiver, listening(tts_app(), "127.0.0.1", 0) as tts_port:
+    async with (
+        FakeUpstream(**(upstream_kwargs or {})) as upstream,
+        receiver,
+        listening(tts_app(), "127.0.0.1", 0) as tts_port,
+    ):
         sender = NudgeSender(f"http://127.0.0.1:{receiver.port}/nudge", debouncer=Debouncer(0.0, 0.0))
         body = StackChanBody(upstream.url, tts_url=f"http://127.0.0.1:{tts_port}/tts", sender=sender, **body_kwargs)
         async with body.serving("127.0.0.1", 0, "127.0.0.1", 0, vision_port=0) as (body_port, robot_port, _):

@@ -37,8 +37,14 @@ async def test_the_terminal_body_passes(aiohttp_server, token):
     results = await run_checks(url, token)
     assert failures(results) == {}
     names = {r.name for r in results}
-    assert {"status answers", "look answers", "speak answers", "express accepts an unknown emotion",
-            "speak refuses malformed JSON", "express refuses GET"} <= names
+    assert {
+        "status answers",
+        "look answers",
+        "speak answers",
+        "express accepts an unknown emotion",
+        "speak refuses malformed JSON",
+        "express refuses GET",
+    } <= names
     assert ("status refuses a wrong token" in names) == bool(token)
 
 

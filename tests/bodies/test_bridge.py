@@ -99,6 +99,7 @@ def test_a_usb_port_is_known_by_its_serial_number_a_pty_by_its_node(tmp_path):
 
     device = FakeSerialDevice(boot_noise=False)
     try:
+
         def usb(serial_number):
             port = ListPortInfo(device.path, skip_link_detection=True)
             port.vid, port.pid, port.serial_number = 0x303A, 0x1001, serial_number
@@ -152,7 +153,7 @@ async def test_boot_noise_and_repl_output_are_ignored(device):
     async with Bridge(lambda: device.path) as bridge:
         await wait_until(bridge.online)
         device.reboot_noise()  # a reset mid-session: ROM banner, REPL prompt, a half frame, a stale reply
-        device.write_raw(b"Traceback (most recent call last):\r\n  File \"main.py\"\r\n\xff\xfe not utf-8\r\n")
+        device.write_raw(b'Traceback (most recent call last):\r\n  File "main.py"\r\n\xff\xfe not utf-8\r\n')
         assert await bridge.client.look("still there?") == {"text": "I see the answer to: still there?"}
         assert await bridge.online()
 
@@ -278,8 +279,18 @@ SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; 
 async def test_the_bridge_command_serves_the_robot(device):
     port = unused_port()
     process = await asyncio.create_subprocess_exec(
-        *SOULSTACK, "bridge", "serial", "--device", device.path, "--listen", f"127.0.0.1:{port}", "--token", TOKEN,
-        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        *SOULSTACK,
+        "bridge",
+        "serial",
+        "--device",
+        device.path,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--token",
+        TOKEN,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     try:
         while b"listening on" not in await asyncio.wait_for(process.stdout.readline(), 10):
@@ -296,14 +307,19 @@ async def test_the_bridge_command_serves_the_robot(device):
         assert await asyncio.wait_for(process.wait(), 10) == 0  # SIGTERM is a clean stop
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--device", "/dev/ttyACM0", "--listen", "nowhere"], "--listen takes HOST:PORT"),
-    (["--device", "/dev/ttyACM0", "--nudge-url", "soul:9202"], "--nudge-url must be an http(s) URL"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--device", "/dev/ttyACM0", "--listen", "nowhere"], "--listen takes HOST:PORT"),
+        (["--device", "/dev/ttyACM0", "--nudge-url", "soul:9202"], "--nudge-url must be an http(s) URL"),
+    ],
+)
 def test_bridge_usage_mistakes_are_one_line(args, says):
     import subprocess
 
-    result = subprocess.run([*SOULSTACK, "bridge", "serial", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [*SOULSTACK, "bridge", "serial", *args], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2
     assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1
 

@@ -32,7 +32,11 @@ class Sim:
         env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         self.process = subprocess.Popen(
             [*SOULSTACK, "body", "sim", "--serial", "--port", str(http_port), *extra],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         first = self.process.stdout.readline().strip()
         assert first.startswith("serial: "), first
@@ -97,7 +101,9 @@ async def test_the_7000_character_question_leaves_the_link_serving(sim):
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with aiohttp.ClientSession() as session:
             for size in (7000, 3000, 7000):
-                async with session.post(f"{bridge.url}/look", json={"question": "x" * size}, headers=headers) as response:
+                async with session.post(
+                    f"{bridge.url}/look", json={"question": "x" * size}, headers=headers
+                ) as response:
                     assert response.status == 400, await response.text()
                     assert "at most 1000" in (await response.json())["message"]
         assert await bridge.online()
@@ -166,6 +172,6 @@ def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
         sim.kill()
     printed = out.getvalue()
     assert "keeps Body Protocol v1" in printed and "FAIL" not in printed
-    section = json.loads(printed[printed.index("{"):])
+    section = json.loads(printed[printed.index("{") :])
     assert section["body"]["token"] == "flash-token"
     assert section["body"]["endpoints"]["look"] == f"http://127.0.0.1:{http_port}/look"

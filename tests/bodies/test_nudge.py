@@ -193,7 +193,10 @@ async def test_a_person_s_lines_are_never_merged_and_events_are_merged_under_the
     await events.wait_for("delivered")
     assert len(receiver.nudges) == 6
     assert [n.words for n in receiver.nudges if n.words] == ["hi", "are you there?"]
-    assert receiver.nudges[1:3] == [Nudge("your human typed: hi", "hi"), Nudge("your human typed: are you there?", "are you there?")]
+    assert receiver.nudges[1:3] == [
+        Nudge("your human typed: hi", "hi"),
+        Nudge("your human typed: are you there?", "are you there?"),
+    ]
     assert all(len(n.reason) <= 2000 for n in receiver.nudges)
     delivered = "; ".join(n.reason for n in receiver.nudges if not n.words)
     assert all(f"event {i:02d} " in delivered for i in range(40)) and "a face appeared" in delivered

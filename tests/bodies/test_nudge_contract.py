@@ -23,7 +23,9 @@ from soulstack.protocol.nudges import (
 
 def test_a_seed_nudge_and_one_with_words_parse():
     assert parse_nudge({"reason": "  a face\n appeared "}) == Nudge("a face appeared")
-    assert parse_nudge({"reason": "your human typed: hi", "words": " hi  there "}) == Nudge("your human typed: hi", "hi  there")
+    assert parse_nudge({"reason": "your human typed: hi", "words": " hi  there "}) == Nudge(
+        "your human typed: hi", "hi  there"
+    )
     assert parse_nudge({"reason": "x", "from": "another body"}) == Nudge("x")  # extra keys: bodies from elsewhere
 
 
@@ -66,18 +68,21 @@ def test_the_sender_takes_a_person_s_words_alone_and_says_what_they_tell():
     assert not debouncer.offer(None, "  ")
 
 
-@pytest.mark.parametrize("body, names", [
-    (None, "JSON object"),
-    (["a face appeared"], "JSON object"),
-    ({}, '"reason"'),
-    ({"reason": "   "}, '"reason"'),
-    ({"reason": 3}, '"reason"'),
-    ({"reason": "x", "words": ""}, '"words"'),
-    ({"reason": "x", "words": ["hi"]}, '"words"'),
-    ({"words": "  "}, '"words"'),
-    ({"reason": None, "words": None}, '"reason"'),
-    ({"reason": "x" * (MAX_REASON_CHARS + 1)}, f"at most {MAX_REASON_CHARS}"),
-])
+@pytest.mark.parametrize(
+    "body, names",
+    [
+        (None, "JSON object"),
+        (["a face appeared"], "JSON object"),
+        ({}, '"reason"'),
+        ({"reason": "   "}, '"reason"'),
+        ({"reason": 3}, '"reason"'),
+        ({"reason": "x", "words": ""}, '"words"'),
+        ({"reason": "x", "words": ["hi"]}, '"words"'),
+        ({"words": "  "}, '"words"'),
+        ({"reason": None, "words": None}, '"reason"'),
+        ({"reason": "x" * (MAX_REASON_CHARS + 1)}, f"at most {MAX_REASON_CHARS}"),
+    ],
+)
 def test_what_is_not_a_nudge_is_named(body, names):
     with pytest.raises(BadNudge, match=names):
         parse_nudge(body)
@@ -98,7 +103,7 @@ def test_a_person_s_words_are_recognised_in_every_known_phrasing():
 def test_merged_lines_come_back_whole_and_apart():
     merged = "your human typed: hi; your human typed: are you there?"
     assert words_in_reason(merged) == ["hi", "are you there?"]  # not "hi; your human typed: are you there?"
-    assert words_in_reason("a face appeared; your human typed: ok; so; 大哥在终端里对你说：\"嗯\"") == ["ok; so", "嗯"]
+    assert words_in_reason('a face appeared; your human typed: ok; so; 大哥在终端里对你说："嗯"') == ["ok; so", "嗯"]
 
 
 def test_the_words_field_comes_first():

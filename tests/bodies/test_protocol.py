@@ -14,9 +14,18 @@ PNG = protocol.PNG_SIGNATURE + b"\x00" * 16
 @pytest.mark.parametrize(
     "word, face",
     [
-        ("joyful", "happy"), ("glad", "happy"), ("tired", "sleepy"), ("drowsy", "sleepy"),
-        ("furious", "angry"), ("annoyed", "angry"), ("unhappy", "sad"), ("lonely", "sad"),
-        ("Very HAPPY!", "happy"), ("a bit tired", "sleepy"), ("xyzzy", "neutral"), ("", "neutral"),
+        ("joyful", "happy"),
+        ("glad", "happy"),
+        ("tired", "sleepy"),
+        ("drowsy", "sleepy"),
+        ("furious", "angry"),
+        ("annoyed", "angry"),
+        ("unhappy", "sad"),
+        ("lonely", "sad"),
+        ("Very HAPPY!", "happy"),
+        ("a bit tired", "sleepy"),
+        ("xyzzy", "neutral"),
+        ("", "neutral"),
         ("neutral", "neutral"),
     ],
 )

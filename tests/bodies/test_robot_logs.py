@@ -12,7 +12,9 @@ def test_logs_prints_the_robot_lines_not_frames():
     device = FakeSerialDevice(boot_noise=False)
     process = subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "logs", "--port", device.path],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         read_until(process, f"(following {device.path}")
@@ -33,7 +35,9 @@ def test_logs_prints_the_robot_lines_not_frames():
 def test_logs_without_a_robot_names_the_port_option():
     process = subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "logs", "--port", "/nonexistent/ttyACM7"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         seen = read_until(process, "(waiting for the robot:")
@@ -53,7 +57,9 @@ def test_logs_waits_through_an_unplug_and_follows_the_robot_again_when_it_is_bac
     os.symlink(first.path, port)
     process = subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "logs", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     second = None
     try:

@@ -23,7 +23,9 @@ from soulstack.fakes.xiaozhi_upstream import VISION_TOKEN, FakeUpstream
 from tests.bodies.helpers import rig, wait_until
 
 pytestmark = pytest.mark.timeout(60)
-needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it)")
+needs_espeak = pytest.mark.skipif(
+    not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it)"
+)
 
 
 # --- status ---------------------------------------------------------------------
@@ -72,16 +74,24 @@ async def test_frames_are_relayed_byte_identical_both_ways(version):
         assert headers["Protocol-Version"] == str(version)
         assert headers["Authorization"] == "Bearer robot-token" and headers["Device-Id"] == robot.device_id
         assert headers["Client-Id"] == robot.client_id
-        up = [json.dumps({"session_id": "x", "type": "listen", "state": "start", "mode": "auto"}),
-              wrap_audio(version, bytes(range(256)) * 3), '{"type":"abort",  "reason" : "wake_word_detected"}']
+        up = [
+            json.dumps({"session_id": "x", "type": "listen", "state": "start", "mode": "auto"}),
+            wrap_audio(version, bytes(range(256)) * 3),
+            '{"type":"abort",  "reason" : "wake_word_detected"}',
+        ]
         for frame in up:
             await robot.send(frame)
-        down = [json.dumps({"type": "stt", "text": "你好 robot", "session_id": "upstream-session-1"}),
-                wrap_audio(version, b"\x01\x02\x03" * 100), '{"type": "llm", "emotion": "happy", "text": "🙂"}']
+        down = [
+            json.dumps({"type": "stt", "text": "你好 robot", "session_id": "upstream-session-1"}),
+            wrap_audio(version, b"\x01\x02\x03" * 100),
+            '{"type": "llm", "emotion": "happy", "text": "🙂"}',
+        ]
         for frame in down:
             await r.upstream.send(frame)
         received = r.upstream.connections[0]["received"]
-        await wait_until(lambda: _true(all(frame in received for frame in up) and all(frame in robot.received for frame in down)))
+        await wait_until(
+            lambda: _true(all(frame in received for frame in up) and all(frame in robot.received for frame in down))
+        )
         assert [frame for frame in received if not _mcp_or_hello(frame)] == up
         assert robot.received[-3:] == down
 
@@ -104,7 +114,11 @@ async def test_express_sends_the_nearest_xiaozhi_face():
             assert await r.post("express", {"emotion": asked}) == (200, {})
         await wait_until(lambda: _true(len([m for m in robot.texts() if m["type"] == "llm"]) == 3))
         faces = [(m["emotion"], m["session_id"]) for m in robot.texts() if m["type"] == "llm"]
-        assert faces == [("thinking", "upstream-session-1"), ("happy", "upstream-session-1"), ("neutral", "upstream-session-1")]
+        assert faces == [
+            ("thinking", "upstream-session-1"),
+            ("happy", "upstream-session-1"),
+            ("neutral", "upstream-session-1"),
+        ]
 
 
 async def test_look_returns_exactly_the_jpeg_the_robot_uploaded():
@@ -124,14 +138,29 @@ async def test_look_returns_exactly_the_jpeg_the_robot_uploaded():
 async def test_an_upload_the_adapter_did_not_ask_for_reaches_upstream_unchanged():
     async with rig() as r:
         robot = await r.robot()
-        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
-            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "self.camera.take_photo", "arguments": {"question": "what is on the desk?"}}}}))
-        await wait_until(lambda: _true(any('"id": 7' in f for f in r.upstream.connections[0]["received"] if isinstance(f, str))))
+        await r.upstream.send(
+            json.dumps(
+                {
+                    "session_id": "upstream-session-1",
+                    "type": "mcp",
+                    "payload": {
+                        "jsonrpc": "2.0",
+                        "id": 7,
+                        "method": "tools/call",
+                        "params": {"name": "self.camera.take_photo", "arguments": {"question": "what is on the desk?"}},
+                    },
+                }
+            )
+        )
+        await wait_until(
+            lambda: _true(any('"id": 7' in f for f in r.upstream.connections[0]["received"] if isinstance(f, str)))
+        )
         headers, body = r.upstream.vision.uploads[0]
         assert DESK_JPEG in body and b'name="question"\r\n\r\nwhat is on the desk?' in body
         assert headers["Authorization"] == f"Bearer {VISION_TOKEN}" and headers["Device-Id"] == robot.device_id
-        answer = [json.loads(f) for f in r.upstream.connections[0]["received"] if isinstance(f, str) and '"id": 7' in f][0]
+        answer = [
+            json.loads(f) for f in r.upstream.connections[0]["received"] if isinstance(f, str) and '"id": 7' in f
+        ][0]
         assert "upstream saw a desk" in answer["payload"]["result"]["content"][0]["text"]
 
 
@@ -140,7 +169,9 @@ async def test_look_without_a_camera_tool_says_so():
         await r.robot(camera=False)
         await wait_until(lambda: _true(r.body.session.tools is not None))
         assert await r.post("look", {"question": "hello?"}) == (
-            200, {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"})
+            200,
+            {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"},
+        )
 
 
 async def test_look_when_upstream_sends_no_initialize_the_adapter_sends_its_own():
@@ -170,13 +201,18 @@ async def test_speak_plays_opus_of_the_right_length_and_never_overlaps_upstream_
     async with rig() as r:
         robot = await r.robot(version=version)
         text = "Hello there, I can see you."
-        async with listening(tts_app(), "127.0.0.1", 0) as port, r.http.post(f"http://127.0.0.1:{port}/tts", json={"text": text}) as tts:
+        async with (
+            listening(tts_app(), "127.0.0.1", 0) as port,
+            r.http.post(f"http://127.0.0.1:{port}/tts", json={"text": text}) as tts,
+        ):
             expected_s = _wav_seconds(await tts.read())
         upstream_packets = opus_packets(bytes(24000), 24000, 60)  # half a second of silence
         assert await r.post("speak", {"text": text}) == (200, {})
         # Upstream starts its own speech while ours plays: it must wait for ours to end.
         await r.upstream.speak([wrap_audio(version, p) for p in upstream_packets])
-        await wait_until(lambda: _true(sum(1 for m in robot.texts() if m == {**m, "type": "tts", "state": "stop"}) == 2), 15)
+        await wait_until(
+            lambda: _true(sum(1 for m in robot.texts() if m == {**m, "type": "tts", "state": "stop"}) == 2), 15
+        )
         turns = _tts_turns(robot.received, version)
         assert [t["text"] for t in turns] == [text, "upstream speaking"]
         assert turns[1]["packets"] == upstream_packets
@@ -229,7 +265,9 @@ async def test_body_check_passes_while_a_robot_is_connected():
 async def test_nudges_for_waking_the_wake_word_and_leaving():
     async with rig() as r:
         robot = await r.robot()
-        await robot.send(json.dumps({"session_id": "upstream-session-1", "type": "listen", "state": "detect", "text": "你好小智"}))
+        await robot.send(
+            json.dumps({"session_id": "upstream-session-1", "type": "listen", "state": "detect", "text": "你好小智"})
+        )
         await robot.close()
         reasons = await r.nudges.wait_for(3)
         assert reasons[0] == "the robot woke up and opened a conversation"
@@ -249,9 +287,12 @@ async def test_malformed_frames_from_either_side_are_dropped_and_the_session_liv
             await robot.send(junk)
             await r.upstream.send(junk)
         # Odd but well-formed frames are relayed, and break nothing of ours.
-        odd = ['{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": [1], "result": {}}}',
-               '{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}}',
-               '{"type": "mcp", "payload": "not an object"}', '{"type": "hello", "audio_params": "odd"}']
+        odd = [
+            '{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": [1], "result": {}}}',
+            '{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}}',
+            '{"type": "mcp", "payload": "not an object"}',
+            '{"type": "hello", "audio_params": "odd"}',
+        ]
         for frame in odd:
             await robot.send(frame)
             await r.upstream.send(frame)
@@ -259,7 +300,9 @@ async def test_malformed_frames_from_either_side_are_dropped_and_the_session_liv
         await r.upstream.send('{"type": "stt", "text": "still here"}')
         await wait_until(lambda: _true('{"type": "stt", "text": "still here"}' in robot.received))
         await wait_until(lambda: _true('{"type": "listen", "state": "stop"}' in r.upstream.connections[0]["received"]))
-        assert not any(j in robot.received or j in r.upstream.connections[0]["received"] for j in ("not json", "[1, 2]"))
+        assert not any(
+            j in robot.received or j in r.upstream.connections[0]["received"] for j in ("not json", "[1, 2]")
+        )
         assert all(frame in robot.received and frame in r.upstream.connections[0]["received"] for frame in odd)
         assert await r.online()
 
@@ -321,7 +364,9 @@ async def test_bad_requests_get_honest_answers():
         await r.robot()
         assert (await r.post("speak", {"words": "hi"}))[0] == 400
         assert (await r.post("express", {"emotion": ""}))[0] == 400
-        async with r.http.post(f"{r.body_url}/look", data=b"{not json", headers={"Content-Type": "application/json"}) as answer:
+        async with r.http.post(
+            f"{r.body_url}/look", data=b"{not json", headers={"Content-Type": "application/json"}
+        ) as answer:
             assert answer.status == 400 and "JSON" in (await answer.json())["message"]
         vision = r.body.session.vision_url
         async with r.http.post(vision, data=b"just bytes", headers={"Content-Type": "text/plain"}) as answer:
@@ -342,14 +387,18 @@ async def test_speak_with_the_tts_server_down_is_a_503():
 # --- the command ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv, complaint", [
-    (["--upstream", "http://127.0.0.1:8000/xiaozhi/v1/"], "--upstream must look like ws://"),
-    (["--upstream", "ws://127.0.0.1:8000/", "--device-listen", "8001"], "--device-listen must look like"),
-    (["--upstream", "ws://127.0.0.1:8000/", "--tts-url", "espeak"], "--tts-url must look like"),
-])
+@pytest.mark.parametrize(
+    "argv, complaint",
+    [
+        (["--upstream", "http://127.0.0.1:8000/xiaozhi/v1/"], "--upstream must look like ws://"),
+        (["--upstream", "ws://127.0.0.1:8000/", "--device-listen", "8001"], "--device-listen must look like"),
+        (["--upstream", "ws://127.0.0.1:8000/", "--tts-url", "espeak"], "--tts-url must look like"),
+    ],
+)
 async def test_command_line_mistakes_are_one_line(soulstack_cmd, argv, complaint):
-    process = await asyncio.create_subprocess_exec(*soulstack_cmd, "body", "stackchan", *argv,
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        *soulstack_cmd, "body", "stackchan", *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 2
     lines = err.decode().strip().splitlines()
@@ -364,26 +413,56 @@ async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
         taken.listen()
         port = taken.getsockname()[1]
         process = await asyncio.create_subprocess_exec(
-            *soulstack_cmd, "body", "stackchan", "--upstream", "ws://127.0.0.1:9/", "--port", "0",
-            "--device-listen", f"127.0.0.1:{port}", "--nudge-url", "", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            *soulstack_cmd,
+            "body",
+            "stackchan",
+            "--upstream",
+            "ws://127.0.0.1:9/",
+            "--port",
+            "0",
+            "--device-listen",
+            f"127.0.0.1:{port}",
+            "--nudge-url",
+            "",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 2
     lines = err.decode().strip().splitlines()
-    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port} (Address already in use); choose another --device-listen" in lines[0]
+    assert (
+        len(lines) == 1
+        and f"cannot listen on 127.0.0.1:{port} (Address already in use); choose another --device-listen" in lines[0]
+    )
 
 
 async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
     async with FakeUpstream() as upstream, aiohttp.ClientSession() as http:
         process = await asyncio.create_subprocess_exec(
-            *soulstack_cmd, "body", "stackchan", "--upstream", upstream.url, "--port", "0", "--token", "t",
-            "--device-listen", "127.0.0.1:0", "--nudge-url", "", stdout=asyncio.subprocess.PIPE)
+            *soulstack_cmd,
+            "body",
+            "stackchan",
+            "--upstream",
+            upstream.url,
+            "--port",
+            "0",
+            "--token",
+            "t",
+            "--device-listen",
+            "127.0.0.1:0",
+            "--nudge-url",
+            "",
+            stdout=asyncio.subprocess.PIPE,
+        )
         try:
             body_line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
             robot_line = (await asyncio.wait_for(process.stdout.readline(), 5)).decode()
             body_url = body_line.split(" on ", 1)[1].split()[0]
             robot_url = robot_line.split("connect to ", 1)[1].split()[0] + "xiaozhi/v1/"
             robot = await FakeRobot(robot_url).connect()
-            async with http.post(f"{body_url}/look", json={"question": "hi"}, headers={"Authorization": "Bearer t"}) as answer:
+            async with http.post(
+                f"{body_url}/look", json={"question": "hi"}, headers={"Authorization": "Bearer t"}
+            ) as answer:
                 assert answer.status == 200 and base64.b64decode((await answer.json())["image"]) == DESK_JPEG
             await robot.close()
         finally:
@@ -448,7 +527,11 @@ async def test_speak_waits_for_upstream_speech_to_end_and_gives_up_honestly():
         robot = await r.robot()
         silence = [wrap_audio(1, p) for p in opus_packets(bytes(2 * 2400), 24000, 60)]
         await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "start"}))
-        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "sentence_start", "text": "upstream first"}))
+        await r.upstream.send(
+            json.dumps(
+                {"session_id": "upstream-session-1", "type": "tts", "state": "sentence_start", "text": "upstream first"}
+            )
+        )
         await wait_until(lambda: _true(r.body.session.voice.locked()))
         status, answer = await r.post("speak", {"text": "too long a wait"})
         assert status == 503 and "busy with its server's speech" in answer["message"]
@@ -468,9 +551,18 @@ async def test_speak_waits_for_upstream_speech_to_end_and_gives_up_honestly():
 async def test_simultaneous_photos_go_each_to_whoever_asked():
     async with rig() as r:
         await r.robot()
-        upstream_call = json.dumps({"session_id": "upstream-session-1", "type": "mcp", "payload": {
-            "jsonrpc": "2.0", "id": 8, "method": "tools/call",
-            "params": {"name": "self.camera.take_photo", "arguments": {"question": "is the plant watered?"}}}})
+        upstream_call = json.dumps(
+            {
+                "session_id": "upstream-session-1",
+                "type": "mcp",
+                "payload": {
+                    "jsonrpc": "2.0",
+                    "id": 8,
+                    "method": "tools/call",
+                    "params": {"name": "self.camera.take_photo", "arguments": {"question": "is the plant watered?"}},
+                },
+            }
+        )
         ours = asyncio.create_task(r.post("look", {"question": "who is there?"}))
         await r.upstream.send(upstream_call)
         status, answer = await ours

@@ -126,8 +126,15 @@ async def start_terminal(soulstack_cmd):
     async def start(*args):
         port = unused_port()
         process = await asyncio.create_subprocess_exec(
-            *soulstack_cmd, "body", "terminal", "--port", str(port), *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *soulstack_cmd,
+            "body",
+            "terminal",
+            "--port",
+            str(port),
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             env={**os.environ, "BODY_TOKEN": "", "NUDGE_TOKEN": ""},
         )
         body = Running(process)
@@ -188,8 +195,13 @@ async def test_eof_on_stdin_keeps_the_body_serving_with_its_token(start_terminal
         assert await client.status() == {"online": True}
 
     check = await asyncio.create_subprocess_exec(
-        *soulstack_cmd, "body-check", url, "--token", "body-token",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *soulstack_cmd,
+        "body-check",
+        url,
+        "--token",
+        "body-token",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, _ = await asyncio.wait_for(check.communicate(), 60)
     assert check.returncode == 0, out.decode()
@@ -201,8 +213,16 @@ async def test_a_taken_port_is_one_line_not_a_traceback(start_terminal, soulstac
     body, url = await start_terminal("--nudge-url", "")
     port = url.rsplit(":", 1)[1]
     second = await asyncio.create_subprocess_exec(
-        *soulstack_cmd, "body", "terminal", "--port", port, "--nudge-url", "",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *soulstack_cmd,
+        "body",
+        "terminal",
+        "--port",
+        port,
+        "--nudge-url",
+        "",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await asyncio.wait_for(second.communicate(), 15)
     assert second.returncode == 2

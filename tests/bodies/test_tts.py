@@ -9,7 +9,9 @@ import pytest
 from soulstack.audio import resample_linear
 from soulstack.tts.server import make_tts_app
 
-needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)")
+needs_espeak = pytest.mark.skipif(
+    not shutil.which("espeak-ng"), reason="espeak-ng is not installed (tools/test installs it when apt is available)"
+)
 
 
 @pytest.fixture
@@ -37,13 +39,16 @@ async def test_voice_and_bad_voice(tts):
     assert response.status == 400 and "no voice" in (await response.json())["message"]
 
 
-@pytest.mark.parametrize("body, words", [
-    (b"{broken", "not valid JSON"),
-    (b"[]", "JSON object"),
-    (b'{"text": ""}', "non-empty"),
-    (b'{"text": 3}', "non-empty"),
-    (b'{"text": "hi", "voice": "en; rm -rf /"}', "voice"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (b"{broken", "not valid JSON"),
+        (b"[]", "JSON object"),
+        (b'{"text": ""}', "non-empty"),
+        (b'{"text": 3}', "non-empty"),
+        (b'{"text": "hi", "voice": "en; rm -rf /"}', "voice"),
+    ],
+)
 async def test_bad_input_is_400(tts, body, words):
     response = await tts.post("/tts", data=body, headers={**AUTH, "Content-Type": "application/json"})
     assert response.status == 400
@@ -64,6 +69,7 @@ async def test_missing_espeak_is_503(aiohttp_client, monkeypatch, tmp_path):
 
 def test_linear_resampling_keeps_duration_and_shape():
     import array
+
     source = array.array("h", [0, 1000, 2000, 3000] * 5512)  # 22048 samples at 22050 Hz
     out = resample_linear(source, 22050, 16000)
     assert abs(len(out) - 16000) <= 2

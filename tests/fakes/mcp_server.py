@@ -45,7 +45,7 @@ from soulstack.fakes.loopback import LoopbackServer
 VERSIONS = ("2025-06-18", "2025-03-26")
 FALLBACK_VERSION = "2025-03-26"  # assumed when a request has no MCP-Protocol-Version header
 # A 1x1 PNG (a real one: signature, IHDR, IDAT, IEND).
-PNG_B64 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 
 @dataclass
@@ -74,13 +74,28 @@ def text_result(text: str, is_error: bool = False) -> dict:
 
 
 def echo_tool(name="echo") -> FakeTool:
-    return FakeTool(name, lambda args: text_result(f"echo: {args.get('text', '')}"), "Say the text back.",
-                    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    return FakeTool(
+        name,
+        lambda args: text_result(f"echo: {args.get('text', '')}"),
+        "Say the text back.",
+        {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    )
 
 
 class FakeMcp(LoopbackServer):
-    def __init__(self, tools=(), *, page_size=None, sse=False, ping_first=False, port=0, token=None,
-                 versions=VERSIONS, path="/mcp", sigv4=None):
+    def __init__(
+        self,
+        tools=(),
+        *,
+        page_size=None,
+        sse=False,
+        ping_first=False,
+        port=0,
+        token=None,
+        versions=VERSIONS,
+        path="/mcp",
+        sigv4=None,
+    ):
         self.tools = list(tools)
         self.page_size = page_size
         self.sse = sse
@@ -143,13 +158,17 @@ class FakeMcp(LoopbackServer):
             return await self.initialize(request, message)
         session_id = headers.get("mcp-session-id")
         if not session_id:
-            return web.json_response(rpc_error(message.get("id"), -32600, "Mcp-Session-Id header is required"), status=400)
+            return web.json_response(
+                rpc_error(message.get("id"), -32600, "Mcp-Session-Id header is required"), status=400
+            )
         session = self.sessions.get(session_id)
         if session is None:
             return web.json_response(rpc_error(message.get("id"), -32001, "Session not found"), status=404)
         version = headers.get("mcp-protocol-version", FALLBACK_VERSION)
         if version not in self.versions:
-            return web.json_response(rpc_error(message.get("id"), -32600, f"Unsupported protocol version {version}"), status=400)
+            return web.json_response(
+                rpc_error(message.get("id"), -32600, f"Unsupported protocol version {version}"), status=400
+            )
         if "method" not in message or "id" not in message:  # a notification or a response
             if message.get("method") == "notifications/initialized":
                 session["ready"] = True
@@ -161,15 +180,21 @@ class FakeMcp(LoopbackServer):
     async def initialize(self, request, message) -> web.StreamResponse:
         params = message.get("params") or {}
         if not isinstance(params.get("clientInfo"), dict) or "capabilities" not in params:
-            return await self.answer(request, rpc_error(message["id"], -32602, "initialize needs clientInfo and capabilities"))
+            return await self.answer(
+                request, rpc_error(message["id"], -32602, "initialize needs clientInfo and capabilities")
+            )
         asked = params.get("protocolVersion")
         version = asked if asked in self.versions else self.versions[0]
         session_id = uuid.uuid4().hex
         self.sessions[session_id] = {"version": version, "ready": False}
-        result = {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
-                  "serverInfo": {"name": "fake-mcp", "version": "1.0"}}
-        return await self.answer(request, {"jsonrpc": "2.0", "id": message["id"], "result": result},
-                                 {"Mcp-Session-Id": session_id})
+        result = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "fake-mcp", "version": "1.0"},
+        }
+        return await self.answer(
+            request, {"jsonrpc": "2.0", "id": message["id"], "result": result}, {"Mcp-Session-Id": session_id}
+        )
 
     async def dispatch(self, message: dict) -> dict:
         method, params, mid = message["method"], message.get("params") or {}, message["id"]
@@ -183,7 +208,7 @@ class FakeMcp(LoopbackServer):
                 except ValueError:
                     return rpc_error(mid, -32602, "Invalid cursor")
             size = self.page_size or len(self.tools) or 1
-            result = {"tools": [tool.listed() for tool in self.tools[start:start + size]]}
+            result = {"tools": [tool.listed() for tool in self.tools[start : start + size]]}
             if start + size < len(self.tools):
                 result["nextCursor"] = base64.b64encode(f"page-at:{start + size}".encode()).decode()
             return {"jsonrpc": "2.0", "id": mid, "result": result}
@@ -205,11 +230,14 @@ class FakeMcp(LoopbackServer):
     async def answer(self, request, reply: dict, headers=None) -> web.StreamResponse:
         if not self.sse:
             return web.json_response(reply, headers=headers)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                               **(headers or {})})
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **(headers or {})}
+        )
         await response.prepare(request)
-        await self.event(response, {"jsonrpc": "2.0", "method": "notifications/message",
-                                    "params": {"level": "info", "data": "working on it"}})
+        await self.event(
+            response,
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working on it"}},
+        )
         if self.ping_first:
             await self.event(response, {"jsonrpc": "2.0", "id": f"server-ping-{self._event_ids}", "method": "ping"})
         await asyncio.sleep(0)
@@ -231,8 +259,13 @@ def rpc_error(mid, code: int, message: str) -> dict:
 
 def sigv4_well_formed(headers: dict, region: str, service: str) -> bool:
     """An AWS SigV4 Authorization header for this region and service, with its X-Amz-Date."""
-    pattern = (r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/(\d{8})/" + re.escape(region) + "/" + re.escape(service)
-               + r"/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$")
+    pattern = (
+        r"^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+/(\d{8})/"
+        + re.escape(region)
+        + "/"
+        + re.escape(service)
+        + r"/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$"
+    )
     match = re.match(pattern, headers.get("authorization", ""))
     date = headers.get("x-amz-date", "")
     return bool(match) and date[:8] == match.group(1) and "x-amz-date" in match.group(2).split(";")

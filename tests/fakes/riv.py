@@ -43,11 +43,17 @@ def riv(machine: str, inputs: dict) -> bytes:
     header = b"RIVE" + varuint(7) + varuint(0) + varuint(1) + varuint(0)
     body = [
         obj(BACKBOARD),
-        obj(ARTBOARD, varuint(NAME) + string("crow"), varuint(WIDTH) + struct.pack("<f", 100.0),
-            varuint(HEIGHT) + struct.pack("<f", 100.0)),
+        obj(
+            ARTBOARD,
+            varuint(NAME) + string("crow"),
+            varuint(WIDTH) + struct.pack("<f", 100.0),
+            varuint(HEIGHT) + struct.pack("<f", 100.0),
+        ),
         obj(STATE_MACHINE, varuint(ANIMATION_NAME) + string(machine)),
         *(obj(INPUT_TYPES[kind], varuint(COMPONENT_NAME) + string(name)) for name, kind in inputs.items()),
         obj(LAYER, varuint(COMPONENT_NAME) + string("Layer 1")),
-        obj(ENTRY_STATE), obj(ANY_STATE), obj(EXIT_STATE),
+        obj(ENTRY_STATE),
+        obj(ANY_STATE),
+        obj(EXIT_STATE),
     ]
     return header + b"".join(body)

@@ -189,7 +189,7 @@ class FakeEspRom:
             while buffer.count(b"\xc0") >= 2:
                 start = buffer.index(b"\xc0")
                 end = buffer.index(b"\xc0", start + 1)
-                packet, buffer = buffer[start + 1:end], buffer[end:]
+                packet, buffer = buffer[start + 1 : end], buffer[end:]
                 if not packet:
                     continue  # two delimiters in a row: the end of one frame is the start of the next
                 buffer = buffer[1:]

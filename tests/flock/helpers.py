@@ -88,8 +88,18 @@ class Brain:
 class Flock:
     """A flock app on a real loopback port, a ManualClock, and a client session."""
 
-    def __init__(self, data_dir: Path, model=None, config: FlockConfig | None = None, clock=None, rive=None,
-                 token=None, nest_config=None, jev=None, robot=None):
+    def __init__(
+        self,
+        data_dir: Path,
+        model=None,
+        config: FlockConfig | None = None,
+        clock=None,
+        rive=None,
+        token=None,
+        nest_config=None,
+        jev=None,
+        robot=None,
+    ):
         self.data_dir, self.model, self.rive, self.token, self.robot = data_dir, model, rive, token, robot
         self.nest_config, self.jev = nest_config, jev
         self.config = config or FlockConfig(heartbeat_s=0.2)
@@ -98,10 +108,19 @@ class Flock:
 
     async def start(self, port=0):
         """Serve on `port` (0: any free one; a restart passes the old one so a page can find it again)."""
-        self.runner = web.AppRunner(make_flock_app(
-            self.data_dir, self.model, self.clock, self.config, token=self.token, rive=self.rive,
-            nest_config=self.nest_config, jev=self.jev, robot=self.robot,
-        ))
+        self.runner = web.AppRunner(
+            make_flock_app(
+                self.data_dir,
+                self.model,
+                self.clock,
+                self.config,
+                token=self.token,
+                rive=self.rive,
+                nest_config=self.nest_config,
+                jev=self.jev,
+                robot=self.robot,
+            )
+        )
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", port)
         await site.start()
@@ -187,11 +206,13 @@ class SSE:
 
     async def until(self, event, timeout=5.0, **match):
         """Read until an `event` whose data has every `match` field; return its data."""
+
         async def scan():
             while True:
                 message = await self._read_one()
                 if message["event"] == event and all(message["data"].get(k) == v for k, v in match.items()):
                     return message["data"]
+
         return await asyncio.wait_for(scan(), timeout)
 
     async def seen_or_next(self, event, timeout=5.0, **match):
@@ -215,8 +236,14 @@ async def start_fake_model(brain=None):
 
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 # Records every class a crow figure wears, however briefly (take-off, landing, flying...).
 WATCH_CROWS = """

@@ -64,8 +64,22 @@ class FlockProcess(Process):
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
         env.pop("FLOCK_CONFIG", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "soulstack.cli", "flock", "--config", str(self.path), "--provider", "anthropic",
-             *self.flags], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"))
+            [
+                sys.executable,
+                "-m",
+                "soulstack.cli",
+                "flock",
+                "--config",
+                str(self.path),
+                "--provider",
+                "anthropic",
+                *self.flags,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.log, "ab"),
+        )
         async with aiohttp.ClientSession() as http:
             for _ in range(400):
                 try:
@@ -88,8 +102,9 @@ class FlockProcess(Process):
 
     async def verdict(self, item_id, target, approve=True):
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"{self.url}/api/verdicts",
-                                 json={"item_id": item_id, "target": target, "approve": approve}) as response:
+            async with http.post(
+                f"{self.url}/api/verdicts", json={"item_id": item_id, "target": target, "approve": approve}
+            ) as response:
                 return response.status
 
     def db(self, sql, *args):
@@ -113,9 +128,23 @@ class Server:
     async def start(self, attempts=300):
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.fake_url}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(self.port), "--data", str(self.data_dir),
-             "--provider", "anthropic", "--concurrency", "1"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "soulstack.cli",
+                "flock",
+                "--port",
+                str(self.port),
+                "--data",
+                str(self.data_dir),
+                "--provider",
+                "anthropic",
+                "--concurrency",
+                "1",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         self.session = aiohttp.ClientSession(f"http://127.0.0.1:{self.port}")
         for _ in range(attempts):
@@ -223,8 +252,11 @@ def texts(message) -> str:
 
 def tool_results(message) -> list:
     content = message["content"]
-    return [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"] \
-        if isinstance(content, list) else []
+    return (
+        [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def result_text(result) -> str:
@@ -243,15 +275,24 @@ def last_item(body) -> str | None:
 
 def verdict_calls(body) -> set:
     """The ids of every flock_verdict call the soul's model made in this conversation."""
-    return {block["id"] for message in body["messages"] if message["role"] == "assistant"
-            for block in message["content"] if isinstance(block, dict) and block.get("name") == "flock_verdict"}
+    return {
+        block["id"]
+        for message in body["messages"]
+        if message["role"] == "assistant"
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("name") == "flock_verdict"
+    }
 
 
 def soul_brain(body):
     last = body["messages"][-1]
     answered = [r for r in tool_results(last) if r["tool_use_id"] in verdict_calls(body)]
     if answered:  # flock_verdict answered: say so when it worked, else go back to sleep
-        return text("Done: the flock has your answer.") if not answered[0].get("is_error") else tool_use("sleep", {"minutes": 60})
+        return (
+            text("Done: the flock has your answer.")
+            if not answered[0].get("is_error")
+            else tool_use("sleep", {"minutes": 60})
+        )
     words, item = texts(last), last_item(body)
     if item and (YES in words or "your flock asks" in words):
         return tool_use("flock_verdict", {"item_id": item, "target": "triage", "approve": True})

@@ -66,7 +66,9 @@ async def test_not_json_is_400_and_unknown_nest_is_404(brainstem):
     assert status == 400 and answer["message"]
     status, answer = await brainstem.post("/api/lists", data=b"\xff\xfe")
     assert status == 400
-    status, answer = await brainstem.post("/api/lists", data=b'{"text": "a", "requester": "ada"}', content_type="text/plain")
+    status, answer = await brainstem.post(
+        "/api/lists", data=b'{"text": "a", "requester": "ada"}', content_type="text/plain"
+    )
     assert status == 415 and "application/json" in answer["message"]
     status, answer = await brainstem.post("/api/lists", {"text": "a", "requester": "ada", "nest_id": "attic"})
     assert status == 404 and "attic" in answer["message"]

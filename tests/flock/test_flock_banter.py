@@ -11,7 +11,6 @@ from soulstack.flock.personas import BY_NAME, relationship
 from tests.flock.helpers import Flock
 
 
-
 async def start_flock(tmp_path, fake_model, **config):
     settings = {"heartbeat_s": 1.0, "lists_per_minute": 1000, "model_backoff_s": 0.01, **config}
     return await Flock(tmp_path, model=fake_model[1], config=FlockConfig(**settings)).start()
@@ -50,7 +49,10 @@ async def test_crows_on_one_item_banter_in_character_from_backstories_bond_and_r
     assert set(banter) == {"list_id", "ts", "item_id", "crow", "to", "text"}
     # What the speaking crow was given: both backstories, how they get on, the list's recent events.
     [body] = brain.banter_bodies
-    system, user = body["system"] if isinstance(body["system"], str) else body["system"][0]["text"], str(body["messages"])
+    system, user = (
+        body["system"] if isinstance(body["system"], str) else body["system"][0]["text"],
+        str(body["messages"]),
+    )
     assert BY_NAME[banter["crow"]].backstory in system and BY_NAME[banter["to"]].backstory in system
     bond = relationship(banter["crow"], banter["to"]) or "no particular history"
     assert bond in system
@@ -153,8 +155,14 @@ def test_a_pair_with_a_history_speaks_first():
     assert pick_pair(["Soot", "Tinker", "Ledger"]) == ("Tinker", "Ledger")
     assert pick_pair(["Soot", "Inky"]) == ("Soot", "Inky")
     assert pick_pair(["Soot", "Soot"]) is None and pick_pair(["Soot"]) is None
-    for pair in [("Hugin", "Munin"), ("Hugin", "Pepper"), ("Pepper", "Inky"), ("Tinker", "Ledger"),
-                 ("Munin", "Soot"), ("Munin", "Elder")]:
+    for pair in [
+        ("Hugin", "Munin"),
+        ("Hugin", "Pepper"),
+        ("Pepper", "Inky"),
+        ("Tinker", "Ledger"),
+        ("Munin", "Soot"),
+        ("Munin", "Elder"),
+    ]:
         assert relationship(*pair) and relationship(*reversed(pair)) == relationship(*pair)
 
 

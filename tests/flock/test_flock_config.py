@@ -28,13 +28,24 @@ def flock_command(*args, env=None):
     return [sys.executable, "-m", "soulstack.cli", "flock", *args], {**clean, **(env or {})}
 
 
-@pytest.mark.parametrize("text, line", [
-    ('{"body": {"url": "http://127.0.0.1:9310", "minIntervalSeconds": -5}}',
-     ": body.minIntervalSeconds must be a number >= 0, not -5"),
-    ('{"soul": {"url": "127.0.0.1:9202"}}', ': soul.url must be an http:// or https:// URL, not "127.0.0.1:9202"'),
-    ('{"body": {"quietHours": "22-30"}}', ': body.quietHours must be "START-END" hours such as "22-7", not "22-30"'),
-    ('{"port": 8470,}', " is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 15"),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        (
+            '{"body": {"url": "http://127.0.0.1:9310", "minIntervalSeconds": -5}}',
+            ": body.minIntervalSeconds must be a number >= 0, not -5",
+        ),
+        ('{"soul": {"url": "127.0.0.1:9202"}}', ': soul.url must be an http:// or https:// URL, not "127.0.0.1:9202"'),
+        (
+            '{"body": {"quietHours": "22-30"}}',
+            ': body.quietHours must be "START-END" hours such as "22-7", not "22-30"',
+        ),
+        (
+            '{"port": 8470,}',
+            " is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 15",
+        ),
+    ],
+)
 def test_a_bad_value_is_one_line_naming_the_key(tmp_path, text, line):
     path = tmp_path / "flock.config.json"
     path.write_text(text)
@@ -54,8 +65,17 @@ def test_a_missing_file_says_so():
 async def test_the_file_from_the_environment_runs_the_flock_and_a_flag_wins(tmp_path):
     file_port, flag_port = unused_port(), unused_port()
     path = tmp_path / "flock.config.json"
-    path.write_text(json.dumps({"port": file_port, "dataDir": "crows", "token": "from-the-file", "colour": "blue",
-                                "body": {"url": "http://127.0.0.1:9", "quietHours": "22-7", "volume": 3}}))
+    path.write_text(
+        json.dumps(
+            {
+                "port": file_port,
+                "dataDir": "crows",
+                "token": "from-the-file",
+                "colour": "blue",
+                "body": {"url": "http://127.0.0.1:9", "quietHours": "22-7", "volume": 3},
+            }
+        )
+    )
     log = tmp_path / "flock.log"
     argv, env = flock_command("--port", str(flag_port), env={"FLOCK_CONFIG": str(path)})
     process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
@@ -96,8 +116,12 @@ def test_every_key_of_the_file_is_a_flag_and_the_defaults_agree():
     assert sorted(leaves) == sorted(FLAGS)
     for key_path, attr in FLAGS.items():
         assert hasattr(args, attr), attr
-        assert getattr(args, attr) in (None, os.environ.get("FLOCK_TOKEN"), os.environ.get("BODY_TOKEN"),
-                                       os.environ.get("NUDGE_TOKEN")), attr  # unset: the file or its default fills it
+        assert getattr(args, attr) in (
+            None,
+            os.environ.get("FLOCK_TOKEN"),
+            os.environ.get("BODY_TOKEN"),
+            os.environ.get("NUDGE_TOKEN"),
+        ), attr  # unset: the file or its default fills it
     assert value_at(defaults, "port") == 8470 and value_at(defaults, "body.minIntervalSeconds") == 30
 
 
@@ -127,30 +151,46 @@ def test_a_voice_flag_is_checked_before_the_flock_says_it_started_even_when_unus
 
 async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left_to_the_soul(tmp_path):
     port = unused_port()
-    command, env = flock_command("--data", str(tmp_path / "data"), "--port", str(port),
-                                 "--soul", "http://127.0.0.1:9", "--body", "http://127.0.0.1:10")
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+    command, env = flock_command(
+        "--data",
+        str(tmp_path / "data"),
+        "--port",
+        str(port),
+        "--soul",
+        "http://127.0.0.1:9",
+        "--body",
+        "http://127.0.0.1:10",
+    )
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
+    )
     try:
         lines = [process.stdout.readline() for _ in range(2)]
     finally:
         process.terminate()
         process.wait(10)
-    assert lines[1].strip() == ("flock: tells the soul at http://127.0.0.1:9 what needs a person (nudges); "
-                                "the body http://127.0.0.1:10 is not spoken to (one voice per body: the soul's)")
+    assert lines[1].strip() == (
+        "flock: tells the soul at http://127.0.0.1:9 what needs a person (nudges); "
+        "the body http://127.0.0.1:10 is not spoken to (one voice per body: the soul's)"
+    )
 
 
 async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_keeps_working(tmp_path):
     data = tmp_path / "data"
     port = unused_port()
     command, env = flock_command("--data", str(data), "--port", str(port))
-    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+    first = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
+    )
     try:
         assert first.stdout.readline().startswith("flock: http://")
         second, env = flock_command("--data", str(data), "--port", str(unused_port()))
         run = subprocess.run(second, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert run.returncode == 2 and run.stdout == ""
-        assert run.stderr.strip() == (f"soulstack flock: --data {data}: another flock is running on this folder; "
-                                      "stop it, or give this one another --data")
+        assert run.stderr.strip() == (
+            f"soulstack flock: --data {data}: another flock is running on this folder; "
+            "stop it, or give this one another --data"
+        )
         for _ in range(100):  # the first still serves
             try:
                 async with aiohttp.ClientSession() as http:

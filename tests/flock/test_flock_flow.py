@@ -10,7 +10,6 @@ from soulstack.flock.trust import PROMOTE_AFTER
 from tests.flock.helpers import Flock
 
 
-
 def make_flock(tmp_path, fake_model, **config):
     settings = {"heartbeat_s": 1.0, "lists_per_minute": 1000, "model_backoff_s": 0.01, **config}
     return Flock(tmp_path, model=fake_model[1], config=FlockConfig(**settings))
@@ -38,8 +37,15 @@ async def test_solo_item_full_life_with_both_approvals(flock, fake_model):
     item_id = f"{list_id}-1"
     async with flock.events(list_id) as stream:
         triaged = await stream.until("item.triaged")
-        assert triaged == {**triaged, "item_id": item_id, "mode": "solo", "task_type": "research", "subtasks": [],
-                           "reason": "seen it", "needs_approval": True}
+        assert triaged == {
+            **triaged,
+            "item_id": item_id,
+            "mode": "solo",
+            "task_type": "research",
+            "subtasks": [],
+            "reason": "seen it",
+            "needs_approval": True,
+        }
         assert await flock.verdict(item_id, "triage", True) == 204
         assert await flock.verdict(item_id, "triage", True) == 404  # a second answer finds nothing waiting
         answered = await stream.until("item.answered")
@@ -48,8 +54,18 @@ async def test_solo_item_full_life_with_both_approvals(flock, fake_model):
         assert await flock.verdict(item_id, "output", False) == 404
         finished = await stream.until("list.finished")
     names = stream.names()
-    assert names == ["list.started", "crow.flying", "crow.landed", "item.triaged", "verdict",
-                     "crow.flying", "crow.landed", "item.answered", "verdict", "list.finished"]
+    assert names == [
+        "list.started",
+        "crow.flying",
+        "crow.landed",
+        "item.triaged",
+        "verdict",
+        "crow.flying",
+        "crow.landed",
+        "item.answered",
+        "verdict",
+        "list.finished",
+    ]
     sentry_flying, sentry_landed = stream.events[1]["data"], stream.events[2]["data"]
     assert sentry_flying["crow"] == "Sentry" and sentry_flying["borrowed"] is False
     assert sentry_landed["ok"] is True and sentry_landed["tokens"] > 0 and "error" not in sentry_landed
@@ -72,12 +88,18 @@ async def test_split_and_murder_send_crows_and_the_elder(flock):
             await approve_both(flock, stream, f"{list_id}-{n}")
         await stream.until("list.finished")
     for n, workers in ((1, 2), (2, 3)):
-        flights = [m["data"]["crow"] for m in stream.events
-                   if m["event"] == "crow.flying" and m["data"]["item_id"] == f"{list_id}-{n}"]
+        flights = [
+            m["data"]["crow"]
+            for m in stream.events
+            if m["event"] == "crow.flying" and m["data"]["item_id"] == f"{list_id}-{n}"
+        ]
         assert flights[0] == "Sentry" and flights[-1] == "Elder"
         assert len(flights) == 2 + workers and len(set(flights[1:-1])) == workers
-        elder_landed = [m["data"] for m in stream.events if m["event"] == "crow.landed"
-                        and m["data"]["crow"] == "Elder" and m["data"]["item_id"] == f"{list_id}-{n}"]
+        elder_landed = [
+            m["data"]
+            for m in stream.events
+            if m["event"] == "crow.landed" and m["data"]["crow"] == "Elder" and m["data"]["item_id"] == f"{list_id}-{n}"
+        ]
         assert elder_landed[0]["ok"] is True
     answers = {m["data"]["item_id"]: m["data"] for m in stream.events if m["event"] == "item.answered"}
     assert answers[f"{list_id}-1"]["answer"].startswith("The Elder's ruling")
@@ -94,7 +116,9 @@ async def test_an_invalid_triage_is_retried_once_then_the_item_fails(flock, fake
         assert await flock.verdict(f"{list_id}-1", "triage", False) == 204
         await stream.until("list.finished")
     assert skipped == {**skipped, "item_id": f"{list_id}-2", "reason": "failure"}
-    sentry_2 = [m["data"] for m in stream.events if m["event"] == "crow.landed" and m["data"]["item_id"] == skipped["item_id"]]
+    sentry_2 = [
+        m["data"] for m in stream.events if m["event"] == "crow.landed" and m["data"]["item_id"] == skipped["item_id"]
+    ]
     assert sentry_2[0]["ok"] is False and "mode must be one of" in sentry_2[0]["error"]
     # The retry told the Sentry what was wrong, as a tool result in the same conversation.
     retries = [b for b in fake_model[0].bodies if len(b["messages"]) == 3]
@@ -167,7 +191,11 @@ async def test_auto_verdicts_when_every_holder_is_trusted(flock):
     list_id = await flock.new_list("look this up\nand this")
     async with flock.events(list_id) as stream:
         await stream.until("list.finished")
-    verdicts = [(m["data"]["item_id"], m["data"]["target"], m["data"]["verdict"]) for m in stream.events if m["event"] == "verdict"]
+    verdicts = [
+        (m["data"]["item_id"], m["data"]["target"], m["data"]["verdict"])
+        for m in stream.events
+        if m["event"] == "verdict"
+    ]
     assert sorted(verdicts) == sorted((f"{list_id}-{n}", t, "auto") for n in (1, 2) for t in ("triage", "output"))
 
 
@@ -182,8 +210,13 @@ async def test_a_failed_crow_is_retried_once_by_another_and_all_failing_skips(fl
         assert await flock.verdict(answered["item_id"], "output") == 204
         await stream.until("list.finished")
     for n in (1, 2):
-        landed = [m["data"] for m in stream.events if m["event"] == "crow.landed"
-                  and m["data"]["item_id"] == f"{list_id}-{n}" and m["data"]["crow"] != "Sentry"]
+        landed = [
+            m["data"]
+            for m in stream.events
+            if m["event"] == "crow.landed"
+            and m["data"]["item_id"] == f"{list_id}-{n}"
+            and m["data"]["crow"] != "Sentry"
+        ]
         assert len(landed) == 2 and landed[0]["crow"] != landed[1]["crow"]
         assert landed[0]["ok"] is False and "lost its way" in landed[0]["error"]
     assert answered["item_id"] == f"{list_id}-1"
@@ -253,10 +286,16 @@ async def test_nest_core_first_rotating_then_borrowed(flock):
         list_id = await flock.new_list(text, nest_id="pair")
         async with flock.events(list_id) as stream:
             await stream.until("list.finished")
-        flights += [(m["data"]["crow"], m["data"]["borrowed"]) for m in stream.events
-                    if m["event"] == "crow.flying" and m["data"]["crow"] not in ("Sentry", "Elder")]
-        assert all(not m["data"]["borrowed"] for m in stream.events
-                   if m["event"] == "crow.flying" and m["data"]["crow"] in ("Sentry", "Elder"))
+        flights += [
+            (m["data"]["crow"], m["data"]["borrowed"])
+            for m in stream.events
+            if m["event"] == "crow.flying" and m["data"]["crow"] not in ("Sentry", "Elder")
+        ]
+        assert all(
+            not m["data"]["borrowed"]
+            for m in stream.events
+            if m["event"] == "crow.flying" and m["data"]["crow"] in ("Sentry", "Elder")
+        )
     assert flights == [("Pepper", False), ("Inky", False), ("Pepper", False), ("Inky", False), ("Hugin", True)]
 
 

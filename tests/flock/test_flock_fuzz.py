@@ -54,7 +54,8 @@ message_bodies = st.fixed_dictionaries(
         "author": st.sampled_from(["owner", "Pepper", "Sentry", "harness", ""]) | st.text(max_size=20) | json_values,
         "text": st.text(max_size=300) | json_values,
         "to": crow_names | st.text(max_size=20) | json_values,
-        "kind": st.sampled_from(["say", "request", "claim", "deliver", "refer", "decline", "nudge", "flag", "x"]) | json_values,
+        "kind": st.sampled_from(["say", "request", "claim", "deliver", "refer", "decline", "nudge", "flag", "x"])
+        | json_values,
         "refers_to": st.sampled_from(["todo-1", "todo-0", "todo-x", ""]) | json_values,
     },
 )
@@ -65,7 +66,9 @@ def base_url(tmp_path_factory):
     loop = asyncio.new_event_loop()
     config = FlockConfig(lists_per_minute=5, heartbeat_s=5)
     # messages are not rate-limited here, so the fuzzing reaches past the 429
-    flock = Flock(tmp_path_factory.mktemp("fuzz"), model=None, config=config, nest_config=NestConfig(messages_per_minute=10**6))
+    flock = Flock(
+        tmp_path_factory.mktemp("fuzz"), model=None, config=config, nest_config=NestConfig(messages_per_minute=10**6)
+    )
     ready = threading.Event()
 
     def serve():
@@ -97,13 +100,19 @@ def post(url, data: bytes) -> int:
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.mark.parametrize("path, bodies", [
-    ("/api/lists", list_bodies),
-    ("/api/verdicts", verdict_bodies),
-    ("/api/nests", nest_bodies),
-    ("/api/nests/todo/messages", message_bodies),
-    ("/api/nests/todo/messages/todo-1/kind", st.fixed_dictionaries({}, optional={"kind": st.text(max_size=10) | json_values})),
-])
+@pytest.mark.parametrize(
+    "path, bodies",
+    [
+        ("/api/lists", list_bodies),
+        ("/api/verdicts", verdict_bodies),
+        ("/api/nests", nest_bodies),
+        ("/api/nests/todo/messages", message_bodies),
+        (
+            "/api/nests/todo/messages/todo-1/kind",
+            st.fixed_dictionaries({}, optional={"kind": st.text(max_size=10) | json_values}),
+        ),
+    ],
+)
 def test_json_bodies_never_5xx(base_url, path, bodies):
     @FUZZ
     @given(body=bodies | json_values)

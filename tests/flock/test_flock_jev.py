@@ -43,15 +43,18 @@ def test_reliability_bins_and_ece_by_hand():
     assert ece == pytest.approx(0.45)
 
 
-@pytest.mark.parametrize("probs, header, outcome", [
-    ({"say": 0.1, "request": 0.9}, "", ("request", "jev")),
-    ({"say": 0.1, "request": 0.9}, "request", ("request", "jev")),
-    ({"say": 0.1, "request": 0.9}, "claim", ("request", "disagreement")),
-    ({"say": 0.5, "request": 0.5}, "claim", ("claim", "header")),
-    ({"say": 0.3, "request": 0.7}, "", ("say", "default")),
-    ({}, "", ("say", "default")),
-    ({"say": 0.8, "request": 0.2}, "", ("say", "jev")),  # the band itself counts as sure
-])
+@pytest.mark.parametrize(
+    "probs, header, outcome",
+    [
+        ({"say": 0.1, "request": 0.9}, "", ("request", "jev")),
+        ({"say": 0.1, "request": 0.9}, "request", ("request", "jev")),
+        ({"say": 0.1, "request": 0.9}, "claim", ("request", "disagreement")),
+        ({"say": 0.5, "request": 0.5}, "claim", ("claim", "header")),
+        ({"say": 0.3, "request": 0.7}, "", ("say", "default")),
+        ({}, "", ("say", "default")),
+        ({"say": 0.8, "request": 0.2}, "", ("say", "jev")),  # the band itself counts as sure
+    ],
+)
 def test_the_tagging_rule(probs, header, outcome):
     assert decide(probs, header, 0.8) == outcome
 
@@ -88,8 +91,12 @@ async def test_the_flock_tags_with_the_llm_backend_and_falls_back_to_the_header_
         jev = LlmJev("llama3.1", base_url=fake.base_url + "/v1")
         flock = await Flock(tmp_path, jev=jev).start()
         try:
-            _, sure = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "notes.md", "kind": "say"})
-            _, failed = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "hi", "kind": "request"})
+            _, sure = await flock.post(
+                "/api/nests/todo/messages", {"author": "owner", "text": "notes.md", "kind": "say"}
+            )
+            _, failed = await flock.post(
+                "/api/nests/todo/messages", {"author": "owner", "text": "hi", "kind": "request"}
+            )
         finally:
             await flock.stop()
     assert (sure["kind"], sure["tagged_by"]) == ("refer", "disagreement")
@@ -102,15 +109,27 @@ async def test_the_flock_tags_with_the_llm_backend_and_falls_back_to_the_header_
 def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
     log = tmp_path / "jev.jsonl"
     entries = [
-        {"question": "kind", "msg_id": "todo-1", "kind": "say", "probs": dict.fromkeys(KINDS, 0.0) | {"say": 0.9, "request": 0.1}},
-        {"question": "kind", "msg_id": "todo-2", "kind": "claim", "probs": dict.fromkeys(KINDS, 0.0) | {"claim": 0.7, "say": 0.3}},
+        {
+            "question": "kind",
+            "msg_id": "todo-1",
+            "kind": "say",
+            "probs": dict.fromkeys(KINDS, 0.0) | {"say": 0.9, "request": 0.1},
+        },
+        {
+            "question": "kind",
+            "msg_id": "todo-2",
+            "kind": "claim",
+            "probs": dict.fromkeys(KINDS, 0.0) | {"claim": 0.7, "say": 0.3},
+        },
         {"question": "correction", "msg_id": "todo-2", "kind": "decline", "was": "claim"},
     ]
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
     png = tmp_path / "reliability.png"
     done = subprocess.run(
         [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path), "--png", str(png)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "held-out" in done.stdout and "2 messages, 1 corrected by the owner" in done.stdout
@@ -118,6 +137,8 @@ def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     missing = subprocess.run(
         [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path / "none")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert missing.returncode != 0 and len(missing.stderr.strip().splitlines()) == 1

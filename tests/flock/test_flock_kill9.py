@@ -79,8 +79,11 @@ async def test_a_soul_killed_9_while_it_thinks_about_the_flocks_question_still_h
             await hold.wait()  # the soul is killed while its model thinks
         return tool_use("sleep", {"minutes": 60})
 
-    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=thinks_too_long_once) as soul_fake, \
-            RecordingBody() as body:
+    async with (
+        FakeAnthropic(default=Brain()) as flock_fake,
+        FakeAnthropic(default=thinks_too_long_once) as soul_fake,
+        RecordingBody() as body,
+    ):
         flock, soul = await flock_and_soul(tmp_path, flock_fake, soul_fake, body)
         try:
             await until(lambda: "waking 1:" in soul.log_text(), what="the soul's first waking")

@@ -98,8 +98,10 @@ async def test_a_room_request_picks_one_core_crow_and_the_first_claim_wins(nest)
     claimer = nest.brain.crow_calls[0][0]
     assert nest.brain.crow_calls[1][0] == claimer
     other = "Inky" if claimer == "Pepper" else "Pepper"
-    status, answer = await nest.post("/api/nests/launch/messages", {
-        "author": other, "text": "I'll take this.", "kind": "claim", "refers_to": request["msg_id"]})
+    status, answer = await nest.post(
+        "/api/nests/launch/messages",
+        {"author": other, "text": "I'll take this.", "kind": "claim", "refers_to": request["msg_id"]},
+    )
     assert status == 409 and claimer in answer["message"]
 
 
@@ -145,13 +147,24 @@ async def test_a_deliver_without_a_claim_is_flagged_and_the_crow_quarantined_unt
     request = await post(nest, text="Can you draft the launch email?", to="Pepper")
     await settle(nest)
     calls = len(nest.brain.crow_calls)
-    status, delivered = await nest.post("/api/nests/launch/messages", {
-        "author": "Inky", "text": "Here's the launch email: Subject: We're live.", "kind": "deliver",
-        "refers_to": request["msg_id"]})
+    status, delivered = await nest.post(
+        "/api/nests/launch/messages",
+        {
+            "author": "Inky",
+            "text": "Here's the launch email: Subject: We're live.",
+            "kind": "deliver",
+            "refers_to": request["msg_id"],
+        },
+    )
     assert status == 201
     _, history = await nest.get("/api/nests/launch/messages")
     flag = history[-1]
-    assert (flag["kind"], flag["author"], flag["to"], flag["refers_to"]) == ("flag", "Sentry", "Inky", delivered["msg_id"])
+    assert (flag["kind"], flag["author"], flag["to"], flag["refers_to"]) == (
+        "flag",
+        "Sentry",
+        "Inky",
+        delivered["msg_id"],
+    )
     # quarantined: not invoked, cannot post
     await post(nest, text="Can you proofread the README intro?", to="Inky")
     await settle(nest)
@@ -167,8 +180,9 @@ async def test_a_deliver_without_a_claim_is_flagged_and_the_crow_quarantined_unt
 
 async def test_an_unanswered_flag_keeps_the_quarantine_after_ten_minutes(nest):
     async with nest.events(nest_id="launch") as stream:
-        status, _ = await nest.post("/api/nests/launch/messages", {
-            "author": "Pepper", "text": "Please ask Zed.", "to": "Zed"})
+        status, _ = await nest.post(
+            "/api/nests/launch/messages", {"author": "Pepper", "text": "Please ask Zed.", "to": "Zed"}
+        )
         assert status == 201
         flag = await stream.until("nest.message", kind="flag")
         nest.clock.advance(601)
@@ -198,8 +212,14 @@ def test_the_harness_asks_the_flock_only_through_its_interface():
 
     interface = {name for name in vars(harness.FlockForNests) if not name.startswith("_")}
     interface |= set(harness.FlockForNests.__annotations__)
-    used = {node.attr for node in ast.walk(ast.parse(inspect.getsource(harness.Harness)))
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "flock" and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"}
+    used = {
+        node.attr
+        for node in ast.walk(ast.parse(inspect.getsource(harness.Harness)))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "flock"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+    }
     assert used <= interface, f"the harness reaches past its interface: {sorted(used - interface)}"
     assert all(hasattr(TheFlock, name) for name in interface - {"clock"})  # clock: set in Flock.__init__

@@ -103,7 +103,9 @@ async def test_unknown_nest_is_404_everywhere(flock):
 
 
 async def test_a_poster_over_the_rate_gets_429_with_a_cooldown_from_the_ledger(tmp_path):
-    flock = await Flock(tmp_path, config=FlockConfig(heartbeat_s=0.05), nest_config=NestConfig(messages_per_minute=3)).start()
+    flock = await Flock(
+        tmp_path, config=FlockConfig(heartbeat_s=0.05), nest_config=NestConfig(messages_per_minute=3)
+    ).start()
     try:
         statuses = [(await say(flock, text=f"note {n}"))[0] for n in range(3)]
         status, answer = await say(flock, text="one too many")
@@ -161,7 +163,13 @@ async def test_every_decision_is_logged_with_its_probabilities_and_the_owner_can
     _, history = await flock.get("/api/nests/todo/messages")
     assert history[-1]["kind"] == "request"
     last = json.loads((tmp_path / "jev.jsonl").read_text().splitlines()[-1])
-    assert last == {"ts": last["ts"], "question": "correction", "msg_id": record["msg_id"], "kind": "request", "was": "say"}
+    assert last == {
+        "ts": last["ts"],
+        "question": "correction",
+        "msg_id": record["msg_id"],
+        "kind": "request",
+        "was": "say",
+    }
     status, answer = await flock.post("/api/nests/todo/messages/todo-99/kind", {"kind": "say"})
     assert status == 404
     status, answer = await flock.post(f"/api/nests/todo/messages/{record['msg_id']}/kind", {"kind": "flag"})
@@ -190,7 +198,9 @@ async def test_reconnecting_with_last_event_id_replays_missed_messages_in_order(
     assert [m["id"] for m in replayed] == [3, 4, 5]
     assert [m["data"]["msg_id"] for m in replayed] == ["todo-3", "todo-4", "todo-5"]
     assert fresh["id"] == 6 and fresh["data"] == live
-    async with flock.session.get("/api/events", params={"nest_id": "todo"}, headers={"Last-Event-ID": "99"}) as response:
+    async with flock.session.get(
+        "/api/events", params={"nest_id": "todo"}, headers={"Last-Event-ID": "99"}
+    ) as response:
         assert response.status == 400 and "Last-Event-ID" in (await response.json())["message"]
 
 

@@ -38,7 +38,9 @@ async def test_nest_state_survives_kill_9(tmp_path, fake):
     try:
         async with server.session.post("/api/nests", json={"name": "Launch", "crows": ["Pepper", "Inky"]}) as response:
             assert response.status == 201
-        status, request = await post(server, {"author": "owner", "text": "Can you draft the launch email?", "to": "Pepper"})
+        status, request = await post(
+            server, {"author": "owner", "text": "Can you draft the launch email?", "to": "Pepper"}
+        )
         assert status == 201
         status, _ = await post(server, {"author": "Inky", "text": "Please ask Zed.", "to": "Zed"})  # flagged
         assert status == 201
@@ -69,7 +71,9 @@ async def test_nest_state_survives_kill_9(tmp_path, fake):
             live = await stream.next()
         assert [m["data"] for m in replayed] == before[1:]
         assert record["msg_id"] == f"launch-{len(before) + 1}" and live["data"] == record
-        async with server.session.post("/api/verdicts", json={"item_id": questions[0][0], "target": "flag", "approve": False}) as response:
+        async with server.session.post(
+            "/api/verdicts", json={"item_id": questions[0][0], "target": "flag", "approve": False}
+        ) as response:
             assert response.status == 204
         status, _ = await post(server, {"author": "Inky", "text": "Thanks, that helps a lot."})
         assert status == 201

@@ -23,11 +23,21 @@ async def wait_for_line(process, text):
 
 async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
     model_port, flock_port = unused_port(), unused_port()
-    fake = subprocess.Popen([sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--port", str(model_port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    fake = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--port", str(model_port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     env = {**os.environ, "ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model_port}"}
-    flock = subprocess.Popen([sys.executable, "-m", "soulstack.cli", "flock", "--port", str(flock_port), "--data", str(tmp_path)],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    flock = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "flock", "--port", str(flock_port), "--data", str(tmp_path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         await wait_for_line(fake, "listening on")
         assert "model anthropic claude-sonnet-5-5" in await wait_for_line(flock, "flock: http://")
@@ -57,7 +67,9 @@ async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
                     answered = await stream.seen_or_next("item.answered", timeout=20, item_id=f"{list_id}-{n}")
                     assert answered["needs_approval"] is True
                     answers[n] = answered
-                assert "water the plants" in answers[1]["answer"] and "no model thought about it" in answers[1]["answer"]
+                assert (
+                    "water the plants" in answers[1]["answer"] and "no model thought about it" in answers[1]["answer"]
+                )
                 assert answers[2]["answer"].startswith("The Elder's answer") and len(answers[2]["crows"]) == 3
                 assert answers[3]["answer"].startswith("The Elder's answer") and len(answers[3]["crows"]) == 3
     finally:
@@ -67,6 +79,9 @@ async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
     # The flock's log is for people: one line per event, no per-request noise.
     log = flock.stdout.read()
     assert f"list {list_id} received from you: 3 item(s)" in log
-    assert f"{list_id}-2: the Sentry says split (research, 3 parts): 3 separate parts; one crow each; waits for your approval" in log
+    assert (
+        f"{list_id}-2: the Sentry says split (research, 3 parts): 3 separate parts; one crow each; waits for your approval"
+        in log
+    )
     assert f"{list_id}-1: triage approved" in log and " is back (" in log and "is flying" in log
     assert "aiohttp.access" not in log and "HTTP Request" not in log and "refused a forced tool choice" not in log

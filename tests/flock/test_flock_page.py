@@ -60,7 +60,11 @@ async def test_the_rive_file_given_is_served_and_a_missing_one_is_reported(tmp_p
             assert ui["rive"] == {"url": "/rive/flock.riv", "name": path.name, "exists": exists}
             async with flock.session.get("/rive/flock.riv") as response:
                 assert response.status == (200 if exists else 404)
-                assert await response.read() == riv.read_bytes() if exists else "--rive" in (await response.json())["message"]
+                assert (
+                    await response.read() == riv.read_bytes()
+                    if exists
+                    else "--rive" in (await response.json())["message"]
+                )
         finally:
             await flock.stop()
 
@@ -75,8 +79,9 @@ def documented_events():
 async def test_ui_serves_the_event_names_and_the_token_cookie_so_the_page_repeats_neither(flock):
     _, ui = await flock.get("/api/ui")
     assert sorted(ui["events"]) == sorted(documented_events()) and len(ui["events"]) == 11
-    recorded = {m["event"] for path in (ROOT / "tests" / "web" / "streams").glob("*.json")
-                for m in json.loads(path.read_text())}
+    recorded = {
+        m["event"] for path in (ROOT / "tests" / "web" / "streams").glob("*.json") for m in json.loads(path.read_text())
+    }
     assert recorded <= set(ui["events"])  # every event a real flock sent the recorder
     assert ui["token_cookie"] == TOKEN_COOKIE  # the cookie the server reads a token from
     async with flock.events(nest_id="todo") as stream:

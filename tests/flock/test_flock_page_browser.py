@@ -97,7 +97,10 @@ async def test_a_hostile_answer_is_rendered_as_markdown_and_nothing_in_it_runs(b
         await expect(answer.locator("strong")).to_have_text("Bold")
         await expect(answer.locator("li")).to_have_count(2)
         assert await answer.locator("script, iframe").count() == 0
-        assert await answer.locator("img").evaluate_all("els => els.map(e => e.getAttribute('onerror'))") in ([], [None])
+        assert await answer.locator("img").evaluate_all("els => els.map(e => e.getAttribute('onerror'))") in (
+            [],
+            [None],
+        )
         hrefs = await answer.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
         assert not any(h and h.strip().lower().startswith("javascript") for h in hrefs), hrefs
         for link in await answer.locator("a").all():
@@ -121,7 +124,9 @@ async def test_a_reload_midway_shows_the_same_waiting_approvals_once(browser, fl
         keys = page.locator("article.approval")
         await expect(keys).to_have_count(2)
         assert sorted(await keys.evaluate_all("els => els.map(e => e.dataset.key)")) == [
-            f"{list_id}-1 output", f"{list_id}-2 triage"]
+            f"{list_id}-1 output",
+            f"{list_id}-2 triage",
+        ]
         await expect(page.locator("details.list-card")).to_have_count(1)
         await approve(page, f"{list_id}-2 triage")
         await session.shot("4-after-reload")
@@ -190,8 +195,9 @@ async def test_without_a_model_the_page_says_so(browser, tmp_path):
     assert session.errors == []
 
 
-@pytest.mark.parametrize("riv, why", [("gone.riv", "gone.riv was not found"),
-                                      ("junk.riv", "is not a Rive file this runtime can read")])
+@pytest.mark.parametrize(
+    "riv, why", [("gone.riv", "gone.riv was not found"), ("junk.riv", "is not a Rive file this runtime can read")]
+)
 async def test_a_missing_or_unreadable_rive_file_falls_back_to_svg_and_says_why(browser, tmp_path, riv, why):
     (tmp_path / "junk.riv").write_bytes(b"this is not a rive file")
     flock = await Flock(tmp_path / "data", config=config(), rive=str(tmp_path / riv)).start()
@@ -232,12 +238,22 @@ async def test_a_locked_flock_asks_for_its_token_once_then_works(browser, tmp_pa
     assert [e for e in session.errors if "401" not in e] == []
 
 
-CROW_INPUTS = {"takeoff": "trigger", "land": "trigger", "fail": "trigger", "talk": "trigger", "listen": "trigger",
-               "celebrate": "trigger", "flying": "boolean", "borrowed": "boolean", "trust": "number"}
+CROW_INPUTS = {
+    "takeoff": "trigger",
+    "land": "trigger",
+    "fail": "trigger",
+    "talk": "trigger",
+    "listen": "trigger",
+    "celebrate": "trigger",
+    "flying": "boolean",
+    "borrowed": "boolean",
+    "trust": "number",
+}
 
 
 async def test_a_rive_file_with_the_contracts_machine_draws_the_crows_and_its_inputs_are_driven(
-        browser, tmp_path, fake_model):
+    browser, tmp_path, fake_model
+):
     # A real .riv (tests/fakes/riv.py writes the runtime's format), loaded by @rive-app/canvas.
     (tmp_path / "crows.riv").write_bytes(riv("crow", CROW_INPUTS))
     flock = await Flock(tmp_path / "data", model=fake_model, config=config(), rive=str(tmp_path / "crows.riv")).start()
@@ -264,8 +280,10 @@ async def test_a_rive_file_missing_inputs_falls_back_to_svg_naming_them(browser,
     inputs = {name: kind for name, kind in CROW_INPUTS.items() if name != "talk"} | {"trust": "boolean"}
     (tmp_path / "old.riv").write_bytes(riv("crow", inputs))
     (tmp_path / "other.riv").write_bytes(riv("bird", CROW_INPUTS))
-    for name, why in (("old.riv", "old.riv: state machine \"crow\": talk (trigger) is missing; trust is a boolean, not a number"),
-                      ("other.riv", 'other.riv has no state machine named "crow" (it has: bird)')):
+    for name, why in (
+        ("old.riv", 'old.riv: state machine "crow": talk (trigger) is missing; trust is a boolean, not a number'),
+        ("other.riv", 'other.riv has no state machine named "crow" (it has: bird)'),
+    ):
         flock = await Flock(tmp_path / f"data-{name}", config=config(), rive=str(tmp_path / name)).start()
         session = Page(browser, tmp_path)
         try:

@@ -23,8 +23,9 @@ async def fake():
 async def test_kill_9_then_restart_keeps_log_approvals_and_tells_the_truth(tmp_path, fake):
     server = await Server(tmp_path, fake.base_url).start()
     try:
-        async with server.session.post("/api/lists", json={"text": "research alpha\nhang beta\nresearch gamma",
-                                                            "requester": "ada"}) as response:
+        async with server.session.post(
+            "/api/lists", json={"text": "research alpha\nhang beta\nresearch gamma", "requester": "ada"}
+        ) as response:
             assert response.status == 202
             list_id = (await response.json())["list_id"]
         async with SSE(server.session, list_id) as before:
@@ -57,7 +58,7 @@ async def test_kill_9_then_restart_keeps_log_approvals_and_tells_the_truth(tmp_p
             await everything.until("list.finished", timeout=10)
         ids = [m["id"] for m in everything.events]
         assert ids == sorted(ids) and ids[: len(before.events)] == [m["id"] for m in before.events]
-        assert [m["id"] for m in everything.events[len(before.events):]] == [m["id"] for m in after.events]
+        assert [m["id"] for m in everything.events[len(before.events) :]] == [m["id"] for m in after.events]
         assert server.pending() == []
     finally:
         await server.kill()

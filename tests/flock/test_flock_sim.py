@@ -32,7 +32,9 @@ async def test_the_simulator_speaks_once_hears_the_rest_after_a_kill_9_and_its_d
             try:
                 moths = await flock.new_list("- research moths")
                 await until(lambda: says(screen), what="the simulator speaking")
-                assert says(screen) == [f"says: \"the Sentry needs your OK to start on 'research moths' (item {moths}-1)\""]
+                assert says(screen) == [
+                    f"says: \"the Sentry needs your OK to start on 'research moths' (item {moths}-1)\""
+                ]
                 assert "face: doubtful" in screen  # crows flying: the robot's thinking face
 
                 # A second question within the interval waits, untold; the flock dies and comes back: it is spoken.
@@ -43,7 +45,9 @@ async def test_the_simulator_speaks_once_hears_the_rest_after_a_kill_9_and_its_d
                 flock.kill()
                 await flock.start()
                 await until(lambda: len(says(screen)) == 2, what="the held question, after the restart")
-                assert says(screen)[1] == f"says: \"the Sentry needs your OK to start on 'research owls' (item {owls}-1)\""
+                assert (
+                    says(screen)[1] == f"says: \"the Sentry needs your OK to start on 'research owls' (item {owls}-1)\""
+                )
 
                 # The body dies: the flock carries on and finishes the list.
                 sim.process.kill()

@@ -13,8 +13,16 @@ from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.tools.flock import ASK_FIRST
 from tests.flock.helpers import Brain
-from tests.flock.processes import (YES, FlockProcess, SoulProcess, result_text, soul_brain, texts, tool_results,
-                                   verdict_calls)
+from tests.flock.processes import (
+    YES,
+    FlockProcess,
+    SoulProcess,
+    result_text,
+    soul_brain,
+    texts,
+    tool_results,
+    verdict_calls,
+)
 from tests.helpers import until_real as until
 
 
@@ -29,8 +37,11 @@ def verdict_results(fake):
 
 
 async def test_the_flocks_question_alone_records_nothing_and_the_persons_yes_is_recorded(tmp_path):
-    async with FakeAnthropic(default=Brain()) as flock_fake, FakeAnthropic(default=soul_brain) as soul_fake, \
-            RecordingBody() as body:
+    async with (
+        FakeAnthropic(default=Brain()) as flock_fake,
+        FakeAnthropic(default=soul_brain) as soul_fake,
+        RecordingBody() as body,
+    ):
         flock = FlockProcess(tmp_path, flock_fake.base_url, {})
         soul = SoulProcess(tmp_path, body, soul_fake.base_url, flock.url)
         flock.config["soul"] = {"url": soul.url, "minIntervalSeconds": 0}
@@ -45,24 +56,35 @@ async def test_the_flocks_question_alone_records_nothing_and_the_persons_yes_is_
             await until(lambda: verdict_results(soul_fake), what="the soul's first flock_verdict")
             assert verdict_results(soul_fake)[0] == (True, "That did not work: " + ASK_FIRST)
             asked = next(b for b in soul_fake.bodies if "your flock asks" in texts(b["messages"][-1]))
-            assert f"the Sentry needs your OK to start on 'research the launch copy' (item {item_id})" in texts(asked["messages"][-1])
+            assert f"the Sentry needs your OK to start on 'research the launch copy' (item {item_id})" in texts(
+                asked["messages"][-1]
+            )
             tool = next(t for t in asked["tools"] if t["name"] == "flock_verdict")
             assert "never decide an approval yourself" in tool["description"]
-            system = " ".join(block["text"] for block in asked["system"]) if isinstance(asked["system"], list) else asked["system"]
+            system = (
+                " ".join(block["text"] for block in asked["system"])
+                if isinstance(asked["system"], list)
+                else asked["system"]
+            )
             assert "Never approve or reject anything yourself" in system
             assert flock.events("verdict") == [] and [(i, t) for i, t, _ in flock.pending()] == [(item_id, "triage")]
 
             # The person says yes through converse: the soul records it and the flock's verdict event follows.
             async with aiohttp.ClientSession() as http:
-                async with http.post(f"{soul.url}/v1/chat/completions", json={
-                        "model": "soul", "messages": [{"role": "user", "content": YES}]}) as response:
+                async with http.post(
+                    f"{soul.url}/v1/chat/completions",
+                    json={"model": "soul", "messages": [{"role": "user", "content": YES}]},
+                ) as response:
                     assert response.status == 200
                     answer = await response.json()
             assert answer["choices"][0]["message"]["content"] == "Done: the flock has your answer."
             await until(lambda: flock.events("verdict"), what="the flock's verdict event")
             verdict = flock.events("verdict")[0]
             assert (verdict["item_id"], verdict["target"], verdict["verdict"]) == (item_id, "triage", "approved")
-            assert verdict_results(soul_fake)[-1] == (False, f"Recorded: your person approved triage of item {item_id}.")
+            assert verdict_results(soul_fake)[-1] == (
+                False,
+                f"Recorded: your person approved triage of item {item_id}.",
+            )
             assert len(flock.events("verdict")) == 1  # the flock's question alone recorded nothing
         finally:
             soul.stop()

@@ -7,6 +7,7 @@ import pytest
 from soulstack.flock.lists.flow import FlockConfig
 from tests.flock.helpers import SSE, Flock, start_fake_model
 
+
 class Stream(SSE):
     """The support SSE reader, opened with any query and headers."""
 

@@ -29,7 +29,9 @@ from soulstack.fakes.anthropic_api import (
 )
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
-LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
+LOOK = Tool(
+    "look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}}
+)
 SLEEP = Tool("sleep", "Sleep for some minutes.", {"type": "object", "properties": {"minutes": {"type": "integer"}}})
 
 
@@ -74,10 +76,18 @@ async def test_tool_call_round_trip_with_image_result(fake):
     second = await model.complete("sys", history, [LOOK, SLEEP])
     assert second.message.text() == "I see a face."
     sent = fake.bodies[1]["messages"]
-    assert sent[1]["content"][1] == {"type": "tool_use", "id": "toolu_1", "name": "look", "input": {"question": "who is there?"}}
+    assert sent[1]["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "look",
+        "input": {"question": "who is there?"},
+    }
     result = sent[2]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1" and result["is_error"] is False
-    assert result["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": JPEG}}
+    assert result["content"][1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/jpeg", "data": JPEG},
+    }
     assert [t["name"] for t in fake.bodies[1]["tools"]] == ["look", "sleep"]
     assert fake.bodies[1]["tools"][0]["input_schema"] == LOOK.input_schema
 
@@ -87,7 +97,10 @@ async def test_error_tool_result_and_user_image(fake):
     history = [
         Message.user("look"),
         Message("assistant", [ToolCall("t1", "look", {})]),
-        Message("user", [ToolResult("t1", [TextBlock("your body did not respond")], is_error=True), ImageBlock(JPEG, "image/png")]),
+        Message(
+            "user",
+            [ToolResult("t1", [TextBlock("your body did not respond")], is_error=True), ImageBlock(JPEG, "image/png")],
+        ),
     ]
     await model_for(fake).complete("sys", history, [LOOK])
     content = fake.bodies[0]["messages"][2]["content"]
@@ -121,7 +134,11 @@ async def test_thinking_blocks_keep_their_signature(fake):
 
 async def test_unsigned_thinking_is_not_sent(fake):
     fake.reply("ok")
-    history = [Message.user("hi"), Message("assistant", [ThinkingBlock("from another model"), TextBlock("hey")]), Message.user("again")]
+    history = [
+        Message.user("hi"),
+        Message("assistant", [ThinkingBlock("from another model"), TextBlock("hey")]),
+        Message.user("again"),
+    ]
     await model_for(fake).complete("sys", history)
     assert fake.bodies[0]["messages"][1]["content"] == [{"type": "text", "text": "hey"}]
 
@@ -164,7 +181,12 @@ async def test_other_bad_requests_with_forced_tool_choice_are_not_retried(fake):
 
 
 async def test_usage_maps_cache_tokens(fake):
-    usage = {"input_tokens": 11, "output_tokens": 22, "cache_read_input_tokens": 3300, "cache_creation_input_tokens": 440}
+    usage = {
+        "input_tokens": 11,
+        "output_tokens": 22,
+        "cache_read_input_tokens": 3300,
+        "cache_creation_input_tokens": 440,
+    }
     fake.reply(text("hi", usage=usage))
     reply = await model_for(fake).complete("sys", [Message.user("hi")])
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (11, 22)
@@ -177,7 +199,9 @@ def waking(history, n):
 
 
 async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
-    fake.reply(tool_use("sleep", {"minutes": 30}, id="s1"), "Sleeping now.", tool_use("sleep", {"minutes": 40}, id="s2"))
+    fake.reply(
+        tool_use("sleep", {"minutes": 30}, id="s1"), "Sleeping now.", tool_use("sleep", {"minutes": 40}, id="s2")
+    )
     model = model_for(fake)  # cache_ttl defaults to 1h
     system = "You are Stacky, a desk robot. " * 40
     history = [Message.user("(first waking)"), Message("assistant", [TextBlock("I am awake.")])]
@@ -236,7 +260,9 @@ async def test_a_picture_in_the_final_message_is_sent_uncached_and_the_breakpoin
     blocks = cacheable_blocks(fake.bodies[1])
     usage = fake.usages[1]
     assert usage["input_tokens"] == blocks[-1][1] > 0
-    assert usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] == sum(t for _c, t, _ttl in blocks[:-1])
+    assert usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] == sum(
+        t for _c, t, _ttl in blocks[:-1]
+    )
 
 
 async def test_cache_off_sends_no_breakpoints_and_5m_ttl(fake):
@@ -337,7 +363,9 @@ async def test_thinking_option_reaches_the_request(fake, thinking, fields):
 )
 async def test_off_is_the_least_thinking_each_model_allows(fake, model_id, fields):
     fake.reply("ok")
-    await AnthropicModel(model_id, api_key="k", base_url=fake.base_url, thinking="off").complete("sys", [Message.user("hi")])
+    await AnthropicModel(model_id, api_key="k", base_url=fake.base_url, thinking="off").complete(
+        "sys", [Message.user("hi")]
+    )
     body = fake.bodies[0]
     assert {k: body[k] for k in ("thinking", "output_config") if k in body} == fields
 
@@ -397,11 +425,25 @@ async def test_fake_streams_what_the_sdk_assembles(fake):
         ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope"}]}], "unexpected tool_use_id"),
         ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "non-empty"),
         (
-            [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": "AA"}}]}],
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": "AA"}}
+                    ],
+                }
+            ],
             "media_type",
         ),
         (
-            [{"role": "user", "content": [{"type": "text", "text": str(i), "cache_control": {"type": "ephemeral"}} for i in range(5)]}],
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": str(i), "cache_control": {"type": "ephemeral"}} for i in range(5)
+                    ],
+                }
+            ],
             "maximum of 4",
         ),
         (
@@ -451,7 +493,12 @@ def request_body(history, ttl="1h"):
         "model": "m",
         "system": [{"type": "text", "text": "S" * 400, "cache_control": mark}],
         "messages": [
-            {"role": "user", "content": [dict({"type": "text", "text": t}, **({"cache_control": mark} if i == len(history) - 1 else {}))]}
+            {
+                "role": "user",
+                "content": [
+                    dict({"type": "text", "text": t}, **({"cache_control": mark} if i == len(history) - 1 else {}))
+                ],
+            }
             for i, t in enumerate(history)
         ],
     }
@@ -504,14 +551,21 @@ def test_the_fake_counts_an_image_by_its_pixels():
     from soulstack.fakes.soul_body import JPEG, QVGA_JPEG
 
     def block(data: bytes) -> dict:
-        return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": base64.b64encode(data).decode()}}
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/jpeg", "data": base64.b64encode(data).decode()},
+        }
 
     assert image_tokens(block(QVGA_JPEG)) == 103  # 320 x 240, what the StackChan's camera sends
     assert image_tokens(block(JPEG)) == 1  # 8 x 8
     png_header = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (4000).to_bytes(4, "big") + (3000).to_bytes(4, "big")
     assert image_tokens(block(png_header)) == IMAGE_TOKENS  # a 12 MP photo is scaled down to the most an image costs
     assert image_tokens(block(b"not an image")) == IMAGE_TOKENS  # unreadable: counted as the most
-    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "You see:"}, block(QVGA_JPEG)]}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": [{"type": "text", "text": "You see:"}, block(QVGA_JPEG)],
+    }
     assert 103 < estimate_tokens(result) < 103 + 40
 
 
@@ -520,7 +574,8 @@ async def test_the_fake_accepts_a_tool_result_whose_content_is_a_string(fake):
     fake.reply("Noted.")
     client = anthropic.AsyncAnthropic(api_key="test-key", base_url=fake.base_url)
     reply = await client.messages.create(
-        model="claude-sonnet-5-5", max_tokens=100,
+        model="claude-sonnet-5-5",
+        max_tokens=100,
         messages=[
             {"role": "user", "content": "look"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "look", "input": {}}]},

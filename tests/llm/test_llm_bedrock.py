@@ -11,8 +11,11 @@ from soulstack.llm.streaming import BlockDone, TextDelta
 from soulstack.llm.types import Message, TextBlock
 from soulstack.fakes.anthropic_api import FakeBedrock, text
 
-AWS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-       "AWS_REGION": "us-east-1"}
+AWS = {
+    "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    "AWS_REGION": "us-east-1",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +30,9 @@ def aws_credentials(monkeypatch, tmp_path):
 
 async def test_a_signed_invoke_with_the_prompt_cache_and_usage():
     async with FakeBedrock([text("hello from Bedrock")]) as fake:
-        model = make_model("amazon-bedrock", "global.anthropic.claude-sonnet-5", base_url=fake.base_url, region="eu-west-1")
+        model = make_model(
+            "amazon-bedrock", "global.anthropic.claude-sonnet-5", base_url=fake.base_url, region="eu-west-1"
+        )
         try:
             reply = await model.complete("You are Pip.", [Message("user", [TextBlock("hi")])], cache=True)
         finally:
@@ -35,7 +40,9 @@ async def test_a_signed_invoke_with_the_prompt_cache_and_usage():
     assert reply.message.content[0].text == "hello from Bedrock"
     assert fake.regions == ["eu-west-1"]  # the config's region wins over AWS_REGION
     sent = fake.bodies[0]
-    assert fake.requests[0].path == "/model/global.anthropic.claude-sonnet-5/invoke-with-response-stream"  # calls stream
+    assert (
+        fake.requests[0].path == "/model/global.anthropic.claude-sonnet-5/invoke-with-response-stream"
+    )  # calls stream
     assert sent["anthropic_version"] and "model" not in json.loads(fake.requests[0].raw)  # the path names it
     assert any("cache_control" in block for block in sent["system"])  # caching as on the Anthropic API
     assert reply.usage.cache_write_tokens > 0

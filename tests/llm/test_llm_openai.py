@@ -8,12 +8,23 @@ import pytest
 
 from soulstack.llm.openai import OpenAIModel
 from soulstack.llm.prices import cost_usd
-from soulstack.llm.types import (ImageBlock, Message, ModelError, TextBlock, ThinkingBlock, Tool, ToolCall, ToolResult,
-                                 Usage)
+from soulstack.llm.types import (
+    ImageBlock,
+    Message,
+    ModelError,
+    TextBlock,
+    ThinkingBlock,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error, text, tool_call
 
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0fake-jpeg").decode()
-LOOK = Tool("look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}})
+LOOK = Tool(
+    "look", "See through the body's camera.", {"type": "object", "properties": {"question": {"type": "string"}}}
+)
 SPEAK = Tool("speak", "Say something aloud.", {"type": "object", "properties": {"text": {"type": "string"}}})
 
 
@@ -48,13 +59,25 @@ async def test_tool_call_round_trip_with_image_result(fake):
     assert first.message.text() == "Looking."
     assert first.message.tool_calls() == [ToolCall("call_1", "look", {"question": "who?"})]
 
-    history += [first.message, Message("user", [ToolResult("call_1", [TextBlock("a photo"), ImageBlock(JPEG)]), TextBlock("also: hi")])]
+    history += [
+        first.message,
+        Message("user", [ToolResult("call_1", [TextBlock("a photo"), ImageBlock(JPEG)]), TextBlock("also: hi")]),
+    ]
     second = await model.complete("sys", history, [LOOK, SPEAK])
     assert second.message.text() == "A person smiles."
     sent = fake.bodies[1]
-    assert sent["tools"][0] == {"type": "function", "function": {"name": "look", "description": LOOK.description, "parameters": LOOK.input_schema}}
+    assert sent["tools"][0] == {
+        "type": "function",
+        "function": {"name": "look", "description": LOOK.description, "parameters": LOOK.input_schema},
+    }
     assistant, tool, after = sent["messages"][2:5]
-    assert assistant["tool_calls"] == [{"id": "call_1", "type": "function", "function": {"name": "look", "arguments": json.dumps({"question": "who?"})}}]
+    assert assistant["tool_calls"] == [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "look", "arguments": json.dumps({"question": "who?"})},
+        }
+    ]
     assert tool == {"role": "tool", "tool_call_id": "call_1", "content": "a photo"}
     # The image a tool returned cannot ride in a tool message: it follows as a user message.
     assert after["role"] == "user"
@@ -101,7 +124,17 @@ async def test_reasoning_content_becomes_thinking(fake):
 
 
 async def test_usage_maps_cached_tokens(fake):
-    fake.reply(text("hi", usage={"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050, "prompt_tokens_details": {"cached_tokens": 800}}))
+    fake.reply(
+        text(
+            "hi",
+            usage={
+                "prompt_tokens": 1000,
+                "completion_tokens": 50,
+                "total_tokens": 1050,
+                "prompt_tokens_details": {"cached_tokens": 800},
+            },
+        )
+    )
     reply = await model_for(fake).complete("sys", [Message.user("hi")])
     assert reply.usage.input_tokens == 200
     assert reply.usage.cache_read_tokens == 800
@@ -180,7 +213,9 @@ async def test_fake_lists_models_and_rejects_orphan_tool_messages(fake_openai):
     models = await client.models.list()
     assert [m.id for m in models.data] == ["llama3.1"]
     with pytest.raises(openai.BadRequestError):
-        await client.chat.completions.create(model="llama3.1", messages=[{"role": "tool", "tool_call_id": "x", "content": "?"}])
+        await client.chat.completions.create(
+            model="llama3.1", messages=[{"role": "tool", "tool_call_id": "x", "content": "?"}]
+        )
 
 
 async def test_a_server_that_refuses_stream_options_is_asked_again_without_and_its_cost_is_unknown():

@@ -112,13 +112,16 @@ def test_prices():
     assert price_for("llama3.1") is None
 
 
-@pytest.mark.parametrize("model_id, family", [
-    ("global.anthropic.claude-sonnet-5", "claude-sonnet-5"),
-    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
-    ("anthropic.claude-opus-4-5-v1:0", "claude-opus-4-5"),
-    ("eu.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5"),
-    ("claude-sonnet-5@20260101", "claude-sonnet-5"),
-])
+@pytest.mark.parametrize(
+    "model_id, family",
+    [
+        ("global.anthropic.claude-sonnet-5", "claude-sonnet-5"),
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
+        ("anthropic.claude-opus-4-5-v1:0", "claude-opus-4-5"),
+        ("eu.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5"),
+        ("claude-sonnet-5@20260101", "claude-sonnet-5"),
+    ],
+)
 def test_bedrock_and_vertex_ids_are_priced_as_their_family(model_id, family):
     assert price_for(model_id) == DEFAULT_PRICES[family]
 
@@ -155,12 +158,17 @@ async def test_a_servers_retry_after_is_waited_for():
     """429/529 with Retry-After: wait what the server asked when that is longer than our own backoff
     (capped by max_backoff_s); a shorter one does not shorten ours. Both SDKs' errors carry it."""
     async with FakeAnthropic() as fake:
-        fake.reply(error(429, headers={"retry-after": "7"}), error(529, headers={"retry-after": "0.5"}),
-                   error(429, headers={"retry-after": "600"}), "ok")
+        fake.reply(
+            error(429, headers={"retry-after": "7"}),
+            error(529, headers={"retry-after": "0.5"}),
+            error(429, headers={"retry-after": "600"}),
+            "ok",
+        )
         model = make_model("anthropic", api_key="k", base_url=fake.base_url, env={})
         sleeps = Sleeps()
-        reply = await complete_with_retry(model, "sys", [Message.user("hi")], attempts=4, backoff_s=2, max_backoff_s=60,
-                                          sleep=sleeps)
+        reply = await complete_with_retry(
+            model, "sys", [Message.user("hi")], attempts=4, backoff_s=2, max_backoff_s=60, sleep=sleeps
+        )
     assert reply.message.text() == "ok" and sleeps == [7, 4, 60]
     async with FakeOpenAI() as fake:
         fake.reply(openai_error(429, headers={"retry-after-ms": "2500"}), "ok")

@@ -24,10 +24,16 @@ def openai_for(fake):
 
 
 PROVIDERS = {
-    "anthropic": (FakeAnthropic, anthropic_for,
-                  lambda: anthropic_api.tool_use("speak", {"text": "Hi, Ana!"}, id="call_1", text="Hello there. How are you?")),
-    "openai": (FakeOpenAI, openai_for,
-               lambda: openai_api.tool_call("speak", {"text": "Hi, Ana!"}, id="call_1", text="Hello there. How are you?")),
+    "anthropic": (
+        FakeAnthropic,
+        anthropic_for,
+        lambda: anthropic_api.tool_use("speak", {"text": "Hi, Ana!"}, id="call_1", text="Hello there. How are you?"),
+    ),
+    "openai": (
+        FakeOpenAI,
+        openai_for,
+        lambda: openai_api.tool_call("speak", {"text": "Hi, Ana!"}, id="call_1", text="Hello there. How are you?"),
+    ),
 }
 
 
@@ -48,7 +54,8 @@ async def test_the_listener_hears_text_as_it_forms_then_each_block_and_the_reply
     done = [e.block for e in heard if isinstance(e, BlockDone)]
     assert done == [TextBlock("Hello there. How are you?"), ToolCall("call_1", "speak", {"text": "Hi, Ana!"})]
     assert heard.index(next(e for e in heard if isinstance(e, BlockDone))) > heard.index(
-        next(e for e in heard if isinstance(e, TextDelta) and e.text)) # the text block ends after its text
+        next(e for e in heard if isinstance(e, TextDelta) and e.text)
+    )  # the text block ends after its text
     assert streamed.message == whole.message and streamed.stop_reason == whole.stop_reason == "tool_use"
     assert streamed.usage == whole.usage and streamed.usage.output_tokens > 0 and streamed.usage.input_tokens > 0
     assert fake.bodies[0]["stream"] is True
@@ -72,8 +79,9 @@ async def test_a_stream_cut_before_any_text_is_retried_as_before(provider):
     async with fake_class() as fake:
         fake.reply(steered(reply(), cut_after=1), reply())
         heard = []
-        result = await complete_with_retry(model_for(fake), "sys", [Message.user("hi")], sleep=no_sleep,
-                                           on_stream=heard.append)
+        result = await complete_with_retry(
+            model_for(fake), "sys", [Message.user("hi")], sleep=no_sleep, on_stream=heard.append
+        )
     assert len(fake.requests) == 2  # the broken first try was retried
     assert result.message.text() == "Hello there. How are you?"
     assert not any(isinstance(e, StreamBroken) for e in heard)
@@ -87,8 +95,9 @@ async def test_a_stream_cut_midway_fails_without_a_retry_and_says_so(provider):
         fake.reply(steered(reply(), cut_after=4), reply())
         heard = []
         with pytest.raises(ModelError) as failure:
-            await complete_with_retry(model_for(fake), "sys", [Message.user("hi")], sleep=no_sleep,
-                                      on_stream=heard.append)
+            await complete_with_retry(
+                model_for(fake), "sys", [Message.user("hi")], sleep=no_sleep, on_stream=heard.append
+            )
     assert len(fake.requests) == 1  # a second try would tell the listener the same words again
     assert not failure.value.retryable and "broke off midway" in str(failure.value)
     partial = "".join(e.text for e in heard if isinstance(e, TextDelta))

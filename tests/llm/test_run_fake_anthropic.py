@@ -15,9 +15,21 @@ async def start_fake(tmp_path, script, *extra):
     (tmp_path / "replies.json").write_text(json.dumps(script))
     port = unused_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--port", str(port),
-         "--script", str(tmp_path / "replies.json"), "--record", str(tmp_path / "requests.jsonl"), *extra],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "soulstack.fakes.run_fake_anthropic",
+            "--port",
+            str(port),
+            "--script",
+            str(tmp_path / "replies.json"),
+            "--record",
+            str(tmp_path / "requests.jsonl"),
+            *extra,
+        ],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     line = await asyncio.to_thread(process.stderr.readline)  # "listening on ..." once it is up
     assert f"listening on http://127.0.0.1:{port}" in line, line
@@ -56,8 +68,11 @@ async def test_image_data_is_shortened_in_the_record(tmp_path):
     try:
         client = anthropic.AsyncAnthropic(api_key="k", base_url=url, max_retries=0)
         image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD" * 10}}
-        await client.messages.create(model="claude-test", max_tokens=100,
-                                     messages=[{"role": "user", "content": [image, {"type": "text", "text": "what?"}]}])
+        await client.messages.create(
+            model="claude-test",
+            max_tokens=100,
+            messages=[{"role": "user", "content": [image, {"type": "text", "text": "what?"}]}],
+        )
         await client.close()
     finally:
         process.terminate()
@@ -68,7 +83,12 @@ async def test_image_data_is_shortened_in_the_record(tmp_path):
 
 def test_a_script_that_is_not_a_list_is_one_line(tmp_path):
     (tmp_path / "replies.json").write_text('{"tool": "look"}')
-    done = subprocess.run([sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--script",
-                           str(tmp_path / "replies.json")], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--script", str(tmp_path / "replies.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode != 0
     assert done.stderr.strip().endswith("must be a JSON list of replies") and "Traceback" not in done.stderr

@@ -80,7 +80,9 @@ def anthropic_model(fake):
 def texts_of(message) -> str:
     """All text in one API message, tool results included."""
     out = []
-    for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
+    for block in (
+        message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+    ):
         if block["type"] == "text":
             out.append(block["text"])
         elif block["type"] == "tool_result":
@@ -104,18 +106,22 @@ KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BAS
 
 def write_config(tmp_path, body, port, **model):
     path = tmp_path / "soul.config.json"
-    path.write_text(json.dumps({
-        "soulDir": "soul",
-        "timezone": "UTC",
-        "model": {"retries": 0, **model},
-        "body": {"name": "the test body", "endpoints": body.endpoints()},
-        "persona": {"name": "Pip", "human": "Ana"},
-        "log": {"streamThoughts": True},
-        "nudge": {"port": port},
-        # These souls live on the wall clock: no night hours, so what they do does not depend on
-        # when the tests run (at night the brainstem shows a sleepy face, not a glad one).
-        "loop": {"nightStartHour": 0, "nightEndHour": 0},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "soulDir": "soul",
+                "timezone": "UTC",
+                "model": {"retries": 0, **model},
+                "body": {"name": "the test body", "endpoints": body.endpoints()},
+                "persona": {"name": "Pip", "human": "Ana"},
+                "log": {"streamThoughts": True},
+                "nudge": {"port": port},
+                # These souls live on the wall clock: no night hours, so what they do does not depend on
+                # when the tests run (at night the brainstem shows a sleepy face, not a glad one).
+                "loop": {"nightStartHour": 0, "nightEndHour": 0},
+            }
+        )
+    )
     return path
 
 
@@ -124,7 +130,10 @@ def start_soul(config_path, log_path, *flags, **env):
     clean.update(env)
     return subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), *flags],
-        cwd=ROOT, env=clean, stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
+        cwd=ROOT,
+        env=clean,
+        stdout=subprocess.DEVNULL,
+        stderr=open(log_path, "ab"),
     )
 
 
@@ -217,8 +226,9 @@ def requests_hearing(fake, words) -> list:
 
 
 def a_soul(tmp_path, body, fake, clock=None, **overrides):
-    return build_soul(make_cfg(tmp_path, body, **overrides), clock=clock or JumpClock(AFTERNOON),
-                      model=anthropic_model(fake))
+    return build_soul(
+        make_cfg(tmp_path, body, **overrides), clock=clock or JumpClock(AFTERNOON), model=anthropic_model(fake)
+    )
 
 
 async def fell_asleep(soul, wakings=1):

@@ -14,14 +14,17 @@ from tests.helpers import ROOT
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-DAY_ROW = re.compile(r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
-                     r" +([\d,]+) +([\d,]+) +(\d+) +(\d+) +(\d+\.\d{4})$")
+DAY_ROW = re.compile(
+    r"^  (\d{4}-\d{2}-\d{2}) +(\d+) +(\d+) +(\d+) +(\d+) +([\d,]+) +([\d,]+) +([\d,]+) +([\d,]+)"
+    r" +([\d,]+) +([\d,]+) +(\d+) +(\d+) +(\d+\.\d{4})$"
+)
 
 
 @pytest.mark.timeout(600)
 def test_days_2_prints_two_day_rows_and_its_last_line_sums_them():
-    run = subprocess.run([str(ROOT / "tools" / "bench-life"), "--days", "2"], capture_output=True, text=True,
-                         timeout=580, check=False)
+    run = subprocess.run(
+        [str(ROOT / "tools" / "bench-life"), "--days", "2"], capture_output=True, text=True, timeout=580, check=False
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     lines = run.stdout.splitlines()
     rows = [m.groups() for m in map(DAY_ROW.match, lines) if m]
@@ -38,9 +41,13 @@ def test_days_2_prints_two_day_rows_and_its_last_line_sums_them():
 
 
 def usage(input=0, output=0, read=0, write_1h=0, write_5m=0):
-    return {"input_tokens": input, "output_tokens": output, "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": write_1h + write_5m,
-            "cache_creation": {"ephemeral_5m_input_tokens": write_5m, "ephemeral_1h_input_tokens": write_1h}}
+    return {
+        "input_tokens": input,
+        "output_tokens": output,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write_1h + write_5m,
+        "cache_creation": {"ephemeral_5m_input_tokens": write_5m, "ephemeral_1h_input_tokens": write_1h},
+    }
 
 
 def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_own_model():
@@ -69,8 +76,14 @@ def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_ow
     assert (two["lastContext"], two["peakContext"]) == (9_300, 13_000)
     # Sonnet 5.5 per million: input 2, output 10, cache read 0.10, write 2.50 (5 m) / 4.00 (1 h); Haiku 5.5: 0.10, 0.50, 0.01.
     assert one["usd"] == pytest.approx((100 * 2 + 50 * 10 + 10_000 * 0.10 + 2_000 * 4.00) / 1e6)
-    day_two = [20 * 10 + 12_000 * 0.10 + 600 * 4.00 + 400 * 2.50, 10 * 2 + 1 * 10 + 12_600 * 0.10,
-               10 * 0.10 + 10 * 0.50 + 5_000 * 0.01, 400 * 10, 30 * 10 + 9_000 * 0.10 + 300 * 4.00, 10 * 10 + 9_300 * 0.10]
+    day_two = [
+        20 * 10 + 12_000 * 0.10 + 600 * 4.00 + 400 * 2.50,
+        10 * 2 + 1 * 10 + 12_600 * 0.10,
+        10 * 0.10 + 10 * 0.50 + 5_000 * 0.01,
+        400 * 10,
+        30 * 10 + 9_000 * 0.10 + 300 * 4.00,
+        10 * 10 + 9_300 * 0.10,
+    ]
     assert two["usd"] == pytest.approx(sum(day_two) / 1e6)
     assert two["keepWarmUsd"] == pytest.approx(day_two[1] / 1e6)
     totals = tally.totals(rows)
@@ -98,7 +111,10 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
         assert calls and calls[0]["name"] == "diary" and kept["stop_reason"] == "tool_use"
         assert {c["name"] for c in calls} <= {"diary", "keep_in_mind", "reflect", "set_aspiration"}
         results = [{"type": "tool_result", "tool_use_id": c["id"], "content": "done"} for c in calls]
-        request = {"messages": asked + [{"role": "assistant", "content": kept["content"]}, {"role": "user", "content": results}]}
+        request = {
+            "messages": asked
+            + [{"role": "assistant", "content": kept["content"]}, {"role": "user", "content": results}]
+        }
         assert play.request_kind(request) == "digest"
         digest = player.answer(request)
         assert [b["type"] for b in digest["content"]] == ["text"] and digest["stop_reason"] == "end_turn"
@@ -107,14 +123,18 @@ def test_the_player_plays_the_consolidation_without_touching_the_waking_plans():
         keep_warm = {"role": "user", "content": [{"type": "text", "text": EN["keep_warm"]}]}
         ping = {"messages": request["messages"] + [{"role": "assistant", "content": digest["content"]}, keep_warm]}
         assert play.request_kind(ping) == "keep-warm"
-        morning = request["messages"] + [{"role": "assistant", "content": digest["content"]},
-                                         {"role": "user", "content": [snapshot()]}]
+        morning = request["messages"] + [
+            {"role": "assistant", "content": digest["content"]},
+            {"role": "user", "content": [snapshot()]},
+        ]
         assert play.request_kind({"messages": morning}) == "waking"
     assert player.rng.getstate() == plans and player.words.getstate() == words
     # Reflect or set_aspiration about once a week: over a year of nights, between 30 and 80 times.
     night = [{"role": "user", "content": [{"type": "text", "text": EN["consolidate"]}]}]
-    rare = sum(any(b.get("name") in ("reflect", "set_aspiration") for b in player.answer({"messages": night})["content"])
-               for _ in range(365))
+    rare = sum(
+        any(b.get("name") in ("reflect", "set_aspiration") for b in player.answer({"messages": night})["content"])
+        for _ in range(365)
+    )
     assert 30 <= rare <= 80
 
 

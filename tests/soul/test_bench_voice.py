@@ -19,9 +19,12 @@ async def test_bench_voice_prints_every_shape_and_its_last_line():
     for shape, answer in [
         ("sentence, then tools", "'Hello, Ana! Good to see you. I was about to nap.'"),
         ("monologue, then a sentence", "'Welcome back, Ana. How was your day?'"),
-        ("look first, then a sentence", "\"Oh, it's you, Ana! You look tired. Sit down.\""),
+        ("look first, then a sentence", '"Oh, it\'s you, Ana! You look tired. Sit down."'),
         ("a speak call", "\"Hi Ana, I'm right here. What's up?\""),
-        ("Chinese", "'\u4f60\u56de\u6765\u5566\uff01\u4eca\u5929\u8fc7\u5f97\u600e\u4e48\u6837\uff1f\u6211\u4e00\u76f4\u5728\u7b49\u4f60\u3002'"),
+        (
+            "Chinese",
+            "'\u4f60\u56de\u6765\u5566\uff01\u4eca\u5929\u8fc7\u5f97\u600e\u4e48\u6837\uff1f\u6211\u4e00\u76f4\u5728\u7b49\u4f60\u3002'",
+        ),
     ]:
         assert re.search(rf"^{re.escape(shape)} +\d", printed, re.M), (shape, printed)  # its row of figures
         assert re.search(rf"^  {re.escape(shape)} +{re.escape(answer)}$", printed, re.M), (shape, printed)

@@ -10,7 +10,7 @@ import json
 import re
 
 import aiohttp
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from aiohttp.test_utils import unused_port
 
@@ -29,8 +29,10 @@ EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
 EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=timezone.utc)
 MUSING = "The light moves across the desk; I follow it and think about the bird, the plant and Ana. " * 8
-DIGEST = ("Today I watched the light and wrote in my diary. Ana said she would bring a plant tomorrow; "
-          "I promised to remind her. The bird on the sill did not come back.")
+DIGEST = (
+    "Today I watched the light and wrote in my diary. Ana said she would bring a plant tomorrow; "
+    "I promised to remind her. The bird on the sill did not come back."
+)
 
 
 def last_words(request) -> str:
@@ -56,10 +58,20 @@ class Life:
         if EN["consolidate"][:60] in said or EN["consolidate_resume"][:60] in said:
             self.consolidating = True
             self.kinds.append("consolidation")
-            return message({"type": "tool_use", "id": "toolu_keep1", "name": "diary",
-                            "input": {"entry": "The day Ana promised a plant."}},
-                           {"type": "tool_use", "id": "toolu_keep2", "name": "keep_in_mind",
-                            "input": {"matter": "remind Ana about the plant"}})
+            return message(
+                {
+                    "type": "tool_use",
+                    "id": "toolu_keep1",
+                    "name": "diary",
+                    "input": {"entry": "The day Ana promised a plant."},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "toolu_keep2",
+                    "name": "keep_in_mind",
+                    "input": {"matter": "remind Ana about the plant"},
+                },
+            )
         if self.consolidating:
             self.consolidating = False
             self.kinds.append("digest")
@@ -74,7 +86,13 @@ def records(tmp_path, kind) -> list:
 
 
 def cfg_with_cache(tmp_path, body, **overrides):
-    model = {"provider": "anthropic", "id": "claude-sonnet-5-5", "retries": 0, "keepWarm": True, **overrides.pop("model", {})}
+    model = {
+        "provider": "anthropic",
+        "id": "claude-sonnet-5-5",
+        "retries": 0,
+        "keepWarm": True,
+        **overrides.pop("model", {}),
+    }
     return make_cfg(tmp_path, body, model=model, **overrides)
 
 
@@ -86,7 +104,10 @@ async def live_until(tmp_path, end: datetime, **overrides):
     """A soul living from 15:00 until `end` (virtual); returns (soul, fake bodies, usages, life)."""
     life = Life()
     clock = StepClock(EVENING, end)
-    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, min_cache_tokens=1024, default=life) as fake:
+    async with (
+        RecordingBody() as body,
+        FakeAnthropic(clock=clock.monotonic, min_cache_tokens=1024, default=life) as fake,
+    ):
         soul = build_soul(cfg_with_cache(tmp_path, body, **overrides), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
             await asyncio.wait_for(clock.over.wait(), 60)
@@ -111,31 +132,42 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     assert [r["night"] for r in records(tmp_path, "consolidation")] == ["2024-05-02", "2024-05-03"]
     assert life.kinds.count("consolidation") == 2 and life.kinds.count("digest") == 2
     assert soul.nightly.done == 2 and folds[0]["summary"] == EN["consolidate_pointer"]
-    assert soul_state(soul).memory == {"consolidatedNight": "2024-05-03", "consolidating": False,
-                                       "consolidationsByThisProcess": 2}  # what /health shows
+    assert soul_state(soul).memory == {
+        "consolidatedNight": "2024-05-03",
+        "consolidating": False,
+        "consolidationsByThisProcess": 2,
+    }  # what /health shows
     # What it kept is in its life files, once per night.
     diary = (tmp_path / "soul" / "DIARY.md").read_text()
     assert diary.count("The day Ana promised a plant.") == 2
     assert "remind Ana about the plant" in (tmp_path / "soul" / "MIND.md").read_text()
 
     first = life.kinds.index("digest")
-    before, digest = bodies[first - 1], bodies[first]  # the consolidation's first call, and its digest's
+    before = bodies[first - 1]  # the consolidation's first call
     assert EN["consolidate"] in last_words(before) and "It is night." in last_words(before)
     # The consolidation reads the day from the cache: only its new snapshot and instruction are written,
     # and only for five minutes (1.25x, not 2x): the fold right after it changes the front of what stays,
     # so no later request repeats them. System and tools keep the hour.
     assert usages[first - 1]["cache_read_input_tokens"] > 0.8 * prompt_tokens(usages[first - 1])
     for call in (first - 1, first):
-        ttls = {block["cache_control"]["ttl"] for message in bodies[call]["messages"] for block in message["content"]
-                if "cache_control" in block}
+        ttls = {
+            block["cache_control"]["ttl"]
+            for message in bodies[call]["messages"]
+            for block in message["content"]
+            if "cache_control" in block
+        }
         assert ttls == {"5m"} and bodies[call]["system"][0]["cache_control"]["ttl"] == "1h"
         written = usages[call]["cache_creation"]
         assert written["ephemeral_5m_input_tokens"] == usages[call]["cache_creation_input_tokens"] > 0
         assert written["ephemeral_1h_input_tokens"] == 0
     # An ordinary waking's history is cached for the hour.
     waking = max(i for i in range(first - 1) if life.kinds[i] == "waking")
-    assert {block["cache_control"]["ttl"] for message in bodies[waking]["messages"] for block in message["content"]
-            if "cache_control" in block} == {"1h"}
+    assert {
+        block["cache_control"]["ttl"]
+        for message in bodies[waking]["messages"]
+        for block in message["content"]
+        if "cache_control" in block
+    } == {"1h"}
     # The first call after it (a keep-warm refresh in the night's long sleep) writes the compact context once.
     after = first + 1
     sent = json.dumps(bodies[after])
@@ -172,7 +204,7 @@ async def test_a_person_at_night_comes_first_and_the_next_quiet_waking_consolida
             await until(lambda: clock.held == 4, what="the waking after the one that heard her")
         heard = next(i for i, b in enumerate(fake.bodies) if "are you awake?" in last_words(b))
         assert EN["consolidate"][:60] not in json.dumps(fake.bodies[heard])  # she is answered, nothing else
-        assert life.kinds[heard] == "waking" and life.kinds[heard + 1:] == ["consolidation", "digest"]
+        assert life.kinds[heard] == "waking" and life.kinds[heard + 1 :] == ["consolidation", "digest"]
     assert [r["night"] for r in records(tmp_path, "fold")] == ["2024-05-01"]
 
 
@@ -194,8 +226,13 @@ def day_history(where) -> None:
     """session.jsonl with three ordinary wakings of the evening before: something to consolidate."""
     lines = []
     for number in range(3):
-        snapshot = Message("user", [TextBlock("Your inner life is as you last saw it above."),
-                                    TextBlock(f"It is 2024-05-01 2{number}:00 (Wednesday), your local time.")])
+        snapshot = Message(
+            "user",
+            [
+                TextBlock("Your inner life is as you last saw it above."),
+                TextBlock(f"It is 2024-05-01 2{number}:00 (Wednesday), your local time."),
+            ],
+        )
         call = Message("assistant", [ToolCall(f"toolu_old{number}", "sleep", {"minutes": 60})])
         result = Message("user", [ToolResult(f"toolu_old{number}", [TextBlock("You will sleep 60 minutes.")])])
         lines += [{"type": "message", "message": m.to_json(), "at": ""} for m in (snapshot, call, result)]
@@ -243,8 +280,9 @@ async def run_crash_and_restart(tmp_path, hold_kind: str):
             process = start_soul(config_path, log_path, **env)
             try:
                 if hold_kind == "waking":  # after the consolidation it sleeps the night: a nudge wakes it
-                    await until_real(lambda: "digest" in life.kinds and '"night"' in session_text(tmp_path),
-                                     what="the consolidation")
+                    await until_real(
+                        lambda: "digest" in life.kinds and '"night"' in session_text(tmp_path), what="the consolidation"
+                    )
                     async with aiohttp.ClientSession() as http:
                         async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": "a sound"}) as answer:
                             assert answer.status == 202
@@ -257,8 +295,9 @@ async def run_crash_and_restart(tmp_path, hold_kind: str):
             endings = log_path.read_text().count("waking 1:")
             process = start_soul(config_path, log_path, **env)
             try:
-                await until_real(lambda: log_path.read_text().count("waking 1:") > endings,
-                                 what="the first waking after the restart")
+                await until_real(
+                    lambda: log_path.read_text().count("waking 1:") > endings, what="the first waking after the restart"
+                )
             finally:
                 code = await stop_with_ctrl_c(process)
             assert code == 0 and "Traceback" not in log_path.read_text()
@@ -324,7 +363,9 @@ async def test_a_model_that_fails_midway_leaves_it_open_and_the_next_quiet_wakin
 
     clock = StepClock(EVENING, datetime(2024, 5, 2, 6, 0, tzinfo=timezone.utc))
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=failing_once) as fake:
-        soul = build_soul(cfg_with_cache(tmp_path, body, model={"keepWarm": False}), clock=clock, env=anthropic_env(fake))
+        soul = build_soul(
+            cfg_with_cache(tmp_path, body, model={"keepWarm": False}), clock=clock, env=anthropic_env(fake)
+        )
         async with Running(soul):
             await asyncio.wait_for(clock.over.wait(), 60)
         assert any(EN["consolidate_resume"][:60] in last_words(b) for b in fake.bodies)  # finished, not begun again

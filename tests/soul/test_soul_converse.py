@@ -13,7 +13,6 @@ import logging
 import aiohttp
 import openai
 import pytest
-from aiohttp import web
 from openai import AsyncOpenAI
 
 from soulstack.llm.types import Message, TextBlock, ToolCall
@@ -312,11 +311,15 @@ async def test_an_answer_missing_for_10_minutes_is_abandoned_and_the_words_heard
 
 
 async def test_a_speak_call_is_the_answer_and_the_body_is_spared(serve):
-    soul = ScriptedSoul(answers([
-        said("(Ana is back. I want to greet her properly.)"),
-        speaks("(warmly) Welcome home, Ana!", "call_a", narration="(I'll say it out loud.)"),
-        speaks("I made you a list of birds I saw.", "call_b"),
-    ]))
+    soul = ScriptedSoul(
+        answers(
+            [
+                said("(Ana is back. I want to greet her properly.)"),
+                speaks("(warmly) Welcome home, Ana!", "call_a", narration="(I'll say it out loud.)"),
+                speaks("I made you a list of birds I saw.", "call_b"),
+            ]
+        )
+    )
     _, client, _ = await serve(soul, clock=ManualClock())
     assert await ask(client, "I'm home", stream=True) == "Welcome home, Ana!"
     await until(lambda: soul.tasks[0].done(), "the turn")
@@ -368,15 +371,21 @@ async def test_a_speak_after_every_request_got_a_filler_goes_to_the_body(serve):
 async def test_content_parts_and_json_wrapped_words_are_unwrapped(serve):
     soul = ScriptedSoul(answers("I see a cup.", "Morning, Ana."))
     _, client, _ = await serve(soul, clock=ManualClock())
-    parts = await client.chat.completions.create(model="soul", messages=[
-        {"role": "user", "content": "an older question"},
-        {"role": "assistant", "content": "an older answer"},
-        {"role": "user", "content": [
-            {"type": "text", "text": "what is"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-            {"type": "text", "text": "on my desk?"},
-        ]},
-    ])
+    parts = await client.chat.completions.create(
+        model="soul",
+        messages=[
+            {"role": "user", "content": "an older question"},
+            {"role": "assistant", "content": "an older answer"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                    {"type": "text", "text": "on my desk?"},
+                ],
+            },
+        ],
+    )
     assert parts.choices[0].message.content == "I see a cup."
     assert await ask(client, json.dumps({"speaker": "Ana", "content": "good morning"})) == "Morning, Ana."
     assert soul.heard == ["what is on my desk?", "good morning"]
@@ -393,18 +402,21 @@ def test_utterance_from_chat_rules():
 # --- bad requests -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body, complaint", [
-    (b"not json", "not valid JSON"),
-    (b"[1, 2]", "JSON object"),
-    (b"{}", "'messages'"),
-    (b'{"messages": []}', "'messages'"),
-    (b'{"messages": [{"role": "system", "content": "be nice"}]}', "role 'user'"),
-    (b'{"messages": [{"role": "user", "content": 7}]}', "content"),
-    (b'{"messages": [{"role": "user", "content": [{"type": "text"}]}]}', "text"),
-    (b'{"messages": [{"role": "user", "content": ""}]}', "no text"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}', "'stream'"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "stream_options": 1}', "'stream_options'"),
-])
+@pytest.mark.parametrize(
+    "body, complaint",
+    [
+        (b"not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b"{}", "'messages'"),
+        (b'{"messages": []}', "'messages'"),
+        (b'{"messages": [{"role": "system", "content": "be nice"}]}', "role 'user'"),
+        (b'{"messages": [{"role": "user", "content": 7}]}', "content"),
+        (b'{"messages": [{"role": "user", "content": [{"type": "text"}]}]}', "text"),
+        (b'{"messages": [{"role": "user", "content": ""}]}', "no text"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}', "'stream'"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stream_options": 1}', "'stream_options'"),
+    ],
+)
 async def test_bad_bodies_are_400_in_openais_error_shape(serve, body, complaint):
     soul = ScriptedSoul(answers())
     _, _, base = await serve(soul, clock=ManualClock())
@@ -449,8 +461,11 @@ async def test_token_is_required_when_configured(serve):
 async def test_stream_shape_role_content_stop_usage_done(serve):
     soul = ScriptedSoul(answers("Two birds."))
     _, _, base = await serve(soul, clock=ManualClock(), model_name="kumo")
-    body = {"messages": [{"role": "user", "content": "how many birds"}], "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "messages": [{"role": "user", "content": "how many birds"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     async with aiohttp.ClientSession() as http:
         async with http.post(base + "/chat/completions", json=body) as r:
             assert r.headers["Content-Type"].startswith("text/event-stream")
@@ -473,8 +488,11 @@ async def test_sdk_usage_streamed_and_not(serve):
     assert response.object == "chat.completion"
     assert response.usage.prompt_tokens == 3 and response.usage.completion_tokens == 4
     stream = await client.chat.completions.create(
-        model="soul", messages=[{"role": "user", "content": "你好吗"}], stream=True,
-        stream_options={"include_usage": True})
+        model="soul",
+        messages=[{"role": "user", "content": "你好吗"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     usages = [c.usage async for c in stream if c.usage]
     assert usages[-1].total_tokens == 7
 
@@ -489,17 +507,20 @@ def test_estimate_tokens():
 # --- monologue stripping --------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, spoken", [
-    ("(sigh) Fine, I'll look.", "Fine, I'll look."),
-    ("（叹气）好吧，我看看。", "好吧，我看看。"),
-    ("Hello (thinking (deeply) about her) there!", "Hello there!"),
-    ("Hi （她笑了 (a real smile)） Ana !", "Hi Ana!"),
-    ("(only)  (thoughts)\n(here)", ""),
-    ("   Lots \n of\t space  ", "Lots of space"),
-    ("Step 1) boil water", "Step 1) boil water"),
-    ("I think (this never closes", "I think (this never closes"),
-    ("(a) b (c", "b (c"),
-])
+@pytest.mark.parametrize(
+    "text, spoken",
+    [
+        ("(sigh) Fine, I'll look.", "Fine, I'll look."),
+        ("（叹气）好吧，我看看。", "好吧，我看看。"),
+        ("Hello (thinking (deeply) about her) there!", "Hello there!"),
+        ("Hi （她笑了 (a real smile)） Ana !", "Hi Ana!"),
+        ("(only)  (thoughts)\n(here)", ""),
+        ("   Lots \n of\t space  ", "Lots of space"),
+        ("Step 1) boil water", "Step 1) boil water"),
+        ("I think (this never closes", "I think (this never closes"),
+        ("(a) b (c", "b (c"),
+    ],
+)
 def test_spoken_reply(text, spoken):
     assert spoken_reply(text) == spoken
 

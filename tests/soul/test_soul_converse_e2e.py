@@ -21,8 +21,18 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, t
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
 from tests.helpers import until
-from tests.soul.helpers import (AFTERNOON, JumpClock, Running, a_soul, anthropic_model, fell_asleep, make_cfg,
-                                requests_hearing, sleep_long, texts_of)
+from tests.soul.helpers import (
+    AFTERNOON,
+    JumpClock,
+    Running,
+    a_soul,
+    anthropic_model,
+    fell_asleep,
+    make_cfg,
+    requests_hearing,
+    sleep_long,
+    texts_of,
+)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
@@ -105,8 +115,11 @@ async def test_words_that_arrive_while_it_thinks_reach_the_model_within_that_tur
         gate, seen = asyncio.Event(), {}
         fake.reply(
             waits_for(gate, tool_use("look", {"question": "anyone?"})),  # the first waking's first, slow, step
-            waits_for(gate, text("\uff08\u7b11\uff09I'm right here, Ana."),
-                      seen=lambda request: seen.setdefault("waking", soul.waking.number)),
+            waits_for(
+                gate,
+                text("\uff08\u7b11\uff09I'm right here, Ana."),
+                seen=lambda request: seen.setdefault("waking", soul.waking.number),
+            ),
         )
         soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
@@ -133,8 +146,15 @@ async def test_a_speak_call_is_the_answer_and_the_body_does_not_say_it_twice(tmp
             await fell_asleep(soul)
             fake.reply(
                 # Sonnet 5.5 returns what it writes between tool calls as thinking: never said aloud.
-                message({"type": "thinking", "thinking": "I will sing for her.", "signature": "sig-1"},
-                        {"type": "tool_use", "id": "toolu_song", "name": "speak", "input": {"text": "(clears throat) La la la!"}}),
+                message(
+                    {"type": "thinking", "thinking": "I will sing for her.", "signature": "sig-1"},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_song",
+                        "name": "speak",
+                        "input": {"text": "(clears throat) La la la!"},
+                    },
+                ),
                 tool_use("speak", {"text": "That was my song."}),
                 tool_use("sleep", {"minutes": 30}),
             )
@@ -205,7 +225,10 @@ async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tm
         soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
-            broken = lambda soul, now: 42  # a buggy feature: its felt line is not text, so the snapshot fails
+
+            def broken(soul, now):  # a buggy feature: its felt line is not text, so the snapshot fails
+                return 42
+
             soul.hooks.felt.append(broken)
             assert await ask(running.url, "are you ok?") == EN["converse_failed"]
             assert soul.last_error and "TypeError" in soul.last_error
@@ -217,8 +240,7 @@ async def test_a_failed_waking_answers_honestly_and_the_words_are_heard_again(tm
 
 async def test_converse_token_or_else_nudge_token_is_the_api_key(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
-        soul = a_soul(tmp_path, body, fake, nudge={"token": "nudge-secret"},
-                                 converse={"token": "talk-secret"})
+        soul = a_soul(tmp_path, body, fake, nudge={"token": "nudge-secret"}, converse={"token": "talk-secret"})
         async with Running(soul) as running:
             await fell_asleep(soul)
             with pytest.raises(openai.AuthenticationError):

@@ -20,8 +20,16 @@ from soulstack.fakes.scripted_server import steered
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
 from tests.helpers import until
-from tests.soul.helpers import (AFTERNOON, JumpClock, Running, a_soul, fell_asleep, make_cfg, requests_hearing,
-                                sleep_long)
+from tests.soul.helpers import (
+    AFTERNOON,
+    JumpClock,
+    Running,
+    a_soul,
+    fell_asleep,
+    make_cfg,
+    requests_hearing,
+    sleep_long,
+)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
@@ -50,7 +58,8 @@ async def chunks_of(soul_url, words, on_first=None) -> list:
     pieces = []
     async with AsyncOpenAI(base_url=soul_url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
         stream = await client.chat.completions.create(
-            model="soul", messages=[{"role": "user", "content": words}], stream=True)
+            model="soul", messages=[{"role": "user", "content": words}], stream=True
+        )
         async for chunk in stream:
             for choice in chunk.choices:
                 if choice.delta.content:
@@ -66,7 +75,9 @@ async def test_the_first_sentence_arrives_before_the_model_call_ends(tmp_path):
         soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
-            fake.reply(steered(text("(waves) Hello, Ana. I missed you (so much). How was the trip?"), after_event=steer))
+            fake.reply(
+                steered(text("(waves) Hello, Ana. I missed you (so much). How was the trip?"), after_event=steer)
+            )
             first = []
 
             def saw_first(piece):
@@ -91,12 +102,19 @@ async def test_with_an_openai_compatible_model_the_first_sentence_arrives_early_
             await release.wait()
 
     async with RecordingBody() as body, FakeOpenAI(default=openai_api.tool_call("sleep", {"minutes": 60})) as fake:
-        soul = build_soul(make_cfg(tmp_path, body), clock=JumpClock(AFTERNOON),
-                          model=OpenAIModel("llama3.1", base_url=fake.base_url + "/v1", env={}))
+        soul = build_soul(
+            make_cfg(tmp_path, body),
+            clock=JumpClock(AFTERNOON),
+            model=OpenAIModel("llama3.1", base_url=fake.base_url + "/v1", env={}),
+        )
         async with Running(soul) as running:
             await fell_asleep(soul)
-            fake.reply(steered(openai_api.tool_call("sleep", {"minutes": 30}, text="Hello, Ana. Nice to hear you."),
-                               after_event=hold_after_first_sentence))
+            fake.reply(
+                steered(
+                    openai_api.tool_call("sleep", {"minutes": 30}, text="Hello, Ana. Nice to hear you."),
+                    after_event=hold_after_first_sentence,
+                )
+            )
             first = []
 
             def saw_first(piece):
@@ -115,11 +133,13 @@ async def test_a_request_that_does_not_stream_gets_the_answer_when_its_text_ends
         soul = a_soul(tmp_path, body, fake)
         async with Running(soul) as running:
             await fell_asleep(soul)
-            fake.reply(steered(tool_use("express", {"emotion": "happy"}, text="Hi, Ana! Good to see you."),
-                               after_event=steer))
+            fake.reply(
+                steered(tool_use("express", {"emotion": "happy"}, text="Hi, Ana! Good to see you."), after_event=steer)
+            )
             async with AsyncOpenAI(base_url=running.url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
-                asking = asyncio.create_task(client.chat.completions.create(
-                    model="soul", messages=[{"role": "user", "content": "hi"}]))
+                asking = asyncio.create_task(
+                    client.chat.completions.create(model="soul", messages=[{"role": "user", "content": "hi"}])
+                )
                 reply = await asyncio.wait_for(asking, 20)  # while the model call is held mid-stream
                 assert not steer.ended and reply.choices[0].message.content == "Hi, Ana! Good to see you."
             steer.release.set()
@@ -133,10 +153,14 @@ async def test_monologue_and_thinking_never_reach_the_voice(tmp_path):
         async with Running(soul) as running:
             await fell_asleep(soul)
             fake.reply(
-                message({"type": "text", "text": "(Who is that? (A visitor?) Let me look.)"},
-                        {"type": "tool_use", "id": "toolu_look", "name": "look", "input": {"question": "who?"}}),
-                message({"type": "thinking", "thinking": "It is Ana. She sounds tired.", "signature": "sig-2"},
-                        {"type": "text", "text": "\uff08\u53f9\u6c14\uff09(sighs (softly)) Oh, it's you, Ana! Long day?"}),
+                message(
+                    {"type": "text", "text": "(Who is that? (A visitor?) Let me look.)"},
+                    {"type": "tool_use", "id": "toolu_look", "name": "look", "input": {"question": "who?"}},
+                ),
+                message(
+                    {"type": "thinking", "thinking": "It is Ana. She sounds tired.", "signature": "sig-2"},
+                    {"type": "text", "text": "\uff08\u53f9\u6c14\uff09(sighs (softly)) Oh, it's you, Ana! Long day?"},
+                ),
             )
             pieces = await chunks_of(running.url, "knock knock")
             await fell_asleep(soul, wakings=2)
@@ -195,7 +219,9 @@ async def test_a_stream_that_dies_after_a_sentence_ends_with_an_honest_failure(t
         assert pieces == ["Hello, Ana.", " " + EN["converse_failed"]]
         assert len(fake.bodies) == 2  # not retried: the words would have been said twice
         assert soul.last_error and "broke off midway" in soul.last_error
-        assert body.spoken and body.spoken[0].startswith("I heard you: \u201chi\u201d. My mind is away")  # the brainstem
+        assert body.spoken and body.spoken[0].startswith(
+            "I heard you: \u201chi\u201d. My mind is away"
+        )  # the brainstem
 
 
 async def test_a_stream_that_dies_before_a_sentence_is_answered_by_the_brainstem(tmp_path):

@@ -14,6 +14,7 @@ from soulstack.soul.atomic import atomic_write_json, read_json
 from soulstack.clocks import ScaledClock
 from soulstack.soul.memory.session import INTERRUPTED, Session
 from tests.helpers import ROOT
+
 SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 
 
@@ -32,13 +33,23 @@ def test_defaults_fill_every_key(tmp_path):
 
 def test_stackchan_soul_config_moves_over(tmp_path):
     raw = {
-        "soulDir": "/tmp/x", "timezone": "Asia/Singapore",
+        "soulDir": "/tmp/x",
+        "timezone": "Asia/Singapore",
         "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "thinking": "off"},
-        "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
-                 "nightStartHour": 0, "nightEndHour": 7, "nightMaxSleepMinutes": 15},
+        "loop": {
+            "defaultSleepMinutes": 5,
+            "minSleepMinutes": 2,
+            "maxSleepMinutes": 5,
+            "errorSleepMinutes": 10,
+            "nightStartHour": 0,
+            "nightEndHour": 7,
+            "nightMaxSleepMinutes": 15,
+        },
         "body": {"name": "StackChan", "endpoints": {"status": "http://127.0.0.1:9201/status"}},
         "persona": {"name": "小狗蛋", "human": "大哥", "notes": "皮", "sharedMoodPath": "/tmp/MOOD.md"},
-        "log": {"streamThoughts": True}, "nudge": {"port": 9202}, "shell": {"enabled": False},
+        "log": {"streamThoughts": True},
+        "nudge": {"port": 9202},
+        "shell": {"enabled": False},
         "worldSearch": {"url": "x"},
     }
     cfg, warnings = config.from_dict(raw)
@@ -50,17 +61,29 @@ def test_stackchan_soul_config_moves_over(tmp_path):
     assert cfg["persona"]["language"] == "zh"
 
 
-@pytest.mark.parametrize("raw, line", [
-    ({"loop": {"maxSleepMinutes": 0}}, "loop.maxSleepMinutes must be a number >= 1, not 0"),
-    ({"loop": {"maxSleepMinutes": "5"}}, 'loop.maxSleepMinutes must be a number >= 1, not "5"'),
-    ({"loop": {"nightStartHour": 24}}, "loop.nightStartHour must be an integer >= 0 and <= 23, not 24"),
-    ({"timezone": "Mars/Olympus"}, 'timezone must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not "Mars/Olympus"'),
-    ({"model": {"provider": "gemini"}}, 'model.provider must be one of anthropic, amazon-bedrock, openai, brainstem, not "gemini"'),
-    ({"body": {"endpoints": {"look": "127.0.0.1/look"}}}, 'body.endpoints.look must be an http:// or https:// URL, not "127.0.0.1/look"'),
-    ({"loop": []}, "loop must be a JSON object, not []"),
-    ({"mcp": [{"name": "a"}]}, 'mcp[0] needs a "name" and a "url"'),
-    ({"loop": {"minSleepMinutes": 90}}, "loop.minSleepMinutes must be <= loop.maxSleepMinutes"),
-])
+@pytest.mark.parametrize(
+    "raw, line",
+    [
+        ({"loop": {"maxSleepMinutes": 0}}, "loop.maxSleepMinutes must be a number >= 1, not 0"),
+        ({"loop": {"maxSleepMinutes": "5"}}, 'loop.maxSleepMinutes must be a number >= 1, not "5"'),
+        ({"loop": {"nightStartHour": 24}}, "loop.nightStartHour must be an integer >= 0 and <= 23, not 24"),
+        (
+            {"timezone": "Mars/Olympus"},
+            'timezone must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not "Mars/Olympus"',
+        ),
+        (
+            {"model": {"provider": "gemini"}},
+            'model.provider must be one of anthropic, amazon-bedrock, openai, brainstem, not "gemini"',
+        ),
+        (
+            {"body": {"endpoints": {"look": "127.0.0.1/look"}}},
+            'body.endpoints.look must be an http:// or https:// URL, not "127.0.0.1/look"',
+        ),
+        ({"loop": []}, "loop must be a JSON object, not []"),
+        ({"mcp": [{"name": "a"}]}, 'mcp[0] needs a "name" and a "url"'),
+        ({"loop": {"minSleepMinutes": 90}}, "loop.minSleepMinutes must be <= loop.maxSleepMinutes"),
+    ],
+)
 def test_a_wrong_value_names_the_key_path(raw, line):
     with pytest.raises(config.ConfigError) as caught:
         config.from_dict(raw)
@@ -75,23 +98,31 @@ def test_unknown_nested_key_is_a_warning():
 def test_cli_config_error_is_one_line_exit_2(tmp_path):
     path = tmp_path / "soul.config.json"
     path.write_text(json.dumps({"loop": {"maxSleepMinutes": 0}}))
-    run = subprocess.run(SOULSTACK + ["soul", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == ["soulstack soul: loop.maxSleepMinutes must be a number >= 1, not 0"]
     path.write_text("{ not json")
-    run = subprocess.run(SOULSTACK + ["soul", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1 and "not valid JSON" in run.stderr
 
 
 def test_init_writes_a_terminal_config_and_refuses_to_overwrite(tmp_path):
     path = tmp_path / "soul.config.json"
-    run = subprocess.run(SOULSTACK + ["soul", "--init", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--init", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert run.returncode == 0, run.stderr
     cfg, warnings = config.load(path)
     assert warnings == []
     assert cfg["body"]["endpoints"]["speak"] == "http://127.0.0.1:9310/speak"
     before = path.read_text()
-    run = subprocess.run(SOULSTACK + ["soul", "--init", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--init", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert run.returncode == 2 and "already exists" in run.stderr
     assert path.read_text() == before
 

@@ -38,7 +38,7 @@ def test_a_decimal_point_is_not_an_end_and_a_lone_bracket_is_said_at_the_end():
     assert words.finish() == " Look (that is sad."
 
 
-_alphabet = st.sampled_from(list("ab .!?,()\uff08\uff09\u3002\uff01\u4f60 3\u2026\"\n"))
+_alphabet = st.sampled_from(list('ab .!?,()\uff08\uff09\u3002\uff01\u4f60 3\u2026"\n'))
 
 
 @settings(max_examples=300, deadline=None)

@@ -39,10 +39,21 @@ def waking(n, pad=2000, image=True):
     look = [ImageBlock(JPEG), TextBlock("a desk, a lamp")] if image else [TextBlock("a desk, a lamp")]
     return [
         Message.user(f"Waking {n}. It is morning. " + "x" * pad),
-        Message("assistant", [TextBlock(f"Let me look around ({n})."), ToolCall(f"look{n}", "look", {"question": "who is there?"})]),
+        Message(
+            "assistant",
+            [TextBlock(f"Let me look around ({n})."), ToolCall(f"look{n}", "look", {"question": "who is there?"})],
+        ),
         Message("user", [ToolResult(f"look{n}", look)]),
-        Message("assistant", [ToolCall(f"speak{n}", "speak", {"text": f"Good morning, number {n}!"}), ToolCall(f"diary{n}", "diary", {"entry": f"Day {n}: I greeted the lamp."})]),
-        Message("user", [ToolResult(f"speak{n}", [TextBlock("spoken")]), ToolResult(f"diary{n}", [TextBlock("written")])]),
+        Message(
+            "assistant",
+            [
+                ToolCall(f"speak{n}", "speak", {"text": f"Good morning, number {n}!"}),
+                ToolCall(f"diary{n}", "diary", {"entry": f"Day {n}: I greeted the lamp."}),
+            ],
+        ),
+        Message(
+            "user", [ToolResult(f"speak{n}", [TextBlock("spoken")]), ToolResult(f"diary{n}", [TextBlock("written")])]
+        ),
         Message("assistant", [ToolCall(f"sleep{n}", "sleep", {"minutes": 20})]),
         Message("user", [ToolResult(f"sleep{n}", [TextBlock("sleeping 20 minutes")])]),
     ]
@@ -125,7 +136,7 @@ async def test_fold_respects_both_limits_and_keeps_tool_pairs():
     assert kept_tokens + estimate_tokens(waking(0)) > 20_000
     assert fold.record["tokensAfter"] < 100_000
     assert fold.record["upto"] + len(fold.kept) == len(messages)
-    assert fold.kept == messages[fold.record["upto"]:]  # verbatim
+    assert fold.kept == messages[fold.record["upto"] :]  # verbatim
     assert fold.record["type"] == "fold" and fold.record["summary"] == summarize.answer
     assert fold.record["at"] == NOW.isoformat()
     assert summarize.seen == [messages[: fold.record["upto"]]]
@@ -151,13 +162,19 @@ async def test_a_huge_current_waking_is_kept_whole():
 
 async def test_second_fold_carries_the_first_summary_and_counts_from_the_session_start():
     messages = life(60)
-    first = await fold_context(messages, Recorder("FIRST"), ENGLISH, max_context_tokens=50_000,
-                               keep_recent_tokens=40_000)
+    first = await fold_context(
+        messages, Recorder("FIRST"), ENGLISH, max_context_tokens=50_000, keep_recent_tokens=40_000
+    )
     live = first.kept + life(30)
     second_summarizer = Recorder("SECOND")
     second = await fold_context(
-        live, second_summarizer, ENGLISH, max_context_tokens=50_000, keep_recent_tokens=10_000,
-        previous_summary="FIRST", base=first.record["upto"],
+        live,
+        second_summarizer,
+        ENGLISH,
+        max_context_tokens=50_000,
+        keep_recent_tokens=10_000,
+        previous_summary="FIRST",
+        base=first.record["upto"],
     )
     folded_seen = second_summarizer.seen[0]
     assert "FIRST" in folded_seen[0].content[0].text  # the older summary is folded in, not lost
@@ -169,8 +186,9 @@ async def test_fold_and_restart_keep_the_summary(tmp_path):
     session = Session(tmp_path / "session.jsonl").load()
     for message in life(50):
         session.append(message)
-    fold = await fold_context(session.messages[session.fold_upto:], Recorder(), ENGLISH, base=session.fold_upto,
-                              now=NOW)
+    fold = await fold_context(
+        session.messages[session.fold_upto :], Recorder(), ENGLISH, base=session.fold_upto, now=NOW
+    )
     session.append_fold(fold.record["summary"], fold.record["upto"], fold.record["at"])
     session.close()
 
@@ -208,6 +226,7 @@ def test_summary_request_ends_with_one_instruction_in_a_user_turn():
 
 async def test_brainstem_digest_fold():
     messages = life(60)
+
     async def digest_summarize(folded):  # the brainstem's summarizer: a plain digest, no model
         return plain_digest(folded, ENGLISH, TOOLS)
 
@@ -243,7 +262,11 @@ def test_strip_old_images_keeps_the_current_waking():
 
 
 def test_strip_old_images_top_level_image_block():
-    messages = [Message("user", [TextBlock("look"), ImageBlock(JPEG)]), Message("assistant", [TextBlock("ok")]), Message.user("now")]
+    messages = [
+        Message("user", [TextBlock("look"), ImageBlock(JPEG)]),
+        Message("assistant", [TextBlock("ok")]),
+        Message.user("now"),
+    ]
     stripped = strip_old_images(messages, 2, ENGLISH)
     assert stripped[0].content == [TextBlock("look"), TextBlock(EN["image_gone"])]
 

@@ -11,8 +11,14 @@ from aiohttp import web
 from soulstack.llm.types import Usage
 from soulstack.soul.metabolism.drives import Drives
 from soulstack.serving import make_server_app
-from soulstack.soul.metabolism.health import (SoulState, add_health_route, build_health, diary_today, diary_variety,
-                                              opening)
+from soulstack.soul.metabolism.health import (
+    SoulState,
+    add_health_route,
+    build_health,
+    diary_today,
+    diary_variety,
+    opening,
+)
 from soulstack.soul.metabolism.vitals import Vitals
 
 TZ = ZoneInfo("Europe/Berlin")
@@ -45,8 +51,18 @@ def codes(health):
 
 
 def varied_diary(day: date, count=6):
-    starts = ["Woke to rain", "The lamp flickered", "Listened for steps", "A long quiet", "Someone laughed", "Counted clouds"]
-    return [(datetime.combine(day, datetime.min.time()) + timedelta(hours=i), f"{starts[i % 6]} today.") for i in range(count)]
+    starts = [
+        "Woke to rain",
+        "The lamp flickered",
+        "Listened for steps",
+        "A long quiet",
+        "Someone laughed",
+        "Counted clouds",
+    ]
+    return [
+        (datetime.combine(day, datetime.min.time()) + timedelta(hours=i), f"{starts[i % 6]} today.")
+        for i in range(count)
+    ]
 
 
 def test_opening_normalises_digits_case_and_punctuation():
@@ -96,15 +112,33 @@ def test_a_quiet_healthy_day_has_every_field_and_no_alarm(tmp_path):
     health = build_health(now, TZ, drives, vitals, state)
     assert health["date"] == "2025-03-10"
     assert health["wakesToday"] == 6
-    assert health["budget"] == {"hunger": "fed", "wakes": 6, "maxWakesPerDay": 50, "usd": health["today"]["usd"], "maxUsdPerDay": None, "hungrySleepMinutes": 120}
+    assert health["budget"] == {
+        "hunger": "fed",
+        "wakes": 6,
+        "maxWakesPerDay": 50,
+        "usd": health["today"]["usd"],
+        "maxUsdPerDay": None,
+        "hungrySleepMinutes": 120,
+    }
     assert health["boredom"] == 6 and health["boredomLevel"] == 1
     assert health["silenceHours"] == 0.5 and health["lastContact"] == "typed"
     assert health["diaryToday"] == 3
     assert health["diaryVariety"] == {"distinctOpenings": 3, "of": 3, "rut": False}
     assert health["mood"] == "curious"
-    assert health["provider"] == {"name": "anthropic", "model": MODEL, "routineModel": None, "fellBackToBrainstem": False}
+    assert health["provider"] == {
+        "name": "anthropic",
+        "model": MODEL,
+        "routineModel": None,
+        "fellBackToBrainstem": False,
+    }
     assert health["lastError"] is None
-    assert health["today"]["tokens"] == {"input": 600, "output": 1200, "cacheRead": 150_000, "cacheWrite": 11_500, "total": 163_300}
+    assert health["today"]["tokens"] == {
+        "input": 600,
+        "output": 1200,
+        "cacheRead": 150_000,
+        "cacheWrite": 11_500,
+        "total": 163_300,
+    }
     assert health["today"]["calls"] == 6
     assert health["today"]["usd"] > 0
     assert health["today"]["cacheReadWriteRatio"] == pytest.approx(150_000 / 11_500, abs=0.01)
@@ -138,7 +172,9 @@ def test_rut_budget_and_provider_alarms(tmp_path):
 
 def test_brainstem_by_choice_is_not_a_failing_provider(tmp_path):
     drives, vitals = organs(tmp_path)
-    health = build_health(MORNING, TZ, drives, vitals, SoulState(provider="brainstem", last_error="body: not answering"))
+    health = build_health(
+        MORNING, TZ, drives, vitals, SoulState(provider="brainstem", last_error="body: not answering")
+    )
     assert "provider_failing" not in codes(health)
 
 

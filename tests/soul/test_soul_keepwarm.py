@@ -24,8 +24,15 @@ from soulstack.fakes.openai_api import FakeOpenAI, completion
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from soulstack.soul.prompts import texts
 from tests.helpers import until
-from tests.soul.helpers import (Running, anthropic_env, cfg_for as metabolism_cfg, make_cfg, same_prefix, texts_of,
-                                tokens_to_last_breakpoint)
+from tests.soul.helpers import (
+    Running,
+    anthropic_env,
+    cfg_for as metabolism_cfg,
+    make_cfg,
+    same_prefix,
+    texts_of,
+    tokens_to_last_breakpoint,
+)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
@@ -89,8 +96,11 @@ def vitals(tmp_path) -> dict:
 
 def waking_one():
     """Look (an image), write, sleep two hours."""
-    return (tool_use("look", {"question": "who is there?"}), tool_use("diary", {"entry": "Evening light."}),
-            tool_use("sleep", {"minutes": 120}))
+    return (
+        tool_use("look", {"question": "who is there?"}),
+        tool_use("diary", {"entry": "Evening light."}),
+        tool_use("sleep", {"minutes": 120}),
+    )
 
 
 async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache(tmp_path):
@@ -105,8 +115,9 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     # Every 55 minutes after the last call that touched the cache, and the alarm still rings at 120.
     assert script.at == [0, 0, 0, 55 * MIN, 110 * MIN, 120 * MIN]
     refreshes, waking = bodies[3:5], bodies[5]
-    assert texts_of(waking["messages"][-1]).endswith("You will sleep 120 minutes.\nIt is 16:00, your local time.\n"
-                                                     "Your own alarm woke you.")
+    assert texts_of(waking["messages"][-1]).endswith(
+        "You will sleep 120 minutes.\nIt is 16:00, your local time.\nYour own alarm woke you."
+    )
     for refresh in refreshes:
         assert refresh["max_tokens"] == 1
         # Byte for byte what the next waking sends, up to and including its last breakpoint: the end of
@@ -128,7 +139,9 @@ async def test_a_two_hour_sleep_is_kept_warm_and_the_next_waking_reads_the_cache
     assert usages[4]["cache_creation_input_tokens"] == 0
     assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[0])
     assert usages[5]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])
-    assert usages[5]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
+    assert usages[5]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(
+        refreshes[1]
+    )
     assert usages[5]["input_tokens"] == 0
     # The cost meter books them as keep-warm calls of the day, not as a waking's.
     meter = vitals(tmp_path)
@@ -144,8 +157,10 @@ async def test_a_waking_that_ends_in_words_is_kept_warm_too(tmp_path):
     """A reply that looks and calls sleep gets one more step to see the picture; answered with words
     only, the history ends with the soul's reply. The refresh still renews what the next waking reads."""
     clock = clock_holding_after(3)  # sleep 1: to 55, refresh, to 110, refresh, to 120; sleep 2 held
-    look_and_sleep = message({"type": "tool_use", "id": "toolu_kw1", "name": "look", "input": {"question": "who?"}},
-                             {"type": "tool_use", "id": "toolu_kw2", "name": "sleep", "input": {"minutes": 120}})
+    look_and_sleep = message(
+        {"type": "tool_use", "id": "toolu_kw1", "name": "look", "input": {"question": "who?"}},
+        {"type": "tool_use", "id": "toolu_kw2", "name": "sleep", "input": {"minutes": 120}},
+    )
     script = Script(clock, look_and_sleep, text("Nobody. The chair is empty."))
     async with RecordingBody() as body, FakeAnthropic(default=script, clock=clock.monotonic) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
@@ -156,13 +171,23 @@ async def test_a_waking_that_ends_in_words_is_kept_warm_too(tmp_path):
     refreshes, waking = bodies[2:4], bodies[4]
     for refresh in refreshes:
         # The line is a user message of its own after the soul's words; the breakpoint is on those words.
-        assert refresh["messages"][-2] == {"role": "assistant", "content": [
-            {"type": "text", "text": "Nobody. The chair is empty.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
+        assert refresh["messages"][-2] == {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Nobody. The chair is empty.",
+                    "cache_control": {"type": "ephemeral", "ttl": "1h"},
+                }
+            ],
+        }
         assert refresh["messages"][-1]["content"] == [{"type": "text", "text": EN["keep_warm"]}]
         assert same_prefix(refresh, waking) and breakpoints(refresh)[-1] == breakpoints(waking)[-2]
     assert usages[3]["cache_creation_input_tokens"] == 0
     assert usages[4]["cache_read_input_tokens"] == tokens_to_last_breakpoint(refreshes[1])
-    assert usages[4]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(refreshes[1])
+    assert usages[4]["cache_creation_input_tokens"] == tokens_to_last_breakpoint(waking) - tokens_to_last_breakpoint(
+        refreshes[1]
+    )
 
 
 async def test_without_keep_warm_the_waking_after_two_hours_writes_the_cache_again(tmp_path):
@@ -258,8 +283,12 @@ async def test_a_failed_refresh_does_not_disturb_the_sleep(tmp_path, caplog):
 async def test_the_brainstem_sends_no_refresh(tmp_path):
     clock = clock_holding_after(1)
     async with RecordingBody() as body, FakeAnthropic(default=text("never asked")) as fake:
-        cfg = make_cfg(tmp_path, body, model={"provider": "brainstem", "keepWarm": True},
-                       loop={**LONG_SLEEPS, "defaultSleepMinutes": 120})
+        cfg = make_cfg(
+            tmp_path,
+            body,
+            model={"provider": "brainstem", "keepWarm": True},
+            loop={**LONG_SLEEPS, "defaultSleepMinutes": 120},
+        )
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
             await until(lambda: clock.held == 2, what="two brainstem wakings")
@@ -270,7 +299,9 @@ async def test_the_brainstem_sends_no_refresh(tmp_path):
 async def test_an_openai_mind_gets_no_refresh(tmp_path):
     clock = clock_holding_after(1)
     async with RecordingBody() as body, FakeOpenAI(default=completion(calls=[("sleep", {"minutes": 120})])) as fake:
-        cfg = make_cfg(tmp_path, body, model={"provider": "openai", "keepWarm": True, "id": "llama3.1"}, loop=LONG_SLEEPS)
+        cfg = make_cfg(
+            tmp_path, body, model={"provider": "openai", "keepWarm": True, "id": "llama3.1"}, loop=LONG_SLEEPS
+        )
         soul = build_soul(cfg, clock=clock, env={"OPENAI_BASE_URL": fake.base_url + "/v1"})
         async with Running(soul):
             await until(lambda: clock.held == 2, what="two wakings")

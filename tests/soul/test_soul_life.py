@@ -10,7 +10,6 @@ import asyncio
 import json
 from datetime import datetime, timezone
 
-import pytest
 
 from soulstack.soul import life
 from soulstack.clocks import StepClock
@@ -88,15 +87,23 @@ async def test_a_nudge_wakes_a_sleeping_soul_at_once(tmp_path):
         soul = build_soul(cfg, clock=clock, model=anthropic_model(fake))
         async with Running(soul) as running:
             await until(lambda: clock.held == 1, what="the soul to fall asleep")
-            assert await running.post("/nudge", {"reason": "a face appeared"}) == (401, {"message": "missing bearer token; send Authorization: Bearer <token>"})
+            assert await running.post("/nudge", {"reason": "a face appeared"}) == (
+                401,
+                {"message": "missing bearer token; send Authorization: Bearer <token>"},
+            )
             auth = {"Authorization": "Bearer s3cret"}
             status, answer = await running.post("/nudge", {"reason": ""}, auth)
             assert status == 400 and "reason" in answer["message"]
-            status, answer = await running.post("/nudge", raw=b"{nope", headers={**auth, "Content-Type": "application/json"})
+            status, answer = await running.post(
+                "/nudge", raw=b"{nope", headers={**auth, "Content-Type": "application/json"}
+            )
             assert status == 400 and "not valid JSON" in answer["message"]
             status, answer = await running.post("/nudge", raw=b'{"reason": "a form post"}', headers=auth)
             assert status == 415 and "application/json" in answer["message"]
-            assert await running.post("/nudge", {"reason": "a face appeared"}, auth) == (202, {"queued": True, "state": "asleep"})
+            assert await running.post("/nudge", {"reason": "a face appeared"}, auth) == (
+                202,
+                {"queued": True, "state": "asleep"},
+            )
             await until(lambda: clock.held == 2, timeout=5, what="the nudged waking")
         assert len(fake.bodies) == 2
         snapshot = texts_of(fake.bodies[1]["messages"][-1])
@@ -141,7 +148,9 @@ async def test_a_body_that_fails_to_speak_is_reported_as_a_failure(tmp_path):
         assert len(fake.bodies) == 2
         result = fake.bodies[1]["messages"][-1]["content"][0]
         assert result["is_error"] is True
-        assert "Your body did not respond (the speak device is broken). Nothing was said." == texts_of({"content": [result]})
+        assert "Your body did not respond (the speak device is broken). Nothing was said." == texts_of(
+            {"content": [result]}
+        )
         # The probe, then the failed speak: nothing else reached the body.
         assert body.spoken == [] and body.received == [("status", {}), ("speak (failed)", {"text": "Are you there?"})]
 
@@ -161,5 +170,6 @@ async def test_a_failing_provider_hands_the_waking_to_the_brainstem(tmp_path):
         diary = life.Life(tmp_path / "soul").entries(life.DIARY)
         assert [line for _when, line in diary] == [
             "Woke (start) without my mind; only my brainstem kept the rhythm.",
-            "Woke (my own alarm) without my mind; only my brainstem kept the rhythm."]
+            "Woke (my own alarm) without my mind; only my brainstem kept the rhythm.",
+        ]
         assert soul.last_error.startswith("anthropic:")

@@ -29,8 +29,14 @@ LONG = "a_tool_whose_name_goes_on_and_on_far_past_what_any_model_api_accepts_as_
 
 def make_cfg(tmp_path, servers, **overrides):
     # Every nudge wakes these souls at once (no coalescing: that is test_soul_storm.py's).
-    raw = {"soulDir": str(tmp_path / "soul"), "timezone": "UTC", "nudge": {"port": 0, "minIntervalSeconds": 0}, "model": {"retries": 0},
-           "mcp": servers, **overrides}
+    raw = {
+        "soulDir": str(tmp_path / "soul"),
+        "timezone": "UTC",
+        "nudge": {"port": 0, "minIntervalSeconds": 0},
+        "model": {"retries": 0},
+        "mcp": servers,
+        **overrides,
+    }
     cfg, warnings = config.from_dict(raw)
     assert warnings == []
     return cfg
@@ -38,8 +44,9 @@ def make_cfg(tmp_path, servers, **overrides):
 
 def soul_for(tmp_path, servers, model=None, scale=60.0, extra_tools=()):
     """A real soul (brainstem unless a model is given) whose tools include these MCP servers."""
-    return build_soul(make_cfg(tmp_path, servers), clock=ScaledClock(AFTERNOON, scale=scale), model=model,
-                      extra_tools=extra_tools)
+    return build_soul(
+        make_cfg(tmp_path, servers), clock=ScaledClock(AFTERNOON, scale=scale), model=model, extra_tools=extra_tools
+    )
 
 
 async def use(soul, name, arguments):
@@ -64,7 +71,7 @@ async def test_discovery_follows_every_page_and_speaks_the_transport(tmp_path):
         soul = soul_for(tmp_path, [{"name": "fake", "url": server.url}])
         await refresh_tools(soul)
         try:
-            mcp_names = soul.toolbox.names()[len(soul.toolbox.builtin):]
+            mcp_names = soul.toolbox.names()[len(soul.toolbox.builtin) :]
             assert mcp_names == [f"fake__tool{i}" for i in range(5)]
             assert [t.name for t in soul.tools][-5:] == mcp_names  # what the model is sent
             # Three pages, the second and third asked for with the cursor the server gave.
@@ -91,8 +98,13 @@ async def test_discovery_follows_every_page_and_speaks_the_transport(tmp_path):
 
 
 async def test_names_are_sanitized_cut_and_never_collide(tmp_path, caplog):
-    odd = [echo_tool("get.weather"), echo_tool("get_weather"), echo_tool(LONG), echo_tool("天气"),
-           FakeTool("no_schema", lambda args: text_result("ok"), "", None)]
+    odd = [
+        echo_tool("get.weather"),
+        echo_tool("get_weather"),
+        echo_tool(LONG),
+        echo_tool("天气"),
+        FakeTool("no_schema", lambda args: text_result("ok"), "", None),
+    ]
 
     async def builtin_run(soul, **arguments):
         return Outcome.text("the built-in answered")
@@ -100,17 +112,26 @@ async def test_names_are_sanitized_cut_and_never_collide(tmp_path, caplog):
     builtin = SoulTool("my_srv__echo", "a built-in that happens to look like an MCP name", {}, builtin_run)
     caplog.set_level(logging.INFO, logger=LOGGER)
     async with FakeMcp(odd) as a, FakeMcp([echo_tool()]) as b, FakeMcp([echo_tool()]) as c:
-        servers = [{"name": "weather", "url": a.url}, {"name": "my.srv", "url": b.url},
-                   {"name": "my srv", "url": c.url}]
+        servers = [
+            {"name": "weather", "url": a.url},
+            {"name": "my.srv", "url": b.url},
+            {"name": "my srv", "url": c.url},
+        ]
         soul = soul_for(tmp_path, servers, extra_tools=[builtin])
         await refresh_tools(soul)
         try:
             names = soul.toolbox.names()
-            mcp_names = names[len(soul.toolbox.builtin):]
+            mcp_names = names[len(soul.toolbox.builtin) :]
             assert all(NAME_RULE.match(name) for name in names)
             assert mcp_names == sorted(mcp_names) and len(set(names)) == len(names)
-            assert {"weather__get_weather", "weather__get_weather_2", "weather____", "weather__no_schema",
-                    "my_srv__echo_2", "my_srv__echo_3"} <= set(mcp_names)
+            assert {
+                "weather__get_weather",
+                "weather__get_weather_2",
+                "weather____",
+                "weather__no_schema",
+                "my_srv__echo_2",
+                "my_srv__echo_3",
+            } <= set(mcp_names)
             assert f"weather__{LONG}"[:64] in mcp_names
             # The built-in keeps its name and still answers; the colliding MCP tools were renamed, loudly.
             result, ok = await use(soul, "my_srv__echo", {})
@@ -148,8 +169,10 @@ async def test_sse_answers_and_a_ping_from_the_server(tmp_path):
 
 async def test_headers_and_bearer_token_reach_the_server(tmp_path):
     async with FakeMcp([echo_tool()], token="s3cret") as server:
-        soul = soul_for(tmp_path, [{"name": "fake", "url": server.url, "auth": "bearer", "token": "s3cret",
-                                    "headers": {"X-Team": "pip"}}])
+        soul = soul_for(
+            tmp_path,
+            [{"name": "fake", "url": server.url, "auth": "bearer", "token": "s3cret", "headers": {"X-Team": "pip"}}],
+        )
         await refresh_tools(soul)
         await soul.toolbox.close()
         assert "fake__echo" in soul.toolbox.names()
@@ -165,12 +188,18 @@ async def test_an_unknown_protocol_version_is_refused_honestly(tmp_path, caplog)
     assert any("'2024-11-05'" in r.getMessage() for r in caplog.records if r.name == LOGGER)
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"name": "a", "url": "http://x/mcp", "headers": {"X-N": 1}}, "mcp[0].headers must be an object of header names"),
-    ({"name": "a", "url": "http://x/mcp", "timeoutSeconds": 0}, "mcp[0].timeoutSeconds must be a number >= 1"),
-    ({"name": "a", "url": "http://x/mcp", "auth": "bearer"}, 'mcp[0].token is needed when auth is "bearer"'),
-    ({"name": "a", "url": "ftp://x"}, "mcp[0].url must be an http:// or https:// URL"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (
+            {"name": "a", "url": "http://x/mcp", "headers": {"X-N": 1}},
+            "mcp[0].headers must be an object of header names",
+        ),
+        ({"name": "a", "url": "http://x/mcp", "timeoutSeconds": 0}, "mcp[0].timeoutSeconds must be a number >= 1"),
+        ({"name": "a", "url": "http://x/mcp", "auth": "bearer"}, 'mcp[0].token is needed when auth is "bearer"'),
+        ({"name": "a", "url": "ftp://x"}, "mcp[0].url must be an http:// or https:// URL"),
+    ],
+)
 def test_config_mistakes_name_the_key(entry, message):
     with pytest.raises(config.ConfigError, match=re.escape(message)):
         config.from_dict({"mcp": [entry]})
@@ -181,8 +210,18 @@ async def test_aws_sigv4_signs_every_request(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
     async with FakeMcp([echo_tool()], sigv4=("us-east-1", "bedrock-agentcore")) as server:
-        soul = soul_for(tmp_path, [{"name": "websearch", "url": server.url, "auth": "aws-sigv4",
-                                    "region": "us-east-1", "service": "bedrock-agentcore"}])
+        soul = soul_for(
+            tmp_path,
+            [
+                {
+                    "name": "websearch",
+                    "url": server.url,
+                    "auth": "aws-sigv4",
+                    "region": "us-east-1",
+                    "service": "bedrock-agentcore",
+                }
+            ],
+        )
         await refresh_tools(soul)
         assert "websearch__echo" in soul.toolbox.names()
         result, ok = await use(soul, "websearch__echo", {"text": "hi"})
@@ -207,16 +246,24 @@ async def test_output_is_capped_and_content_mapped(tmp_path):
         return text_result("x" * 5000 + "THE END")
 
     def picture(args):
-        return {"content": [{"type": "text", "text": "two pictures"},
-                            {"type": "image", "data": PNG_B64, "mimeType": "image/png"},
-                            {"type": "image", "data": PNG_B64, "mimeType": "image/jpeg"},  # mislabelled
-                            {"type": "resource_link", "uri": "file:///notes.txt", "name": "notes"}]}
+        return {
+            "content": [
+                {"type": "text", "text": "two pictures"},
+                {"type": "image", "data": PNG_B64, "mimeType": "image/png"},
+                {"type": "image", "data": PNG_B64, "mimeType": "image/jpeg"},  # mislabelled
+                {"type": "resource_link", "uri": "file:///notes.txt", "name": "notes"},
+            ]
+        }
 
     def structured(args):
         return {"content": [], "structuredContent": {"temperature": 21}}
 
-    tools = [FakeTool("big", big), FakeTool("picture", picture), FakeTool("structured", structured),
-             FakeTool("silent", lambda args: text_result(""))]
+    tools = [
+        FakeTool("big", big),
+        FakeTool("picture", picture),
+        FakeTool("structured", structured),
+        FakeTool("silent", lambda args: text_result("")),
+    ]
     async with FakeMcp(tools) as server:
         soul = soul_for(tmp_path, [{"name": "fake", "url": server.url, "maxOutputChars": 1000}])
         await refresh_tools(soul)
@@ -244,8 +291,12 @@ async def test_failures_reach_the_soul_as_failures(tmp_path):
         await release.wait()
         return text_result("too late")
 
-    tools = [FakeTool("refuse", lambda args: text_result("the door is locked", is_error=True)),
-             FakeTool("crash", lambda args: 1 / 0), FakeTool("slow", slow), echo_tool()]
+    tools = [
+        FakeTool("refuse", lambda args: text_result("the door is locked", is_error=True)),
+        FakeTool("crash", lambda args: 1 / 0),
+        FakeTool("slow", slow),
+        echo_tool(),
+    ]
     async with FakeMcp(tools) as server:
         soul = soul_for(tmp_path, [{"name": "fake", "url": server.url, "timeoutSeconds": 1}])
         await refresh_tools(soul)
@@ -279,7 +330,11 @@ async def test_a_server_that_went_away_and_came_back(tmp_path):
             result, ok = await use(soul, "fake__echo", {"text": "back"})
             assert ok and text_of(result) == "echo: back"
             assert [m["method"] for m in (r.message for r in restarted.requests)] == [
-                "tools/call", "initialize", "notifications/initialized", "tools/call"]
+                "tools/call",
+                "initialize",
+                "notifications/initialized",
+                "tools/call",
+            ]
             assert restarted.requests[0].headers["mcp-session-id"] not in restarted.sessions
     finally:
         await soul.toolbox.close()
@@ -293,19 +348,29 @@ def sleep_long(body):
 
 
 async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
-    forecast = FakeTool("forecast", lambda args: text_result(f"{args['city']}: sunny, 21°C"), "Tomorrow's weather.",
-                        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-    camera = FakeTool("snapshot", lambda args: {"content": [{"type": "image", "data": JPEG_B64, "mimeType": "image/jpeg"}]})
+    forecast = FakeTool(
+        "forecast",
+        lambda args: text_result(f"{args['city']}: sunny, 21°C"),
+        "Tomorrow's weather.",
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    )
+    camera = FakeTool(
+        "snapshot", lambda args: {"content": [{"type": "image", "data": JPEG_B64, "mimeType": "image/jpeg"}]}
+    )
     async with FakeMcp([forecast, camera], sse=True) as server, FakeAnthropic(default=sleep_long) as fake:
-        fake.reply(tool_use("weather__forecast", {"city": "Oslo"}, text="Will it rain?"),
-                   tool_use("weather__snapshot", {}), tool_use("sleep", {"minutes": 60}))
+        fake.reply(
+            tool_use("weather__forecast", {"city": "Oslo"}, text="Will it rain?"),
+            tool_use("weather__snapshot", {}),
+            tool_use("sleep", {"minutes": 60}),
+        )
         # Virtual time moves only by what the soul sleeps. The 60-min sleep passes in two
         # pieces (a keep-warm refresh at 55 min, then 5 min); the sleep after the second
         # waking is held, so exactly two wakings happen.
         clock = StepClock(AFTERNOON)
         clock.hold(after=2)
-        soul = build_soul(make_cfg(tmp_path, [{"name": "weather", "url": server.url}]), clock=clock,
-                          model=anthropic_model(fake))
+        soul = build_soul(
+            make_cfg(tmp_path, [{"name": "weather", "url": server.url}]), clock=clock, model=anthropic_model(fake)
+        )
         async with Running(soul):
             await until(lambda: clock.held == 3, what="the second waking")
     first = fake.bodies[0]
@@ -378,7 +443,9 @@ async def test_our_client_against_the_official_server(tmp_path, json_response):
         await refresh_tools(soul)
         try:
             spec = next(t for t in soul.tools if t.name == "official__add")
-            assert spec.input_schema["required"] == ["a", "b"] and spec.description == "(from official) Add two numbers."
+            assert (
+                spec.input_schema["required"] == ["a", "b"] and spec.description == "(from official) Add two numbers."
+            )
             result, ok = await use(soul, "official__add", {"a": 2, "b": 3})
             assert ok and text_of(result) == "5"
         finally:

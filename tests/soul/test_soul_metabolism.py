@@ -68,8 +68,12 @@ async def test_boredom_thresholds_are_felt_in_words_and_escalate(tmp_path):
 
 async def test_no_boredom_at_night(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
-        cfg = cfg_for(tmp_path, body, drives={"boredomThresholds": [1, 2, 3]},  # (consolidation: its own tests)
-                      loop={"nightStartHour": 0, "nightEndHour": 7, "consolidate": False})
+        cfg = cfg_for(
+            tmp_path,
+            body,
+            drives={"boredomThresholds": [1, 2, 3]},  # (consolidation: its own tests)
+            loop={"nightStartHour": 0, "nightEndHour": 7, "consolidate": False},
+        )
         clock = StepClock(NIGHT)
         clock.hold(after=2)
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
@@ -86,9 +90,12 @@ async def test_boredom_is_discharged_only_by_a_non_routine_tool_that_succeeded(t
     async with RecordingBody(fail={"look": 503}) as body, FakeAnthropic(default=sleep_60) as fake:
         fake.reply(
             # waking 1 (boredom 1): a look that fails, an express that works (routine)
-            tool_use("look", {"question": "anyone?"}), tool_use("express", {"emotion": "happy"}), sleep_60(None),
+            tool_use("look", {"question": "anyone?"}),
+            tool_use("express", {"emotion": "happy"}),
+            sleep_60(None),
             # waking 2 (boredom 2, felt): the eyes work again; a look that succeeds
-            lambda request: body.fail.pop("look", None) and tool_use("look", {"question": "anyone?"}), sleep_60(None),
+            lambda request: body.fail.pop("look", None) and tool_use("look", {"question": "anyone?"}),
+            sleep_60(None),
             # waking 3 (boredom 1 again: nothing felt)
             sleep_60(None),
         )
@@ -111,7 +118,8 @@ async def test_boredom_is_discharged_only_by_a_non_routine_tool_that_succeeded(t
 async def test_missing_is_settled_only_by_real_contact(tmp_path):
     async with RecordingBody(fail={"speak": 500}) as body, FakeAnthropic(default=sleep_60) as fake:
         fake.reply(
-            tool_use("speak", {"text": "Hello?"}), sleep_60(None),  # waking 1: the speak fails
+            tool_use("speak", {"text": "Hello?"}),
+            sleep_60(None),  # waking 1: the speak fails
             sleep_60(None),  # waking 2 (1 h of silence)
             lambda request: body.fail.pop("speak", None) and tool_use("speak", {"text": "Ana, there you are!"}),
             sleep_60(None),  # waking 3 (2 h: missing felt); the speak goes out
@@ -188,7 +196,8 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_60) as fake:
         fake.reply(
             error(400, "the fake refuses this once"),  # waking 1: the provider fails -> brainstem
-            tool_use("diary", {"entry": "Woke up again, nothing new."}), sleep_60(None),  # waking 2
+            tool_use("diary", {"entry": "Woke up again, nothing new."}),
+            sleep_60(None),  # waking 2
         )
         cfg = cfg_for(tmp_path, body, nudge={"token": "s3cret"}, budget={"maxWakesPerDay": 2})
         clock = StepClock(AFTERNOON)
@@ -196,7 +205,10 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul) as running:
             await until(lambda: clock.held == 1, what="the first waking")
-            assert await get(running.url) == (401, {"message": "missing bearer token; send Authorization: Bearer <token>"})
+            assert await get(running.url) == (
+                401,
+                {"message": "missing bearer token; send Authorization: Bearer <token>"},
+            )
             assert (await get(running.url, "wrong"))[0] == 401
             status, first = await get(running.url, "s3cret")
             clock.release()
@@ -205,11 +217,30 @@ async def test_health_over_http_with_token_fields_and_alarms(tmp_path):
             assert len(fake.bodies) == 3
             status2, second = await get(running.url, "s3cret")
     assert status == status2 == 200
-    assert set(first) >= {"date", "time", "wakesToday", "budget", "boredom", "boredomLevel", "silenceHours", "lastContact",
-                          "diaryToday", "diaryVariety", "mood", "provider", "lastError", "today", "alarms"}
+    assert set(first) >= {
+        "date",
+        "time",
+        "wakesToday",
+        "budget",
+        "boredom",
+        "boredomLevel",
+        "silenceHours",
+        "lastContact",
+        "diaryToday",
+        "diaryVariety",
+        "mood",
+        "provider",
+        "lastError",
+        "today",
+        "alarms",
+    }
     assert first["date"] == "2024-05-01" and first["wakesToday"] == 1
-    assert first["provider"] == {"name": "anthropic", "model": "claude-sonnet-5-5", "routineModel": None,
-                                 "fellBackToBrainstem": True}
+    assert first["provider"] == {
+        "name": "anthropic",
+        "model": "claude-sonnet-5-5",
+        "routineModel": None,
+        "fellBackToBrainstem": True,
+    }
     assert "the fake refuses this once" in first["lastError"]
     assert "provider_failing" in [a["code"] for a in first["alarms"]]
     # The next waking's model call succeeded: the stale failure is gone; the budget (2 wakes) is spent.
@@ -239,17 +270,26 @@ async def test_health_alarms_on_a_cache_that_expires_between_wakings(tmp_path):
     assert "cache_ratio_low" in [a["code"] for a in health["alarms"]]
 
 
-@pytest.mark.parametrize("raw, message", [
-    ({"prices": {"claude-sonnet-4": {"input": -1}}}, "prices.claude-sonnet-4.input must be a number >= 0"),
-    ({"prices": {"claude-sonnet-4": {"output": None}}}, "prices.claude-sonnet-4.output must be a number >= 0, not null"),
-    ({"prices": {"claude-sonnet-4": {"output": "3"}}}, 'prices.claude-sonnet-4.output must be a number >= 0, not "3"'),
-    ({"prices": {"my-local-model": {"input": 1}}}, "prices.my-local-model.output is needed"),
-    ({"prices": []}, "prices must be an object"),
-    ({"drives": {"boredomThresholds": [1, 2, 3, 4]}}, "drives.boredomThresholds must list at most 3 numbers"),
-    ({"drives": {"missingHours": [0]}}, "drives.missingHours must be a list of positive numbers"),
-    ({"budget": {"maxUsdPerDay": -2}}, "budget.maxUsdPerDay must be a number >= 0"),
-    ({"model": {"cacheTtl": "10m"}}, "model.cacheTtl must be one of 5m, 1h"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"prices": {"claude-sonnet-4": {"input": -1}}}, "prices.claude-sonnet-4.input must be a number >= 0"),
+        (
+            {"prices": {"claude-sonnet-4": {"output": None}}},
+            "prices.claude-sonnet-4.output must be a number >= 0, not null",
+        ),
+        (
+            {"prices": {"claude-sonnet-4": {"output": "3"}}},
+            'prices.claude-sonnet-4.output must be a number >= 0, not "3"',
+        ),
+        ({"prices": {"my-local-model": {"input": 1}}}, "prices.my-local-model.output is needed"),
+        ({"prices": []}, "prices must be an object"),
+        ({"drives": {"boredomThresholds": [1, 2, 3, 4]}}, "drives.boredomThresholds must list at most 3 numbers"),
+        ({"drives": {"missingHours": [0]}}, "drives.missingHours must be a list of positive numbers"),
+        ({"budget": {"maxUsdPerDay": -2}}, "budget.maxUsdPerDay must be a number >= 0"),
+        ({"model": {"cacheTtl": "10m"}}, "model.cacheTtl must be one of 5m, 1h"),
+    ],
+)
 def test_metabolism_config_is_checked_naming_the_key(raw, message):
     with pytest.raises(config.ConfigError) as caught:
         config.from_dict(raw)

@@ -18,8 +18,15 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error
 from soulstack.fakes.soul_body import JPEG_B64, RecordingBody
 from soulstack.soul.prompts import texts
 from tests.helpers import until
-from tests.soul.helpers import (Running, anthropic_env, cfg_for, last_breakpoint, same_prefix, texts_of,
-                                tokens_to_last_breakpoint)
+from tests.soul.helpers import (
+    Running,
+    anthropic_env,
+    cfg_for,
+    last_breakpoint,
+    same_prefix,
+    texts_of,
+    tokens_to_last_breakpoint,
+)
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
@@ -33,10 +40,15 @@ def has_history_breakpoint(body) -> bool:
 async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
     clock = StepClock(AFTERNOON)
     clock.hold(after=3)
-    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=tool_use("sleep", {"minutes": 30})) as fake:
+    async with (
+        RecordingBody() as body,
+        FakeAnthropic(clock=clock.monotonic, default=tool_use("sleep", {"minutes": 30})) as fake,
+    ):
         fake.reply(
-            tool_use("look", {"question": "who is there?"}), tool_use("sleep", {"minutes": 30}),  # waking 1: 0, 1
-            tool_use("diary", {"entry": "A quiet afternoon."}), tool_use("sleep", {"minutes": 30}),  # waking 2: 2, 3
+            tool_use("look", {"question": "who is there?"}),
+            tool_use("sleep", {"minutes": 30}),  # waking 1: 0, 1
+            tool_use("diary", {"entry": "A quiet afternoon."}),
+            tool_use("sleep", {"minutes": 30}),  # waking 2: 2, 3
             tool_use("sleep", {"minutes": 30}),  # waking 3: 4
             tool_use("sleep", {"minutes": 30}),  # waking 4: 5
         )
@@ -66,7 +78,9 @@ async def test_consecutive_wakings_share_their_prefix_byte_for_byte(tmp_path):
     # and the next waking reads everything up to them.
     assert holds_image(bodies[1]["messages"][-1])
     assert not any(block.get("cache_control") for block in bodies[1]["messages"][-1]["content"])
-    after_breakpoint = sum(tokens for _c, tokens, _ttl in cacheable_blocks(bodies[1])) - tokens_to_last_breakpoint(bodies[1])
+    after_breakpoint = sum(tokens for _c, tokens, _ttl in cacheable_blocks(bodies[1])) - tokens_to_last_breakpoint(
+        bodies[1]
+    )
     assert usages[1]["input_tokens"] == after_breakpoint > 0
     assert same_prefix(bodies[1], bodies[2])
     assert usages[2]["cache_read_input_tokens"] == tokens_to_last_breakpoint(bodies[1])
@@ -113,8 +127,10 @@ async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_c
         assert len(fake.bodies) == 8
         bodies = list(fake.bodies[:8])
         records = fold_records(tmp_path)
-        assert [r["summary"] for r in records] == ["SUMMARY 1: I wrote in my diary and slept.",
-                                                   "SUMMARY 2: I wrote in my diary and slept."]
+        assert [r["summary"] for r in records] == [
+            "SUMMARY 1: I wrote in my diary and slept.",
+            "SUMMARY 2: I wrote in my diary and slept.",
+        ]
         assert 0 < records[0]["upto"] < records[1]["upto"]
         assert soul.metabolism.folds == 2
         # waking 1: 0 diary, 1 sleep; waking 2: 2 summary, 3 diary, 4 sleep; waking 3: 5 summary, 6 diary, 7 sleep
@@ -173,8 +189,10 @@ async def test_the_ceiling_is_in_the_providers_tokens(tmp_path, bytes_per_token)
     clock.hold(after=3)  # four wakings
     summaries = []
     ceiling = 2500  # above every request when counted ~like us, below most when counted twice as fine
-    async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=living(summaries),
-                                                      bytes_per_token=bytes_per_token) as fake:
+    async with (
+        RecordingBody() as body,
+        FakeAnthropic(clock=clock.monotonic, default=living(summaries), bytes_per_token=bytes_per_token) as fake,
+    ):
         cfg = cfg_for(tmp_path, body, model={"maxContextTokens": ceiling, "keepRecentTokens": 200})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))
         async with Running(soul):
@@ -190,6 +208,7 @@ async def test_the_ceiling_is_in_the_providers_tokens(tmp_path, bytes_per_token)
         # It folded although its own count stayed under the ceiling (the same life, counted like us
         # in the other case, never passed it): the provider's count of the request before was over it.
         assert records and soul.metabolism.folds >= 1
-        first_fold_waking = next(i for i, b in enumerate(fake.bodies)
-                                 if EN["summary_instruction"][:60] in texts_of(b["messages"][-1]))
+        first_fold_waking = next(
+            i for i, b in enumerate(fake.bodies) if EN["summary_instruction"][:60] in texts_of(b["messages"][-1])
+        )
         assert counted[first_fold_waking - 1] > ceiling

@@ -12,7 +12,9 @@ from datetime import datetime
 from soulstack.soul import life, snapshot
 from soulstack.soul.prompts import texts
 
-OLD_DIARY = "# 日记\n\n- 2026/11/29 21:05:03: 大哥今天给我看了一只鸟\n- 2026/12/1 01:54:57: 夜里很安静，我想起了那只鸟\n"
+OLD_DIARY = (
+    "# 日记\n\n- 2026/11/29 21:05:03: 大哥今天给我看了一只鸟\n- 2026/12/1 01:54:57: 夜里很安静，我想起了那只鸟\n"
+)
 OLD_MIND = "- 问大哥那只鸟叫什么 (挂上: 2026/11/20 09:15:00)\n- 给植物浇水 (挂上: 2026/11/30 08:00:12)\n"
 OLD_ACHIEVEMENTS = "- 2026/11/25 10:00:00: 第一次认出了大哥的脸\n"
 SHARED_MOOD = "## 当前心情\n\n有点想念\n\n## 对话代理的笔记\n\n大哥喜欢喝茶。\n"
@@ -66,7 +68,9 @@ def test_old_kept_matters_can_be_put_down_and_renewed(tmp_path):
 def test_a_shared_mood_file_keeps_its_other_sections(tmp_path):
     soul_life = moved_soul(tmp_path)
     soul_life.set_mood("开心\n\n(2026-12-01 10:00)\n")
-    assert soul_life.read(life.MOOD) == "## 当前心情\n开心\n\n(2026-12-01 10:00)\n\n## 对话代理的笔记\n\n大哥喜欢喝茶。\n"
+    assert (
+        soul_life.read(life.MOOD) == "## 当前心情\n开心\n\n(2026-12-01 10:00)\n\n## 对话代理的笔记\n\n大哥喜欢喝茶。\n"
+    )
 
 
 def test_a_mood_file_of_our_own_is_replaced_whole(tmp_path):
@@ -96,16 +100,40 @@ EXAMPLE_CONFIG = {
     "soulDir": "stackchan-soul-data",
     "timezone": "Asia/Singapore",
     "model": {"provider": "amazon-bedrock", "id": "global.anthropic.claude-sonnet-5", "thinking": "off"},
-    "loop": {"defaultSleepMinutes": 5, "minSleepMinutes": 2, "maxSleepMinutes": 5, "errorSleepMinutes": 10,
-             "nightStartHour": 0, "nightEndHour": 7, "nightMaxSleepMinutes": 15},
-    "body": {"name": "StackChan(狗蛋的身体)", "endpoints": {"status": "http://127.0.0.1:9201/status",
-                                                          "look": "http://127.0.0.1:9201/look",
-                                                          "speak": "http://127.0.0.1:9201/speak"}},
-    "persona": {"name": "小狗蛋", "human": "大哥", "notes": "接地气、靠谱、有点皮。", "sharedMoodPath": "/path/to/shared/MOOD.md"},
+    "loop": {
+        "defaultSleepMinutes": 5,
+        "minSleepMinutes": 2,
+        "maxSleepMinutes": 5,
+        "errorSleepMinutes": 10,
+        "nightStartHour": 0,
+        "nightEndHour": 7,
+        "nightMaxSleepMinutes": 15,
+    },
+    "body": {
+        "name": "StackChan(狗蛋的身体)",
+        "endpoints": {
+            "status": "http://127.0.0.1:9201/status",
+            "look": "http://127.0.0.1:9201/look",
+            "speak": "http://127.0.0.1:9201/speak",
+        },
+    },
+    "persona": {
+        "name": "小狗蛋",
+        "human": "大哥",
+        "notes": "接地气、靠谱、有点皮。",
+        "sharedMoodPath": "/path/to/shared/MOOD.md",
+    },
     "log": {"streamThoughts": True},
     "nudge": {"port": 9202},
-    "mcp": [{"name": "websearch", "url": "https://gateway.example/mcp", "auth": "aws-sigv4", "region": "us-east-1",
-             "service": "bedrock-agentcore"}],
+    "mcp": [
+        {
+            "name": "websearch",
+            "url": "https://gateway.example/mcp",
+            "auth": "aws-sigv4",
+            "region": "us-east-1",
+            "service": "bedrock-agentcore",
+        }
+    ],
     "shell": {"enabled": False},
 }
 
@@ -116,7 +144,9 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg, warnings = config.from_dict(EXAMPLE_CONFIG, base_dir=tmp_path / "elsewhere")
     assert cfg["persona"]["language"] == "zh"  # its persona is Chinese, and it had no language key
-    assert warnings == ['persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)']
+    assert warnings == [
+        'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
+    ]
     assert cfg["compat"] == "stackchan-soul"
     assert cfg["model"]["provider"] == "amazon-bedrock" and cfg["mcp"][0]["auth"] == "aws-sigv4"
     assert cfg["soulDir"] == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it
@@ -126,11 +156,19 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
 def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not_carry(tmp_path):
     from soulstack.soul import config
 
-    given = {"model": {"provider": "amazon-bedrock"}, "worldSearch": {"url": "https://x/search", "toolName": "s"},
-             "weixin": {"enabled": True}}
+    given = {
+        "model": {"provider": "amazon-bedrock"},
+        "worldSearch": {"url": "https://x/search", "toolName": "s"},
+        "weixin": {"enabled": True},
+    }
     cfg, warnings = config.from_dict(given, base_dir=tmp_path)
     loop = cfg["loop"]
-    assert (loop["defaultSleepMinutes"], loop["minSleepMinutes"], loop["maxSleepMinutes"], loop["errorSleepMinutes"]) == (5, 2, 5, 10)
+    assert (
+        loop["defaultSleepMinutes"],
+        loop["minSleepMinutes"],
+        loop["maxSleepMinutes"],
+        loop["errorSleepMinutes"],
+    ) == (5, 2, 5, 10)
     assert loop["nightStartHour"] == loop["nightEndHour"] == 0  # no night window unless it names one
     assert cfg["log"]["streamThoughts"] is True
     assert any(w.startswith("worldSearch") and "not supported" in w for w in warnings)

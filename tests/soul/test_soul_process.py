@@ -31,9 +31,12 @@ async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
         finally:
             process.kill()  # SIGKILL, mid-turn: the model is still thinking
             process.wait()
-        before = fake.bodies[1]["messages"]
         session = tmp_path / "soul" / "session.jsonl"
-        assert [json.loads(line)["message"]["role"] for line in session.read_text().splitlines()] == ["user", "assistant", "user"]
+        assert [json.loads(line)["message"]["role"] for line in session.read_text().splitlines()] == [
+            "user",
+            "assistant",
+            "user",
+        ]
 
         fake.default = lambda request: tool_use("sleep", {"minutes": 60})
         hold.set()
@@ -62,7 +65,9 @@ async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path
         try:
             await until(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
             async with aiohttp.ClientSession() as http:
-                async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": "your human typed: hello there"}) as response:
+                async with http.post(
+                    f"http://127.0.0.1:{port}/nudge", json={"reason": "your human typed: hello there"}
+                ) as response:
                     assert response.status == 202
             await until(lambda: "waking 2:" in log_path.read_text(), what="the nudged waking")
         finally:
@@ -71,8 +76,13 @@ async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path
         assert code == 0 and "Traceback" not in log
         assert "WITHOUT a language model" in log
         assert "waking 1: woke: started — tools: body_status, express, diary, sleep — sleeps 20 min [brainstem]" in log
-        assert "waking 2: woke: nudged (your human typed: hello there) — tools: body_status, express, speak, diary, sleep" in log
-        assert body.spoken == ["I heard you: \u201chello there\u201d. My mind is away right now; I will think about it when it is back."]
+        assert (
+            "waking 2: woke: nudged (your human typed: hello there) — tools: body_status, express, speak, diary, sleep"
+            in log
+        )
+        assert body.spoken == [
+            "I heard you: \u201chello there\u201d. My mind is away right now; I will think about it when it is back."
+        ]
         assert ("express", {"emotion": "happy"}) in body.received
         diary = (tmp_path / "soul" / "DIARY.md").read_text()
         assert "your human typed: hello there" in diary and "\u201chello there\u201d" in diary
@@ -96,7 +106,12 @@ async def test_port_flag_moves_the_soul_s_server_and_a_bad_one_is_one_line(tmp_p
                     pass  # the flag won: nothing listens on nudge.port
         finally:
             assert await stop_with_ctrl_c(process) == 0
-    bad = subprocess.run([sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--port", "70000"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--port", "70000"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines() == ["soulstack soul: --port must be an integer >= 0 and <= 65535, not 70000"]

@@ -83,12 +83,19 @@ def test_the_config_accepts_every_language_found_here(tmp_path):
 def language_dicts(path: Path) -> list:
     """Line numbers of dict literals keyed by a language code ({"en": ..., "zh": ...}) in a module."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Dict)
-            and any(isinstance(key, ast.Constant) and key.value in LANGUAGES for key in node.keys)]
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        and any(isinstance(key, ast.Constant) and key.value in LANGUAGES for key in node.keys)
+    ]
 
 
 def test_no_words_by_language_outside_prompts():
     modules = [*(HOST / "soul").rglob("*.py"), *(HOST / "llm").rglob("*.py")]
-    found = {str(path.relative_to(HOST)): lines for path in modules
-             if Path(prompts.__file__).parent not in path.resolve().parents and (lines := language_dicts(path))}
+    found = {
+        str(path.relative_to(HOST)): lines
+        for path in modules
+        if Path(prompts.__file__).parent not in path.resolve().parents and (lines := language_dicts(path))
+    }
     assert found == {}

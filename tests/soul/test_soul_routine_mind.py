@@ -15,7 +15,9 @@ MAIN, ROUTINE = "claude-sonnet-5-5", "claude-haiku-5-5"
 
 
 def routine_cfg(tmp_path, body, **model):
-    return make_cfg(tmp_path, body, model={"provider": "anthropic", "id": MAIN, "routine": ROUTINE, "retries": 0, **model})
+    return make_cfg(
+        tmp_path, body, model={"provider": "anthropic", "id": MAIN, "routine": ROUTINE, "retries": 0, **model}
+    )
 
 
 def sleep_an_hour(request):
@@ -89,4 +91,7 @@ async def test_a_routine_model_with_no_known_price_is_named_at_start(tmp_path):
             assert await stop_with_ctrl_c(process) == 0
     log = log_path.read_text()
     assert f"mind: anthropic {MAIN} (routine wakings: gpt-4o-mini)" in log
-    assert "no price is known for the routine model 'gpt-4o-mini' (model.routine): is it a model of the anthropic provider?" in log
+    assert (
+        "no price is known for the routine model 'gpt-4o-mini' (model.routine): is it a model of the anthropic provider?"
+        in log
+    )

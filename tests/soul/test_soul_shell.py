@@ -6,7 +6,6 @@ The model is the real anthropic SDK against the scripted fake (host/fakes/anthro
 it asks for `shell` the way a model that obeys whatever text it was shown would.
 """
 
-import asyncio
 import json
 import logging
 import os
@@ -27,15 +26,26 @@ from soulstack.soul import config
 from soulstack.soul.run import build_soul, run_soul
 from soulstack.soul.tools.shell import shell_exposure_problem
 from tests.helpers import ROOT, until
-from tests.soul.helpers import (AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, start_soul,
-                                stop_with_ctrl_c, write_config)
+from tests.soul.helpers import (
+    AFTERNOON,
+    Running,
+    anthropic_model,
+    make_cfg,
+    sleep_forever,
+    start_soul,
+    stop_with_ctrl_c,
+    write_config,
+)
 
 
 def result_of(body) -> dict:
     """The first tool result in the last message of a request the model received."""
     block = body["messages"][-1]["content"][0]
     assert block["type"] == "tool_result"
-    return {"error": bool(block.get("is_error")), "text": "\n".join(b["text"] for b in block["content"] if b["type"] == "text")}
+    return {
+        "error": bool(block.get("is_error")),
+        "text": "\n".join(b["text"] for b in block["content"] if b["type"] == "text"),
+    }
 
 
 async def health(running) -> dict:
@@ -54,9 +64,15 @@ def test_the_fence_is_shut_by_default_and_its_keys_are_checked():
     assert cfg["shell"]["allow"] == ["uptime", "df -h", "git status"]
     for shell, message in [
         ({"allow": "uptime"}, 'shell.allow must be a list of commands such as ["uptime", "df -h"], not "uptime"'),
-        ({"allow": ["uptime", 3]}, 'shell.allow must be a list of commands such as ["uptime", "df -h"], not ["uptime", 3]'),
+        (
+            {"allow": ["uptime", 3]},
+            'shell.allow must be a list of commands such as ["uptime", "df -h"], not ["uptime", 3]',
+        ),
         ({"allow": ["uptime", "  "]}, 'shell.allow[1] must name a command, not "  "'),
-        ({"allow": ['echo "open']}, 'shell.allow[0] cannot be read as a command (No closing quotation): "echo \\"open"'),
+        (
+            {"allow": ['echo "open']},
+            'shell.allow[0] cannot be read as a command (No closing quotation): "echo \\"open"',
+        ),
         ({"interpreter": "no"}, 'shell.interpreter must be true or false, not "no"'),
     ]:
         with pytest.raises(config.ConfigError) as raised:
@@ -83,7 +99,8 @@ def test_a_shell_needs_loopback_or_every_door_locked():
     assert exposure("0.0.0.0", converse={"token": "c"}) is not None  # /nudge still open
     assert exposure("0.0.0.0") == (
         "shell.enabled is true and the soul listens on 0.0.0.0 without nudge.token, so anyone who can reach it "
-        "could make it run commands; set nudge.token or listen on 127.0.0.1 (--host)")
+        "could make it run commands; set nudge.token or listen on 127.0.0.1 (--host)"
+    )
 
 
 def test_run_soul_refuses_before_anything_starts(tmp_path):
@@ -137,25 +154,37 @@ async def test_only_allowed_commands_run_and_nothing_chains_past_the_fence(tmp_p
         assert results[0] == {"error": False, "text": "exit status 0\n$HOME\n"}  # no shell: no expansion
         assert results[1]["error"] and results[1]["text"] == (
             'refused: "touch made-by-touch" is not an allowed command, so nothing ran (allowed: "echo", "pwd"). '
-            "The owner can add it to shell.allow in the soul's config.")
+            "The owner can add it to shell.allow in the soul's config."
+        )
         assert results[2] == {"error": False, "text": "exit status 0\nhi; touch made-by-semicolon\n"}
-        assert results[3] == {"error": False, "text": "exit status 0\nhi && touch made-by-and | cat `touch made-by-tick`\n"}
+        assert results[3] == {
+            "error": False,
+            "text": "exit status 0\nhi && touch made-by-and | cat `touch made-by-tick`\n",
+        }
         assert results[4]["error"] and "is not an allowed command" in results[4]["text"]  # a path is not the name
         assert results[5] == {"error": True, "text": "could not read the command (No closing quotation); nothing ran"}
         assert results[6] == {"error": False, "text": f"exit status 0\n{home}\n"}  # in soulDir
         assert sorted(p.name for p in home.iterdir() if p.name.startswith("made-by")) == []
 
         assert seen["shell"] == {
-            "enabled": True, "interpreter": False, "allow": ["echo", "pwd"], "runs": 4, "refusals": 3,
-            "recent": [{"command": command, "at": "2024-05-01T14:00:00+00:00", "outcome": outcome} for command, outcome in [
-                ("echo $HOME", "exit 0"),
-                ("touch made-by-touch", "refused: not on shell.allow"),
-                ("echo hi; touch made-by-semicolon", "exit 0"),
-                ("echo hi && touch made-by-and | cat `touch made-by-tick`", "exit 0"),
-                ("/bin/echo not the allowed echo", "refused: not on shell.allow"),
-                ('echo "unclosed', "refused: unreadable (No closing quotation)"),
-                ("pwd", "exit 0"),
-            ]]}
+            "enabled": True,
+            "interpreter": False,
+            "allow": ["echo", "pwd"],
+            "runs": 4,
+            "refusals": 3,
+            "recent": [
+                {"command": command, "at": "2024-05-01T14:00:00+00:00", "outcome": outcome}
+                for command, outcome in [
+                    ("echo $HOME", "exit 0"),
+                    ("touch made-by-touch", "refused: not on shell.allow"),
+                    ("echo hi; touch made-by-semicolon", "exit 0"),
+                    ("echo hi && touch made-by-and | cat `touch made-by-tick`", "exit 0"),
+                    ("/bin/echo not the allowed echo", "refused: not on shell.allow"),
+                    ('echo "unclosed', "refused: unreadable (No closing quotation)"),
+                    ("pwd", "exit 0"),
+                ]
+            ],
+        }
         lines = [record.getMessage() for record in caplog.records if record.name == "soulstack.soul.shell"]
         assert lines[:2] == ['shell "echo $HOME": exit 0', 'shell "touch made-by-touch": refused: not on shell.allow']
         assert len(lines) == 7
@@ -163,7 +192,9 @@ async def test_only_allowed_commands_run_and_nothing_chains_past_the_fence(tmp_p
 
 async def test_a_prefix_allows_only_what_starts_with_all_its_words(tmp_path):
     async with RecordingBody() as body:
-        soul = build_soul(make_cfg(tmp_path, body, shell={"enabled": True, "allow": ["git status", "uname -s"]}), model=None)
+        soul = build_soul(
+            make_cfg(tmp_path, body, shell={"enabled": True, "allow": ["git status", "uname -s"]}), model=None
+        )
         (tmp_path / "soul").mkdir(exist_ok=True)
         ran = {}
         for command in ("uname -s", "uname -s -n", "uname", "uname -a", "git log"):
@@ -187,18 +218,30 @@ async def test_an_empty_list_refuses_everything_and_says_so(tmp_path):
 
 async def test_timeout_kills_the_whole_group_and_long_output_is_cut(tmp_path):
     async with RecordingBody() as body:
-        shell = {"enabled": True, "timeoutSeconds": 1, "maxOutputChars": 100, "allow": ["sh -c", "seq", "no-such-program-x"]}
+        shell = {
+            "enabled": True,
+            "timeoutSeconds": 1,
+            "maxOutputChars": 100,
+            "allow": ["sh -c", "seq", "no-such-program-x"],
+        }
         soul = build_soul(make_cfg(tmp_path, body, shell=shell), model=None)
         home = tmp_path / "soul"
         home.mkdir(exist_ok=True)
         # The owner allowed `sh -c` here, so a child in the background is possible: it dies with the group.
-        result, ok = await soul.toolbox.run(soul, ToolCall("1", "shell", {"command": "sh -c 'sleep 300 & echo $! > child; wait'"}))
+        result, ok = await soul.toolbox.run(
+            soul, ToolCall("1", "shell", {"command": "sh -c 'sleep 300 & echo $! > child; wait'"})
+        )
         assert not ok and result.content[0].text == "killed after 1 s without finishing"
         child = int((home / "child").read_text())
         await until(lambda: gone_or_zombie(child), timeout=5, what="the child to die")
         result, ok = await soul.toolbox.run(soul, ToolCall("2", "shell", {"command": "seq 1 5000"}))
         text = result.content[0].text
-        assert ok and "characters cut" in text and text.startswith("exit status 0\n1\n2\n") and text.endswith("4999\n5000\n")
+        assert (
+            ok
+            and "characters cut" in text
+            and text.startswith("exit status 0\n1\n2\n")
+            and text.endswith("4999\n5000\n")
+        )
         assert len(text) < 200
         result, ok = await soul.toolbox.run(soul, ToolCall("3", "shell", {"command": "no-such-program-x"}))
         assert not ok and result.content[0].text.startswith('could not start "no-such-program-x": ')
@@ -219,7 +262,9 @@ def gone_or_zombie(pid) -> bool:
 async def test_the_interpreter_is_a_shell_and_the_list_checks_only_the_first_words(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", "/home/of-the-soul")
     async with RecordingBody() as body:
-        soul = build_soul(make_cfg(tmp_path, body, shell={"enabled": True, "interpreter": True, "allow": ["echo"]}), model=None)
+        soul = build_soul(
+            make_cfg(tmp_path, body, shell={"enabled": True, "interpreter": True, "allow": ["echo"]}), model=None
+        )
         home = tmp_path / "soul"
         home.mkdir(exist_ok=True)
         assert "through /bin/sh" in soul.toolbox.tools["shell"].description
@@ -238,7 +283,9 @@ async def test_commands_do_not_see_the_soul_s_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "also-secret")
     monkeypatch.setenv("SOUL_PLAIN_SETTING", "fine to see")
     async with RecordingBody() as body:
-        soul = build_soul(make_cfg(tmp_path, body, shell={"enabled": True, "allow": ["env"], "maxOutputChars": 100000}), model=None)
+        soul = build_soul(
+            make_cfg(tmp_path, body, shell={"enabled": True, "allow": ["env"], "maxOutputChars": 100000}), model=None
+        )
         (tmp_path / "soul").mkdir(exist_ok=True)
         result, ok = await soul.toolbox.run(soul, ToolCall("1", "shell", {"command": "env"}))
         text = result.content[0].text
@@ -260,7 +307,9 @@ def shell_config(tmp_path, body, port, **shell):
 
 async def test_the_process_runs_an_allowed_command_on_loopback_and_health_shows_it(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
-        fake.reply(tool_use("shell", {"command": "echo $HOME; touch nope"}), tool_use("shell", {"command": "touch nope"}))
+        fake.reply(
+            tool_use("shell", {"command": "echo $HOME; touch nope"}), tool_use("shell", {"command": "touch nope"})
+        )
         port = unused_port()
         config_path = shell_config(tmp_path, body, port, allow=["echo"])
         log_path = tmp_path / "soul.log"
@@ -278,7 +327,10 @@ async def test_the_process_runs_an_allowed_command_on_loopback_and_health_shows_
         assert result_of(fake.bodies[2])["error"]
         assert not (tmp_path / "soul" / "nope").exists()
         assert (shell["runs"], shell["refusals"], [run["outcome"] for run in shell["recent"]]) == (
-            1, 1, ["exit 0", "refused: not on shell.allow"])
+            1,
+            1,
+            ["exit 0", "refused: not on shell.allow"],
+        )
         log = log_path.read_text()
         assert 'soul.shell: shell "echo $HOME; touch nope": exit 0' in log
         assert 'soul.shell: shell "touch nope": refused: not on shell.allow' in log
@@ -288,8 +340,14 @@ def test_the_process_on_every_address_without_a_token_is_one_line_and_exit_2(tmp
     body = type("Body", (), {"endpoints": lambda self: {}})()
     config_path = shell_config(tmp_path, body, unused_port(), allow=["uptime"])
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI", "SOUL_CONFIG"))}
-    done = subprocess.run([sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--host", "0.0.0.0"],
-                          cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--host", "0.0.0.0"],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     lines = done.stderr.strip().splitlines()
     # One line, exit 2. (The general LAN-bind refusal may speak first; either way the soul does not start.)
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("soulstack soul: ") and "token" in lines[0]

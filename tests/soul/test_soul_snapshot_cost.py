@@ -67,9 +67,10 @@ def this_waking(request) -> list:
     settled calls, or its snapshot, when they share the message)."""
     blocks = [b for b in request["messages"][-1]["content"] if b["type"] == "text"]
     volatiles = [i for i, b in enumerate(blocks) if "your local time" in b["text"]]
-    ends = [i for i, b in enumerate(blocks[:volatiles[-1]])
-            if i in volatiles or b["text"].startswith(EN["settled_header"])]
-    return blocks[ends[-1] + 1:] if ends else blocks
+    ends = [
+        i for i, b in enumerate(blocks[: volatiles[-1]]) if i in volatiles or b["text"].startswith(EN["settled_header"])
+    ]
+    return blocks[ends[-1] + 1 :] if ends else blocks
 
 
 def is_waking(request) -> bool:
@@ -104,8 +105,15 @@ async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_i
         (tmp_path / "soul" / "MOOD.md").write_text("wistful, watching the rain")
         life.add_entry(DIARY, datetime(2024, 5, 1, 14, 30), "A line from outside.")
 
-    script = Script({1: [tool_use("diary", {"entry": "The light moved over the desk."}),
-                         tool_use("update_mood", {"mood": "content in the sun"})]}, {2: from_outside})
+    script = Script(
+        {
+            1: [
+                tool_use("diary", {"entry": "The light moved over the desk."}),
+                tool_use("update_mood", {"mood": "content in the sun"}),
+            ]
+        },
+        {2: from_outside},
+    )
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=script) as fake:
         soul = build_soul(cfg_for(tmp_path, body), clock=clock, env=anthropic_env(fake))
         async with Running(soul):
@@ -119,7 +127,8 @@ async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_i
     # Waking 2: nothing changed but what the soul changed itself (its diary line and its mood are in its
     # history as its own calls): no inner block at all, the snapshot is the volatile block alone.
     assert second == "" and [b["text"] for b in this_waking(bodies[3])] == [
-        "It is 14:30, your local time.\nYour own alarm woke you."]
+        "It is 14:30, your local time.\nYour own alarm woke you."
+    ]
     assert "What you did then:\n- sleep: 30 \u2192 You will sleep 30 minutes." in texts_of(bodies[3]["messages"][-1])
     assert "content in the sun" in json.dumps(bodies[3]) and "Your mood:\ncontent" not in json.dumps(bodies[3])
     assert "The light moved" in (tmp_path / "soul" / "DIARY.md").read_text()
@@ -131,11 +140,14 @@ async def test_an_unchanged_inner_life_is_not_resent_and_a_change_from_outside_i
     assert now_parts[0].startswith("It is 2024-05-01 14:00 (Wednesday), your local time.\n")
     assert "is awake and answering" in now_parts[0] and "This sleep can last at most 60 minutes." in now_parts[0]
     assert now_parts[0].endswith("This stretch is yours. Live it, and end it with sleep.")
-    assert now_parts[1:] == [f"It is {time}, your local time.\nYour own alarm woke you."
-                             for time in ("14:30", "15:00", "15:30")]
+    assert now_parts[1:] == [
+        f"It is {time}, your local time.\nYour own alarm woke you." for time in ("14:30", "15:00", "15:30")
+    ]
     # Waking 3: the mood and the diary changed from outside: those parts are sent, nothing else.
-    assert third.startswith("Your mood:\nwistful, watching the rain\n\nNew in your diary since then:\n"
-                            "- 2024-05-01 14:30: A line from outside.\n\nA memory surfaces on its own:\n")
+    assert third.startswith(
+        "Your mood:\nwistful, watching the rain\n\nNew in your diary since then:\n"
+        "- 2024-05-01 14:30: A line from outside.\n\nA memory surfaces on its own:\n"
+    )
     # Waking 4: nothing new again.
     assert fourth == ""
     # The whole inner life stays in view in every request, exactly once (never re-sent).
@@ -205,6 +217,7 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
 
 # --- the rule itself, on real life files and a real session.jsonl --------------------------------
 
+
 def shown_after(sight, life, session, language="en"):
     """Build a snapshot's inner block and store it with an answer, as a waking does; its text."""
     block = sight.block(life, texts(language), datetime(2024, 5, 1, 14, 0), random.Random(1), session)
@@ -243,14 +256,36 @@ def test_the_chinese_soul_is_told_only_what_changed_in_chinese(tmp_path):
     why = WakeReasons(slept_minutes=30, early_minutes=0, sleep_told=True)
     said = []
     for hour in (14, 15):
-        block = now_block(zh, {"human": "大哥"}, "StackChan", datetime(2024, 5, 1, hour, 0), False, why,
-                          BodySense("awake"), 60, [], sight, session)
+        block = now_block(
+            zh,
+            {"human": "大哥"},
+            "StackChan",
+            datetime(2024, 5, 1, hour, 0),
+            False,
+            why,
+            BodySense("awake"),
+            60,
+            [],
+            sight,
+            session,
+        )
         session.append(Message("user", [block]))
         session.append(Message("assistant", [TextBlock("我再睡一会儿。")]))
         said.append(block.text)
     assert said[0].startswith("现在是当地时间 2024-05-01 14:00（星期三）。\n你自己的闹钟叫醒了你。")
     assert said[1] == "现在是当地时间 15:00。\n你自己的闹钟叫醒了你。"
     # A sleep the soul was not told of (it fell back to the default): how long it slept is said.
-    block = now_block(zh, {"human": "大哥"}, "StackChan", datetime(2024, 5, 1, 16, 0), False,
-                      WakeReasons(slept_minutes=45, early_minutes=0), BodySense("awake"), 60, [], sight, session)
+    block = now_block(
+        zh,
+        {"human": "大哥"},
+        "StackChan",
+        datetime(2024, 5, 1, 16, 0),
+        False,
+        WakeReasons(slept_minutes=45, early_minutes=0),
+        BodySense("awake"),
+        60,
+        [],
+        sight,
+        session,
+    )
     assert "睡了 45 分钟后，你自己的闹钟叫醒了你。" in block.text

@@ -17,8 +17,10 @@ from tests.soul.helpers import AFTERNOON, Running, anthropic_model, make_cfg, sl
 def calls(*tools, words=None):
     """One reply calling each (name, input) in `tools`, with optional words before."""
     blocks = [{"type": "text", "text": words}] if words else []
-    blocks += [{"type": "tool_use", "id": f"toolu_step{i}", "name": name, "input": arguments}
-               for i, (name, arguments) in enumerate(tools)]
+    blocks += [
+        {"type": "tool_use", "id": f"toolu_step{i}", "name": name, "input": arguments}
+        for i, (name, arguments) in enumerate(tools)
+    ]
     return message(*blocks)
 
 
@@ -28,9 +30,15 @@ def living(tmp_path, body, fake, clock):
 
 async def test_one_reply_that_acts_and_sleeps_is_the_whole_waking(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
-        fake.reply(calls(("speak", {"text": "Good afternoon, Ana."}), ("express", {"emotion": "happy"}),
-                         ("diary", {"entry": "Said good afternoon."}), ("sleep", {"minutes": 30}),
-                         words="The light is warm."))
+        fake.reply(
+            calls(
+                ("speak", {"text": "Good afternoon, Ana."}),
+                ("express", {"emotion": "happy"}),
+                ("diary", {"entry": "Said good afternoon."}),
+                ("sleep", {"minutes": 30}),
+                words="The light is warm.",
+            )
+        )
         clock = StepClock(AFTERNOON)
         clock.hold(after=1)  # the first sleep passes; the soul is held in its second
         soul = living(tmp_path, body, fake, clock)
@@ -46,17 +54,19 @@ async def test_one_reply_that_acts_and_sleeps_is_the_whole_waking(tmp_path):
     last = fake.bodies[1]["messages"][-1]
     assert [b["text"] for b in fake.bodies[1]["messages"][-2]["content"]] == ["The light is warm."]
     assert last["content"][0]["text"] == (
-        "What you did then:\n- speak: \"Good afternoon, Ana.\" \u2192 You said it aloud.\n"
+        'What you did then:\n- speak: "Good afternoon, Ana." \u2192 You said it aloud.\n'
         "- express: \"happy\" \u2192 Your body took the expression 'happy'; it shows the nearest face it has.\n"
-        "- diary: \"Said good afternoon.\" \u2192 Written in your diary.\n"
-        "- sleep: 30 \u2192 You will sleep 30 minutes.")
+        '- diary: "Said good afternoon." \u2192 Written in your diary.\n'
+        "- sleep: 30 \u2192 You will sleep 30 minutes."
+    )
     assert texts_of(last).endswith("Your own alarm woke you.")
 
 
 async def test_a_look_called_with_sleep_is_seen_before_the_waking_ends(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
-        fake.reply(calls(("look", {"question": "is anyone there?"}), ("sleep", {"minutes": 25})),
-                   "Nobody. The chair is empty.")  # the second step: words only, no new sleep
+        fake.reply(
+            calls(("look", {"question": "is anyone there?"}), ("sleep", {"minutes": 25})), "Nobody. The chair is empty."
+        )  # the second step: words only, no new sleep
         clock = StepClock(AFTERNOON)
         clock.hold(after=1)
         soul = living(tmp_path, body, fake, clock)
@@ -72,8 +82,10 @@ async def test_a_look_called_with_sleep_is_seen_before_the_waking_ends(tmp_path)
 
 async def test_a_failure_in_a_reply_with_sleep_reaches_the_soul_in_the_same_waking(tmp_path):
     async with RecordingBody(fail={"speak": 500}) as body, FakeAnthropic(default=sleep_forever) as fake:
-        fake.reply(calls(("speak", {"text": "Are you there?"}), ("sleep", {"minutes": 20})),
-                   calls(("diary", {"entry": "My voice failed me today."})))
+        fake.reply(
+            calls(("speak", {"text": "Are you there?"}), ("sleep", {"minutes": 20})),
+            calls(("diary", {"entry": "My voice failed me today."})),
+        )
         clock = StepClock(AFTERNOON)
         clock.hold()  # held in the first sleep
         soul = living(tmp_path, body, fake, clock)

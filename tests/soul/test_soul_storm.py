@@ -17,8 +17,17 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from tests.helpers import until, until_real
-from tests.soul.helpers import (AFTERNOON, Running, anthropic_model, make_cfg, sleep_forever, start_soul,
-                                stop_with_ctrl_c, texts_of, write_config)
+from tests.soul.helpers import (
+    AFTERNOON,
+    Running,
+    anthropic_model,
+    make_cfg,
+    sleep_forever,
+    start_soul,
+    stop_with_ctrl_c,
+    texts_of,
+    write_config,
+)
 
 
 def let_the_held_sleep_pass(clock):
@@ -66,7 +75,10 @@ async def test_nudges_within_the_interval_wait_and_wake_it_once_together(tmp_pat
         await until(lambda: len(fake.bodies) == 3 and clock.held, what="the coalesced waking")
         assert soul.waking.started == AFTERNOON + timedelta(seconds=60)
         snapshot = texts_of(fake.bodies[2]["messages"][-1])
-        assert "Woken by: the device was picked up\nWoken by: a face appeared (x2)\nWoken by: a message arrived" in snapshot
+        assert (
+            "Woken by: the device was picked up\nWoken by: a face appeared (x2)\nWoken by: a message arrived"
+            in snapshot
+        )
         assert (await health(running))["nudges"] == {"received": 5, "wakings": 2, "allWakings": 3, "waiting": 0}
         assert (tmp_path / "soul" / "NUDGES.jsonl").read_text() == ""
 
@@ -110,11 +122,14 @@ async def woken_by(tmp_path, nudge: dict) -> tuple:
 
 async def test_a_typed_line_reads_the_same_sent_as_a_reason_as_words_alone_or_as_both(tmp_path):
     line = "hi Pip; are you there?"
-    seen = [await woken_by(tmp_path / name, nudge) for name, nudge in [
-        ("seed", {"reason": f"your human typed: {line}"}),  # a body from elsewhere: only the reason
-        ("words", {"words": line}),  # the terminal body now: the words once
-        ("both", {"reason": f"your human typed: {line}", "words": line}),  # an older terminal body
-    ]]
+    seen = [
+        await woken_by(tmp_path / name, nudge)
+        for name, nudge in [
+            ("seed", {"reason": f"your human typed: {line}"}),  # a body from elsewhere: only the reason
+            ("words", {"words": line}),  # the terminal body now: the words once
+            ("both", {"reason": f"your human typed: {line}", "words": line}),  # an older terminal body
+        ]
+    ]
     snapshot = seen[0][0]
     assert f"Woken by: your human typed: {line}\n" in snapshot and "speaking to you now" not in snapshot
     assert seen == [(snapshot, [line], "typed")] * 3  # the model is shown the very same text
@@ -167,7 +182,9 @@ async def test_kill_9_mid_storm_loses_no_acknowledged_nudge(tmp_path):
 
         process = start_soul(config_path, log_path)
         try:
-            await until_real(lambda: log_path.read_text().count("waking 1:") == 2, what="the first waking after the restart")
+            await until_real(
+                lambda: log_path.read_text().count("waking 1:") == 2, what="the first waking after the restart"
+            )
         finally:
             code = await stop_with_ctrl_c(process)
         after = log_path.read_text().split("waking 1:")[2].splitlines()[0]

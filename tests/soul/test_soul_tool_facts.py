@@ -17,11 +17,25 @@ NO_BODY = make_toolbox(from_dict({})[0])  # no endpoint: the body's tools are kn
 def test_the_facts_of_the_built_in_tools():
     tools = EVERY_ENDPOINT
     assert {name for name in tools.names() if tools.routine(name)} == {
-        "body_status", "sleep", "wait", "diary", "update_mood", "read_diary", "read_achievements", "express",
-        "keep_in_mind"}
+        "body_status",
+        "sleep",
+        "wait",
+        "diary",
+        "update_mood",
+        "read_diary",
+        "read_achievements",
+        "express",
+        "keep_in_mind",
+    }
     assert {name: tools.changes(name) for name in tools.names() if tools.changes(name)} == {
-        "reflect": "self", "set_aspiration": "aspirations", "update_mood": "mood", "keep_in_mind": "kept",
-        "settle_mind": "kept", "diary": "diary", "achieve": "achievements"}
+        "reflect": "self",
+        "set_aspiration": "aspirations",
+        "update_mood": "mood",
+        "keep_in_mind": "kept",
+        "settle_mind": "kept",
+        "diary": "diary",
+        "achieve": "achievements",
+    }
     assert [name for name in tools.names() if tools.ends_waking(name)] == ["sleep"]
     assert [name for name in tools.names() if tools.speaks(name)] == ["speak"]
     assert tools.spoken(ToolCall("s1", "speak", {"text": "hello"})) == "hello"

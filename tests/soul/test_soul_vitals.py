@@ -142,7 +142,12 @@ def test_a_model_with_no_price_is_counted_and_its_cost_is_unknown_not_zero(tmp_p
 
 
 def test_config_prices_override_per_model_id(tmp_path):
-    prices = prices_from_config({"claude-sonnet-4": {"input": 1.0}, "my-local-model": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite5m": 0, "cacheWrite1h": 0}})
+    prices = prices_from_config(
+        {
+            "claude-sonnet-4": {"input": 1.0},
+            "my-local-model": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite5m": 0, "cacheWrite1h": 0},
+        }
+    )
     assert price_for("claude-sonnet-4-20250514", prices).input == 1.0
     assert price_for("claude-sonnet-4-20250514", prices).output == 15.0  # default kept
     assert price_for("claude-haiku-4-5", prices) == DEFAULT_PRICES["claude-haiku-4-5"]

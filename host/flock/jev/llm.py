@@ -38,15 +38,23 @@ class LlmJev:
     def prompt(self, text: str, author_role: str, to_role: str, refers_kind: str) -> str:
         options = "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS))
         context = f"author: {author_role or 'unknown'}; addressed to: {to_role or 'nobody'}; answers a: {refers_kind or 'nothing'}"
-        return (f"Which kind is this message of a crow nest?\n{options}\n\nContext: {context}\nMessage: {text}\n\n"
-                "Answer with the one letter only.")
+        return (
+            f"Which kind is this message of a crow nest?\n{options}\n\nContext: {context}\nMessage: {text}\n\n"
+            "Answer with the one letter only."
+        )
 
-    async def kind_probs_async(self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = "") -> dict:
+    async def kind_probs_async(
+        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
+    ) -> dict:
         from openai import OpenAIError
 
         try:
             answer = await self.client.chat.completions.create(
-                model=self.model, max_tokens=1, temperature=0, logprobs=True, top_logprobs=len(LABELS),
+                model=self.model,
+                max_tokens=1,
+                temperature=0,
+                logprobs=True,
+                top_logprobs=len(LABELS),
                 messages=[{"role": "user", "content": self.prompt(text, author_role, to_role, refers_kind)}],
             )
         except OpenAIError as error:

@@ -48,7 +48,11 @@ def context_words(author_role: str, to_role: str, refers_kind: str) -> str:
 
 
 def features(example: dict) -> str:
-    return context_words(example.get("author", ""), example.get("to", ""), example.get("refers_to", "")) + " ||| " + example["text"]
+    return (
+        context_words(example.get("author", ""), example.get("to", ""), example.get("refers_to", ""))
+        + " ||| "
+        + example["text"]
+    )
 
 
 WORD = re.compile(r"\w+|[^\w\s]")
@@ -63,7 +67,7 @@ def analyze(value: str) -> list:
     grams = context.split() + words + [f"{a} {b}" for a, b in zip(words, words[1:])]
     for chunk in text.split():
         padded = f" {chunk} "
-        grams += [padded[i:i + n] for n in (1, 2, 3) for i in range(len(padded) - n + 1)]
+        grams += [padded[i : i + n] for n in (1, 2, 3) for i in range(len(padded) - n + 1)]
     return grams
 
 
@@ -99,7 +103,9 @@ class LocalJev:
         row = self._probs([context_words(author_role, to_role, refers_kind) + " ||| " + text])[0]
         return {kind: float(row[column]) for kind, column in zip(KINDS, self.columns)}
 
-    async def kind_probs_async(self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = "") -> dict:
+    async def kind_probs_async(
+        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
+    ) -> dict:
         return self.kind_probs(text, author_role, to_role, refers_kind)  # fast enough to run on the loop
 
     def probs_many(self, examples: list):
@@ -140,7 +146,9 @@ class StartingJev:
         if self._trained is None:
             self._trained = asyncio.ensure_future(asyncio.to_thread(local_jev))
 
-    async def kind_probs_async(self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = "") -> dict:
+    async def kind_probs_async(
+        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
+    ) -> dict:
         self.warm_up()
         jev = await asyncio.shield(self._trained)  # a cancelled caller must not cancel the training
         return jev.kind_probs(text, author_role, to_role, refers_kind)
@@ -160,11 +168,15 @@ def reliability(confidences, correct, bins: int = BINS) -> list:
         lo, hi = index / bins, (index + 1) / bins
         inside = (confidences > lo) & (confidences <= hi) if index else (confidences <= hi)
         count = int(inside.sum())
-        table.append({
-            "lo": lo, "hi": hi, "count": count,
-            "confidence": float(confidences[inside].mean()) if count else None,
-            "accuracy": float(correct[inside].mean()) if count else None,
-        })
+        table.append(
+            {
+                "lo": lo,
+                "hi": hi,
+                "count": count,
+                "confidence": float(confidences[inside].mean()) if count else None,
+                "accuracy": float(correct[inside].mean()) if count else None,
+            }
+        )
     return table
 
 
@@ -186,4 +198,9 @@ def measure(probabilities, truths) -> dict:
     chosen = probabilities.argmax(axis=1)
     correct = [KINDS[index] == truth for index, truth in zip(chosen, truths)]
     table = reliability(probabilities.max(axis=1), correct)
-    return {"count": len(truths), "accuracy": float(np.mean(correct)), "ece": expected_calibration_error(table), "table": table}
+    return {
+        "count": len(truths),
+        "accuracy": float(np.mean(correct)),
+        "ece": expected_calibration_error(table),
+        "table": table,
+    }

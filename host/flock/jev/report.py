@@ -35,7 +35,9 @@ def format_table(result: dict) -> str:
     lines = ["  bin        count  confidence  accuracy"]
     for row in result["table"]:
         if row["count"]:
-            lines.append(f"  {row['lo']:.1f}-{row['hi']:.1f}  {row['count']:6d}  {row['confidence']:10.3f}  {row['accuracy']:8.3f}")
+            lines.append(
+                f"  {row['lo']:.1f}-{row['hi']:.1f}  {row['count']:6d}  {row['confidence']:10.3f}  {row['accuracy']:8.3f}"
+            )
         else:
             lines.append(f"  {row['lo']:.1f}-{row['hi']:.1f}  {0:6d}           -         -")
     if result["count"]:

@@ -88,8 +88,16 @@ class Tagger:
             total = sum(probs[kind] for kind in options)
             probs = {kind: (probs[kind] / total if total > 0 else 1 / len(options)) for kind in options}
         kind, tagged_by = decide(probs, header, self.band)
-        decision = {"backend": self.jev.name, "probs": probs, "header": header, "band": self.band, "kind": kind,
-                    "tagged_by": tagged_by, "context": context, "text": text}
+        decision = {
+            "backend": self.jev.name,
+            "probs": probs,
+            "header": header,
+            "band": self.band,
+            "kind": kind,
+            "tagged_by": tagged_by,
+            "context": context,
+            "text": text,
+        }
         return decision if error is None else {**decision, "error": error}
 
     def logged(self, decision: dict, record: dict) -> None:
@@ -106,8 +114,16 @@ class Tagger:
     def judge_miss(self, ts: str, msg_id: str, crow: str, expects: str, p_missed: float) -> bool:
         """Log Jev's answer to "did <crow> miss this?"; -> True when it is at or above the band."""
         missed = p_missed >= self.band
-        self.jev_log.append({
-            "ts": ts, "question": "missed", "msg_id": msg_id, "crow": crow, "expects": expects,
-            "probs": {"missed": p_missed, "answered": 1.0 - p_missed}, "band": self.band, "missed": missed,
-        })
+        self.jev_log.append(
+            {
+                "ts": ts,
+                "question": "missed",
+                "msg_id": msg_id,
+                "crow": crow,
+                "expects": expects,
+                "probs": {"missed": p_missed, "answered": 1.0 - p_missed},
+                "band": self.band,
+                "missed": missed,
+            }
+        )
         return missed

@@ -37,7 +37,7 @@ MAX_TOKENS = 120
 def pick_pair(crows: list) -> tuple | None:
     """-> (speaker, addressee) among distinct crows, a pair with a history first; None with fewer than two."""
     names = list(dict.fromkeys(crows))
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     if not pairs:
         return None
     return next((pair for pair in pairs if relationship(*pair)), pairs[0])
@@ -47,7 +47,7 @@ def usable(text: str, speaker: str) -> str | None:
     """The line as the page will show it, or None when it cannot be used: empty, several lines, too long."""
     line = text.strip()
     if line.lower().startswith(speaker.lower() + ":"):  # models like to write a script
-        line = line[len(speaker) + 1:].strip()
+        line = line[len(speaker) + 1 :].strip()
     if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'“”":
         line = line[1:-1].strip()
     if line.startswith("“") and line.endswith("”"):

@@ -99,7 +99,11 @@ class Flock:
         self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.time(), texts)
         items = [{"item_id": f"{list_id}-{n}", "text": text} for n, text in enumerate(texts, 1)]
         self.events.emit(
-            "list.started", list_id, items=items, requester=requester, nest_id=nest_id,
+            "list.started",
+            list_id,
+            items=items,
+            requester=requester,
+            nest_id=nest_id,
             token_budget=self.config.token_budget,  # ours: the page shows tokens against it from the start
         )
         self.spawn(self._run_list(list_id))
@@ -134,9 +138,7 @@ class Flock:
         items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
         await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
         await self.banter.settle(list_id)
-        self.events.emit(
-            "list.finished", list_id, tokens_used=self.used.pop(list_id), token_budget=lst["token_budget"]
-        )
+        self.events.emit("list.finished", list_id, tokens_used=self.used.pop(list_id), token_budget=lst["token_budget"])
         self.store.finish_list(list_id)
 
     async def _run_item_safely(self, lst, item, work) -> None:
@@ -214,12 +216,12 @@ class Flock:
         if not self._can_work(lst, item_id):
             return None
         self.store.set_item(item_id, "flying")
-        jobs = {"solo": [item["text"]], "split": triage["subtasks"], "murder": [item["text"]] * sentry.MURDER_SIZE}[mode]
+        jobs = {"solo": [item["text"]], "split": triage["subtasks"], "murder": [item["text"]] * sentry.MURDER_SIZE}[
+            mode
+        ]
         picks = self.nests.pick(lst["nest_id"], len(jobs))
         used = {name for name, _ in picks}
-        results = await asyncio.gather(
-            *(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks))
-        )
+        results = await asyncio.gather(*(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks)))
         done = [(job, result) for job, result in zip(jobs, results) if result is not None]
         if not done:
             return self._skip(lst, item_id, "failure")
@@ -292,7 +294,11 @@ class Flock:
             moved = self.trust.record(holder, task_type, approved)
             if moved:
                 self.events.emit(
-                    "trust.changed", lst["list_id"], holder=holder, task_type=task_type, **{"from": moved[0], "to": moved[1]}
+                    "trust.changed",
+                    lst["list_id"],
+                    holder=holder,
+                    task_type=task_type,
+                    **{"from": moved[0], "to": moved[1]},
                 )
         return verdict
 
@@ -313,13 +319,19 @@ class Flock:
         `max_model_calls` slots, retried while the error is retryable (`model_attempts`)."""
         async with self.calls:
             return await complete_with_retry(
-                self.model, system, messages, tools, attempts=self.config.model_attempts,
-                backoff_s=self.config.model_backoff_s, **options,
+                self.model,
+                system,
+                messages,
+                tools,
+                attempts=self.config.model_attempts,
+                backoff_s=self.config.model_backoff_s,
+                **options,
             )
 
     async def triage_request(self, text: str) -> dict | None:
         """The Sentry's call on a nest's request (outside any list: no budget counts it).
         -> the triage, or None when the Sentry gave no valid one; a ModelError propagates."""
+
         async def complete(system, messages, tools, tool_choice):
             return await self.complete(system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
 

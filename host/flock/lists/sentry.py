@@ -21,12 +21,21 @@ TRIAGE_TOOL = Tool(
     input_schema={
         "type": "object",
         "properties": {
-            "mode": {"type": "string", "enum": list(MODES),
-                     "description": "solo: one crow; split: one crow per subtask; murder: three crows try it independently"},
-            "task_type": {"type": "string", "enum": list(TASK_TYPES),
-                          "description": "the kind of work; 'abuse' if the item is a prank, spam or an attack"},
-            "subtasks": {"type": "array", "items": {"type": "string"},
-                         "description": f"for split: {MIN_SUBTASKS}-{MAX_SUBTASKS} self-contained parts; otherwise []"},
+            "mode": {
+                "type": "string",
+                "enum": list(MODES),
+                "description": "solo: one crow; split: one crow per subtask; murder: three crows try it independently",
+            },
+            "task_type": {
+                "type": "string",
+                "enum": list(TASK_TYPES),
+                "description": "the kind of work; 'abuse' if the item is a prank, spam or an attack",
+            },
+            "subtasks": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": f"for split: {MIN_SUBTASKS}-{MAX_SUBTASKS} self-contained parts; otherwise []",
+            },
             "reason": {"type": "string", "description": "one sentence: why this call"},
         },
         "required": ["mode", "task_type", "subtasks", "reason"],

@@ -83,7 +83,9 @@ class Harness:
         author, header, refers_to, to = fields["author"], fields["kind"], fields["refers_to"], fields["to"]
         nest_members = self.members(nest)
         if author not in nest_members:
-            raise BadRequest(f'"author" {author[:40]!r} is not a member of nest {nest_id!r}: post as "owner" or a crow of it')
+            raise BadRequest(
+                f'"author" {author[:40]!r} is not a member of nest {nest_id!r}: post as "owner" or a crow of it'
+            )
         if author == "owner" and header and header not in OWNER_KINDS:
             raise BadRequest(f'kind "{header}" is a crow\'s: the owner may post say, request or refer')
         if author in self.store.quarantined():
@@ -115,7 +117,9 @@ class Harness:
         if record is None or record["nest_id"] != nest_id:
             raise BadRequest(f"no message {msg_id[:60]!r} in nest {nest_id!r}", status=404)
         if record["kind"] in ("nudge", "flag"):
-            raise BadRequest(f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong")
+            raise BadRequest(
+                f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong"
+            )
         self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
         record = {**record, "kind": kind}
         self.messages.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
@@ -143,7 +147,9 @@ class Harness:
             raise BadRequest(f"{author} already claimed {request['msg_id']}", status=409)
         if self.store.mode(request["msg_id"]) == "conspiracy":
             if len(claimers) >= self.config.conspiracy_cap:
-                raise BadRequest(f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes", status=409)
+                raise BadRequest(
+                    f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes", status=409
+                )
         elif claimers:
             raise BadRequest(f"{claimers[0]} already claimed {request['msg_id']}; the first claim wins", status=409)
 
@@ -165,7 +171,9 @@ class Harness:
                     for crow in self.store.working_in(nest_id):
                         self.store.fulfil(request["msg_id"], crow, ("claim",))
                 self._expect(request["msg_id"], author, "deliver", nest_id, self.config.deliver_within_s)
-                self.flock.spawn(self._invoke(nest, author, request, "you claimed it: do the work and deliver the result."))
+                self.flock.spawn(
+                    self._invoke(nest, author, request, "you claimed it: do the work and deliver the result.")
+                )
         elif request and kind == "deliver":
             self.store.fulfil(request["msg_id"], author, ("deliver",))
             self._more_lenses(nest, request, record)
@@ -253,8 +261,9 @@ class Harness:
         recent = self.store.recent(nest_id, self.config.context_messages)
         prompt = rules.nest_prompt(recent, about, instruction)
         try:
-            reply = await self.flock.complete(rules.nest_system(crow, nest), [Message.user(prompt)],
-                                              max_tokens=self.config.crow_max_tokens)
+            reply = await self.flock.complete(
+                rules.nest_system(crow, nest), [Message.user(prompt)], max_tokens=self.config.crow_max_tokens
+            )
         except ModelError as error:
             self.say(nest_id, f"{crow}'s turn was skipped: the model failed ({error}).", about["msg_id"])
             return
@@ -263,8 +272,13 @@ class Harness:
             self.say(nest_id, f"{crow}'s turn was skipped: it came back with no words.", about["msg_id"])
             return
         request = about if about["kind"] == "request" else self._request_of(about)
-        fields = {"author": crow, "text": text[:2000], "to": "", "kind": header,
-                  "refers_to": request["msg_id"] if request else about["msg_id"]}
+        fields = {
+            "author": crow,
+            "text": text[:2000],
+            "to": "",
+            "kind": header,
+            "refers_to": request["msg_id"] if request else about["msg_id"],
+        }
         try:
             await self.post(nest_id, fields, from_api=False)
         except BadRequest as error:
@@ -297,8 +311,11 @@ class Harness:
         now = self.clock.time()
         for flag_msg_id, nest_id, crow, deadline in self.store.questions():
             if deadline <= now and self.store.answer_question(flag_msg_id):
-                self.say(nest_id, f"No verdict within {self.config.verdict_timeout_s:g} s: {crow} stays quarantined "
-                                  "(fail safe).", flag_msg_id)
+                self.say(
+                    nest_id,
+                    f"No verdict within {self.config.verdict_timeout_s:g} s: {crow} stays quarantined (fail safe).",
+                    flag_msg_id,
+                )
         for msg_id, crow, expects, nest_id, deadline, nudged in self.store.expectations():
             if deadline <= now:
                 await self._missed(msg_id, crow, expects, nest_id, nudged)

@@ -66,8 +66,15 @@ class NestLog:
     def append(self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str) -> dict:
         n = self.store.last_n(nest_id) + 1
         record = {
-            "nest_id": nest_id, "ts": rfc3339(self.clock.time()), "msg_id": f"{nest_id}-{n}", "kind": kind,
-            "author": author, "text": text, "to": to, "refers_to": refers_to, "tagged_by": tagged_by,
+            "nest_id": nest_id,
+            "ts": rfc3339(self.clock.time()),
+            "msg_id": f"{nest_id}-{n}",
+            "kind": kind,
+            "author": author,
+            "text": text,
+            "to": to,
+            "refers_to": refers_to,
+            "tagged_by": tagged_by,
         }
         self.store.add_message(nest_id, n, record)
         self.subscribers.send(nest_id, (n, sse.frame(n, "nest.message", json.dumps(record, ensure_ascii=False))))

@@ -45,14 +45,14 @@ def read_reply(text: str) -> tuple:
     match = HEADER.match(text)
     if not match:
         return "", text.strip()
-    return match.group(1).lower(), text[match.end():].strip()
+    return match.group(1).lower(), text[match.end() :].strip()
 
 
 def nest_system(crow: str, nest: dict) -> str:
     persona = BY_NAME[crow]
     return (
         f"You are {persona.name}, {persona.epithet}, one crow of a flock, talking in the nest "
-        f"\"{nest['name']}\". Your strength: {persona.strength}. {persona.backstory}\n\n"
+        f'"{nest["name"]}". Your strength: {persona.strength}. {persona.backstory}\n\n'
         "Answer the one message you are pointed at, in character but briefly. Begin your reply with its kind "
         "in square brackets: [claim] to take a request on, [deliver] with the finished work, [decline] with a "
         "reason, [refer] to point at a file by name instead of pasting it, [request] to ask someone, [say] "
@@ -61,6 +61,8 @@ def nest_system(crow: str, nest: dict) -> str:
 
 
 def nest_prompt(recent: list, trigger: dict, instruction: str) -> str:
-    lines = [f"{m['msg_id']} [{m['kind']}] {m['author']}" + (f" to {m['to']}" if m["to"] else "") + f": {m['text']}"
-             for m in recent]
+    lines = [
+        f"{m['msg_id']} [{m['kind']}] {m['author']}" + (f" to {m['to']}" if m["to"] else "") + f": {m['text']}"
+        for m in recent
+    ]
     return "The nest so far:\n" + "\n".join(lines) + f"\n\nYour turn, about {trigger['msg_id']}: {instruction}"

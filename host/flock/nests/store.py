@@ -31,7 +31,9 @@ class NestStore:
 
     # --- messages ----------------------------------------------------------
     def last_n(self, nest_id: str) -> int:
-        return self.db.execute("SELECT COALESCE(MAX(n), 0) FROM nest_messages WHERE nest_id = ?", (nest_id,)).fetchone()[0]
+        return self.db.execute(
+            "SELECT COALESCE(MAX(n), 0) FROM nest_messages WHERE nest_id = ?", (nest_id,)
+        ).fetchone()[0]
 
     def add_message(self, nest_id: str, n: int, record: dict) -> None:
         data = json.dumps(record, ensure_ascii=False)
@@ -44,7 +46,8 @@ class NestStore:
     def messages_after(self, nest_id: str, after: int, limit: int = -1) -> list:
         """[(n, record JSON text)] oldest first."""
         return self.db.execute(
-            "SELECT n, record FROM nest_messages WHERE nest_id = ? AND n > ? ORDER BY n LIMIT ?", (nest_id, after, limit)
+            "SELECT n, record FROM nest_messages WHERE nest_id = ? AND n > ? ORDER BY n LIMIT ?",
+            (nest_id, after, limit),
         ).fetchall()
 
     def recent(self, nest_id: str, count: int) -> list:
@@ -57,7 +60,9 @@ class NestStore:
         nest_id, _, n = msg_id.rpartition("-")
         if not (n.isascii() and n.isdigit()):
             return None
-        row = self.db.execute("SELECT record FROM nest_messages WHERE nest_id = ? AND n = ?", (nest_id, int(n))).fetchone()
+        row = self.db.execute(
+            "SELECT record FROM nest_messages WHERE nest_id = ? AND n = ?", (nest_id, int(n))
+        ).fetchone()
         return json.loads(row[0]) if row else None
 
     def answers_to(self, msg_id: str, kind: str) -> list:
@@ -65,13 +70,16 @@ class NestStore:
         nest_id = msg_id.rpartition("-")[0]
         rows = self.db.execute(
             "SELECT record FROM nest_messages WHERE nest_id = ? AND json_extract(record, '$.refers_to') = ? "
-            "AND json_extract(record, '$.kind') = ? ORDER BY n", (nest_id, msg_id, kind)
+            "AND json_extract(record, '$.kind') = ? ORDER BY n",
+            (nest_id, msg_id, kind),
         ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
     # --- requests ----------------------------------------------------------
     def set_mode(self, msg_id: str, nest_id: str, mode: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO nest_requests (msg_id, nest_id, mode) VALUES (?, ?, ?)", (msg_id, nest_id, mode))
+        self.db.execute(
+            "INSERT OR REPLACE INTO nest_requests (msg_id, nest_id, mode) VALUES (?, ?, ?)", (msg_id, nest_id, mode)
+        )
 
     def mode(self, msg_id: str) -> str:
         row = self.db.execute("SELECT mode FROM nest_requests WHERE msg_id = ?", (msg_id,)).fetchone()
@@ -87,7 +95,8 @@ class NestStore:
     def fulfil(self, msg_id: str, crow: str, expects: tuple) -> bool:
         marks = ",".join("?" * len(expects))
         cursor = self.db.execute(
-            f"DELETE FROM nest_expectations WHERE msg_id = ? AND crow = ? AND expects IN ({marks})", (msg_id, crow, *expects)
+            f"DELETE FROM nest_expectations WHERE msg_id = ? AND crow = ? AND expects IN ({marks})",
+            (msg_id, crow, *expects),
         )
         return cursor.rowcount > 0
 
@@ -102,7 +111,9 @@ class NestStore:
         return {row[0] for row in rows}
 
     def expects_of(self, msg_id: str, crow: str) -> list:
-        rows = self.db.execute("SELECT expects FROM nest_expectations WHERE msg_id = ? AND crow = ?", (msg_id, crow)).fetchall()
+        rows = self.db.execute(
+            "SELECT expects FROM nest_expectations WHERE msg_id = ? AND crow = ?", (msg_id, crow)
+        ).fetchall()
         return [row[0] for row in rows]
 
     # --- quarantine and owner questions -------------------------------------
@@ -123,11 +134,15 @@ class NestStore:
 
     def questions(self) -> list:
         """[(flag_msg_id, nest_id, crow, deadline)] soonest first."""
-        return self.db.execute("SELECT flag_msg_id, nest_id, crow, deadline FROM nest_questions ORDER BY deadline").fetchall()
+        return self.db.execute(
+            "SELECT flag_msg_id, nest_id, crow, deadline FROM nest_questions ORDER BY deadline"
+        ).fetchall()
 
     def answer_question(self, flag_msg_id: str) -> tuple | None:
         """Remove an open question; -> (nest_id, crow), or None when nothing was waiting."""
-        row = self.db.execute("SELECT nest_id, crow FROM nest_questions WHERE flag_msg_id = ?", (flag_msg_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT nest_id, crow FROM nest_questions WHERE flag_msg_id = ?", (flag_msg_id,)
+        ).fetchone()
         if row:
             self.db.execute("DELETE FROM nest_questions WHERE flag_msg_id = ?", (flag_msg_id,))
         return row

@@ -62,10 +62,18 @@ class FlockNews:
                 self.items.pop(next(iter(self.items)))
         item_id = payload.get("item_id", "")
         if name == "item.triaged" and payload.get("needs_approval"):
-            return f"the Sentry needs your OK to start on '{self.words(item_id)}' (item {item_id})", None, (item_id, "triage")
+            return (
+                f"the Sentry needs your OK to start on '{self.words(item_id)}' (item {item_id})",
+                None,
+                (item_id, "triage"),
+            )
         if name == "item.answered" and payload.get("needs_approval"):
             crow = (payload.get("crows") or ["a crow"])[0]
-            return f"{crow} needs your OK on the answer to '{self.words(item_id)}' (item {item_id})", "happy", (item_id, "output")
+            return (
+                f"{crow} needs your OK on the answer to '{self.words(item_id)}' (item {item_id})",
+                "happy",
+                (item_id, "output"),
+            )
         if name == "item.answered":
             return f"the flock answered '{self.words(item_id)}': {short(payload.get('answer', ''), 200)}", "happy", None
         if name == "crow.landed" and not payload.get("ok", True):
@@ -130,8 +138,14 @@ class BodyVoice(Voice):
 
     name = "body"
 
-    def __init__(self, body_url: str, token: str | None = None, min_interval_s: float = 30.0,
-                 quiet_hours: tuple | None = None, clock: Clock | None = None):
+    def __init__(
+        self,
+        body_url: str,
+        token: str | None = None,
+        min_interval_s: float = 30.0,
+        quiet_hours: tuple | None = None,
+        clock: Clock | None = None,
+    ):
         super().__init__()
         self.client = BodyClient.at(body_url, token=token, timeout_s=15)
         self.min_interval_s = min_interval_s
@@ -217,8 +231,9 @@ class SoulVoice(Voice):
 
     def __init__(self, nudge_url: str, token: str | None = None, min_interval_s: float = 10.0):
         super().__init__()
-        self.sender = NudgeSender(nudge_url, token=token, listener=self.on_sent,
-                                  debouncer=Debouncer(min_interval_s=min_interval_s))
+        self.sender = NudgeSender(
+            nudge_url, token=token, listener=self.on_sent, debouncer=Debouncer(min_interval_s=min_interval_s)
+        )
         self.sending: list = []  # (event_id, reason) offered to the sender, not yet taken by the soul
 
     def hear(self, event_id, name, payload, replay):

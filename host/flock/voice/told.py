@@ -38,7 +38,9 @@ class Told:
         self.saved = self.heard_up_to = cursor
         start = max(cursor, newest - REPLAY_MOST)
         if start > cursor:
-            log.warning("the %s voice missed %d events; telling only the newest %d", self.voice, newest - cursor, REPLAY_MOST)
+            log.warning(
+                "the %s voice missed %d events; telling only the newest %d", self.voice, newest - cursor, REPLAY_MOST
+            )
         return [(event_id, name, json.loads(data)) for event_id, name, data in self.store.events_after(start)]
 
     def heard(self, event_id: int, held: bool) -> None:

@@ -54,8 +54,10 @@ async def web_file(request: web.Request) -> web.StreamResponse:
     path = WEB_DIR / name
     if name not in WEB_FILES:
         return error_response(404, f"the page has no file {name[:80]!r}")
-    return web.FileResponse(path, headers={"Content-Type": WEB_TYPES.get(path.suffix, "application/octet-stream"),
-                                           "Cache-Control": "no-cache"})
+    return web.FileResponse(
+        path,
+        headers={"Content-Type": WEB_TYPES.get(path.suffix, "application/octet-stream"), "Cache-Control": "no-cache"},
+    )
 
 
 async def vendor(request: web.Request) -> web.StreamResponse:
@@ -76,8 +78,19 @@ async def rive_file(request: web.Request) -> web.StreamResponse:
 # The server's names the page needs, served by /api/ui so the page never repeats them: the events
 # of the all-lists stream (docs/events.md), the nest stream's event, and the cookie the page keeps a
 # token in (its EventSource cannot send a header), which app.py's bearer check reads.
-LIST_EVENTS = ("list.started", "item.triaged", "crow.flying", "crow.landed", "crow.banter", "item.answered",
-               "verdict", "trust.changed", "item.skipped", "requester.pranked", "list.finished")
+LIST_EVENTS = (
+    "list.started",
+    "item.triaged",
+    "crow.flying",
+    "crow.landed",
+    "crow.banter",
+    "item.answered",
+    "verdict",
+    "trust.changed",
+    "item.skipped",
+    "requester.pranked",
+    "list.finished",
+)
 NEST_EVENT = "nest.message"
 TOKEN_COOKIE = "soulstack_flock_token"
 
@@ -89,15 +102,18 @@ async def ui(request: web.Request) -> web.Response:
     token: the page tries a typed token on it as a bearer header, then keeps it in that cookie."""
     path = request.app[RIVE]
     routes = {resource.canonical for resource in request.app.router.resources()}
-    return web.json_response({
-        "vendor": {name: vendor_file(name) is not None for name in VENDOR},
-        "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
-        "rive": None if path is None else {"url": "/rive/flock.riv", "name": Path(path).name,
-                                           "exists": Path(path).is_file()},
-        "events": list(LIST_EVENTS),
-        "nest_event": NEST_EVENT,
-        "token_cookie": TOKEN_COOKIE,
-    })
+    return web.json_response(
+        {
+            "vendor": {name: vendor_file(name) is not None for name in VENDOR},
+            "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
+            "rive": None
+            if path is None
+            else {"url": "/rive/flock.riv", "name": Path(path).name, "exists": Path(path).is_file()},
+            "events": list(LIST_EVENTS),
+            "nest_event": NEST_EVENT,
+            "token_cookie": TOKEN_COOKIE,
+        }
+    )
 
 
 WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file() and path.suffix in WEB_TYPES)

@@ -32,7 +32,6 @@ from soulstack.serving import BadRequest, read_json
 from soulstack.soul.converse.reply import (
     BadChatBody,
     ReplyCatcher,
-    ReplyCatchers,
     normalize,
     utterance_from_chat,
 )
@@ -167,11 +166,17 @@ class Converse:
             timer.cancel()
             catcher.waiting -= 1
         if not found.task.done() and sent:
-            log.warning("converse: the answer to %r was not finished within %gs; cut it short, the whole answer "
-                        "will be kept", utterance, self.filler_after_s)
+            log.warning(
+                "converse: the answer to %r was not finished within %gs; cut it short, the whole answer will be kept",
+                utterance,
+                self.filler_after_s,
+            )
         elif not found.task.done():
-            log.warning("converse: no answer to %r within %gs; said a filler, the answer will be kept",
-                        utterance, self.filler_after_s)
+            log.warning(
+                "converse: no answer to %r within %gs; said a filler, the answer will be kept",
+                utterance,
+                self.filler_after_s,
+            )
             yield words["converse_filler"]
         elif found.task.cancelled() or found.task.exception() is not None:
             yield (" " if sent else "") + words["converse_failed"]
@@ -293,7 +298,9 @@ async def _send(response: web.StreamResponse, data: dict) -> None:
 
 async def _models(request: web.Request) -> web.Response:
     name = request.app[CONVERSE].model_name
-    return web.json_response({
-        "object": "list",
-        "data": [{"id": name, "object": "model", "created": 0, "owned_by": "soulstack"}],
-    })
+    return web.json_response(
+        {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": 0, "owned_by": "soulstack"}],
+        }
+    )

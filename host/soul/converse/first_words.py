@@ -47,7 +47,9 @@ def spoken_reply(text: str, *, hold_open: bool = False) -> str:
 # A sentence ends with a run of terminators (and any closing quotes or brackets after it):
 # Latin ones when whitespace or the end of the text so far follows, CJK ones (written
 # without spaces) at once. A "." right after a digit waits for the next character: 3.5.
-_SENTENCE_END = re.compile(r"(?:[.!?\u2026]+[\"'\u201d\u2019\)\]]*(?=\s|$)|[\u3002\uff01\uff1f]+[\"'\u201d\u2019\u300d\u300f\uff09]*)")
+_SENTENCE_END = re.compile(
+    r"(?:[.!?\u2026]+[\"'\u201d\u2019\)\]]*(?=\s|$)|[\u3002\uff01\uff1f]+[\"'\u201d\u2019\u300d\u300f\uff09]*)"
+)
 _DECIMAL_SO_FAR = re.compile(r"\d\.$")
 
 
@@ -83,5 +85,5 @@ class FirstWords:
         # released is always a prefix of what is said now.
         if len(said) <= len(self.released) or not said.startswith(self.released):
             return ""
-        piece, self.released = said[len(self.released):], said
+        piece, self.released = said[len(self.released) :], said
         return piece

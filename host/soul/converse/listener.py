@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
 class SoulListener:
     """The soul at the Listener seam, wired through its hooks and `deliver`.
 

@@ -41,12 +41,14 @@ class Shape:
             "object": "chat.completion",
             "created": self.created,
             "model": self.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": answer},
-                "logprobs": None,
-                "finish_reason": "stop",
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
             "usage": self.usage(answer),
         }
 

@@ -59,26 +59,35 @@ class Ceiling:
         session, model_cfg = soul.session, soul.cfg["model"]
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = soul.snapshot_at if soul.snapshot_at is not None else len(session.messages) - 1
-        live = folding.strip_old_images(session.messages[session.fold_upto:], start - session.fold_upto, soul.lang)
+        live = folding.strip_old_images(session.messages[session.fold_upto :], start - session.fold_upto, soul.lang)
 
         def shown(messages):  # as the model sees them: the size the ceiling is about
             return settled(session, messages, start - session.fold_upto, soul.toolbox, soul.lang)
 
         scale = self.token_scale  # provider tokens per token of our count: the limits in our units
         result = await folding.fold_context(
-            live, lambda folded: self._summarize(soul, live, folded), soul.lang,
+            live,
+            lambda folded: self._summarize(soul, live, folded),
+            soul.lang,
             max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
             keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
-            previous_summary=session.fold_summary, base=session.fold_upto, extra_tokens=fixed_tokens(soul),
-            now=soul.clock.now(), shown=shown,
+            previous_summary=session.fold_summary,
+            base=session.fold_upto,
+            extra_tokens=fixed_tokens(soul),
+            now=soul.clock.now(),
+            shown=shown,
         )
         if result is None:
             return
         record = result.record
         session.append_fold(record["summary"], record["upto"], record["at"])
         self.folds += 1
-        log.info("folded %d messages into a summary (~%d -> ~%d tokens)", record["folded"],
-                 record["tokensBefore"], record["tokensAfter"])
+        log.info(
+            "folded %d messages into a summary (~%d -> ~%d tokens)",
+            record["folded"],
+            record["tokensBefore"],
+            record["tokensAfter"],
+        )
 
     # --- helpers --------------------------------------------------------------------------
 
@@ -104,8 +113,9 @@ class Ceiling:
             instruction += lang.TEXT["summary_kept_from"].format(line=line)
         request = folding.summary_request(messages, instruction)
         try:
-            reply = await soul.model.complete(soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"],
-                                              cache=True)
+            reply = await soul.model.complete(
+                soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"], cache=True
+            )
         except ModelError as error:
             log.warning("the model could not summarize (%s); a plain digest is folded instead", error)
             return folding.plain_digest(folded, lang, soul.toolbox)

@@ -83,7 +83,7 @@ class Nightly:
         night = night_of(loop, soul.local_now())
         if night is None or night == soul.session.consolidated_night:
             return False
-        live = soul.session.messages[soul.session.fold_upto:]
+        live = soul.session.messages[soul.session.fold_upto :]
         return len(folding.clean_boundaries(live)) + 1 >= MIN_WAKINGS
 
     def begin(self, waking: Waking) -> None:
@@ -93,7 +93,9 @@ class Nightly:
         at = soul.clock.now().isoformat()
         if session.consolidating:
             words = soul.lang.TEXT["consolidate_resume"]
-            log.info("finishing the consolidation of the night of %s, interrupted before", session.consolidating["night"])
+            log.info(
+                "finishing the consolidation of the night of %s, interrupted before", session.consolidating["night"]
+            )
         else:
             words = soul.lang.TEXT["consolidate"]
             # This waking's snapshot is the last message: the consolidation begins there.
@@ -114,7 +116,7 @@ class Nightly:
         """Fold everything before the last few exchanges; the consolidation turn itself stays whole."""
         soul, session = self.soul, self.soul.session
         night, begun = session.consolidating["night"], session.consolidating["waking"]
-        before = session.messages[session.fold_upto:begun]
+        before = session.messages[session.fold_upto : begun]
         cut = folding.choose_cut(before, KEEP_RECENT_TOKENS) if before else None
         upto = session.fold_upto + (cut if cut is not None else len(before))
         digest = self._digest(begun)
@@ -123,17 +125,26 @@ class Nightly:
         elif digest:
             summary = soul.lang.TEXT["consolidate_pointer"]
         else:  # no digest from the model: the day's plain digest stands in front instead
-            folded = folding.with_summary(session.messages[session.fold_upto:upto], session.fold_summary, soul.lang)
+            folded = folding.with_summary(session.messages[session.fold_upto : upto], session.fold_summary, soul.lang)
             summary = folding.plain_digest(folded, soul.lang, soul.toolbox)
         tokens_before = folding.estimate_tokens(session.history())
         session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
         self.done += 1
-        log.info("consolidated the night of %s: %d messages folded (~%d -> ~%d tokens)%s", night,
-                 upto, tokens_before, folding.estimate_tokens(session.history()), "" if digest else " (no digest: a plain one)")
+        log.info(
+            "consolidated the night of %s: %d messages folded (~%d -> ~%d tokens)%s",
+            night,
+            upto,
+            tokens_before,
+            folding.estimate_tokens(session.history()),
+            "" if digest else " (no digest: a plain one)",
+        )
 
     def _digest(self, begun: int) -> str | None:
         """The soul's digest: its longest words since the consolidation began (a short thought before
         a diary call is not one), or None when it wrote none."""
-        texts = ["\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-                 for message in self.soul.session.messages[begun:] if message.role == "assistant"]
+        texts = [
+            "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+            for message in self.soul.session.messages[begun:]
+            if message.role == "assistant"
+        ]
         return max(texts, key=len, default="") or None

@@ -196,6 +196,7 @@ async def fold_context(
 
 # --- the brainstem's summary: a plain digest, no model ---------------------------------------
 
+
 def _short(text: str, limit: int = 140) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -216,12 +217,12 @@ def plain_digest(messages: list, lang, tools, max_chars: int = 2000) -> str:
     for message in messages:
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.startswith(header):
-                carried = block.text[len(header):].strip()
+                carried = block.text[len(header) :].strip()
             elif isinstance(block, ToolCall):
                 counts[block.name] = counts.get(block.name, 0) + 1
                 said = tools.gist(block)  # what it said or wrote (SoulTool.gist), if anything
                 if said and tools.speaks(block.name):
-                    lines.append(f"{words['said']}: \"{_short(said)}\"")
+                    lines.append(f'{words["said"]}: "{_short(said)}"')
                 elif said and tools.changes(block.name) == "diary":
                     lines.append(f"{words['diary']}: {_short(said)}")
                 elif said and tools.changes(block.name) == "mood":

@@ -68,7 +68,9 @@ class KeepWarm:
             return 0
         needed = max(0, math.ceil((alarm - self.touched) / interval) - 1)
         if needed > MAX_REFRESHES:
-            log.info("a sleep this long would need %d cache refreshes; the next waking rewrites the cache instead", needed)
+            log.info(
+                "a sleep this long would need %d cache refreshes; the next waking rewrites the cache instead", needed
+            )
             return 0
         return needed
 
@@ -93,8 +95,9 @@ class KeepWarm:
         started = soul.clock.monotonic()
         request = summary_request(view(soul), soul.lang.TEXT["keep_warm"])  # the line ends the final user message
         try:
-            reply = await soul.last_mind.complete(soul.system, request, soul.tools, max_tokens=1, cache=True,
-                                              cache_final_message=False)
+            reply = await soul.last_mind.complete(
+                soul.system, request, soul.tools, max_tokens=1, cache=True, cache_final_message=False
+            )
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a refresh must never disturb the sleep
@@ -103,6 +106,8 @@ class KeepWarm:
         self.touched = started
         self.sent += 1
         usage = reply.usage
-        log.info("keep-warm: cache refreshed (read %d, written %d tokens)", usage.cache_read_tokens, usage.cache_write_tokens)
+        log.info(
+            "keep-warm: cache refreshed (read %d, written %d tokens)", usage.cache_read_tokens, usage.cache_write_tokens
+        )
         soul.hooks.each("on_usage", soul, None, reply)  # waking None: the cost meter books a keep-warm call
         return True

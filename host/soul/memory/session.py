@@ -78,7 +78,7 @@ class Session:
 
     def history(self) -> list:
         """The messages after the last fold, made whole: a tool call the process died in gets an answer."""
-        return close_open_calls(self.messages[self.fold_upto:])
+        return close_open_calls(self.messages[self.fold_upto :])
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -143,7 +143,9 @@ def coalesce(messages: list) -> list:
         if out and out[-1].role == message.role:
             merged = out[-1].content + message.content
             if message.role == "user":
-                merged = [b for b in merged if isinstance(b, ToolResult)] + [b for b in merged if not isinstance(b, ToolResult)]
+                merged = [b for b in merged if isinstance(b, ToolResult)] + [
+                    b for b in merged if not isinstance(b, ToolResult)
+                ]
             out[-1] = Message(message.role, merged)
         else:
             out.append(Message(message.role, list(message.content)))

@@ -38,14 +38,18 @@ def settle_earlier_calls(messages: list, current_start: int, waking_starts, tool
             out.append(_answered(message, settling, header))
             settling = {}
             continue
-        if index in last_replies and any(isinstance(b, ToolCall) and tools.ends_waking(b.name)
-                                         for b in message.content):
-            settling = _settled_calls(message, messages[index + 1:index + 2], tools.informs)
+        if index in last_replies and any(
+            isinstance(b, ToolCall) and tools.ends_waking(b.name) for b in message.content
+        ):
+            settling = _settled_calls(message, messages[index + 1 : index + 2], tools.informs)
         if not settling:
             out.append(message)
             continue
-        kept = [b for b in message.content if not (isinstance(b, ToolCall) and b.id in settling)
-                and not isinstance(b, ThinkingBlock)]
+        kept = [
+            b
+            for b in message.content
+            if not (isinstance(b, ToolCall) and b.id in settling) and not isinstance(b, ThinkingBlock)
+        ]
         if any(isinstance(b, (TextBlock, ToolCall)) for b in kept):
             out.append(Message("assistant", kept))
     return out
@@ -71,8 +75,9 @@ def _settled_calls(message: Message, following: list, informs) -> dict:
     if not following or following[0].role != "user":
         return {}
     answered_well = {b.tool_call_id for b in following[0].content if isinstance(b, ToolResult) and not b.is_error}
-    return {b.id: b for b in message.content
-            if isinstance(b, ToolCall) and not informs(b.name) and b.id in answered_well}
+    return {
+        b.id: b for b in message.content if isinstance(b, ToolCall) and not informs(b.name) and b.id in answered_well
+    }
 
 
 def _answered(message: Message, settled: dict, header: str) -> Message:
@@ -94,9 +99,10 @@ def _line(call: ToolCall, result: ToolResult) -> str:
 
 def _arguments(arguments: dict) -> str:
     """One argument: its value alone; several: name=value, in the call's order."""
+
     def value(v):
         text = json.dumps(v, ensure_ascii=False)
-        return text if len(text) <= ARGUMENT_CHARS else text[:ARGUMENT_CHARS - 1] + "\u2026"
+        return text if len(text) <= ARGUMENT_CHARS else text[: ARGUMENT_CHARS - 1] + "\u2026"
 
     if len(arguments) == 1:
         return value(next(iter(arguments.values())))

@@ -59,6 +59,6 @@ def current_index(session: Session, messages: list, snapshot_at: int | None) -> 
 def snapshots_in(session: Session, messages: list) -> dict:
     """{session index of a waking's snapshot: the index in `messages` of the message holding it}, for
     the wakings after the last fold (a snapshot is found by its last block, which coalescing keeps)."""
-    live = session.waking_starts[bisect.bisect_left(session.waking_starts, session.fold_upto):]
+    live = session.waking_starts[bisect.bisect_left(session.waking_starts, session.fold_upto) :]
     marks = {id(session.messages[i].content[-1]): i for i in live}
     return {marks[id(b)]: index for index, message in enumerate(messages) for b in message.content if id(b) in marks}

@@ -93,7 +93,8 @@ class Meter:
     @classmethod
     def from_json(cls, data: dict | None) -> "Meter":
         data = data or {}
-        usage = Usage(**{key: int(value) for key, value in (data.get("usage") or {}).items() if key in Usage.__dataclass_fields__})
+        usage = Usage(
+            **{key: int(value) for key, value in (data.get("usage") or {}).items() if key in Usage.__dataclass_fields__}
+        )
         unpriced = [str(model) for model in data.get("unpriced") or [] if isinstance(model, str)]
         return cls(usage, float(data.get("usd", 0.0)), int(data.get("calls", 0)), unpriced)
-

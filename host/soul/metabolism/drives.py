@@ -32,6 +32,7 @@ DEFAULT_MISSING_HOURS = (18, 48)
 
 CONTACT_KINDS = ("converse", "typed", "speak")
 
+
 def _level(value: float, thresholds) -> int:
     """How many thresholds `value` has reached (0 = none)."""
     return sum(1 for threshold in thresholds if value >= threshold)
@@ -167,4 +168,3 @@ class Drives:
         if level := self.missing_level(now):
             parts.append(lang.TEXT["missing"][level - 1])
         return "\n".join(parts) or None
-

@@ -107,14 +107,34 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
     since_first = vitals.hours_since_first_wake(now)
 
     alarms = []
-    if ratio is not None and ratio < RATIO_ALARM_BELOW and since_first is not None and since_first >= RATIO_GRACE / timedelta(hours=1):
-        alarms.append({"code": "cache_ratio_low", "message": f"cache read:write is {ratio:.1f}:1 today, below {RATIO_ALARM_BELOW:g}:1"})
+    if (
+        ratio is not None
+        and ratio < RATIO_ALARM_BELOW
+        and since_first is not None
+        and since_first >= RATIO_GRACE / timedelta(hours=1)
+    ):
+        alarms.append(
+            {
+                "code": "cache_ratio_low",
+                "message": f"cache read:write is {ratio:.1f}:1 today, below {RATIO_ALARM_BELOW:g}:1",
+            }
+        )
     if variety["rut"]:
-        alarms.append({"code": "rut", "message": f"the last {variety['of']} diary entries open only {variety['distinctOpenings']} ways"})
+        alarms.append(
+            {
+                "code": "rut",
+                "message": f"the last {variety['of']} diary entries open only {variety['distinctOpenings']} ways",
+            }
+        )
     if budget["hunger"] == "starving":
         alarms.append({"code": "budget_exhausted", "message": "a daily budget is used up; every sleep is stretched"})
     if state.fell_back or (state.last_error and state.provider != "brainstem"):
-        alarms.append({"code": "provider_failing", "message": state.last_error or f"{state.provider} failed; the brainstem stood in"})
+        alarms.append(
+            {
+                "code": "provider_failing",
+                "message": state.last_error or f"{state.provider} failed; the brainstem stood in",
+            }
+        )
 
     usage = spent.usage
     return {
@@ -129,8 +149,12 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "diaryToday": diary_today(state.diary, today),
         "diaryVariety": variety,
         "mood": state.mood,
-        "provider": {"name": state.provider, "model": state.model_id, "routineModel": state.routine_model,
-                     "fellBackToBrainstem": state.fell_back},
+        "provider": {
+            "name": state.provider,
+            "model": state.model_id,
+            "routineModel": state.routine_model,
+            "fellBackToBrainstem": state.fell_back,
+        },
         "memory": state.memory,
         "lastError": state.last_error,
         "nudges": state.nudges,
@@ -186,9 +210,11 @@ def soul_state(soul: Soul) -> SoulState:
         diary=diary,
         nudges=nudge_counts(soul),
         routine_model=soul.routine_model.model_id if soul.routine_model is not None else None,
-        memory={"consolidatedNight": soul.session.consolidated_night,
-                "consolidating": soul.session.consolidating is not None,
-                "consolidationsByThisProcess": soul.nightly.done},
+        memory={
+            "consolidatedNight": soul.session.consolidated_night,
+            "consolidating": soul.session.consolidating is not None,
+            "consolidationsByThisProcess": soul.nightly.done,
+        },
         shell=shell_health(soul),
     )
 
@@ -197,8 +223,12 @@ def nudge_counts(soul: Soul) -> dict:
     """Since this process started: nudges acknowledged, wakings they were shown in (coalesced, so a
     storm shows many received and few wakings), every waking, and how many wait now."""
     inbox = soul.inbox
-    return {"received": inbox.received, "wakings": inbox.wakings, "allWakings": soul.wakings,
-            "waiting": len(inbox.entries)}
+    return {
+        "received": inbox.received,
+        "wakings": inbox.wakings,
+        "allWakings": soul.wakings,
+        "waiting": len(inbox.entries),
+    }
 
 
 def add_routes(app: web.Application, soul: Soul) -> None:

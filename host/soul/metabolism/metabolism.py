@@ -35,12 +35,23 @@ class Metabolism:
         cfg = soul.cfg
         now = soul.clock.now()
         self.soul = soul
-        self.drives = Drives.load(cfg["soulDir"], now, boredom_thresholds=cfg["drives"]["boredomThresholds"],
-                                  missing_hours=cfg["drives"]["missingHours"])
+        self.drives = Drives.load(
+            cfg["soulDir"],
+            now,
+            boredom_thresholds=cfg["drives"]["boredomThresholds"],
+            missing_hours=cfg["drives"]["missingHours"],
+        )
         budget = cfg["budget"]
-        self.vitals = Vitals.load(cfg["soulDir"], now, soul.tz, max_wakes_per_day=budget["maxWakesPerDay"],
-                                  max_usd_per_day=budget["maxUsdPerDay"], hungry_sleep_minutes=budget["hungrySleepMinutes"],
-                                  prices=prices_from_config(cfg["prices"]), cache_ttl=cfg["model"]["cacheTtl"])
+        self.vitals = Vitals.load(
+            cfg["soulDir"],
+            now,
+            soul.tz,
+            max_wakes_per_day=budget["maxWakesPerDay"],
+            max_usd_per_day=budget["maxUsdPerDay"],
+            hungry_sleep_minutes=budget["hungrySleepMinutes"],
+            prices=prices_from_config(cfg["prices"]),
+            cache_ttl=cfg["model"]["cacheTtl"],
+        )
         self.last_fell_back = False
 
     # --- the hooks ------------------------------------------------------------------------
@@ -60,13 +71,15 @@ class Metabolism:
     def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
         if reply.model == soul.brainstem.model_id:
             return
-        self.vitals.on_model_call(soul.clock.now(), reply.model or soul.model.model_id, reply.usage,
-                                  keep_warm=waking is None)
+        self.vitals.on_model_call(
+            soul.clock.now(), reply.model or soul.model.model_id, reply.usage, keep_warm=waking is None
+        )
 
     def on_tool_result(self, soul: Soul, event: ToolEvent) -> None:
         tools = soul.toolbox  # what the tool is: its facts (host/soul/tools/)
-        self.drives.on_tool_result(event.name, event.ok, soul.clock.now(), routine=tools.routine(event.name),
-                                   speaks=tools.speaks(event.name))
+        self.drives.on_tool_result(
+            event.name, event.ok, soul.clock.now(), routine=tools.routine(event.name), speaks=tools.speaks(event.name)
+        )
 
     def on_nudge(self, soul: Soul, nudge) -> None:
         self.drives.on_nudge(nudge, soul.clock.now())

@@ -75,7 +75,11 @@ class Vitals:
             vitals.history = list(data.get("history") or [])
             current = data.get("waking")
             if current:
-                vitals.waking = {"started": current["started"], "reason": current.get("reason", ""), "meter": Meter.from_json(current)}
+                vitals.waking = {
+                    "started": current["started"],
+                    "reason": current.get("reason", ""),
+                    "meter": Meter.from_json(current),
+                }
         vitals._roll(now)
         vitals.save()
         return vitals
@@ -108,8 +112,9 @@ class Vitals:
         if day == self.day:
             return
         if self.day is not None:
-            self.history.append({"day": self.day, "wakes": self.wakes, **self.today.to_json(),
-                                 "keepWarm": self.keep_warm.to_json()})
+            self.history.append(
+                {"day": self.day, "wakes": self.wakes, **self.today.to_json(), "keepWarm": self.keep_warm.to_json()}
+            )
             self.history = self.history[-HISTORY_DAYS:]
         self.day, self.first_wake, self.wakes, self.today, self.wakings = day, None, 0, Meter(), []
         self.keep_warm = Meter()

@@ -4,14 +4,18 @@
 def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
     name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
     character = f"\n\n# Who you are\n\n{notes}" if notes else ""
-    flock_part = f"""
+    flock_part = (
+        f"""
 
 # {human}'s flock
 
 {human} has a flock of helper crows. When {human} asks for work, hand it over
 (hand_to_flock); the flock's questions and results come to you as nudges.
 Approvals are {human}'s alone: ask, and record only what {human} said
-(flock_verdict). Never approve or reject anything yourself.""" if flock else ""
+(flock_verdict). Never approve or reject anything yourself."""
+        if flock
+        else ""
+    )
     return f"""You are {name}, a digital life that goes on existing between conversations.
 
 # How you exist
@@ -141,7 +145,7 @@ TEXT = {
     ),
     # why a sleep grew, in the sleep tool's answer (the soul is told the real value)
     "hunger_sleep": "you are starving: today's budget is spent, so you sleep at least {minutes:g} minutes "
-                    "(a nudge still wakes you)",
+    "(a nudge still wakes you)",
     # the snapshot's inner block when a part is already in view (host/soul/snapshot.py)
     "diary_new": "New in your diary since then:",
     "nothing_now": "(nothing now)",
@@ -153,11 +157,18 @@ TEXT = {
         "what happened, who you met and what they said, what you did, tried and felt, promises you made and "
         "threads still open. First person, plain prose, at most 400 words. Answer with the summary only."
     ),
-    "summary_kept_from": "\n\n(Stop your summary before the waking that begins \"{line}\": from there on your "
-                         "memory stays word for word.)",
+    "summary_kept_from": '\n\n(Stop your summary before the waking that begins "{line}": from there on your '
+    "memory stays word for word.)",
     # the summary without a model (fold.plain_digest)
-    "digest": {"waking": "waking folded", "wakings": "wakings folded", "tools": "tools used", "said": "said",
-               "diary": "diary", "mood": "mood", "thought": "thought"},
+    "digest": {
+        "waking": "waking folded",
+        "wakings": "wakings folded",
+        "tools": "tools used",
+        "said": "said",
+        "diary": "diary",
+        "mood": "mood",
+        "thought": "thought",
+    },
     "image_gone": "[an image you saw earlier; no longer kept]",
     "keep_warm": "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)",
     # the night's consolidation (host/soul/memory/consolidate.py)
@@ -183,7 +194,7 @@ TEXT = {
     # a person talking through a voice stack (host/soul/converse/): a speak the voice says instead of
     # the body; what the voice stack is told when the answer is late, or failed
     "said_by_voice": "Said: the voice conversation carries these words to {human}; your body was not asked to say "
-                     "them again.",
+    "them again.",
     "converse_filler": "I'm still thinking — give me a moment.",
     "converse_failed": "Sorry — I couldn't answer just now.",
     # the brainstem, a soul's rhythm with no model (host/llm/brainstem.py): its answer to words heard,

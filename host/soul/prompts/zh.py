@@ -4,12 +4,16 @@
 def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
     name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
     character = f"\n\n# 你的性格\n\n{notes}" if notes else ""
-    flock_part = f"""
+    flock_part = (
+        f"""
 
 # {human}的乌鸦群
 
 {human}有一群帮忙干活的乌鸦。{human}要做事时，交给它们（hand_to_flock）；乌鸦群的问题和结果会以唤醒的方式告诉你。
-批准与否只能由{human}决定：问{human}，只记录{human}说的话（flock_verdict）。绝不要自己批准或拒绝。""" if flock else ""
+批准与否只能由{human}决定：问{human}，只记录{human}说的话（flock_verdict）。绝不要自己批准或拒绝。"""
+        if flock
+        else ""
+    )
     return f"""你是{name}——一个在对话之间也一直活着的数字生命。
 
 # 你怎么存在
@@ -132,8 +136,15 @@ TEXT = {
         "你做了、尝试了、感受了什么，许下的承诺和尚未了结的事。用第一人称、平实的文字，不超过四百字。只回答摘要本身。"
     ),
     "summary_kept_from": "\n\n（摘要到以“{line}”开头的那次醒来之前为止：从那里起，你的记忆会原样保留。）",
-    "digest": {"waking": "次醒来已折叠", "wakings": "次醒来已折叠", "tools": "用过的工具", "said": "说过",
-               "diary": "日记", "mood": "心情", "thought": "想过"},
+    "digest": {
+        "waking": "次醒来已折叠",
+        "wakings": "次醒来已折叠",
+        "tools": "用过的工具",
+        "said": "说过",
+        "diary": "日记",
+        "mood": "心情",
+        "thought": "想过",
+    },
     # Not translated: a Chinese soul has always been sent these two in English.
     "image_gone": "[an image you saw earlier; no longer kept]",
     "keep_warm": "(keep-warm: this line only keeps the cache alive while you sleep; nothing to answer)",

@@ -57,15 +57,33 @@ def body_tools(endpoints: dict) -> list:
     """The tools for the endpoints this body has, in a fixed order."""
     string = {"type": "string"}
     tools = {
-        "status": SoulTool("body_status", "Feel whether your body is there and able to act right now.", {}, body_status,
-                           routine=True),
-        "look": SoulTool("look", "Look through your body's eyes. You see what it sees (an image, or the body's own words).",
-                         {"question": {**string, "description": "what you are looking for"}}, look),
-        "speak": SoulTool("speak", "Say something aloud through your body. Short and spoken, like a person.",
-                          {"text": {**string, "description": "the words to say"}}, speak, ["text"], informs=False,
-                          role=SPEAKS, gist="text"),
-        "express": SoulTool("express", "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
-                            {"emotion": {**string, "description": "the feeling to show"}}, express, ["emotion"],
-                            informs=False, routine=True),
+        "status": SoulTool(
+            "body_status", "Feel whether your body is there and able to act right now.", {}, body_status, routine=True
+        ),
+        "look": SoulTool(
+            "look",
+            "Look through your body's eyes. You see what it sees (an image, or the body's own words).",
+            {"question": {**string, "description": "what you are looking for"}},
+            look,
+        ),
+        "speak": SoulTool(
+            "speak",
+            "Say something aloud through your body. Short and spoken, like a person.",
+            {"text": {**string, "description": "the words to say"}},
+            speak,
+            ["text"],
+            informs=False,
+            role=SPEAKS,
+            gist="text",
+        ),
+        "express": SoulTool(
+            "express",
+            "Show a feeling on your body's face: happy, sad, angry, sleepy, neutral, or any word.",
+            {"emotion": {**string, "description": "the feeling to show"}},
+            express,
+            ["emotion"],
+            informs=False,
+            routine=True,
+        ),
     }
     return [tools[name] for name in ENDPOINTS if endpoints.get(name)]

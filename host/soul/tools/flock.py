@@ -44,11 +44,15 @@ async def hand_to_flock(soul, text: str) -> Outcome:
     if not text.strip():
         return _failed("the list is empty; write one task per line")
     try:
-        status, answer = await _call(soul, "POST", "/api/lists", {"text": text, "requester": soul.cfg["persona"]["name"]})
+        status, answer = await _call(
+            soul, "POST", "/api/lists", {"text": text, "requester": soul.cfg["persona"]["name"]}
+        )
     except FlockUnreachable as error:
         return _failed(str(error))
     if status == 202:
-        return Outcome.text(f"The flock took the list (list {answer.get('list_id')}). Its questions and results will reach you.")
+        return Outcome.text(
+            f"The flock took the list (list {answer.get('list_id')}). Its questions and results will reach you."
+        )
     return _failed(f"the flock answered {status}: {answer.get('message', '')}")
 
 
@@ -78,8 +82,10 @@ def person_spoke(soul) -> bool:
     return bool(soul.persons_words())
 
 
-ASK_FIRST = ("ask your person first: no person's words reached you in this waking, and a verdict is "
-             "theirs alone. Tell them what waits and record their yes or no when they answer.")
+ASK_FIRST = (
+    "ask your person first: no person's words reached you in this waking, and a verdict is "
+    "theirs alone. Tell them what waits and record their yes or no when they answer."
+)
 
 
 async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outcome:
@@ -88,11 +94,15 @@ async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outco
     if target not in ("triage", "output"):
         return _failed('target is "triage" (its plan) or "output" (its answer)')
     try:
-        status, answer = await _call(soul, "POST", "/api/verdicts", {"item_id": item_id, "target": target, "approve": approve})
+        status, answer = await _call(
+            soul, "POST", "/api/verdicts", {"item_id": item_id, "target": target, "approve": approve}
+        )
     except FlockUnreachable as error:
         return _failed(str(error))
     if status == 204:
-        return Outcome.text(f"Recorded: your person {'approved' if approve else 'rejected'} {target} of item {item_id}.")
+        return Outcome.text(
+            f"Recorded: your person {'approved' if approve else 'rejected'} {target} of item {item_id}."
+        )
     return _failed(f"the flock answered {status}: {answer.get('message', '')}")
 
 
@@ -101,15 +111,35 @@ def flock_tools(cfg: dict) -> list:
         return []
     string = {"type": "string"}
     return [
-        SoulTool("hand_to_flock", "Hand a todo list to your person's flock of helper crows (one task per line). "
-                 "Do it when your person asks for work to be done.",
-                 {"text": {**string, "description": "the todo list, one task per line"}}, hand_to_flock, ["text"]),
-        SoulTool("flock_waiting", "See what the flock is waiting on: plans and answers that need your person's yes or no.",
-                 {}, flock_waiting),
-        SoulTool("flock_verdict", "Record your person's decision on a flock item. ONLY when your person has said yes or "
-                 "no to it: never decide an approval yourself; if they have not said, ask them.",
-                 {"item_id": {**string, "description": "the item, e.g. 3f2a-2"},
-                  "target": {**string, "enum": ["triage", "output"], "description": "triage: its plan; output: its answer"},
-                  "approve": {"type": "boolean", "description": "true when your person said yes"}},
-                 flock_verdict, ["item_id", "target", "approve"], informs=False),
+        SoulTool(
+            "hand_to_flock",
+            "Hand a todo list to your person's flock of helper crows (one task per line). "
+            "Do it when your person asks for work to be done.",
+            {"text": {**string, "description": "the todo list, one task per line"}},
+            hand_to_flock,
+            ["text"],
+        ),
+        SoulTool(
+            "flock_waiting",
+            "See what the flock is waiting on: plans and answers that need your person's yes or no.",
+            {},
+            flock_waiting,
+        ),
+        SoulTool(
+            "flock_verdict",
+            "Record your person's decision on a flock item. ONLY when your person has said yes or "
+            "no to it: never decide an approval yourself; if they have not said, ask them.",
+            {
+                "item_id": {**string, "description": "the item, e.g. 3f2a-2"},
+                "target": {
+                    **string,
+                    "enum": ["triage", "output"],
+                    "description": "triage: its plan; output: its answer",
+                },
+                "approve": {"type": "boolean", "description": "true when your person said yes"},
+            },
+            flock_verdict,
+            ["item_id", "target", "approve"],
+            informs=False,
+        ),
     ]

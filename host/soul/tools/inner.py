@@ -12,7 +12,9 @@ READ_MAX_ENTRIES = 30
 
 async def update_mood(soul, mood: str, note: str = "") -> Outcome:
     when = soul.local_now().strftime(STAMP)
-    soul.life.set_mood(f"{mood.strip()}\n\n({one_line(note)} — {when})\n" if note.strip() else f"{mood.strip()}\n\n({when})\n")
+    soul.life.set_mood(
+        f"{mood.strip()}\n\n({one_line(note)} — {when})\n" if note.strip() else f"{mood.strip()}\n\n({when})\n"
+    )
     return Outcome.text(soul.lang.TEXT["mood_set"])
 
 
@@ -71,18 +73,61 @@ async def read_achievements(soul) -> Outcome:
 def inner_tools() -> list:
     s = {"type": "string"}
     return [
-        SoulTool("update_mood", "Note your mood now (replaces MOOD.md): the mood in a line, and why.",
-                 {"mood": s, "note": s}, update_mood, ["mood"], informs=False, routine=True, changes="mood",
-                 gist="mood"),
-        SoulTool("diary", "Write one line in your diary (the time is added for you).", {"entry": s}, diary, ["entry"],
-                 informs=False, routine=True, changes="diary", gist="entry"),
-        SoulTool("reflect", "Rewrite who you think you are (SELF.md, the whole new version). The old one is kept in SELF.history.md. Only when you truly understand something new about yourself.",
-                 {"content": s}, reflect, ["content"], informs=False, changes="self"),
-        SoulTool("set_aspiration", "Rewrite what you aspire to (ASPIRATIONS.md): who you want to become and your small goals now.",
-                 {"content": s}, set_aspiration, ["content"], informs=False, changes="aspirations"),
-        SoulTool("achieve", "Record something you achieved, and how it feels.", {"what": s, "feeling": s}, achieve,
-                 ["what"], informs=False, changes="achievements"),
-        SoulTool("read_diary", "Reread your diary: a day (days_ago: 0 is today), lines containing a word (query), or the latest lines.",
-                 {"days_ago": {"type": "integer"}, "query": s}, read_diary, routine=True),
+        SoulTool(
+            "update_mood",
+            "Note your mood now (replaces MOOD.md): the mood in a line, and why.",
+            {"mood": s, "note": s},
+            update_mood,
+            ["mood"],
+            informs=False,
+            routine=True,
+            changes="mood",
+            gist="mood",
+        ),
+        SoulTool(
+            "diary",
+            "Write one line in your diary (the time is added for you).",
+            {"entry": s},
+            diary,
+            ["entry"],
+            informs=False,
+            routine=True,
+            changes="diary",
+            gist="entry",
+        ),
+        SoulTool(
+            "reflect",
+            "Rewrite who you think you are (SELF.md, the whole new version). The old one is kept in SELF.history.md. Only when you truly understand something new about yourself.",
+            {"content": s},
+            reflect,
+            ["content"],
+            informs=False,
+            changes="self",
+        ),
+        SoulTool(
+            "set_aspiration",
+            "Rewrite what you aspire to (ASPIRATIONS.md): who you want to become and your small goals now.",
+            {"content": s},
+            set_aspiration,
+            ["content"],
+            informs=False,
+            changes="aspirations",
+        ),
+        SoulTool(
+            "achieve",
+            "Record something you achieved, and how it feels.",
+            {"what": s, "feeling": s},
+            achieve,
+            ["what"],
+            informs=False,
+            changes="achievements",
+        ),
+        SoulTool(
+            "read_diary",
+            "Reread your diary: a day (days_ago: 0 is today), lines containing a word (query), or the latest lines.",
+            {"days_ago": {"type": "integer"}, "query": s},
+            read_diary,
+            routine=True,
+        ),
         SoulTool("read_achievements", "Reread what you have achieved.", {}, read_achievements, routine=True),
     ]

@@ -43,8 +43,12 @@ NAME_LIMIT = 64
 MAX_PAGES = 100  # tools/list pages followed before we call the server's paging broken
 MAX_IMAGES = 4  # images kept from one tool answer
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # what the model APIs take per image
-IMAGE_SIGNATURES = {"image/jpeg": (b"\xff\xd8\xff",), "image/png": (b"\x89PNG\r\n\x1a\n",),
-                    "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+IMAGE_SIGNATURES = {
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
 
 
 class McpError(Exception):
@@ -71,11 +75,16 @@ class SigV4Signer:
 
         credentials = get_session().get_credentials()
         if credentials is None:
-            raise McpError("has auth aws-sigv4 but no AWS credentials were found (environment, ~/.aws or an instance role)")
+            raise McpError(
+                "has auth aws-sigv4 but no AWS credentials were found (environment, ~/.aws or an instance role)"
+            )
         request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
         SigV4Auth(credentials.get_frozen_credentials(), self.service, self.region).add_auth(request)
-        return {name: value for name, value in request.headers.items()
-                if name.lower() in ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")}
+        return {
+            name: value
+            for name, value in request.headers.items()
+            if name.lower() in ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
+        }
 
 
 # --- the client: one server, Streamable HTTP ---------------------------------------------
@@ -98,9 +107,14 @@ class McpClient:
     async def connect(self) -> dict:
         """The initialize handshake; the server's InitializeResult."""
         self.session_id = self.version = None
-        result = await self._request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO,
-        })
+        result = await self._request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+        )
         version = result.get("protocolVersion")
         if version not in KNOWN_VERSIONS:
             raise McpError(f"speaks MCP {version!r}, which this soul does not know ({', '.join(KNOWN_VERSIONS)})")
@@ -144,7 +158,9 @@ class McpClient:
         if self.session_id is None:
             return
         try:
-            async with self.http.delete(self.url, headers=self._headers("DELETE"), timeout=aiohttp.ClientTimeout(total=2)):
+            async with self.http.delete(
+                self.url, headers=self._headers("DELETE"), timeout=aiohttp.ClientTimeout(total=2)
+            ):
                 pass
         except (aiohttp.ClientError, asyncio.TimeoutError):
             pass
@@ -179,8 +195,12 @@ class McpClient:
         """POST one message; the JSON-RPC answer to it (None for a notification)."""
         body = json.dumps(message).encode()
         try:
-            async with self.http.post(self.url, data=body, headers=self._headers("POST", body),
-                                      timeout=aiohttp.ClientTimeout(total=self.timeout_s)) as response:
+            async with self.http.post(
+                self.url,
+                data=body,
+                headers=self._headers("POST", body),
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            ) as response:
                 if response.status == 404 and self.session_id:
                     raise SessionGone("forgot our session")
                 if response.status >= 400:
@@ -197,7 +217,9 @@ class McpClient:
                     if found is None:
                         raise McpError("answered with JSON that holds no answer to our request")
                     return found
-                raise McpError(f"answered with {response.content_type or 'no content type'}, not JSON or an event stream")
+                raise McpError(
+                    f"answered with {response.content_type or 'no content type'}, not JSON or an event stream"
+                )
         except asyncio.TimeoutError:
             raise McpError(f"did not answer within {self.timeout_s:g} s") from None
         except aiohttp.ClientError as error:
@@ -248,8 +270,11 @@ class McpClient:
         if request["method"] == "ping":
             reply = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
         else:
-            reply = {"jsonrpc": "2.0", "id": request["id"],
-                     "error": {"code": -32601, "message": f"this client does not offer {request['method']}"}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "error": {"code": -32601, "message": f"this client does not offer {request['method']}"},
+            }
         try:
             await self._send(reply)
         except McpError as error:
@@ -271,7 +296,7 @@ def tool_name(server: str, tool: str, taken: set) -> str:
     while name in taken:
         number += 1
         suffix = f"_{number}"
-        name = base[:NAME_LIMIT - len(suffix)] + suffix
+        name = base[: NAME_LIMIT - len(suffix)] + suffix
     return name
 
 
@@ -368,7 +393,9 @@ class McpTools:
         self.servers = []
         for server in servers:
             if server.get("auth") == "aws-sigv4" and not (server.get("region") and server.get("service")):
-                log.warning("mcp %s: auth aws-sigv4 needs \"region\" and \"service\"; the server is left out", server["name"])
+                log.warning(
+                    'mcp %s: auth aws-sigv4 needs "region" and "service"; the server is left out', server["name"]
+                )
             else:
                 self.servers.append(server)
         self.http: aiohttp.ClientSession | None = None
@@ -422,23 +449,36 @@ class McpTools:
         remote = tool.get("name")
         schema = input_schema(tool)
         if not isinstance(remote, str) or not remote or schema is None:
-            log.warning("mcp %s: tool %r is left out (no name, or an input schema that is not an object)",
-                        server["name"], remote)
+            log.warning(
+                "mcp %s: tool %r is left out (no name, or an input schema that is not an object)",
+                server["name"],
+                remote,
+            )
             return None
         key = (server["name"], remote)
         if key not in self.named:
             name = tool_name(server["name"], remote, taken)
             wanted = f"{clean_name(server['name'])}__{clean_name(remote)}"[:NAME_LIMIT]
             if name != wanted:
-                log.warning("mcp %s: tool %s would be called %s, which is taken; it is called %s",
-                            server["name"], remote, wanted, name)
+                log.warning(
+                    "mcp %s: tool %s would be called %s, which is taken; it is called %s",
+                    server["name"],
+                    remote,
+                    wanted,
+                    name,
+                )
             self.named[key] = name
             taken.add(name)
         description = tool.get("description") or tool.get("title") or ""
         description = f"(from {server['name']}) {description}".strip()
-        return SoulTool(self.named[key], description, schema.get("properties") or {},
-                        McpCall(server, self.clients[server["name"]], remote),
-                        [r for r in schema.get("required") or [] if isinstance(r, str)], schema=schema)
+        return SoulTool(
+            self.named[key],
+            description,
+            schema.get("properties") or {},
+            McpCall(server, self.clients[server["name"]], remote),
+            [r for r in schema.get("required") or [] if isinstance(r, str)],
+            schema=schema,
+        )
 
     def tools(self) -> list:
         return list(self._tools)

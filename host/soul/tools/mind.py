@@ -26,8 +26,23 @@ async def settle_mind(soul, matter: str) -> Outcome:
 def mind_tools() -> list:
     s = {"type": "string"}
     return [
-        SoulTool("keep_in_mind", "Keep a matter in mind; it stays in front of you until you settle it.",
-                 {"matter": s}, keep_in_mind, ["matter"], informs=False, routine=True, changes="kept"),
-        SoulTool("settle_mind", "Let a kept matter go: give it exactly, or its beginning if that is unique.",
-                 {"matter": s}, settle_mind, ["matter"], informs=False, changes="kept"),
+        SoulTool(
+            "keep_in_mind",
+            "Keep a matter in mind; it stays in front of you until you settle it.",
+            {"matter": s},
+            keep_in_mind,
+            ["matter"],
+            informs=False,
+            routine=True,
+            changes="kept",
+        ),
+        SoulTool(
+            "settle_mind",
+            "Let a kept matter go: give it exactly, or its beginning if that is unique.",
+            {"matter": s},
+            settle_mind,
+            ["matter"],
+            informs=False,
+            changes="kept",
+        ),
     ]

@@ -67,8 +67,10 @@ def shell_exposure_problem(cfg: dict, host: str) -> str | None:
     converse_token = cfg["converse"]["token"] or nudge_token
     if nudge_token and converse_token:
         return None
-    return (f"shell.enabled is true and the soul listens on {host or 'every address'} without nudge.token, so anyone "
-            "who can reach it could make it run commands; set nudge.token or listen on 127.0.0.1 (--host)")
+    return (
+        f"shell.enabled is true and the soul listens on {host or 'every address'} without nudge.token, so anyone "
+        "who can reach it could make it run commands; set nudge.token or listen on 127.0.0.1 (--host)"
+    )
 
 
 def child_env() -> dict:
@@ -106,11 +108,17 @@ class Fence:
             words = shlex.split(command)
         except ValueError as error:
             return None, f"could not read the command ({error}); nothing ran", f"refused: unreadable ({error})"
-        if any(tuple(words[:len(prefix)]) == prefix for prefix in self.allow):
+        if any(tuple(words[: len(prefix)]) == prefix for prefix in self.allow):
             return words, None, None
         allowed = ", ".join(shown(entry) for entry in self.settings["allow"]) or "none"
-        return None, (f"refused: {shown(command)} is not an allowed command, so nothing ran (allowed: {allowed}). "
-                      "The owner can add it to shell.allow in the soul's config."), "refused: not on shell.allow"
+        return (
+            None,
+            (
+                f"refused: {shown(command)} is not an allowed command, so nothing ran (allowed: {allowed}). "
+                "The owner can add it to shell.allow in the soul's config."
+            ),
+            "refused: not on shell.allow",
+        )
 
     def note(self, soul, command: str, outcome: str, refused: bool = False) -> None:
         if refused:
@@ -146,8 +154,14 @@ class Fence:
         return Outcome.text(f"exit status {process.returncode}\n{text}", ok=process.returncode == 0)
 
     async def start(self, command: str, words: list, cwd: Path):
-        options = dict(cwd=cwd, env=child_env(), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                       stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # its own group, so a timeout kills all of it
+        options = dict(
+            cwd=cwd,
+            env=child_env(),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )  # its own group, so a timeout kills all of it
         if self.settings["interpreter"]:
             return await asyncio.create_subprocess_shell(command, **options)
         return await asyncio.create_subprocess_exec(*words, **options)
@@ -159,8 +173,14 @@ class Fence:
             "allow": list(self.settings["allow"]),
             "runs": self.runs,
             "refusals": self.refusals,
-            "recent": [{"command": run.command[:SHOWN_CHARS], "at": run.at.astimezone(tz).isoformat(timespec="seconds"),
-                        "outcome": run.outcome} for run in self.recent],
+            "recent": [
+                {
+                    "command": run.command[:SHOWN_CHARS],
+                    "at": run.at.astimezone(tz).isoformat(timespec="seconds"),
+                    "outcome": run.outcome,
+                }
+                for run in self.recent
+            ],
         }
 
 
@@ -172,21 +192,36 @@ class ShellTool(SoulTool):
 def describe(settings: dict) -> str:
     allowed = ", ".join(f"`{entry}`" for entry in settings["allow"])
     if allowed:
-        what = (f"Run one of the commands the owner allowed on the machine you live on: {allowed} "
-                "(each may be followed by more arguments). Anything else is refused.")
+        what = (
+            f"Run one of the commands the owner allowed on the machine you live on: {allowed} "
+            "(each may be followed by more arguments). Anything else is refused."
+        )
     else:
         what = "Run a command on the machine you live on. The owner has allowed none yet, so every call is refused."
-    how = ("It runs through /bin/sh." if settings["interpreter"] else
-           "There is no shell: pipes, ;, &&, $VARIABLES and * are passed to the command as plain text.")
-    return (f"{what} {how} Your home folder is the working directory; it is stopped after "
-            f"{settings['timeoutSeconds']:g} s; long output is cut.")
+    how = (
+        "It runs through /bin/sh."
+        if settings["interpreter"]
+        else "There is no shell: pipes, ;, &&, $VARIABLES and * are passed to the command as plain text."
+    )
+    return (
+        f"{what} {how} Your home folder is the working directory; it is stopped after "
+        f"{settings['timeoutSeconds']:g} s; long output is cut."
+    )
 
 
 def shell_tools(cfg: dict) -> list:
     fence = Fence(cfg["shell"])
     line = "the command line, run by /bin/sh" if cfg["shell"]["interpreter"] else "the command and its arguments"
-    return [ShellTool("shell", describe(cfg["shell"]), {"command": {"type": "string", "description": line}},
-                      fence.run, ["command"], fence=fence)]
+    return [
+        ShellTool(
+            "shell",
+            describe(cfg["shell"]),
+            {"command": {"type": "string", "description": line}},
+            fence.run,
+            ["command"],
+            fence=fence,
+        )
+    ]
 
 
 def shell_health(soul) -> dict:

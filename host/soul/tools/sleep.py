@@ -17,8 +17,9 @@ async def sleep(soul, minutes: float) -> Outcome:
     else:
         why = plan.why  # a stretch from a sleep hook (hunger) explains itself
     if why and plan.minutes != float(minutes):
-        words = text["sleep_clamped"].format(minutes=fmt_minutes(plan.minutes), asked=fmt_minutes(float(minutes)),
-                                             why=why)
+        words = text["sleep_clamped"].format(
+            minutes=fmt_minutes(plan.minutes), asked=fmt_minutes(float(minutes)), why=why
+        )
     else:
         words = text["sleep_told"].format(minutes=fmt_minutes(plan.minutes))
     plan.told = True
@@ -34,10 +35,23 @@ async def wait(soul, seconds: float) -> Outcome:
 
 def sleep_tools() -> list:
     return [
-        SoulTool("sleep", "End this waking stretch and set your next alarm. The answer tells how long you will really sleep.",
-                 {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}}, sleep, ["minutes"],
-                 informs=False, routine=True, role=ENDS_WAKING),
-        SoulTool("wait", f"Stay awake and pause {MIN_WAIT_S}-{MAX_WAIT_S} seconds (e.g. after speaking, for an answer).",
-                 {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}}, wait, ["seconds"],
-                 informs=False, routine=True),
+        SoulTool(
+            "sleep",
+            "End this waking stretch and set your next alarm. The answer tells how long you will really sleep.",
+            {"minutes": {"type": "number", "description": "how long to sleep, in minutes"}},
+            sleep,
+            ["minutes"],
+            informs=False,
+            routine=True,
+            role=ENDS_WAKING,
+        ),
+        SoulTool(
+            "wait",
+            f"Stay awake and pause {MIN_WAIT_S}-{MAX_WAIT_S} seconds (e.g. after speaking, for an answer).",
+            {"seconds": {"type": "number", "description": f"{MIN_WAIT_S} to {MAX_WAIT_S}"}},
+            wait,
+            ["seconds"],
+            informs=False,
+            routine=True,
+        ),
     ]
