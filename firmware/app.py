@@ -9,6 +9,7 @@ while starting (each after one log line, no traceback).
 """
 
 import asyncio
+import gc
 import sys
 
 import slots
@@ -55,6 +56,7 @@ def pick_hal(name, config):
     if name == "auto":
         try:
             import M5  # noqa: F401  (only UIFlow2 firmware has it)
+
             name = "uiflow"
         except ImportError:
             name = "generic"
@@ -76,9 +78,17 @@ async def run(options):
     Updates = None
     if config["token"]:
         from core.ota import Updates
+
+        gc.collect()
     # Imported here, not at the top, so running out of memory while loading them is caught by main().
+    # A collection after each: compiling leaves garbage, and the next module's code should fill its room
+    # rather than scatter holes among what lives for good (a fragmented heap refuses the next large body).
     from body import Body
+
+    gc.collect()
     from links import SerialLink, http_app
+
+    gc.collect()
 
     if options["hal"]:
         config["hal"] = options["hal"]
@@ -130,8 +140,16 @@ async def serve(app, host, port, hal_name, checkpoint=None):
         await asyncio.sleep(0.02)
     if refused:
         raise ListenError("cannot listen on " + host + ":" + str(port) + ": " + str(refused[0]))
-    log("serving Body Protocol v1 on", host + ":" + str(port), "hal", hal_name, "firmware", str(slots.running["version"]),
-        "slot", slots.running["slot"])
+    log(
+        "serving Body Protocol v1 on",
+        host + ":" + str(port),
+        "hal",
+        hal_name,
+        "firmware",
+        str(slots.running["version"]),
+        "slot",
+        slots.running["slot"],
+    )
     slots.confirm(checkpoint)
     await server
 

@@ -17,9 +17,9 @@ import json
 import os
 import sys
 
-LOADER = 1             # the loader's version: boot.py, main.py and this file change only by cable
-TRIES = 3              # boots a new set gets to reach "serving" before boot.py switches back
-RESTART_EXIT = 5       # where there is no machine.reset() (the unix port): exit with this, the simulator restarts it
+LOADER = 1  # the loader's version: boot.py, main.py and this file change only by cable
+TRIES = 3  # boots a new set gets to reach "serving" before boot.py switches back
+RESTART_EXIT = 5  # where there is no machine.reset() (the unix port): exit with this, the simulator restarts it
 ROOT_SLOT = "root"
 SLOTS = ("a", "b")
 POINTER = "ota/pointer.json"
@@ -104,6 +104,7 @@ def restart():
     """Reset the board: machine.reset() on the robot; elsewhere exit RESTART_EXIT and let the simulator start it again."""
     try:
         import machine
+
         reset = machine.reset
     except (ImportError, AttributeError):
         reset = None
@@ -114,17 +115,31 @@ def restart():
 
 def _cut(text):
     text = str(text)
-    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 3] + "..."
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
 def roll_back(pointer, reason, checkpoint=None):
     """Point back at the set that ran before `pointer`'s, keeping why; returns the new pointer."""
     back = pointer.get("previous") or ROOT_SLOT
     note = {"slot": pointer["active"], "version": pointer.get("version"), "reason": _cut(reason)}
-    log("rolled back: the update to", str(note["version"]), "(slot " + note["slot"] + ")", note["reason"] + ";",
-        "booting", str(pointer.get("previous_version")), "(slot " + back + ")")
-    new = {"active": back, "version": pointer.get("previous_version"), "previous": None, "previous_version": None,
-           "trial": False, "boots": 0, "rolled_back": note}
+    log(
+        "rolled back: the update to",
+        str(note["version"]),
+        "(slot " + note["slot"] + ")",
+        note["reason"] + ";",
+        "booting",
+        str(pointer.get("previous_version")),
+        "(slot " + back + ")",
+    )
+    new = {
+        "active": back,
+        "version": pointer.get("previous_version"),
+        "previous": None,
+        "previous_version": None,
+        "trial": False,
+        "boots": 0,
+        "rolled_back": note,
+    }
     write(new, checkpoint)
     return new
 
@@ -179,23 +194,43 @@ def start(argv):
     running["dir"] = folder
     running["version"] = None if slot == ROOT_SLOT else pointer.get("version")
     running["trial"] = trial
+    _pack()
     try:
         import app
+
         app.main(argv)
     except BaseException as failure:
         code = failure.args[0] if isinstance(failure, SystemExit) and failure.args else None
-        if isinstance(failure, KeyboardInterrupt) or code == RESTART_EXIT or (isinstance(failure, SystemExit) and not code):
+        if (
+            isinstance(failure, KeyboardInterrupt)
+            or code == RESTART_EXIT
+            or (isinstance(failure, SystemExit) and not code)
+        ):
             raise
         if running["trial"] and not running["served"]:
             if hasattr(sys, "print_exception"):
                 sys.print_exception(failure)
-            what = "exited with " + str(code) if isinstance(failure, SystemExit) else type(failure).__name__ + ": " + str(failure)
+            what = (
+                "exited with " + str(code)
+                if isinstance(failure, SystemExit)
+                else type(failure).__name__ + ": " + str(failure)
+            )
             roll_back(read() or pointer, "it failed before serving: " + what)
             restart()
         raise
     if running["trial"] and not running["served"]:
         roll_back(read() or pointer, "it stopped before serving")
         restart()
+
+
+def _pack():
+    """Collect now: what comes next is long-lived, and lands in the room the loader's garbage leaves, packed."""
+    try:
+        import gc
+
+        gc.collect()
+    except ImportError:
+        pass
 
 
 def confirm(checkpoint=None):
@@ -225,9 +260,14 @@ def state():
     previous = None
     if pointer and not boots_root(pointer) and pointer.get("previous"):
         previous = {"slot": pointer["previous"], "version": pointer.get("previous_version")}
-    return {"slot": running["slot"], "trial": running["trial"], "previous": previous,
-            "rolled_back": rolled_back(), "loader": LOADER,
-            "pending": active_slot(pointer) != running["slot"]}
+    return {
+        "slot": running["slot"],
+        "trial": running["trial"],
+        "previous": previous,
+        "rolled_back": rolled_back(),
+        "loader": LOADER,
+        "pending": active_slot(pointer) != running["slot"],
+    }
 
 
 def staging_slot():
@@ -243,8 +283,19 @@ def prepare(slot, checkpoint=None):
     """
     pointer = read()
     if pointer is None:
-        write({"active": ROOT_SLOT, "version": running["version"], "previous": None, "previous_version": None,
-               "trial": False, "boots": 0, "rolled_back": None}, checkpoint, "begin")
+        write(
+            {
+                "active": ROOT_SLOT,
+                "version": running["version"],
+                "previous": None,
+                "previous_version": None,
+                "trial": False,
+                "boots": 0,
+                "rolled_back": None,
+            },
+            checkpoint,
+            "begin",
+        )
     elif not boots_root(pointer) and pointer.get("previous") == slot:
         pointer["previous"] = None
         pointer["previous_version"] = None
@@ -253,5 +304,16 @@ def prepare(slot, checkpoint=None):
 
 def switch(slot, version, checkpoint=None):
     """The one atomic step: `slot` (staged and verified) boots next, on trial; the running set stays as previous."""
-    write({"active": slot, "version": version, "previous": running["slot"], "previous_version": running["version"],
-           "trial": True, "boots": 0, "rolled_back": None}, checkpoint, "switch")
+    write(
+        {
+            "active": slot,
+            "version": version,
+            "previous": running["slot"],
+            "previous_version": running["version"],
+            "trial": True,
+            "boots": 0,
+            "rolled_back": None,
+        },
+        checkpoint,
+        "switch",
+    )

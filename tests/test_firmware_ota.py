@@ -8,6 +8,7 @@ the power is cut exactly there. The host side is soulstack.flash.wifi, the code
 `soulstack flash --over-wifi` runs.
 """
 
+import asyncio
 import hashlib
 import json
 import os
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import unused_port
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from soulstack.firmware import FIRMWARE_DIR, slots
 from soulstack.firmware.core import ota
@@ -36,8 +39,13 @@ SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 
 def unix_mpy():
     """The unix port's sys.implementation._mpy: what the simulated robot reports."""
-    out = subprocess.run([find_tool("micropython"), "-c", compiled.PROBE], capture_output=True, text=True, timeout=30,
-                         env=dict(os.environ, MICROPYPATH=".frozen")).stdout
+    out = subprocess.run(
+        [find_tool("micropython"), "-c", compiled.PROBE],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, MICROPYPATH=".frozen"),
+    ).stdout
     return compiled.parse_probe(out)
 
 
@@ -61,8 +69,10 @@ def sets(tmp_path_factory):
         change(folder)
         made[name] = folder
 
-    variant("one_file", lambda f: mpy_cross((FIRMWARE_DIR / "core/log.py").read_text() + "\nVARIANT = 1\n",
-                                            f / "core/log.mpy"))
+    variant(
+        "one_file",
+        lambda f: mpy_cross((FIRMWARE_DIR / "core/log.py").read_text() + "\nVARIANT = 1\n", f / "core/log.mpy"),
+    )
 
     def raises_at_import(folder):
         (folder / "app.mpy").unlink()
@@ -138,6 +148,17 @@ def wait_for(predicate, seconds=20, what="it"):
 
 def update(simulator, folder, wait_s=20):
     return wifi.Update(simulator.url, TOKEN, wait_s=wait_s, out=open(os.devnull, "w"), prebuilt=folder).run()
+
+
+def begin_body(entries, version="hostile"):
+    """/firmware/begin's text: "version V", then "file SHA256 SIZE PATH" a line."""
+    return "".join(
+        [f"version {version}\n"] + [f"file {e['sha256']} {e['size']} {e['path']}\n" for e in entries]
+    ).encode()
+
+
+def begin(simulator, entries, version="hostile"):
+    return simulator.robot.post("/firmware/begin", data=begin_body(entries, version), kind="text/plain")
 
 
 def pointer(simulator):
@@ -219,8 +240,10 @@ def test_on_the_uiflow_hal_a_rollback_shows_on_the_canvas(robot_factory, sets):
     with pytest.raises(FlashError, match="broken on purpose"):
         update(robot, sets["raises"])
     assert info(robot)["version"] == old and online(robot)
-    shown = wait_for(lambda: [c["text"] for c in robot.calls("Canvas.drawString") if c["x"] == 4 and c["y"] == 2],
-                     what="the error line")
+    shown = wait_for(
+        lambda: [c["text"] for c in robot.calls("Canvas.drawString") if c["x"] == 4 and c["y"] == 2],
+        what="the error line",
+    )
     assert shown[-1].startswith("update rolled back")  # the red line at the top, as wide as the screen allows
 
 
@@ -247,7 +270,9 @@ def start_update_in_background(robot, folder):
 
     def run():
         try:
-            outcome["report"] = wifi.Update(robot.url, TOKEN, wait_s=5, out=open(os.devnull, "w"), prebuilt=folder).run()
+            outcome["report"] = wifi.Update(
+                robot.url, TOKEN, wait_s=5, out=open(os.devnull, "w"), prebuilt=folder
+            ).run()
         except Exception as error:  # the power is cut under it
             outcome["error"] = error
 
@@ -256,14 +281,17 @@ def start_update_in_background(robot, folder):
     return thread, outcome
 
 
-@pytest.mark.parametrize("where, boots", [
-    ("piece-half-written", "old"),   # mid-upload: a file half written in the staging slot
-    ("verified", "old"),             # mid-switch: every file checked, the pointer not yet written
-    ("begin:pointer-written", "old"),   # starting the upload: the pointer made to name the running set
-    ("switch:pointer-written", "old"),  # mid-switch: the new pointer in its temporary file, not renamed yet
-    ("switch:pointer-renamed", "new"),  # mid-switch: renamed, the answer not yet sent
-    ("confirm:pointer-written", "new"),  # the new set serves and is being kept: it is on trial still, and boots
-])
+@pytest.mark.parametrize(
+    "where, boots",
+    [
+        ("piece-half-written", "old"),  # mid-upload: a file half written in the staging slot
+        ("verified", "old"),  # mid-switch: every file checked, the pointer not yet written
+        ("begin:pointer-written", "old"),  # starting the upload: the pointer made to name the running set
+        ("switch:pointer-written", "old"),  # mid-switch: the new pointer in its temporary file, not renamed yet
+        ("switch:pointer-renamed", "new"),  # mid-switch: renamed, the answer not yet sent
+        ("confirm:pointer-written", "new"),  # the new set serves and is being kept: it is on trial still, and boots
+    ],
+)
 def test_a_power_cut_during_an_update_boots_a_complete_set(robot_factory, sets, tmp_path, where, boots):
     halted = tmp_path / "halted"
     robot = robot_factory(fake={"halt_at": where, "halt_file": str(halted)})
@@ -317,13 +345,17 @@ def raw(port, head: str, body: bytes = b"", half_close=True, timeout=10) -> tupl
 def test_a_wrong_or_missing_token_is_401_and_writes_nothing(robot_factory, sets):
     robot = robot_factory()
     files = wifi.set_files(sets["good"])
-    begin = {"version": "x", "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files]}
+    listing = begin_body([{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files], "x")
     for token in ("wrong", ""):
         intruder = wifi.Robot(robot.url, token)
-        for action, body in (("info", {}), ("begin", begin), ("switch", {"stage": "1", "version": "x"})):
+        for action, body in (("info", {}), ("switch", {"stage": "1", "version": "x"})):
             status, answer = intruder.post("/firmware/" + action, body)
             assert status == 401 and "token" in answer["message"], (token, action)
-        status, _ = intruder.post("/firmware/file", data=b"x" * 100, query={"stage": "1", "path": "app.mpy", "offset": 0})
+        status, answer = intruder.post("/firmware/begin", data=listing, kind="text/plain")
+        assert status == 401 and "token" in answer["message"], token
+        status, _ = intruder.post(
+            "/firmware/file", data=b"x" * 100, query={"stage": "1", "path": "app.mpy", "offset": 0}
+        )
         assert status == 401
     assert not (robot.flash / "ota").exists() and info(robot)["staged"] is None
 
@@ -335,9 +367,24 @@ def test_a_robot_without_a_token_takes_no_update(robot_factory):
     assert not (robot.flash / "ota").exists()
 
 
-HOSTILE_PATHS = ["../boot.py", "/etc/passwd.py", "core/../../x.py", "a//b.py", ".hidden.py", "core/.x.mpy",
-                 "a\\b.py", "notes.txt", "main.py", "boot.mpy", "slots.py", "x" * 70 + ".py", "a/b/c/d.py",
-                 "é.py", "core/", ""]
+HOSTILE_PATHS = [
+    "../boot.py",
+    "/etc/passwd.py",
+    "core/../../x.py",
+    "a//b.py",
+    ".hidden.py",
+    "core/.x.mpy",
+    "a\\b.py",
+    "notes.txt",
+    "main.py",
+    "boot.mpy",
+    "slots.py",
+    "x" * 70 + ".py",
+    "a/b/c/d.py",
+    "é.py",
+    "core/",
+    "",
+]
 
 
 def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, sets):
@@ -346,30 +393,46 @@ def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, 
     files = wifi.set_files(sets["good"])
     entries = [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files]
 
-    def begin(listing, version="hostile"):
-        return robot.robot.post("/firmware/begin", {"version": version, "files": listing})
+    def send_list(listing, version="hostile"):
+        return begin(robot, listing, version)
 
     for path in HOSTILE_PATHS:
-        status, answer = begin(entries + [{"path": path, "size": 1, "sha256": "0" * 64}])
+        status, answer = send_list(entries + [{"path": path, "size": 1, "sha256": "0" * 64}])
         assert status == 400, (path, status, answer)
     assert not (robot.flash / "ota").exists()  # refused before anything was written
     refusals = {
         "a huge file": (entries + [{"path": "big.py", "size": ota.MAX_FILE_BYTES + 1, "sha256": "0" * 64}], 413),
-        "too many files": ([{"path": f"f{i}.py", "size": 1, "sha256": "0" * 64} for i in range(ota.MAX_FILES)]
-                           + entries[:1], 413),
-        "too much in all": ([{"path": f"f{i}.py", "size": ota.MAX_FILE_BYTES, "sha256": "0" * 64} for i in range(9)]
-                            + entries[:1], 413),
+        "too many files": (
+            [{"path": f"f{i}.py", "size": 1, "sha256": "0" * 64} for i in range(ota.MAX_FILES)] + entries[:1],
+            413,
+        ),
+        "too much in all": (
+            [{"path": f"f{i}.py", "size": ota.MAX_FILE_BYTES, "sha256": "0" * 64} for i in range(9)] + entries[:1],
+            413,
+        ),
         "no app": ([e for e in entries if not e["path"].startswith("app.")], 400),
         "twice": (entries + entries[:1], 400),
         "a bad sha256": (entries[:-1] + [dict(entries[-1], sha256="zz" * 32)], 400),
         "a negative size": (entries[:-1] + [dict(entries[-1], size=-1)], 400),
     }
     for case, (listing, expected) in refusals.items():
-        status, answer = begin(listing)
+        status, answer = send_list(listing)
         assert status == expected, (case, status, answer)
-    assert robot.robot.post("/firmware/begin", {"version": "", "files": entries})[0] == 400
-    status, answer = robot.robot.post("/firmware/begin", [1, 2])
-    assert status == 400
+    good_lines = begin_body(entries)
+    for case, text in {
+        "no version line": good_lines.split(b"\n", 1)[1],
+        "a line of something else": good_lines + b"rm -rf /\n",
+        "a path with a space": good_lines + b"file " + b"0" * 64 + b" 1 a b.py\n",
+        "a size with a sign": good_lines + b"file " + b"0" * 64 + b" +1 x.py\n",
+        "an empty file's wrong sha256": good_lines + b"file " + b"0" * 64 + b" 0 x.py\n",
+        "a line over 200 bytes": good_lines + b"file " + b"0" * 300 + b"\n",
+        "not UTF-8": good_lines + b"file \xff\xfe\n",
+        "nothing": b"",
+    }.items():
+        status, answer = robot.robot.post("/firmware/begin", data=text, kind="text/plain")
+        assert status == 400, (case, status, answer)
+    status, answer = robot.robot.post("/firmware/begin", {"version": "v", "files": entries})  # JSON: not the list
+    assert status == 415
     assert not (robot.flash / "ota").exists()
 
     # Not enough flash: checked before anything is written.
@@ -377,7 +440,7 @@ def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, 
     robot.power_cut()
     robot.start()
     robot.wait_until_serving()
-    status, answer = begin(entries)
+    status, answer = send_list(entries)
     assert status == 413 and "KB of flash" in answer["message"] and not (robot.flash / "ota").exists()
     robot.configure(flash_free=None)
     robot.power_cut()
@@ -386,7 +449,7 @@ def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, 
 
     # A begun upload: every bad piece is refused, and the running set is never written.
     lying = dict(entries[-1], sha256=hashlib.sha256(b"something else").hexdigest())
-    status, started = begin(entries[:-1] + [lying])
+    status, started = send_list(entries[:-1] + [lying])
     assert status == 200
     stage, port = started["stage"], int(robot.url.rsplit(":", 1)[1])
     target = next(f for f in files if f.path == lying["path"])
@@ -396,26 +459,28 @@ def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, 
     def piece(payload, **changes):
         return robot.robot.post("/firmware/file", data=payload, query=dict(query, **changes))
 
-    assert piece(data, offset=5)[0] == 409                                   # not where the file continues
-    assert piece(data, stage="1-nope")[0] == 409                              # another upload's piece
-    assert piece(data, path="../boot.py")[0] == 400                           # not one of the files
-    assert piece(data + b"more")[0] == 413                                    # past the file's declared size
-    status, answer = piece(data)                                              # whole, but not what was declared
+    assert piece(data, offset=5)[0] == 409  # not where the file continues
+    assert piece(data, stage="1-nope")[0] == 409  # another upload's piece
+    assert piece(data, path="../boot.py")[0] == 400  # not one of the files
+    assert piece(data + b"more")[0] == 413  # past the file's declared size
+    status, answer = piece(data)  # whole, but not what was declared
     assert status == 400 and "sha256" in answer["message"]
-    head = (f"POST /firmware/file?stage={stage}&path={target.path}&offset=0 HTTP/1.1\r\nHost: x\r\n"
-            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/octet-stream\r\nContent-Length: ")
-    status, answer = raw(port, head + str(len(data)), data[:100])            # torn: the sender stops and closes
+    head = (
+        f"POST /firmware/file?stage={stage}&path={target.path}&offset=0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+    )
+    status, answer = raw(port, head + str(len(data)), data[:100])  # torn: the sender stops and closes
     assert status == 400 and "cut short" in answer["message"]
-    assert raw(port, head + "20000")[0] == 413                               # over microdot's body limit
+    assert raw(port, head + "20000")[0] == 413  # over microdot's body limit
     text_plain = head.replace("application/octet-stream", "text/plain")
     assert raw(port, text_plain + "3", b"abc")[0] == 415
     for other in files:  # everything else arrives whole
         if other.path in started["needed"] and other is not target:
             for offset in range(0, other.size, ota.PIECE_BYTES):
-                chunk = other.local.read_bytes()[offset:offset + ota.PIECE_BYTES]
+                chunk = other.local.read_bytes()[offset : offset + ota.PIECE_BYTES]
                 assert piece(chunk, path=other.path, offset=offset)[0] == 200
     status, answer = robot.robot.post("/firmware/switch", {"stage": stage, "version": "hostile"})
-    assert status == 409 and answer["missing"] == [target.path]              # the lying file never completed
+    assert status == 409 and answer["missing"] == [target.path]  # the lying file never completed
     assert robot.robot.post("/firmware/switch", {"stage": stage, "version": "other"})[0] == 409
 
     after = info(robot)
@@ -427,12 +492,13 @@ def test_hostile_uploads_are_refused_with_4xx_and_change_nothing(robot_factory, 
 def test_a_piece_that_stops_coming_is_answered_408_and_dropped(robot_factory, sets):
     robot = robot_factory()
     files = wifi.set_files(sets["good"])
-    status, started = robot.robot.post("/firmware/begin", {"version": "slow", "files": [
-        {"path": f.path, "size": f.size, "sha256": f.sha256} for f in files]})
+    status, started = begin(robot, [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files], "slow")
     target = files[0]
-    head = (f"POST /firmware/file?stage={started['stage']}&path={target.path}&offset=0 HTTP/1.1\r\nHost: x\r\n"
-            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/octet-stream\r\n"
-            f"Content-Length: {target.size}")
+    head = (
+        f"POST /firmware/file?stage={started['stage']}&path={target.path}&offset=0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/octet-stream\r\n"
+        f"Content-Length: {target.size}"
+    )
     took = time.monotonic()
     status, answer = raw(int(robot.url.rsplit(":", 1)[1]), head, target.local.read_bytes()[:50], half_close=False)
     assert status == 408 and time.monotonic() - took < 9
@@ -444,8 +510,15 @@ def test_a_piece_that_stops_coming_is_answered_408_and_dropped(robot_factory, se
 
 
 def soulstack(*args, env=None, timeout=120):
-    return subprocess.run([*SOULSTACK, "flash", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [*SOULSTACK, "flash", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ, **(env or {})),
+    )
 
 
 def test_soulstack_flash_over_wifi_prints_each_step_and_updates(robot_factory, tmp_path):
@@ -520,8 +593,13 @@ def test_the_cable_upload_makes_the_root_set_boot_again(tmp_path):
     (flash / "ota" / "pointer.json.new").write_text("{")
     last = plan.upload_commands(str(flash) + "/")[-1]
     assert last[0] == "exec"
-    result = subprocess.run([find_tool("micropython"), "-c", last[1]], capture_output=True, text=True, timeout=30,
-                            env=dict(os.environ, MICROPYPATH=".frozen"))
+    result = subprocess.run(
+        [find_tool("micropython"), "-c", last[1]],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, MICROPYPATH=".frozen"),
+    )
     assert result.returncode == 0 and not list((flash / "ota").iterdir())
 
 
@@ -538,6 +616,75 @@ def test_the_fuzz_suite_sends_its_corpus_to_every_firmware_endpoint():
     sys.path.insert(0, str(ROOT))
     from tools import fuzzkit
 
-    covered = {endpoint.path.split("?")[0].rsplit("/", 1)[1] for endpoint in fuzzkit.SIM_ENDPOINTS
-               if endpoint.path.startswith("/firmware/")}
+    covered = {
+        endpoint.path.split("?")[0].rsplit("/", 1)[1]
+        for endpoint in fuzzkit.SIM_ENDPOINTS
+        if endpoint.path.startswith("/firmware/")
+    }
     assert covered == set(ota.ACTIONS)
+
+
+class Streamed:
+    """A request body as links.Arriving hands it to core/ota.py: `length`, `body_left`, `readinto`."""
+
+    def __init__(self, data: bytes, arrives: int | None = None):
+        self.data = data[: len(data) if arrives is None else arrives]
+        self.length = self.body_left = len(data)
+
+    async def readinto(self, view):
+        count = min(len(view), self.body_left, len(self.data))
+        view[:count] = self.data[:count]
+        self.data = self.data[count:]
+        self.body_left -= count
+        return count
+
+
+list_lines = st.lists(
+    st.one_of(
+        st.text(max_size=80),
+        st.builds(
+            lambda sha, size, path: f"file {sha} {size} {path}",
+            st.text("0123456789abcdef", min_size=60, max_size=66),
+            st.integers(-5, 2 * ota.MAX_FILE_BYTES),
+            st.text(max_size=70),
+        ),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(version=st.text(max_size=80), lines=list_lines, cut=st.one_of(st.none(), st.integers(0, 3000)))
+def test_the_list_reader_only_ever_refuses_with_4xx(version, lines, cut):
+    data = ("\n".join([f"version {version}"] + lines)).encode("utf-8", "surrogatepass")
+    files = ota.Manifest()
+    try:
+        asyncio.run(ota.read_list(Streamed(data, cut), files, bytearray(ota.CHUNK)))
+    except ota.Refused as refused:
+        assert refused.status in (400, 413)
+        return
+    assert 0 < files.count <= ota.MAX_FILES and files.version
+    assert files.find("app.py") is not None or files.find("app.mpy") is not None
+    for at in range(files.count):
+        assert ota.check_path(files.paths[at]) == files.paths[at] and 0 <= files.sizes[at] <= ota.MAX_FILE_BYTES
+
+
+def test_random_lists_sent_to_the_robot_get_4xx_and_it_keeps_serving(robot_factory):
+    robot = robot_factory()
+    chance = random.Random(38)
+    for _ in range(25):
+        lines = [f"version {chance.choice(['v', 'x' * 70, ''])}"]
+        for _ in range(chance.randint(0, 5)):
+            lines.append(
+                chance.choice(
+                    [
+                        f"file {'0' * 64} {chance.randint(-1, 10)} {chance.choice(['app.py', '../x.py', 'a b', 'é', 'x' * 90])}",
+                        "".join(chance.choice("file 0a./\\\x00\xff ") for _ in range(chance.randint(0, 250))),
+                    ]
+                )
+            )
+        status, _ = robot.robot.post(
+            "/firmware/begin", data="\n".join(lines).encode("utf-8", "replace"), kind="text/plain"
+        )
+        assert 200 <= status < 500, (status, lines)
+    assert online(robot) and info(robot)["slot"] == "root"

@@ -48,7 +48,9 @@ class Answer:
 INCOMPLETE = ("Content-Length too long", "unfinished chunked")
 
 
-def send(port: int, raw: bytes, host: str = "127.0.0.1", timeout: float = TIMEOUT_S, half_close: bool = False) -> Answer:
+def send(
+    port: int, raw: bytes, host: str = "127.0.0.1", timeout: float = TIMEOUT_S, half_close: bool = False
+) -> Answer:
     """Send raw bytes and read the status line of the answer."""
     started = time.monotonic()
     with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -77,7 +79,12 @@ def send(port: int, raw: bytes, host: str = "127.0.0.1", timeout: float = TIMEOU
 
 def request(method: str, path: str, body: bytes = b"", headers: dict | None = None, raw_headers: bytes = b"") -> bytes:
     head = [f"{method} {path} HTTP/1.1", "Connection: close"]
-    headers = {"Host": "127.0.0.1", "Content-Type": "application/json", "Content-Length": str(len(body)), **(headers or {})}
+    headers = {
+        "Host": "127.0.0.1",
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        **(headers or {}),
+    }
     head += [f"{name}: {value}" for name, value in headers.items() if value is not None]
     return "\r\n".join(head).encode() + b"\r\n" + raw_headers + b"\r\n" + body
 
@@ -122,13 +129,22 @@ def corpus(endpoint: Endpoint, token: str | None = None):
         ("huge integer", post(b"1" * 5000)),
         ("bogus charset", post(json_body(example), **{"Content-Type": "application/json; charset=bogus"})),
         ("latin-1 charset", post(json_body(example), **{"Content-Type": "application/json; charset=latin-1"})),
-        ("non-UTF-8 Authorization", request(method, path, json_body(example), raw_headers=b"Authorization: Bearer \xff\xfe\xfd\r\n")),
+        (
+            "non-UTF-8 Authorization",
+            request(method, path, json_body(example), raw_headers=b"Authorization: Bearer \xff\xfe\xfd\r\n"),
+        ),
         ("lowercase bearer, wrong token", request(method, path, json_body(example), {"Authorization": "bearer nope"})),
         ("10 MB body", post(b'{"x": "' + b"a" * BIG_BODY + b'"}')),
         ("Content-Length -1", request(method, path, b"{}", {**auth, "Content-Length": "-1"})),
         ("Content-Length too long", request(method, path, b"{}", {**auth, "Content-Length": "100"})),
-        ("broken chunked", request(method, path, b"zz\r\nnope\r\n", {**auth, "Content-Length": None, "Transfer-Encoding": "chunked"})),
-        ("unfinished chunked", request(method, path, b"5\r\n{}", {**auth, "Content-Length": None, "Transfer-Encoding": "chunked"})),
+        (
+            "broken chunked",
+            request(method, path, b"zz\r\nnope\r\n", {**auth, "Content-Length": None, "Transfer-Encoding": "chunked"}),
+        ),
+        (
+            "unfinished chunked",
+            request(method, path, b"5\r\n{}", {**auth, "Content-Length": None, "Transfer-Encoding": "chunked"}),
+        ),
         ("long URL", request(method, path + "?" + "a" * 20000, json_body(example), auth)),
         ("odd path", request(method, "/%ff%fe/..%2f..%2fetc", json_body(example), auth)),
         ("surrogate in the path", request(method, path + "/%ED%A0%80", json_body(example), auth)),
@@ -206,11 +222,11 @@ BODY_ENDPOINTS = [
 ]
 
 # The robot's own addition beside Body Protocol (firmware/core/ota.py), served by the simulator (and a robot).
-# A valid /firmware/begin only clears the staging slot; /firmware/switch has nothing staged to switch to.
+# /firmware/begin takes a text list and /firmware/file bytes, so the JSON corpus meets their refusals (415, 400,
+# 413, the framing cases); /firmware/switch has nothing staged to switch to.
 FIRMWARE_ENDPOINTS = [
     Endpoint("POST", "/firmware/info", (), {}),
-    Endpoint("POST", "/firmware/begin", ("version",),
-             {"version": "fuzz", "files": [{"path": "app.py", "size": 4, "sha256": "0" * 64}]}),
+    Endpoint("POST", "/firmware/begin", ("version",), {"version": "fuzz"}),
     Endpoint("POST", "/firmware/file?stage=1-fuzz&path=app.py&offset=0", (), {"x": "y"}),
     Endpoint("POST", "/firmware/switch", ("stage", "version"), {"stage": "1-fuzz", "version": "fuzz"}),
 ]
@@ -227,11 +243,19 @@ SOUL_ENDPOINTS = [
 TTS_ENDPOINTS = [Endpoint("POST", "/tts", ("text", "voice"), {"text": "hello"})]
 
 FLOCK_ENDPOINTS = [
-    Endpoint("POST", "/api/lists", ("text", "requester", "nest_id"), {"text": "- water the plants", "requester": "fuzz"}),
-    Endpoint("POST", "/api/verdicts", ("item_id", "target"), {"item_id": "nope-1", "target": "triage", "approve": True}),
+    Endpoint(
+        "POST", "/api/lists", ("text", "requester", "nest_id"), {"text": "- water the plants", "requester": "fuzz"}
+    ),
+    Endpoint(
+        "POST", "/api/verdicts", ("item_id", "target"), {"item_id": "nope-1", "target": "triage", "approve": True}
+    ),
     Endpoint("POST", "/api/nests", ("name",), {"name": "Fuzz nest", "crows": ["Hugin"]}),
-    Endpoint("POST", "/api/nests/todo/messages", ("author", "text", "to", "kind", "refers_to"),
-             {"author": "owner", "text": "hello", "kind": "say"}),
+    Endpoint(
+        "POST",
+        "/api/nests/todo/messages",
+        ("author", "text", "to", "kind", "refers_to"),
+        {"author": "owner", "text": "hello", "kind": "say"},
+    ),
     Endpoint("POST", "/api/nests/todo/messages/todo-1/kind", ("kind",), {"kind": "say"}),
     Endpoint("GET", "/api/nests/todo/messages"),
     Endpoint("GET", "/api/trust"),
@@ -306,11 +330,14 @@ class Servers(contextlib.ExitStack):
         self.folder = Path(self.enter_context(tempfile.TemporaryDirectory(prefix="soulstack-fuzz-")))
         self.servers: dict[str, Server] = {}
 
-    def _start(self, name, argv, port, endpoints, token, allow_503=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL):
+    def _start(
+        self, name, argv, port, endpoints, token, allow_503=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    ):
         log = open(self.folder / f"{name}.log", "ab")
         self.callback(log.close)
-        process = subprocess.Popen([*SOULSTACK, *argv], cwd=self.folder, env=self.env, stdin=stdin,
-                                   stdout=stdout, stderr=log)
+        process = subprocess.Popen(
+            [*SOULSTACK, *argv], cwd=self.folder, env=self.env, stdin=stdin, stdout=stdout, stderr=log
+        )
         self.callback(stop, process)
         server = Server(name, port, process, endpoints, token, allow_503)
         self.servers[name] = server
@@ -319,54 +346,123 @@ class Servers(contextlib.ExitStack):
     def start_soul(self):
         port = free_port()
         config = self.folder / "soul.config.json"
-        config.write_text(json.dumps({
-            "soulDir": str(self.folder / "soul"), "timezone": "UTC",
-            "model": {"retries": 0, **self.soul_model},
-            "persona": {"name": "Pip", "human": "Ana"},
-            # minIntervalSeconds 0: the fuzz's own valid nudges must not make the clean one after it
-            # wait a coalescing minute (host/soul/inbox.py) before it reaches the model.
-            "nudge": {"port": port, "token": TOKEN, "minIntervalSeconds": 0},
-            "loop": {"nightStartHour": 0, "nightEndHour": 0},
-        }))
+        config.write_text(
+            json.dumps(
+                {
+                    "soulDir": str(self.folder / "soul"),
+                    "timezone": "UTC",
+                    "model": {"retries": 0, **self.soul_model},
+                    "persona": {"name": "Pip", "human": "Ana"},
+                    # minIntervalSeconds 0: the fuzz's own valid nudges must not make the clean one after it
+                    # wait a coalescing minute (host/soul/inbox.py) before it reaches the model.
+                    "nudge": {"port": port, "token": TOKEN, "minIntervalSeconds": 0},
+                    "loop": {"nightStartHour": 0, "nightEndHour": 0},
+                }
+            )
+        )
         wait_for_port(port, self._start("soul", ["soul", "--config", str(config)], port, SOUL_ENDPOINTS, TOKEN).process)
 
     def start_terminal(self):
         port = free_port()
-        server = self._start("terminal", ["body", "terminal", "--port", str(port), "--token", TOKEN,
-                                          "--nudge-url", f"http://127.0.0.1:{free_port()}/nudge"],
-                             port, BODY_ENDPOINTS, TOKEN, allow_503=True, stdin=subprocess.PIPE)
+        server = self._start(
+            "terminal",
+            [
+                "body",
+                "terminal",
+                "--port",
+                str(port),
+                "--token",
+                TOKEN,
+                "--nudge-url",
+                f"http://127.0.0.1:{free_port()}/nudge",
+            ],
+            port,
+            BODY_ENDPOINTS,
+            TOKEN,
+            allow_503=True,
+            stdin=subprocess.PIPE,
+        )
         wait_for_port(port, server.process)
 
     def start_sim_and_bridge(self):
         sim_port, bridge_port = free_port(), free_port()
-        sim = self._start("sim", ["body", "sim", "--serial", "--port", str(sim_port), "--token", TOKEN],
-                          sim_port, SIM_ENDPOINTS, TOKEN, allow_503=True, stdout=subprocess.PIPE)
+        sim = self._start(
+            "sim",
+            ["body", "sim", "--serial", "--port", str(sim_port), "--token", TOKEN],
+            sim_port,
+            SIM_ENDPOINTS,
+            TOKEN,
+            allow_503=True,
+            stdout=subprocess.PIPE,
+        )
         pty = sim.process.stdout.readline().decode().split(": ", 1)[1].strip()
         # What the robot's screen shows keeps coming: drain it, or a full pipe would stall the simulator.
         threading.Thread(target=sim.process.stdout.read, daemon=True).start()
         wait_for_port(sim_port, sim.process)
-        bridge = self._start("bridge", ["bridge", "serial", "--device", pty, "--listen", f"127.0.0.1:{bridge_port}",
-                                        "--token", TOKEN], bridge_port, BODY_ENDPOINTS, TOKEN, allow_503=True)
+        bridge = self._start(
+            "bridge",
+            ["bridge", "serial", "--device", pty, "--listen", f"127.0.0.1:{bridge_port}", "--token", TOKEN],
+            bridge_port,
+            BODY_ENDPOINTS,
+            TOKEN,
+            allow_503=True,
+        )
         wait_for_port(bridge_port, bridge.process)
-        wait_until(lambda: call(bridge_port, "POST", "/status", {}, TOKEN)[1].get("online") is True, "the bridge online")
+        wait_until(
+            lambda: call(bridge_port, "POST", "/status", {}, TOKEN)[1].get("online") is True, "the bridge online"
+        )
 
     def start_stackchan(self):
         """The xiaozhi adapter with no robot and no server behind it: its Body Protocol side still has to hold."""
         port, device_port = free_port(), free_port()
-        server = self._start("stackchan", ["body", "stackchan", "--upstream", f"ws://127.0.0.1:{free_port()}/xiaozhi/v1/",
-                                           "--port", str(port), "--token", TOKEN, "--device-listen",
-                                           f"127.0.0.1:{device_port}", "--nudge-url", ""],
-                             port, BODY_ENDPOINTS, TOKEN, allow_503=True)
+        server = self._start(
+            "stackchan",
+            [
+                "body",
+                "stackchan",
+                "--upstream",
+                f"ws://127.0.0.1:{free_port()}/xiaozhi/v1/",
+                "--port",
+                str(port),
+                "--token",
+                TOKEN,
+                "--device-listen",
+                f"127.0.0.1:{device_port}",
+                "--nudge-url",
+                "",
+            ],
+            port,
+            BODY_ENDPOINTS,
+            TOKEN,
+            allow_503=True,
+        )
         wait_for_port(port, server.process)
 
     def start_tts(self):
         port = free_port()
-        wait_for_port(port, self._start("tts", ["tts", "--port", str(port), "--token", TOKEN], port, TTS_ENDPOINTS, TOKEN).process)
+        wait_for_port(
+            port, self._start("tts", ["tts", "--port", str(port), "--token", TOKEN], port, TTS_ENDPOINTS, TOKEN).process
+        )
 
     def start_flock(self):
         port = free_port()
-        server = self._start("flock", ["flock", "--port", str(port), "--data", str(self.folder / "crows"),
-                                       "--provider", "brainstem", "--token", TOKEN], port, FLOCK_ENDPOINTS, TOKEN)
+        server = self._start(
+            "flock",
+            [
+                "flock",
+                "--port",
+                str(port),
+                "--data",
+                str(self.folder / "crows"),
+                "--provider",
+                "brainstem",
+                "--token",
+                TOKEN,
+            ],
+            port,
+            FLOCK_ENDPOINTS,
+            TOKEN,
+        )
         wait_for_port(port, server.process)
 
     def start_all(self):
@@ -436,7 +532,9 @@ def still_able(server: Server) -> str | None:
         status, answer = call(port, "POST", "/tts", {"text": "still here"}, token, timeout=30)
         return None if status in (200, 503) else f"/tts got {status} {answer!r:.200}"  # 503: no espeak-ng here
     if server.name == "flock":
-        status, answer = call(port, "POST", "/api/lists", {"text": "- one clean item", "requester": "after-fuzz"}, token)
+        status, answer = call(
+            port, "POST", "/api/lists", {"text": "- one clean item", "requester": "after-fuzz"}, token
+        )
         return None if status == 202 else f"a clean list got {status} {answer}"
     return f"no clean scenario for {server.name}"
 

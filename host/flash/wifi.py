@@ -41,7 +41,7 @@ POLL_S = 0.25
 
 @dataclass
 class SetFile:
-    path: str      # inside the set, e.g. core/protocol.mpy
+    path: str  # inside the set, e.g. core/protocol.mpy
     local: Path
     size: int
     sha256: str
@@ -56,16 +56,16 @@ class Report:
     files: int = 0
     set_bytes: int = 0
     sent_files: list = field(default_factory=list)
-    sent_bytes: int = 0            # file bytes carried by pieces
-    wire_bytes: int = 0            # everything the host sent, from /firmware/info to the last /status
-    wire_received: int = 0         # everything the robot answered
+    sent_bytes: int = 0  # file bytes carried by pieces
+    wire_bytes: int = 0  # everything the host sent, from /firmware/info to the last /status
+    wire_received: int = 0  # everything the robot answered
     pieces: int = 0
     copied: int = 0
     send_s: float = 0.0
     switch_s: float = 0.0
     back_s: float = 0.0
     total_s: float = 0.0
-    info: dict = field(default_factory=dict)   # the robot's /firmware/info after the update
+    info: dict = field(default_factory=dict)  # the robot's /firmware/info after the update
     lowest_heap: int | None = None
     nothing_to_do: bool = False
 
@@ -82,19 +82,29 @@ class Robot:
         self.host, self.port = parts.hostname, parts.port or 80
         self.token = token
         self.timeout_s = timeout_s
-        self.sent_bytes = 0       # request lines, headers and bodies, as they went on the wire
-        self.received_bytes = 0   # status lines, headers and bodies of the answers
+        self.sent_bytes = 0  # request lines, headers and bodies, as they went on the wire
+        self.received_bytes = 0  # status lines, headers and bodies of the answers
 
-    def post(self, path: str, body=None, data: bytes | None = None, query: dict | None = None,
-             timeout_s: float | None = None):
-        """(status, answer as JSON); FlashError when nothing answers."""
+    def post(
+        self,
+        path: str,
+        body=None,
+        data: bytes | None = None,
+        query: dict | None = None,
+        timeout_s: float | None = None,
+        kind: str = "application/octet-stream",
+    ):
+        """(status, answer as JSON); FlashError when nothing answers. `body` goes as JSON, `data` as `kind`."""
         if data is None:
             data, kind = json.dumps({} if body is None else body).encode(), "application/json"
-        else:
-            kind = "application/octet-stream"
         target = path + ("?" + urllib.parse.urlencode(query) if query else "")
-        headers = {"Host": f"{self.host}:{self.port}", "Content-Type": kind, "Content-Length": str(len(data)),
-                   "Authorization": f"Bearer {self.token}", "Connection": "close"}
+        headers = {
+            "Host": f"{self.host}:{self.port}",
+            "Content-Type": kind,
+            "Content-Length": str(len(data)),
+            "Authorization": f"Bearer {self.token}",
+            "Connection": "close",
+        }
         connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout_s or self.timeout_s)
         try:
             connection.putrequest("POST", target, skip_host=True, skip_accept_encoding=True)
@@ -109,7 +119,9 @@ class Robot:
             raise FlashError(f"nothing answers at {self.url} ({error}); is the robot on and on this network?") from None
         finally:
             connection.close()
-        self.sent_bytes += len(f"POST {target} HTTP/1.1\r\n") + sum(len(k) + len(v) + 4 for k, v in headers.items()) + 2 + len(data)
+        self.sent_bytes += (
+            len(f"POST {target} HTTP/1.1\r\n") + sum(len(k) + len(v) + 4 for k, v in headers.items()) + 2 + len(data)
+        )
         try:
             return status, json.loads(raw or b"{}")
         except ValueError:
@@ -118,13 +130,17 @@ class Robot:
     def firmware(self, action: str, body=None, **options):
         status, answer = self.post("/firmware/" + action, body, **options)
         if status == 401:
-            raise FlashError(f"the robot at {self.url} refused the token (401); give the one in its config.json "
-                             "with --token, --token-file or $BODY_TOKEN")
+            raise FlashError(
+                f"the robot at {self.url} refused the token (401); give the one in its config.json "
+                "with --token, --token-file or $BODY_TOKEN"
+            )
         if status == 403:
             raise FlashError(f"the robot at {self.url} refuses updates over Wi-Fi: {answer.get('message')}")
         if status == 404 and action == "info":
-            raise FlashError(f"the robot at {self.url} has no over-the-air update (404 for /firmware/info): its "
-                             "firmware predates it; flash it once by cable (tools/flash), then update over Wi-Fi")
+            raise FlashError(
+                f"the robot at {self.url} has no over-the-air update (404 for /firmware/info): its "
+                "firmware predates it; flash it once by cable (tools/flash), then update over Wi-Fi"
+            )
         return status, answer
 
 
@@ -146,11 +162,20 @@ def set_files(folder: Path) -> list[SetFile]:
         relative = local.relative_to(folder)
         if local.is_dir() or "__pycache__" in relative.parts or local.suffix not in (".py", ".mpy"):
             continue
-        if len(relative.parts) == 1 and (relative.name in LOADER_FILES or relative.stem in ("boot", "main", "slots")
-                                         or relative.name == "__init__.py"):
+        if len(relative.parts) == 1 and (
+            relative.name in LOADER_FILES
+            or relative.stem in ("boot", "main", "slots")
+            or relative.name == "__init__.py"
+        ):
             continue
         out.append(SetFile(relative.as_posix(), local, local.stat().st_size, sha256_of(local)))
     return out
+
+
+def file_list(files: list[SetFile], version: str) -> bytes:
+    """The body of /firmware/begin: "version V", then "file SHA256 SIZE PATH" a line (firmware/core/ota.py)."""
+    lines = [f"version {version}"] + [f"file {f.sha256} {f.size} {f.path}" for f in files]
+    return ("\n".join(lines) + "\n").encode()
 
 
 def set_version(files: list[SetFile]) -> str:
@@ -160,8 +185,10 @@ def set_version(files: list[SetFile]) -> str:
 
 def build_set(robot_mpy: int, into: Path) -> tuple[list[SetFile], str | None, str | None]:
     """(files, -march or None for sources, a warning): firmware/ and microdot as the robot will load them."""
-    layout = {folder: [f for f in files if folder or f.name not in LOADER_FILES]
-              for folder, files in provision.firmware_files().items()}
+    layout = {
+        folder: [f for f in files if folder or f.name not in LOADER_FILES]
+        for folder, files in provision.firmware_files().items()
+    }
     arch, warning = compiled.decide(robot_mpy, compiled.emitted_version())
     if arch is None:
         for folder, files in layout.items():
@@ -184,13 +211,14 @@ def kb(size: int) -> str:
 class Update:
     """One run of `soulstack flash --over-wifi`, printing each step as the cable flash does."""
 
-    def __init__(self, url: str, token: str, wait_s: float = 60, out=None, prebuilt: Path | None = None,
-                 clock=time.monotonic):
+    def __init__(
+        self, url: str, token: str, wait_s: float = 60, out=None, prebuilt: Path | None = None, clock=time.monotonic
+    ):
         self.robot = Robot(url, token)
         self.url = self.robot.url
         self.wait_s = wait_s
         self.out = out or sys.stdout
-        self.prebuilt = prebuilt       # a set already built (tests, tools/bench-ota); None: build from this package
+        self.prebuilt = prebuilt  # a set already built (tests, tools/bench-ota); None: build from this package
         self.clock = clock
         self.report = Report()
 
@@ -204,17 +232,34 @@ class Update:
 
     def describe(self) -> None:
         """The plan, for --dry-run: nothing is sent."""
-        self.step(1, "ask the robot what it runs", f"POST {self.url}/firmware/info  (Authorization: Bearer <the token>)")
-        self.step(2, "build the firmware set for it",
-                  "firmware/ (less boot.py, main.py, slots.py: the loader changes only by cable) and microdot's "
-                  f"{', '.join(provision.MICRODOT_FILES)}, compiled with mpy-cross -march=<its arch> when it loads the "
-                  ".mpy version mpy-cross writes, as sources otherwise")
-        self.step(3, "send what changed", f"POST {self.url}/firmware/begin with every file's size and sha256; the robot "
-                  "copies the files it already has; the rest go to /firmware/file in pieces")
-        self.step(4, "switch and restart", f"POST {self.url}/firmware/switch: the robot checks every staged file, points "
-                  "its loader at the new set (one atomic rename) and restarts")
-        self.step(5, "wait for the new version", f"POST {self.url}/status until it answers online (up to {self.wait_s:g} s), "
-                  "then /firmware/info: the new version, or the robot's reason for rolling back")
+        self.step(
+            1, "ask the robot what it runs", f"POST {self.url}/firmware/info  (Authorization: Bearer <the token>)"
+        )
+        self.step(
+            2,
+            "build the firmware set for it",
+            "firmware/ (less boot.py, main.py, slots.py: the loader changes only by cable) and microdot's "
+            f"{', '.join(provision.MICRODOT_FILES)}, compiled with mpy-cross -march=<its arch> when it loads the "
+            ".mpy version mpy-cross writes, as sources otherwise",
+        )
+        self.step(
+            3,
+            "send what changed",
+            f"POST {self.url}/firmware/begin with every file's sha256 and size; the robot "
+            "copies the files it already has; the rest go to /firmware/file in pieces",
+        )
+        self.step(
+            4,
+            "switch and restart",
+            f"POST {self.url}/firmware/switch: the robot checks every staged file, points "
+            "its loader at the new set (one atomic rename) and restarts",
+        )
+        self.step(
+            5,
+            "wait for the new version",
+            f"POST {self.url}/status until it answers online (up to {self.wait_s:g} s), "
+            "then /firmware/info: the new version, or the robot's reason for rolling back",
+        )
         self.say()
         self.say("dry run: nothing was sent. Without --dry-run, the steps above run in this order.")
 
@@ -237,8 +282,10 @@ class Update:
         self.report.total_s = self.clock() - started
         self.report.wire_bytes, self.report.wire_received = self.robot.sent_bytes, self.robot.received_bytes
         self.say()
-        self.say(f"updated {self.url}: {info.get('version')} -> {version} (slot {self.report.info.get('slot')}); "
-                 f"the previous set stays in slot {(self.report.info.get('previous') or {}).get('slot')}")
+        self.say(
+            f"updated {self.url}: {info.get('version')} -> {version} (slot {self.report.info.get('slot')}); "
+            f"the previous set stays in slot {(self.report.info.get('previous') or {}).get('slot')}"
+        )
         return self.report
 
     # --- the steps ---
@@ -249,12 +296,18 @@ class Update:
         if status != 200:
             raise FlashError(f"/firmware/info answered {status}: {info.get('message')}")
         if info.get("loader") != loader.LOADER:
-            self.say(f"  warning: the robot's loader is version {info.get('loader')}, this soulstack's is {loader.LOADER}; "
-                     "the loader changes only by cable (tools/flash)")
+            self.say(
+                f"  warning: the robot's loader is version {info.get('loader')}, this soulstack's is {loader.LOADER}; "
+                "the loader changes only by cable (tools/flash)"
+            )
         mpy = info.get("mpy") or 0
-        abi = f".mpy v{mpy & 0xFF}" + (f" {compiled.ARCHS[mpy >> 10]}" if mpy >> 10 < len(compiled.ARCHS) and mpy >> 10 else "")
-        self.say(f"  firmware {info.get('version')} (slot {info.get('slot')}), loads {abi if mpy else 'no .mpy version'}, "
-                 f"{kb(info.get('free_flash') or 0)} flash free")
+        abi = f".mpy v{mpy & 0xFF}" + (
+            f" {compiled.ARCHS[mpy >> 10]}" if mpy >> 10 < len(compiled.ARCHS) and mpy >> 10 else ""
+        )
+        self.say(
+            f"  firmware {info.get('version')} (slot {info.get('slot')}), loads {abi if mpy else 'no .mpy version'}, "
+            f"{kb(info.get('free_flash') or 0)} flash free"
+        )
         rolled = info.get("rolled_back")
         if rolled:
             self.say(f"  note: it rolled back from {rolled.get('version')} earlier: {rolled.get('reason')}")
@@ -263,7 +316,9 @@ class Update:
         return info
 
     def build(self, info: dict, folder: Path) -> list[SetFile]:
-        self.step(2, "build the firmware set for it", "firmware/ (less the loader: boot.py, main.py, slots.py) and microdot")
+        self.step(
+            2, "build the firmware set for it", "firmware/ (less the loader: boot.py, main.py, slots.py) and microdot"
+        )
         if self.prebuilt is not None:
             files = set_files(self.prebuilt)
             self.say(f"  a set built before, from {self.prebuilt}")
@@ -277,23 +332,32 @@ class Update:
         self.report.set_bytes = sum(f.size for f in files)
         self.say(f"  {len(files)} files, {kb(self.report.set_bytes)}, version {set_version(files)}")
         limits = info.get("limits") or {}
-        if len(files) > limits.get("files", ota.MAX_FILES) or self.report.set_bytes > limits.get("set_bytes", ota.MAX_SET_BYTES):
-            raise FlashError(f"this set ({len(files)} files, {kb(self.report.set_bytes)}) is over the robot's limits {limits}")
+        if len(files) > limits.get("files", ota.MAX_FILES) or self.report.set_bytes > limits.get(
+            "set_bytes", ota.MAX_SET_BYTES
+        ):
+            raise FlashError(
+                f"this set ({len(files)} files, {kb(self.report.set_bytes)}) is over the robot's limits {limits}"
+            )
         return files
 
     def send(self, files: list[SetFile], version: str) -> str:
         self.step(3, "send what changed", f"POST {self.url}/firmware/begin, then /firmware/file in pieces")
         started = self.clock()
-        manifest = {"version": version, "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files]}
-        status, answer = self.robot.firmware("begin", manifest, timeout_s=120)
+        status, answer = self.robot.firmware("begin", data=file_list(files, version), kind="text/plain", timeout_s=120)
         if status != 200:
             raise FlashError(f"the robot refused the new set ({status}): {answer.get('message')}")
-        stage, needed, piece = answer["stage"], answer.get("needed", []), int(answer.get("piece_bytes") or ota.PIECE_BYTES)
+        stage, needed, piece = (
+            answer["stage"],
+            answer.get("needed", []),
+            int(answer.get("piece_bytes") or ota.PIECE_BYTES),
+        )
         self.report.copied = answer.get("copied", 0)
         by_path = {f.path: f for f in files}
         changed = sum(by_path[p].size for p in needed if p in by_path)
-        self.say(f"  {len(needed)} of {len(files)} files changed ({kb(changed)})"
-                 + (f"; the robot copied the other {self.report.copied} from its running set" if self.report.copied else ""))
+        self.say(
+            f"  {len(needed)} of {len(files)} files changed ({kb(changed)})"
+            + (f"; the robot copied the other {self.report.copied} from its running set" if self.report.copied else "")
+        )
         for path in needed:
             self.send_file(stage, by_path[path], piece)
             self.say(f"  sent {path} ({kb(by_path[path].size)})")
@@ -310,8 +374,9 @@ class Update:
             while offset < item.size:
                 handle.seek(offset)
                 data = handle.read(piece)
-                status, answer = self.robot.firmware("file", data=data, query={"stage": stage, "path": item.path,
-                                                                                "offset": offset})
+                status, answer = self.robot.firmware(
+                    "file", data=data, query={"stage": stage, "path": item.path, "offset": offset}
+                )
                 if status == 200:
                     offset += len(data)
                     self.report.pieces += 1
@@ -352,15 +417,21 @@ class Update:
                         if info.get("version") == version and not info.get("trial"):
                             self.report.back_s = self.clock() - started
                             self.report.info = info
-                            self.say(f"  online on {version} (slot {info.get('slot')}) after {self.report.back_s:.2f} s")
+                            self.say(
+                                f"  online on {version} (slot {info.get('slot')}) after {self.report.back_s:.2f} s"
+                            )
                             return
                         if rolled.get("version") == version:
                             self.report.info = info
-                            raise FlashError(f"the update to {version} was rolled back: the robot runs {info.get('version')} "
-                                             f"(slot {info.get('slot')}) again and says: {rolled.get('reason')}")
+                            raise FlashError(
+                                f"the update to {version} was rolled back: the robot runs {info.get('version')} "
+                                f"(slot {info.get('slot')}) again and says: {rolled.get('reason')}"
+                            )
                         if info.get("version") == before.get("version") and info.get("slot") == before.get("slot"):
-                            raise FlashError(f"the robot still runs {info.get('version')} (slot {info.get('slot')}): the "
-                                             "switch did not take; run this again")
+                            raise FlashError(
+                                f"the robot still runs {info.get('version')} (slot {info.get('slot')}): the "
+                                "switch did not take; run this again"
+                            )
                 else:
                     seen = f"/status answered {status} {answer}"
             except FlashError as error:
@@ -368,9 +439,11 @@ class Update:
                     raise
                 seen = "no answer (restarting)"
             time.sleep(POLL_S)
-        raise FlashError(f"the robot did not come back on {version} within {self.wait_s:g} s (last: {seen}); a new set that "
-                         f"never serves is switched back after {loader.TRIES} boots: restart the robot (power it off and "
-                         "on) and run this again to see why, or flash it by cable")
+        raise FlashError(
+            f"the robot did not come back on {version} within {self.wait_s:g} s (last: {seen}); a new set that "
+            f"never serves is switched back after {loader.TRIES} boots: restart the robot (power it off and "
+            "on) and run this again to see why, or flash it by cable"
+        )
 
 
 def check_url(url: str) -> str:
@@ -397,7 +470,10 @@ def flash_over_wifi(args) -> int:
         print(f"soulstack flash: {error}", file=sys.stderr)
         return 1
     except TimeoutError:
-        print(f"soulstack flash: the robot at {url} stopped answering mid-update; run this again (the robot still "
-              "boots its old set until a switch)", file=sys.stderr)
+        print(
+            f"soulstack flash: the robot at {url} stopped answering mid-update; run this again (the robot still "
+            "boots its old set until a switch)",
+            file=sys.stderr,
+        )
         return 1
     return 0
