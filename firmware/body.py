@@ -18,9 +18,9 @@ from core.protocol import Busy, Dispatcher
 from core.servo import Axis, Head
 from core.speech import SpeechQueue
 
-FRAME_MS = 50            # ~20 fps face
-PCM_CHUNK = 2048         # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
-TALK_MS_PER_CHAR = 60    # how long the mouth moves for text spoken without a TTS server
+FRAME_MS = 50  # ~20 fps face
+PCM_CHUNK = 2048  # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
+TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 # The `ready` frame is said at once, then repeated this often for a minute after boot or a Wi-Fi change:
 # tools/flash reopens the USB port after a reset and may only be listening after the first one went by.
 READY_REPEAT_MS = 5000
@@ -102,6 +102,7 @@ class Body:
         log("error in", text)
         try:
             import sys
+
             if hasattr(sys, "print_exception"):
                 sys.print_exception(failure)
         except Exception:  # logging must never take the body down
@@ -143,7 +144,8 @@ class Body:
     async def post_nudge(self, url, reason):
         try:
             status, _ = await asyncio.wait_for(
-                httpc.send_json(url, {"reason": reason}, self.config["nudge_token"]), self.nudge_timeout_s)
+                httpc.send_json(url, {"reason": reason}, self.config["nudge_token"]), self.nudge_timeout_s
+            )
         except asyncio.TimeoutError:
             raise httpc.HttpError("the soul did not answer within " + str(self.nudge_timeout_s) + " s")
         if not 200 <= status < 300:
@@ -160,7 +162,9 @@ class Body:
 
     def announce(self, state):
         """Say `ready` for this Wi-Fi `state` now; ready_again repeats it for a while."""
-        self.ready_line = serial_frames.ready(state[1], "connected" if state[0] else state[2], self.hal.name, self.version)
+        self.ready_line = serial_frames.ready(
+            state[1], "connected" if state[0] else state[2], self.hal.name, self.version
+        )
         self.ready_since = self.clock.ms()
         self.send_line(self.ready_line)
 
@@ -224,7 +228,14 @@ class Body:
     # --- the tasks ---
 
     def tasks(self):
-        return [self.animate(), self.watch_faces(), self.speak_queue(), self.send_nudges(), self.keep_wifi(), self.repeat_ready()]
+        return [
+            self.animate(),
+            self.watch_faces(),
+            self.speak_queue(),
+            self.send_nudges(),
+            self.keep_wifi(),
+            self.repeat_ready(),
+        ]
 
     async def guarded(self, name, step, pause_ms):
         """Run `step` forever; an exception is shown and logged, then the loop goes on."""

@@ -68,7 +68,7 @@ class Arriving:
         line = await self._within(self.reader.readline())
         if not self.lines:
             for start in self.STREAMED:
-                if line[:len(start)] == start:
+                if line[: len(start)] == start:
                     self.stream_body = True
         self.lines += 1
         return line
@@ -149,6 +149,7 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
         return answer(status, body)
 
     if updates is not None:
+
         @app.post("/firmware/<action>")
         async def firmware(request, action):
             arriving = request.sock[0]
@@ -160,11 +161,20 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
                 if receiver is None:
                     status, reply = 403, {"message": NO_UPDATES}
                 else:
-                    status, reply = await receiver.handle(action, request.headers.get("Authorization"),
-                                                          request.headers.get("Content-Type"), body, request.args)
+                    status, reply = await receiver.handle(
+                        action,
+                        request.headers.get("Authorization"),
+                        request.headers.get("Content-Type"),
+                        body,
+                        request.args,
+                    )
             except MemoryError:
                 gc.collect()
-                status, reply, receiver = 503, {"message": "the robot is out of memory for updates now; try again"}, None
+                status, reply, receiver = (
+                    503,
+                    {"message": "the robot is out of memory for updates now; try again"},
+                    None,
+                )
             await arriving.drain()
             if arriving.problem:  # the piece stopped coming: what was written of it is gone (core/ota.py)
                 return answer(arriving.problem[0], {"message": arriving.problem[1]})
@@ -308,7 +318,9 @@ class SerialLink:
                 return  # noise, a malformed frame, or our own echo
             self.answer(frame)
         except MemoryError as failure:
-            frame_id = frame.get("id") if isinstance(frame, dict) else serial_frames.peek_id(line[:serial_frames.HEAD_BYTES])
+            frame_id = (
+                frame.get("id") if isinstance(frame, dict) else serial_frames.peek_id(line[: serial_frames.HEAD_BYTES])
+            )
             line = frame = None
             gc.collect()
             log("serial: out of memory answering a frame:", failure)

@@ -25,6 +25,6 @@ def bearer_ok(authorization, token):
     if not authorization:
         return False
     prefix = "Bearer "
-    if authorization[:len(prefix)].lower() != prefix.lower():
+    if authorization[: len(prefix)].lower() != prefix.lower():
         return False
-    return same_secret(authorization[len(prefix):].strip(), token)
+    return same_secret(authorization[len(prefix) :].strip(), token)

@@ -27,7 +27,7 @@ def pieces(image, chunk=CHUNK):
     yield b'{"image":"'
     view = memoryview(image.data)
     for start in range(0, len(view), chunk):
-        yield binascii.b2a_base64(view[start:start + chunk], newline=False)
+        yield binascii.b2a_base64(view[start : start + chunk], newline=False)
     yield b'","mimeType":"' + image.mime_type.encode() + b'"}'
 
 

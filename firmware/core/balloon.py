@@ -1,7 +1,7 @@
 """The speech balloon: text wrapped to the screen and scrolled when it does not fit."""
 
-HOLD_MS = 1500       # each page of lines stays this long before scrolling by one line
-LINGER_MS = 3000     # the balloon stays this long after speech ended and the last line was shown
+HOLD_MS = 1500  # each page of lines stays this long before scrolling by one line
+LINGER_MS = 3000  # the balloon stays this long after speech ended and the last line was shown
 
 
 def _width(ch):
@@ -89,4 +89,4 @@ class Balloon:
             return []
         steps = max(0, len(self.lines) - self.rows)
         offset = int(min(steps, max(0, now_ms - self.shown_at) // HOLD_MS))
-        return self.lines[offset:offset + self.rows]
+        return self.lines[offset : offset + self.rows]

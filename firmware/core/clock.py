@@ -35,6 +35,7 @@ class FakeClock:
 def system_clock():
     """A Monotonic over MicroPython's ticks, or over CPython's monotonic clock."""
     import time
+
     if hasattr(time, "ticks_ms"):
         return Monotonic(time.ticks_ms, time.ticks_diff)
     return Monotonic(lambda: int(time.monotonic() * 1000), lambda a, b: a - b)

@@ -23,15 +23,37 @@ DEFAULTS = {
     "volume": 60,
     "face_detect_hz": 3,
     "servo": {
-        "kind": "none", "uart": 1, "tx": 6, "rx": 7, "baud": 1000000, "yaw_id": 1, "pitch_id": 2,
-        "pan_pin": None, "tilt_pin": None, "min_interval_ms": 100, "idle_off_ms": 3000,
+        "kind": "none",
+        "uart": 1,
+        "tx": 6,
+        "rx": 7,
+        "baud": 1000000,
+        "yaw_id": 1,
+        "pitch_id": 2,
+        "pan_pin": None,
+        "tilt_pin": None,
+        "min_interval_ms": 100,
+        "idle_off_ms": 3000,
     },
     "debounce": {
-        "face_frames": 3, "face_absent_frames": 10, "face_min_interval_s": 600,
-        "pickup_min_interval_s": 120, "touch_min_interval_s": 60, "button_min_interval_s": 30,
+        "face_frames": 3,
+        "face_absent_frames": 10,
+        "face_min_interval_s": 600,
+        "pickup_min_interval_s": 120,
+        "touch_min_interval_s": 60,
+        "button_min_interval_s": 30,
     },
-    "fake": {"camera": True, "speaker": True, "display": True, "face_file": None, "jpeg_pad": 14000,
-             "screen": None, "flash_free": None, "halt_at": None, "halt_file": None},
+    "fake": {
+        "camera": True,
+        "speaker": True,
+        "display": True,
+        "face_file": None,
+        "jpeg_pad": 14000,
+        "screen": None,
+        "flash_free": None,
+        "halt_at": None,
+        "halt_file": None,
+    },
 }
 
 
@@ -66,7 +88,9 @@ class _Checker:
             section[key] = None
             return
         if not isinstance(value, str) or not value.startswith("http://") or len(value) == 7 or " " in value:
-            self.errors.append('"' + path + '" must be an http:// URL (' + hint + "); https is not supported on the device")
+            self.errors.append(
+                '"' + path + '" must be an http:// URL (' + hint + "); https is not supported on the device"
+            )
 
     def integer(self, section, key, path, low, high, optional=False):
         value = section.get(key)
@@ -94,7 +118,9 @@ def _merge(defaults, given, prefix, checker):
             continue
         if isinstance(defaults[key], dict):
             if not isinstance(given[key], dict):
-                checker.errors.append('"' + path + '" must be an object like {"' + '": ..., "'.join(defaults[key]) + '": ...}')
+                checker.errors.append(
+                    '"' + path + '" must be an object like {"' + '": ..., "'.join(defaults[key]) + '": ...}'
+                )
                 continue
             merged[key] = _merge(defaults[key], given[key], path + ".", checker)
         else:
@@ -127,9 +153,16 @@ def parse(text):
     check.integer(config, "face_detect_hz", "face_detect_hz", 1, 10)
     servo = config["servo"]
     check.choice(servo, "kind", "servo.kind", SERVO_KINDS)
-    for key, low, high in (("uart", 0, 2), ("tx", 0, 48), ("rx", 0, 48), ("baud", 9600, 1000000),
-                           ("yaw_id", 0, 253), ("pitch_id", 0, 253), ("min_interval_ms", 20, 5000),
-                           ("idle_off_ms", 0, 600000)):
+    for key, low, high in (
+        ("uart", 0, 2),
+        ("tx", 0, 48),
+        ("rx", 0, 48),
+        ("baud", 9600, 1000000),
+        ("yaw_id", 0, 253),
+        ("pitch_id", 0, 253),
+        ("min_interval_ms", 20, 5000),
+        ("idle_off_ms", 0, 600000),
+    ):
         check.integer(servo, key, "servo." + key, low, high)
     for key in ("pan_pin", "tilt_pin"):
         check.integer(servo, key, "servo." + key, 0, 48, optional=servo.get("kind") != "sg90")

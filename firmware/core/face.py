@@ -16,31 +16,38 @@ BLINK_CLOSED_MS = (300, 500)
 SACCADE_MS = (500, 2500)
 BREATH_MS = (3000, 6000)
 EXPRESSION_BLEND_MS = 300
-MOUTH_ATTACK = 0.6   # fraction of the gap to the target closed per frame when opening
-MOUTH_DECAY = 0.25   # ... and when closing: quick to open, slower to close, like a real mouth
+MOUTH_ATTACK = 0.6  # fraction of the gap to the target closed per frame when opening
+MOUTH_DECAY = 0.25  # ... and when closing: quick to open, slower to close, like a real mouth
 
 
 class Frame:
     """Everything the display needs to draw one frame."""
 
     def __init__(self):
-        self.eyes_open = 1.0       # 0 closed .. 1 open
-        self.gaze_x = 0.0          # -1 .. 1
+        self.eyes_open = 1.0  # 0 closed .. 1 open
+        self.gaze_x = 0.0  # -1 .. 1
         self.gaze_y = 0.0
-        self.breath = 0.0          # -1 .. 1, offsets the whole face vertically
+        self.breath = 0.0  # -1 .. 1, offsets the whole face vertically
         self.expression = "neutral"
         self.previous = "neutral"  # the expression being blended away from
-        self.blend = 1.0           # 0 = all previous, 1 = all expression
-        self.mouth = 0.0           # 0 closed .. 1 wide open
-        self.balloon = []          # lines of text to draw
-        self.text = ""             # the balloon's whole text, for a screen that shows it at once (the simulator)
-        self.caption = False       # True when the balloon holds a caption (the question a /look asked), not speech
+        self.blend = 1.0  # 0 = all previous, 1 = all expression
+        self.mouth = 0.0  # 0 closed .. 1 wide open
+        self.balloon = []  # lines of text to draw
+        self.text = ""  # the balloon's whole text, for a screen that shows it at once (the simulator)
+        self.caption = False  # True when the balloon holds a caption (the question a /look asked), not speech
 
     def key(self):
         """A compact summary, so the display can skip redrawing an unchanged frame."""
         return (
-            int(self.eyes_open * 8), int(self.gaze_x * 8), int(self.gaze_y * 8), int(self.breath * 4),
-            self.expression, int(self.blend * 8), int(self.mouth * 8), tuple(self.balloon), self.caption,
+            int(self.eyes_open * 8),
+            int(self.gaze_x * 8),
+            int(self.gaze_y * 8),
+            int(self.breath * 4),
+            self.expression,
+            int(self.blend * 8),
+            int(self.mouth * 8),
+            tuple(self.balloon),
+            self.caption,
         )
 
 

@@ -14,7 +14,7 @@ REASONS = {
 }
 
 DEFAULT_WINDOWS_MS = {
-    "face": 600000,     # 10 minutes
+    "face": 600000,  # 10 minutes
     "pickup": 120000,
     "touch": 60000,
     "button": 30000,

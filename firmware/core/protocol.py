@@ -26,9 +26,9 @@ ENDPOINTS = ("status", "look", "speak", "express")
 
 # Every string a request carries is capped: a small device must never be asked to hold
 # (or draw, or say) an unbounded one. The caps are in characters.
-MAX_SPEAK_CHARS = 2000      # about two minutes of speech
-MAX_QUESTION_CHARS = 1000   # what the soul looks for; shown in the speech balloon
-MAX_EMOTION_CHARS = 100     # a word or a short phrase
+MAX_SPEAK_CHARS = 2000  # about two minutes of speech
+MAX_QUESTION_CHARS = 1000  # what the soul looks for; shown in the speech balloon
+MAX_EMOTION_CHARS = 100  # a word or a short phrase
 
 # endpoint -> (its one string field, its cap, whether it may be blank); /status takes none.
 FIELDS = {
@@ -59,7 +59,7 @@ def _object(payload, what):
 
 def _string(payload, key, endpoint):
     if key not in payload:
-        raise BadRequest('/' + endpoint + ' needs "' + key + '" (a string)')
+        raise BadRequest("/" + endpoint + ' needs "' + key + '" (a string)')
     value = payload[key]
     if not isinstance(value, str):
         raise BadRequest('"' + key + '" must be a string, not ' + _json_type(value))

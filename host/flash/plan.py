@@ -94,7 +94,9 @@ def find_port_step(options) -> Step:
         if run.located:
             return [f"{run.port}: found and opened before the questions"]
         if options.port == "auto":
-            return [f"search the serial ports for USB id {USB_ID} (the ESP32-S3's own USB); PORT below is what it finds"]
+            return [
+                f"search the serial ports for USB id {USB_ID} (the ESP32-S3's own USB); PORT below is what it finds"
+            ]
         return [f"use {options.port}"]
 
     return Step(1, "find the robot", describe, locate)
@@ -181,8 +183,14 @@ def upload_step() -> Step:
             "robot was updated over Wi-Fi:",
         ]
         for folder, files in layout.items():
-            source = "microdot (the installed package)" if folder == "microdot" else f"firmware/{folder + '/' if folder else ''}"
-            lines.append(f"  {source}: {', '.join(f.name for f in files)} -> :{run.dest}{folder + '/' if folder else ''}")
+            source = (
+                "microdot (the installed package)"
+                if folder == "microdot"
+                else f"firmware/{folder + '/' if folder else ''}"
+            )
+            lines.append(
+                f"  {source}: {', '.join(f.name for f in files)} -> :{run.dest}{folder + '/' if folder else ''}"
+            )
         return lines
 
     def act(run):
@@ -193,8 +201,10 @@ def upload_step() -> Step:
             layout = provision.firmware_files()
             if arch is not None:
                 layout = compiled.compile_layout(layout, arch, Path(folder))
-                run.say(f"  compiled {sum(p.suffix == '.mpy' for files in layout.values() for p in files)} files"
-                        f" with mpy-cross{' -march=' + arch if arch else ''}")
+                run.say(
+                    f"  compiled {sum(p.suffix == '.mpy' for files in layout.values() for p in files)} files"
+                    f" with mpy-cross{' -march=' + arch if arch else ''}"
+                )
             out = _Relative(run.out, {folder: "compiled"})
             tools.mpremote(run.port, *upload_commands(run.dest, layout), out=out, timeout_s=300)
 
@@ -236,7 +246,9 @@ def ready_step(options) -> Step:
 
 def check_step() -> Step:
     def describe(run):
-        return [f"soulstack body-check {provision.body_url(run.ip or '<IP>', run.config.get('port', 80))} --token <the token>"]
+        return [
+            f"soulstack body-check {provision.body_url(run.ip or '<IP>', run.config.get('port', 80))} --token <the token>"
+        ]
 
     def act(run):
         from soulstack.protocol.check import run_checks, summary
@@ -283,7 +295,9 @@ def check_image(path: Path):
     except OSError as error:
         raise UsageError(f"--firmware {path}: {error.strerror}") from None
     if not first or first[0] != ESP_IMAGE_MAGIC:
-        raise UsageError(f"--firmware {path} is not an ESP32 firmware image (.bin starting with 0xE9); download ESP32_GENERIC_S3 from micropython.org or UIFlow2 from M5Stack")
+        raise UsageError(
+            f"--firmware {path} is not an ESP32 firmware image (.bin starting with 0xE9); download ESP32_GENERIC_S3 from micropython.org or UIFlow2 from M5Stack"
+        )
 
 
 class _Relative:
@@ -297,7 +311,11 @@ class _Relative:
         import microdot
 
         self.out, self.pending = out, ""
-        names = {str(provision.FIRMWARE_DIR): "firmware", str(Path(microdot.__file__).parent): "microdot", **(more or {})}
+        names = {
+            str(provision.FIRMWARE_DIR): "firmware",
+            str(Path(microdot.__file__).parent): "microdot",
+            **(more or {}),
+        }
         self.prefixes = [(folder.rstrip("/") + "/", name + "/") for folder, name in names.items()]
 
     def write(self, text):

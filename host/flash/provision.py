@@ -102,12 +102,16 @@ def gather(options, interactive: bool) -> dict:
     if not options.no_wifi:
         if ssid is None:
             if not interactive:
-                raise UsageError("give --ssid NAME (and --password) for the robot's Wi-Fi, or --no-wifi for a cable-only robot")
+                raise UsageError(
+                    "give --ssid NAME (and --password) for the robot's Wi-Fi, or --no-wifi for a cable-only robot"
+                )
             ssid = ask("Wi-Fi network name (2.4 GHz)")
             if not ssid:
                 raise UsageError("a Wi-Fi network name is needed (or run with --no-wifi for a cable-only robot)")
         if password is None:
-            password = ask(f"password for {ssid} (not shown; empty for an open network)", secret=True) if interactive else ""
+            password = (
+                ask(f"password for {ssid} (not shown; empty for an open network)", secret=True) if interactive else ""
+            )
         if nudge_url is None and interactive:
             nudge_url = ask("the soul's nudge URL, as the robot reaches it", f"http://{lan_address()}:9202/nudge")
         if tts_url is None and interactive:

@@ -22,7 +22,9 @@ def wait_for_port(path: str, timeout_s: float, clock=time.monotonic, sleep=time.
     deadline = clock() + timeout_s
     while not os.path.exists(path):
         if clock() > deadline:
-            raise FlashError(f"{path} did not come back within {timeout_s:g} s after flashing; unplug the robot, plug it back in and run again without --firmware")
+            raise FlashError(
+                f"{path} did not come back within {timeout_s:g} s after flashing; unplug the robot, plug it back in and run again without --firmware"
+            )
         sleep(RETRY_S)
 
 
@@ -36,10 +38,14 @@ def _judge(info: dict, want_wifi: bool) -> dict:
         raise FlashError(f"the robot refused its {reason}")
     if not want_wifi:
         return info
-    raise FlashError(f"Wi-Fi join failed: the robot says {reason!r}; check --ssid and --password, and that the network is 2.4 GHz")
+    raise FlashError(
+        f"Wi-Fi join failed: the robot says {reason!r}; check --ssid and --password, and that the network is 2.4 GHz"
+    )
 
 
-def wait_for_ready(locate, timeout_s: float = 60, want_wifi: bool = True, clock=time.monotonic, open_port=open_serial) -> dict:
+def wait_for_ready(
+    locate, timeout_s: float = 60, want_wifi: bool = True, clock=time.monotonic, open_port=open_serial
+) -> dict:
     """The robot's `ready` info, read from serial within `timeout_s`.
 
     `locate` is the port path, or a function returning it (re-found on each

@@ -40,8 +40,9 @@ def why_it_stopped(simulator):
     time.sleep(0.2)  # let the relay threads read its last words
     words = [line.strip() for line in simulator.last_words if line.strip()]
     if simulator.process.returncode == 4 or any("MemoryError" in line or "NLR" in line for line in words):
-        raise UsageError(f"--heap {simulator.heap} is too small: the firmware ran out of memory while starting; "
-                         "try the default 256K")
+        raise UsageError(
+            f"--heap {simulator.heap} is too small: the firmware ran out of memory while starting; try the default 256K"
+        )
     if simulator.process.returncode == 3:  # main.py could not listen: someone took the port after our check
         raise UsageError(f"port {simulator.port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)")
     last = words[-1] if words else "no message"
@@ -57,8 +58,18 @@ def sim(args) -> int:
         raise UsageError(f"port {args.port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)")
     port = args.port or free_port()
     show = printer()
-    simulator = Simulator(port, token=args.token, serial=args.serial, python=args.python, heap=args.heap,
-                          nudge_url=args.nudge_url, tts_url=args.tts_url, show=show, hal=args.hal, servo=SERVOS[args.hal])
+    simulator = Simulator(
+        port,
+        token=args.token,
+        serial=args.serial,
+        python=args.python,
+        heap=args.heap,
+        nudge_url=args.nudge_url,
+        tts_url=args.tts_url,
+        show=show,
+        hal=args.hal,
+        servo=SERVOS[args.hal],
+    )
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -77,14 +88,18 @@ def sim(args) -> int:
         if args.hal != "generic":  # the generic build has no camera
             show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
         if args.hal != "fake":
-            show(f"doubles: every call the HAL makes is written to {simulator.journal}; "
-                 f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)")
+            show(
+                f"doubles: every call the HAL makes is written to {simulator.journal}; "
+                f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)"
+            )
         simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         code = simulator.wait()  # a reset the firmware asks for (after an update) starts it again
         if code:
             words = [line for line in simulator.last_words if line.strip()]
-            print(f"soulstack body sim: the firmware stopped with exit code {code}" + (f": {words[-1]}" if words else ""),
-                  file=sys.stderr)
+            print(
+                f"soulstack body sim: the firmware stopped with exit code {code}" + (f": {words[-1]}" if words else ""),
+                file=sys.stderr,
+            )
         return 1 if code else 0
     except KeyboardInterrupt:
         return 0
@@ -95,18 +110,34 @@ def sim(args) -> int:
 def register(subparsers):
     body = subcommand_group(subparsers, "body", "run a body")
     parser = body.add_parser(
-        "sim", help="run the real StackChan firmware with fake hardware on this computer",
+        "sim",
+        help="run the real StackChan firmware with fake hardware on this computer",
         description="Runs firmware/main.py with the fake HAL (or, with --hal, the robot's own HAL on documented-API "
         "doubles) under MicroPython's unix port, serving Body Protocol v1 on loopback.",
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
     parser.add_argument("--token", help="bearer token the body requires (default: none)")
-    parser.add_argument("--serial", action="store_true", help="also speak the serial framing on a new pty; prints 'serial: PATH' first")
-    parser.add_argument("--hal", choices=("fake", "uiflow", "generic"), default="fake",
-                        help="fake: simulated hardware; uiflow/generic: the robot's own HAL on documented-API doubles "
-                        "of UIFlow2's M5, camera, jpg, dl and MicroPython's machine, network (default fake)")
+    parser.add_argument(
+        "--serial", action="store_true", help="also speak the serial framing on a new pty; prints 'serial: PATH' first"
+    )
+    parser.add_argument(
+        "--hal",
+        choices=("fake", "uiflow", "generic"),
+        default="fake",
+        help="fake: simulated hardware; uiflow/generic: the robot's own HAL on documented-API doubles "
+        "of UIFlow2's M5, camera, jpg, dl and MicroPython's machine, network (default fake)",
+    )
     parser.add_argument("--python", action="store_true", help="run the firmware under CPython instead of MicroPython")
-    parser.add_argument("--heap", help="MicroPython heap size (default 256K; 1M with --hal uiflow, whose heap is in PSRAM)")
-    parser.add_argument("--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)")
+    parser.add_argument(
+        "--heap", help="MicroPython heap size (default 256K; 1M with --hal uiflow, whose heap is in PSRAM)"
+    )
+    parser.add_argument(
+        "--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)"
+    )
     parser.add_argument("--tts-url", help="a `soulstack tts` URL the firmware fetches speech from")
     parser.set_defaults(func=sim)

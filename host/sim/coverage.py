@@ -19,7 +19,7 @@ from soulstack.firmware import FIRMWARE_DIR
 
 ENV = "SOULSTACK_HAL_COVERAGE"
 MEASURED = ("uiflow.py", "esp32.py", "generic.py")
-LINEHITS = '''import os
+LINEHITS = """import os
 _out = open(os.getenv("SOULSTACK_HAL_COVERAGE"), "a")
 _seen = set()
 
@@ -30,11 +30,15 @@ def hit(name, line):
         _seen.add(key)
         _out.write(key + "\\n")
         _out.flush()
-'''
+"""
 
 
 def _is_docstring(statement):
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 class _Marker(ast.NodeTransformer):
@@ -57,7 +61,9 @@ class _Marker(ast.NodeTransformer):
         for statement in statements:
             if not _is_docstring(statement):
                 self.lines.add(statement.lineno)
-                call = ast.Call(ast.Name("_hit", ast.Load()), [ast.Constant(self.name), ast.Constant(statement.lineno)], [])
+                call = ast.Call(
+                    ast.Name("_hit", ast.Load()), [ast.Constant(self.name), ast.Constant(statement.lineno)], []
+                )
                 marked.append(ast.Expr(call))
             marked.append(statement)
         return marked

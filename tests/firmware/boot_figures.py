@@ -38,6 +38,7 @@ async def measure(options):
     print("free_after_boot", gc.mem_free())
     print("used_after_boot", gc.mem_alloc())
     import micropython
+
     if hasattr(micropython, "mem_peak"):
         print("peak", micropython.mem_peak())
     body.cancel()

@@ -26,6 +26,7 @@ def raises(kind, fn, *args):
 
 # --- auth ---
 
+
 def test_same_secret():
     assert auth.same_secret("abc", "abc")
     assert not auth.same_secret("abd", "abc")
@@ -46,6 +47,7 @@ def test_bearer():
 
 # --- emotions ---
 
+
 def test_emotions():
     assert emotions.nearest_face("happy") == "happy"
     assert emotions.nearest_face("Very TIRED!") == "sleepy"
@@ -58,6 +60,7 @@ def test_emotions():
 
 
 # --- protocol ---
+
 
 class FakeDevice:
     def __init__(self, camera=True):
@@ -123,6 +126,7 @@ def test_dispatch_refusals():
 
 # --- the /look writer ---
 
+
 def test_b64_pieces_are_exact_and_small():
     image = b64json.ImageBody(JPEG)
     pieces = list(b64json.pieces(image))
@@ -138,6 +142,7 @@ def test_b64_pieces_are_exact_and_small():
 
 
 # --- serial frames ---
+
 
 def test_serial_frames():
     line = serial_frames.reply(17, 200, {"text": "héllo\nthere"})
@@ -165,7 +170,7 @@ def test_serial_lines_hold_at_most_the_limit():
     request = (serial_frames.MARKER + '{"id":42,"ep":"look","body":{"question":"' + "x" * 500 + '"}}\n').encode()
     done = []
     for start in range(0, len(request), 37):  # arriving in pieces, as from the cable
-        done += lines.feed(request[start:start + 37])
+        done += lines.feed(request[start : start + 37])
         assert sum(len(part) for part in lines._parts) <= 100  # never more of it held than the limit
     assert len(done) == 1
     head, size = done[0]
@@ -180,7 +185,7 @@ def test_a_frame_too_long_for_its_endpoint_is_cut_at_its_head():
     fits = (serial_frames.MARKER + '{"id":1,"ep":"look","body":{"question":"' + "开" * 1000 + '"}}\n').encode()
     assert len(fits) < look_limit and lines.feed(fits)[0][1] is None  # the longest valid question, in UTF-8
     too_long = (serial_frames.MARKER + '{"id":2,"ep":"look","body":{"question":"' + "x" * 7000 + '"}}\n').encode()
-    (head, size), = lines.feed(too_long)
+    ((head, size),) = lines.feed(too_long)
     assert size == len(too_long) - 1 and serial_frames.line_limit(head) == look_limit < serial_frames.MAX_LINE_BYTES
     answer = serial_frames.decode(serial_frames.too_long(head, size))
     assert answer["id"] == 2 and answer["status"] == 413
@@ -198,6 +203,7 @@ def test_peek_id():
 
 
 # --- balloon ---
+
 
 def test_wrap():
     assert wrap("hello there my friend", 11) == ["hello there", "my friend"]
@@ -222,6 +228,7 @@ def test_balloon_scrolls_then_hides():
 
 
 # --- face animation ---
+
 
 def test_blinks_follow_the_conventions():
     avatar = face.Avatar(now_ms=0, seed=3)
@@ -284,6 +291,7 @@ def test_frame_carries_the_whole_text_and_whether_it_is_speech_or_a_caption():
 
 def test_audio_level():
     import struct
+
     silence = bytes(2048)
     loud = struct.pack("<" + "h" * 1024, *([20000, -20000] * 512))
     assert face.audio_level(silence) == 0.0
@@ -294,6 +302,7 @@ def test_audio_level():
 
 # --- servos ---
 
+
 def test_easing():
     assert servo.ease_in_out(0) == 0.0 and servo.ease_in_out(1) == 1.0
     assert abs(servo.ease_in_out(0.5) - 0.5) < 1e-9
@@ -303,9 +312,13 @@ def test_easing():
 def test_head_rate_limit_and_torque_off():
     sent = []
     torque = []
-    head = servo.Head((servo.Axis("yaw", -60, 60, 0), servo.Axis("pitch", 0, 90, 10)),
-                      lambda axis, deg: sent.append((now[0], axis, deg)), torque.append,
-                      min_interval_ms=100, idle_ms=3000)
+    head = servo.Head(
+        (servo.Axis("yaw", -60, 60, 0), servo.Axis("pitch", 0, 90, 10)),
+        lambda axis, deg: sent.append((now[0], axis, deg)),
+        torque.append,
+        min_interval_ms=100,
+        idle_ms=3000,
+    )
     now = [0]
     head.gesture("angry", 0)
     for t in range(0, 10000, 10):
@@ -328,6 +341,7 @@ def test_head_rate_limit_and_torque_off():
 
 
 # --- nudges ---
+
 
 def run_face(pattern_ms, minutes, frames=3, absent=10, hz=5, window_ms=600000):
     """Simulate a face that is present when pattern_ms(t) is true, sampled at `hz`."""
@@ -386,6 +400,7 @@ def test_pickup():
 
 # --- config ---
 
+
 def test_config_defaults_and_warnings():
     cfg, warnings = config.parse('{"wifi": {"ssid": "home", "password": "pw"}, "token": "t", "colour": "red"}')
     assert cfg["port"] == 80 and cfg["servo"]["kind"] == "none" and cfg["debounce"]["face_min_interval_s"] == 600
@@ -397,19 +412,30 @@ def test_config_defaults_and_warnings():
 
 
 def test_config_errors_name_every_problem():
-    problem = raises(config.ConfigError, config.parse,
-                     '{"wifi": {"ssid": 5}, "nudge_url": "https://x", "servo": {"kind": "sg90", "pan_pin": 99}, "debounce": {"face_frames": 0}}')
+    problem = raises(
+        config.ConfigError,
+        config.parse,
+        '{"wifi": {"ssid": 5}, "nudge_url": "https://x", "servo": {"kind": "sg90", "pan_pin": 99}, "debounce": {"face_frames": 0}}',
+    )
     text = str(problem)
-    for words in ('"wifi.ssid" must be text', '"nudge_url" must be an http:// URL', '"servo.pan_pin"',
-                  '"servo.tilt_pin"', '"debounce.face_frames"'):
+    for words in (
+        '"wifi.ssid" must be text',
+        '"nudge_url" must be an http:// URL',
+        '"servo.pan_pin"',
+        '"servo.tilt_pin"',
+        '"debounce.face_frames"',
+    ):
         assert words in text, words
     for url in ("notaurl", "ftp://x", "http://", "http://a host/"):
-        assert '"tts_url" must be an http:// URL' in str(raises(config.ConfigError, config.parse, json.dumps({"tts_url": url})))
+        assert '"tts_url" must be an http:// URL' in str(
+            raises(config.ConfigError, config.parse, json.dumps({"tts_url": url}))
+        )
     assert "not valid JSON" in str(raises(config.ConfigError, config.parse, "{oops"))
     assert "one JSON object" in str(raises(config.ConfigError, config.parse, "[]"))
 
 
 # --- speech queue, WAV header, clock ---
+
 
 def test_speech_queue_is_bounded():
     queue = SpeechQueue(limit=2)
@@ -424,18 +450,31 @@ def test_speech_queue_is_bounded():
 
 def test_wav_header():
     import struct
+
     fmt = struct.pack("<HHIIHH", 1, 1, 16000, 32000, 2, 16)
-    data = (b"RIFF" + struct.pack("<I", 100) + b"WAVE" + b"LIST" + struct.pack("<I", 3) + b"abc\x00"
-            + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", 4) + b"\x01\x00\x02\x00")
+    data = (
+        b"RIFF"
+        + struct.pack("<I", 100)
+        + b"WAVE"
+        + b"LIST"
+        + struct.pack("<I", 3)
+        + b"abc\x00"
+        + b"fmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + b"data"
+        + struct.pack("<I", 4)
+        + b"\x01\x00\x02\x00"
+    )
     position = [0]
 
     async def read_exactly(n):
-        chunk = data[position[0]:position[0] + n]
+        chunk = data[position[0] : position[0] + n]
         position[0] += n
         return chunk
 
     assert asyncio.run(wav.read_header(read_exactly)) == (16000, 1, 16)
-    assert data[position[0]:] == b"\x01\x00\x02\x00"
+    assert data[position[0] :] == b"\x01\x00\x02\x00"
     position[0] = 0
     data = b"RIFX" + data[4:]
     raises(wav.WavError, lambda: asyncio.run(wav.read_header(read_exactly)))

@@ -16,5 +16,11 @@ MICROPYTHON = Path(sys.executable).parent / "micropython"
 
 def micropython(script, *args, heap="256K"):
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(FIRMWARE), str(TESTS)]))
-    return subprocess.run([str(MICROPYTHON), "-X", f"heapsize={heap}", str(script), *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(MICROPYTHON), "-X", f"heapsize={heap}", str(script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

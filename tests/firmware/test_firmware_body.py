@@ -120,6 +120,7 @@ async def test_without_serial_mode_a_failed_post_is_a_failure(soul):
 async def test_a_soul_that_never_answers_does_not_hold_the_nudge():
     """A /nudge that accepts the connection and then says nothing: after the timeout the nudge goes
     up the cable (serial mode), reported; without a cable it is a failure the sender reports."""
+
     async def silent(reader, writer):
         await reader.read(65536)  # takes the request, answers nothing, keeps the line open
         await asyncio.sleep(30)
@@ -171,7 +172,10 @@ def test_the_fake_screen_writes_one_line_per_change(tmp_path):
     frames(2500)
     hal.show_error("face detection: OSError 5")
     assert screen.read_text().splitlines() == [
-        "face: neutral", "face: happy", 'says: "hello there"', "looking: who is there?",
+        "face: neutral",
+        "face: happy",
+        'says: "hello there"',
+        "looking: who is there?",
         "error: face detection: OSError 5",
     ]
 

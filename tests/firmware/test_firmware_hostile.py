@@ -131,7 +131,9 @@ def test_out_of_memory_drops_the_frame_answers_503_and_keeps_serving(capsys):
     link = SerialLink(HungryDispatcher(), stdin=io.StringIO(), stdout=out)
     for frame_id, endpoint in ((1, "speak"), (2, "status")):
         link.take(serial_frames.request(frame_id, endpoint, {"text": "hi"}).encode().rstrip(b"\n"), None)
-    replies = [serial_frames.decode(line) for line in out.getvalue().splitlines() if line.startswith(serial_frames.MARKER)]
+    replies = [
+        serial_frames.decode(line) for line in out.getvalue().splitlines() if line.startswith(serial_frames.MARKER)
+    ]
     assert replies[0]["id"] == 1 and replies[0]["status"] == 503 and "out of memory" in replies[0]["body"]["message"]
     assert replies[1] == {"id": 2, "status": 200, "body": {"online": True}}
     assert "[soulstack] serial: out of memory answering" in capsys.readouterr().out  # logged on the device's log line

@@ -24,7 +24,8 @@ def test_there_is_firmware_to_compile():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_compiles_for_xtensawin(path, tmp_path):
     out = tmp_path / "out.mpy"
-    result = subprocess.run([str(MPY_CROSS), "-march=xtensawin", "-o", str(out), str(path)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [str(MPY_CROSS), "-march=xtensawin", "-o", str(out), str(path)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert out.read_bytes()[:1] == b"M"

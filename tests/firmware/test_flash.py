@@ -52,22 +52,47 @@ WIFI = ["--ssid", "home", "--password", PASSWORD, "--nudge-url", "http://192.168
 @pytest.mark.parametrize(
     "case, args, present, absent",
     [
-        ("auto port, no image", ["--port", "auto", *WIFI],
-         ["USB id 303a:1001", "mpremote connect PORT exec", "DEST/core/", "mpremote connect PORT reset", "body-check http://<IP>"],
-         ["esptool", "erase-flash"]),
-        ("with an image", ["--port", "auto", "--firmware", "IMAGE", *WIFI],
-         ["esptool --chip esp32s3 --port PORT erase-flash", "esptool --chip esp32s3 --port PORT write-flash 0 IMAGE",
-          "wait up to 30 s", "DEST/core/"],
-         []),
-        ("UIFlow2", ["--port", "DEVICE", "--target", "uiflow", *WIFI],
-         [":/flash/core/", ":/flash/microdot/", "write /flash/config.json", "mpremote connect DEVICE reset"],
-         ["DEST", "PORT", "esptool"]),
-        ("upstream", ["--port", "DEVICE", "--target", "upstream", "--firmware", "IMAGE", *WIFI],
-         [":/core/", ":/microdot/", "write /config.json", "esptool --chip esp32s3 --port DEVICE erase-flash"],
-         [":/flash/", "DEST"]),
-        ("cable only", ["--port", "DEVICE", "--target", "upstream", "--no-wifi"],
-         ['"ssid": ""', "report its Wi-Fi and address"],
-         ["body-check", "esptool"]),
+        (
+            "auto port, no image",
+            ["--port", "auto", *WIFI],
+            [
+                "USB id 303a:1001",
+                "mpremote connect PORT exec",
+                "DEST/core/",
+                "mpremote connect PORT reset",
+                "body-check http://<IP>",
+            ],
+            ["esptool", "erase-flash"],
+        ),
+        (
+            "with an image",
+            ["--port", "auto", "--firmware", "IMAGE", *WIFI],
+            [
+                "esptool --chip esp32s3 --port PORT erase-flash",
+                "esptool --chip esp32s3 --port PORT write-flash 0 IMAGE",
+                "wait up to 30 s",
+                "DEST/core/",
+            ],
+            [],
+        ),
+        (
+            "UIFlow2",
+            ["--port", "DEVICE", "--target", "uiflow", *WIFI],
+            [":/flash/core/", ":/flash/microdot/", "write /flash/config.json", "mpremote connect DEVICE reset"],
+            ["DEST", "PORT", "esptool"],
+        ),
+        (
+            "upstream",
+            ["--port", "DEVICE", "--target", "upstream", "--firmware", "IMAGE", *WIFI],
+            [":/core/", ":/microdot/", "write /config.json", "esptool --chip esp32s3 --port DEVICE erase-flash"],
+            [":/flash/", "DEST"],
+        ),
+        (
+            "cable only",
+            ["--port", "DEVICE", "--target", "upstream", "--no-wifi"],
+            ['"ssid": ""', "report its Wi-Fi and address"],
+            ["body-check", "esptool"],
+        ),
     ],
 )
 def test_dry_run_plans_each_option_set_and_touches_nothing(case, args, present, absent, image, device):
@@ -90,7 +115,9 @@ def test_dry_run_lists_every_firmware_file_and_microdot_from_the_wheel_without_a
     result = soulstack("--dry-run", "--port", device.path, "--target", "upstream", "--no-wifi")
     lines = result.stdout.splitlines()
     for folder in ("", "core/", "hal/"):
-        names = sorted(p.name for p in (ROOT / "firmware" / folder).glob("*.py") if not (folder == "" and p.name == "__init__.py"))
+        names = sorted(
+            p.name for p in (ROOT / "firmware" / folder).glob("*.py") if not (folder == "" and p.name == "__init__.py")
+        )
         line = next(line for line in lines if line.strip().startswith(f"firmware/{folder}:"))
         assert line.strip() == f"firmware/{folder}: {', '.join(names)} -> :/{folder}"
     assert "microdot (the installed package): __init__.py, microdot.py, helpers.py -> :/microdot/" in result.stdout
@@ -138,8 +165,16 @@ def test_dry_run_without_wifi_flags_asks_nothing_and_shows_placeholders():
 
 
 def test_config_passes_the_firmware_own_check_and_masks_the_password():
-    options = SimpleNamespace(ssid="home", password=PASSWORD, no_wifi=False, nudge_url="http://10.0.0.2:9202/nudge",
-                              tts_url=None, token=None, nudge_token="n", dry_run=False)
+    options = SimpleNamespace(
+        ssid="home",
+        password=PASSWORD,
+        no_wifi=False,
+        nudge_url="http://10.0.0.2:9202/nudge",
+        tts_url=None,
+        token=None,
+        nudge_token="n",
+        dry_run=False,
+    )
     config = provision.gather(options, interactive=False)
     assert provision.check(config) == []
     assert len(config["token"]) >= 24
@@ -156,8 +191,16 @@ def test_config_passes_the_firmware_own_check_and_masks_the_password():
 
 
 def test_cable_only_config_turns_serial_mode_on():
-    options = SimpleNamespace(ssid=None, password=None, no_wifi=True, nudge_url=None, tts_url=None, token="t0k",
-                              nudge_token=None, dry_run=False)
+    options = SimpleNamespace(
+        ssid=None,
+        password=None,
+        no_wifi=True,
+        nudge_url=None,
+        tts_url=None,
+        token="t0k",
+        nudge_token=None,
+        dry_run=False,
+    )
     config = provision.gather(options, interactive=False)
     assert config["serial"] is True and config["wifi"] == {"ssid": "", "password": ""} and config["token"] == "t0k"
     assert any("only answer over the USB serial line" in w for w in provision.check(config))
@@ -288,13 +331,25 @@ def test_wifi_join_failed_reports_the_device_reason(device):
 
 
 def test_a_refused_config_is_reported(device):
-    answer_later(device, {"ready": {"ip": None, "wifi": "config.json: \"port\" must be a whole number", "version": "0.1.0", "hal": "unknown"}})
+    answer_later(
+        device,
+        {
+            "ready": {
+                "ip": None,
+                "wifi": 'config.json: "port" must be a whole number',
+                "version": "0.1.0",
+                "hal": "unknown",
+            }
+        },
+    )
     with pytest.raises(FlashError, match="refused its config.json"):
         wait_for_ready(device.path, timeout_s=5)
 
 
 def test_cable_only_accepts_ready_without_wifi(device):
-    answer_later(device, {"ready": {"ip": None, "wifi": "no wifi.ssid in config.json", "version": "0.1.0", "hal": "generic"}})
+    answer_later(
+        device, {"ready": {"ip": None, "wifi": "no wifi.ssid in config.json", "version": "0.1.0", "hal": "generic"}}
+    )
     assert wait_for_ready(device.path, timeout_s=5, want_wifi=False)["hal"] == "generic"
 
 
@@ -347,8 +402,12 @@ def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password
     import select
 
     pid, terminal = on_a_terminal("--port", device.path)
-    answers = [(b"Wi-Fi network name", b"home\n"), (b"password for home", PASSWORD.encode() + b"\n"),
-               (b"nudge URL", b"\n"), (b"soulstack tts", b"\n")]
+    answers = [
+        (b"Wi-Fi network name", b"home\n"),
+        (b"password for home", PASSWORD.encode() + b"\n"),
+        (b"nudge URL", b"\n"),
+        (b"soulstack tts", b"\n"),
+    ]
     output = b""
     try:
         while True:

@@ -23,8 +23,14 @@ XTENSAWIN = 10  # its index in sys.implementation._mpy >> 10 (MicroPython's refe
 
 
 def micropython(code, cwd=None):
-    return subprocess.run([find_tool("micropython"), "-c", code], cwd=cwd, capture_output=True, text=True,
-                          timeout=30, env=dict(os.environ, MICROPYPATH=".frozen"))
+    return subprocess.run(
+        [find_tool("micropython"), "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, MICROPYPATH=".frozen"),
+    )
 
 
 def test_a_robot_that_says_its_version_gets_files_compiled_for_its_architecture():
@@ -34,11 +40,14 @@ def test_a_robot_that_says_its_version_gets_files_compiled_for_its_architecture(
     assert compiled.decide(6 | XTENSAWIN << 10, 6) == ("xtensawin", None)  # a CoreS3
 
 
-@pytest.mark.parametrize("robot, ours, why", [
-    (5 | XTENSAWIN << 10, 6, "the robot loads .mpy version 5, mpy-cross writes version 6: uploading sources"),
-    (0, 6, "does not say its .mpy version"),
-    (6 | XTENSAWIN << 10, None, "mpy-cross is not installed"),
-])
+@pytest.mark.parametrize(
+    "robot, ours, why",
+    [
+        (5 | XTENSAWIN << 10, 6, "the robot loads .mpy version 5, mpy-cross writes version 6: uploading sources"),
+        (0, 6, "does not say its .mpy version"),
+        (6 | XTENSAWIN << 10, None, "mpy-cross is not installed"),
+    ],
+)
 def test_otherwise_sources_with_a_warning(robot, ours, why):
     arch, warning = compiled.decide(robot, ours)
     assert arch is None and why in warning
@@ -89,8 +98,18 @@ def test_the_upload_removes_each_files_other_kind(tmp_path):
 
 
 def test_the_dry_run_says_it_compiles():
-    argv = [sys.executable, "-m", "soulstack.cli", "flash", "--dry-run", "--port", "/dev/null", "--target", "uiflow",
-            "--no-wifi"]
+    argv = [
+        sys.executable,
+        "-m",
+        "soulstack.cli",
+        "flash",
+        "--dry-run",
+        "--port",
+        "/dev/null",
+        "--target",
+        "uiflow",
+        "--no-wifi",
+    ]
     result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     assert "to .mpy with mpy-cross -march=<the robot's>" in result.stdout

@@ -56,8 +56,16 @@ def test_the_generic_hal_refuses_what_it_lacks(tmp_path):
     firmware = FIRMWARE_DIR
     if os.environ.get(coverage.ENV):  # tools/bench-hal-coverage counts these statements too
         firmware = coverage.stage(tmp_path / "firmware")
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", str(firmware), str(DOUBLES)]),
-               SOULSTACK_DOUBLES=str(tmp_path))
-    result = subprocess.run([find_tool("micropython"), str(ROOT / "tests/firmware/generic_hal.py")], env=env,
-                            capture_output=True, text=True, timeout=30)
+    env = dict(
+        os.environ,
+        MICROPYPATH=os.pathsep.join([".frozen", str(firmware), str(DOUBLES)]),
+        SOULSTACK_DOUBLES=str(tmp_path),
+    )
+    result = subprocess.run(
+        [find_tool("micropython"), str(ROOT / "tests/firmware/generic_hal.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr

@@ -84,7 +84,9 @@ async def look_once(session, url):
 
 def plain_post(url, payload, timeout=10):
     """(status, text) of one POST made the simplest way (urllib: few headers, like a curl user)."""
-    request = urllib.request.Request(url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read().decode()
@@ -118,8 +120,9 @@ async def test_a_look_at_any_moment_of_the_first_seconds_under_256k_heap(sim_fac
     sims = []
     for _ in delays:
         sims.append(sim_factory(heap="256K") + (time.monotonic(),))
-    results = await asyncio.gather(*(asyncio.to_thread(look_after, url, started, delay)
-                                     for delay, (_, url, started) in zip(delays, sims)))
+    results = await asyncio.gather(
+        *(asyncio.to_thread(look_after, url, started, delay) for delay, (_, url, started) in zip(delays, sims))
+    )
     failed = [(round(delay, 2), status, text[:60]) for delay, (status, text) in zip(delays, results) if status != 200]
     assert not failed, failed
     assert all(simulator.process.poll() is None for simulator, _, _ in sims), "a firmware died"
@@ -160,7 +163,9 @@ async def test_speak_queue_full_is_503(sim_factory):
     statuses = []
     async with aiohttp.ClientSession() as session:
         for i in range(6):
-            async with session.post(url + "/speak", json={"text": "a long sentence to keep the mouth busy " * 3}) as response:
+            async with session.post(
+                url + "/speak", json={"text": "a long sentence to keep the mouth busy " * 3}
+            ) as response:
                 statuses.append((response.status, await response.json()))
     # Three wait in the queue (a fourth may already be speaking); then the body says it is full.
     assert [s for s, _ in statuses[:3]] == [200, 200, 200]
@@ -235,12 +240,16 @@ async def test_speak_fetches_speech_from_tts(sim_factory):
 
 def test_serial_round_trip_over_a_pty():
     """`soulstack body sim --serial` prints the pty first; framed requests get framed replies."""
-    process = subprocess.Popen([sys.executable, "-m", "soulstack.cli", "body", "sim", "--port", "0", "--serial"],
-                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "body", "sim", "--port", "0", "--serial"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = process.stdout.readline().strip()
         assert first.startswith("serial: /dev/")
-        port = serial.Serial(first[len("serial: "):], timeout=10)
+        port = serial.Serial(first[len("serial: ") :], timeout=10)
         port.write(b"boot noise the firmware must ignore\n")
         port.write(serial_frames.request(1, "status", {}).encode())
         port.write(serial_frames.request("two", "look", {"question": "who?"}).encode())
@@ -378,8 +387,9 @@ class Lines:
 
 
 def run_sim(soulstack_cmd, *flags):
-    return subprocess.Popen([*soulstack_cmd, "body", "sim", *flags], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [*soulstack_cmd, "body", "sim", *flags], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_the_terminal_shows_the_robots_screen_and_ready_once(soulstack_cmd):
@@ -437,17 +447,25 @@ class NudgeServer:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("flags, says", [
-    (["--heap", "abc"], "--heap abc is not a size"),
-    (["--heap", "1K"], "--heap 1K is too small"),
-    (["--heap", "100K"], "--heap 100K is too small"),  # passes the quick check; the firmware runs out while starting
-    (["--nudge-url", "notaurl"], "--nudge-url must be an http:// URL"),
-    (["--tts-url", "ftp://x"], "--tts-url must be an http:// URL"),
-    (["--port", "70000"], "--port must be from 0 to 65535"),
-], ids=["heap-abc", "heap-1K", "heap-100K", "nudge-url", "tts-url", "port-range"])
+@pytest.mark.parametrize(
+    "flags, says",
+    [
+        (["--heap", "abc"], "--heap abc is not a size"),
+        (["--heap", "1K"], "--heap 1K is too small"),
+        (
+            ["--heap", "100K"],
+            "--heap 100K is too small",
+        ),  # passes the quick check; the firmware runs out while starting
+        (["--nudge-url", "notaurl"], "--nudge-url must be an http:// URL"),
+        (["--tts-url", "ftp://x"], "--tts-url must be an http:// URL"),
+        (["--port", "70000"], "--port must be from 0 to 65535"),
+    ],
+    ids=["heap-abc", "heap-1K", "heap-100K", "nudge-url", "tts-url", "port-range"],
+)
 def test_user_mistakes_are_one_line_and_exit_2(soulstack_cmd, flags, says):
-    result = subprocess.run([*soulstack_cmd, "body", "sim", "--port", "0", *flags], cwd=ROOT,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*soulstack_cmd, "body", "sim", "--port", "0", *flags], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], result.stderr
@@ -460,10 +478,14 @@ def test_a_port_in_use_is_one_line_and_exit_2(soulstack_cmd):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run([*soulstack_cmd, "body", "sim", "--port", str(port)], cwd=ROOT,
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [*soulstack_cmd, "body", "sim", "--port", str(port)], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
     assert result.returncode == 2, (result.stdout, result.stderr)
-    assert result.stderr.strip() == f"soulstack body: port {port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)"
+    assert (
+        result.stderr.strip()
+        == f"soulstack body: port {port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)"
+    )
     assert "Traceback" not in result.stdout and "serving" not in result.stdout
 
 

@@ -103,7 +103,7 @@ async def test_uiflow_draws_face_frames_and_the_speech_balloon(hal_sim):
     names = [entry["call"] for entry in simulator.calls() if entry["call"].startswith("Canvas.")]
     # Each frame: cleared, two eyes, a mouth, then pushed whole to the screen at (0, 0).
     first = names.index("Canvas.fillScreen")
-    frame = names[first:names.index("Canvas.push", first) + 1]
+    frame = names[first : names.index("Canvas.push", first) + 1]
     assert frame.count("Canvas.fillCircle") + frame.count("Canvas.fillRect") >= 3
     assert all(push["x"] == 0 and push["y"] == 0 for push in simulator.calls("Canvas.push"))
     said = [entry["text"] for entry in simulator.calls("Canvas.drawString")]
@@ -123,7 +123,9 @@ async def test_generic_build_is_honest_and_passes_body_check(hal_sim):
     failed = [r.line() for r in results if not r.passed]
     assert results and not failed, failed
     assert await post(url, "speak", {"text": "hi"}) == (
-        503, {"message": "cannot speak: no screen driver: not available on this firmware build"})
+        503,
+        {"message": "cannot speak: no screen driver: not available on this firmware build"},
+    )
     assert await post(url, "status", {}) == (200, {"online": False})  # no screen driver on this build
     status, answer = await post(url, "look", {"question": "who is there?"})
     assert status == 200 and answer["text"].startswith("this body has no camera (no camera: ")
@@ -150,11 +152,14 @@ async def _offline(url):
     return await online(url) is False
 
 
-@pytest.mark.parametrize("failure, said", [
-    ("wrong_password", "wrong Wi-Fi password (check wifi.password)"),
-    ("handshake_timeout", "Wi-Fi handshake timed out (most often a wrong wifi.password)"),
-    ("no_ap", "Wi-Fi network not found (check wifi.ssid)"),
-])
+@pytest.mark.parametrize(
+    "failure, said",
+    [
+        ("wrong_password", "wrong Wi-Fi password (check wifi.password)"),
+        ("handshake_timeout", "Wi-Fi handshake timed out (most often a wrong wifi.password)"),
+        ("no_ap", "Wi-Fi network not found (check wifi.ssid)"),
+    ],
+)
 async def test_wifi_failure_is_said_in_words(hal_sim, failure, said):
     lines = []
     simulator, url = hal_sim("generic", world={"wifi": failure, "wdt": "fail"}, show=lines.append)
@@ -177,6 +182,7 @@ def a_wav(seconds=0.4, rate=16000):
 
 async def tts_server(aiohttp_server, wav, asked):
     """A `soulstack tts` stand-in on loopback answering every request with `wav`; its URL."""
+
     async def tts(request):
         asked.append(await request.json())
         return web.Response(body=wav, content_type="audio/wav")
@@ -198,7 +204,8 @@ async def test_speech_is_played_as_pcm(hal_sim, aiohttp_server):
     assert asked == [{"text": "hello"}]
     calls = simulator.calls("Speaker.playRaw")
     assert {(c["sample_rate"], c["stereo"], c["repeat"], c["channel"], c["stop_current_sound"]) for c in calls} == {
-        (16000, False, 1, 0, False)}
+        (16000, False, 1, 0, False)
+    }
     assert max(c["wav_data"] for c in calls) <= 2048
 
 
@@ -226,8 +233,9 @@ async def test_scs0009_frames_on_the_uart(hal_sim):
     for emotion in ("happy", "angry", "doubtful"):
         assert await post(url, "express", {"emotion": emotion}) == (200, {})
         await asyncio.sleep(0.6)
-    assert await until(lambda: any(p[4] == SCS_WRITE and p[5] == SCS_TORQUE_ENABLE and p[6] == 0
-                                   for p in scs_packets(simulator)), 6), "torque never went off when idle"
+    assert await until(
+        lambda: any(p[4] == SCS_WRITE and p[5] == SCS_TORQUE_ENABLE and p[6] == 0 for p in scs_packets(simulator)), 6
+    ), "torque never went off when idle"
     positions = {1: [], 2: []}
     for packet in scs_packets(simulator):
         servo_id, instruction, params = check_scs_packet(packet)
@@ -301,8 +309,10 @@ async def test_a_camera_that_fails_to_start_is_honest(hal_sim):
     assert await post(url, "status", {}) == (200, {"online": False})
     status, answer = await post(url, "look", {"question": "who is there?"})
     assert status == 200
-    assert answer == {"text": "camera not ready: the camera failed to start: OSError camera init failed "
-                              "(the GC0308 did not answer on I2C)"}
+    assert answer == {
+        "text": "camera not ready: the camera failed to start: OSError camera init failed "
+        "(the GC0308 did not answer on I2C)"
+    }
     assert not simulator.calls("camera.snapshot") and not simulator.calls("dl.ObjectDetector")
     assert await post(url, "speak", {"text": "still here"}) == (200, {})  # the rest of the body works
     assert alive(simulator)
@@ -342,8 +352,10 @@ async def test_a_board_without_screen_or_encoder_and_with_broken_sensors(hal_sim
     assert await asyncio.to_thread(simulator.wait_until_serving)
     await asyncio.sleep(1)  # the animation loop polls the broken sensors many times over
     status, answer = await post(url, "look", {"question": "?"})
-    assert answer == {"text": "camera not ready: the camera failed to start: OSError no JPEG encoder "
-                              "(neither jpg.encode nor camera.capture_to_jpg)"}
+    assert answer == {
+        "text": "camera not ready: the camera failed to start: OSError no JPEG encoder "
+        "(neither jpg.encode nor camera.capture_to_jpg)"
+    }
     assert await post(url, "status", {}) == (200, {"online": False})
     status, answer = await post(url, "speak", {"text": "hi"})
     assert status == 503 and answer["message"].startswith("cannot speak: the screen failed to start: AttributeError")
@@ -363,8 +375,12 @@ async def test_a_build_without_cjk_fonts_still_draws(hal_sim):
 
 
 def test_body_sim_hal_uiflow_from_the_command_line(soulstack_cmd):
-    process = subprocess.Popen([*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "uiflow"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "uiflow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         body = process.stdout.readline()
         assert body.startswith("body: http://127.0.0.1:") and "hal/uiflow.py on documented-API doubles" in body
@@ -382,9 +398,14 @@ def test_body_sim_hal_uiflow_from_the_command_line(soulstack_cmd):
 
 
 def test_the_doubles_need_micropython(soulstack_cmd):
-    result = subprocess.run([*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "generic", "--python"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*soulstack_cmd, "body", "sim", "--port", "0", "--hal", "generic", "--python"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "soulstack body: --hal generic runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); "
-        "drop --python"]
+        "drop --python"
+    ]

@@ -112,7 +112,9 @@ class _Gfx:
         spec = _WH + [("bpp", "int", False), ("psram", "bool", False)]
         parsed = self._call("newCanvas", args, kwargs, spec)
         if _double.world("canvas") == "fail":
-            raise MemoryError("M5Canvas.createSprite failed (no PSRAM for a " + str(parsed["w"]) + "x" + str(parsed["h"]) + " canvas)")
+            raise MemoryError(
+                "M5Canvas.createSprite failed (no PSRAM for a " + str(parsed["w"]) + "x" + str(parsed["h"]) + " canvas)"
+            )
         return _Canvas(parsed["w"], parsed["h"])
 
 
@@ -159,15 +161,25 @@ class _Speaker:
 
     def tone(self, *args, **kwargs):
         _needs_begin("Speaker.tone")
-        spec = [("frequency", "int", True), ("duration", "int", True), ("channel", "int", False),
-                ("stop_current_sound", "bool", False)]
+        spec = [
+            ("frequency", "int", True),
+            ("duration", "int", True),
+            ("channel", "int", False),
+            ("stop_current_sound", "bool", False),
+        ]
         _double.call("Speaker.tone", args, kwargs, spec)
 
     def playRaw(self, *args, **kwargs):
         # playRaw(wav_data[, sample_rate[, stereo[, repeat[, channel[, stop_current_sound]]]]]) -> bool
         _needs_begin("Speaker.playRaw")
-        spec = [("wav_data", "buf", True), ("sample_rate", "int", False), ("stereo", "bool", False),
-                ("repeat", "int", False), ("channel", "int", False), ("stop_current_sound", "bool", False)]
+        spec = [
+            ("wav_data", "buf", True),
+            ("sample_rate", "int", False),
+            ("stereo", "bool", False),
+            ("repeat", "int", False),
+            ("channel", "int", False),
+            ("stop_current_sound", "bool", False),
+        ]
         parsed = _double.call("Speaker.playRaw", args, kwargs, spec)
         channel = parsed.get("channel", -1)
         if not -1 <= channel <= 7:

@@ -124,8 +124,9 @@ def accept(call, args, kwargs, spec):
                 raise TypeError(call + "() missing required argument '" + name + "'")
             continue
         if not _type_ok(parsed[name], kind):
-            raise TypeError(call + "() argument '" + name + "' must be " + _kind_name(kind)
-                            + ", not " + type(parsed[name]).__name__)
+            raise TypeError(
+                call + "() argument '" + name + "' must be " + _kind_name(kind) + ", not " + type(parsed[name]).__name__
+            )
         if kind == "bool":
             parsed[name] = bool(parsed[name])
     return parsed

@@ -66,10 +66,12 @@ def snapshot():
 def jpeg_bytes():
     """A real JPEG (the fake HAL's drawing of a face), fresh each time as jpg.encode allocates one."""
     from hal.fake import FACE_JPEG
+
     return bytearray(FACE_JPEG)
 
 
 if _double.world("camera", "ok") == "old":
+
     def capture_to_jpg(quality):
         if not _started:
             raise OSError("camera.capture_to_jpg: the camera is not initialised")

@@ -44,8 +44,18 @@ class DetectionResult:
 
     def keypoint(self):
         x, y, w, h = self._box
-        return (x + w // 3, y + h // 3, x + w // 3, y + 2 * h // 3, x + w // 2, y + h // 2,
-                x + 2 * w // 3, y + h // 3, x + 2 * w // 3, y + 2 * h // 3)
+        return (
+            x + w // 3,
+            y + h // 3,
+            x + w // 3,
+            y + 2 * h // 3,
+            x + w // 2,
+            y + h // 2,
+            x + 2 * w // 3,
+            y + h // 3,
+            x + 2 * w // 3,
+            y + 2 * h // 3,
+        )
 
 
 class ObjectDetector:

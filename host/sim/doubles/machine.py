@@ -27,18 +27,36 @@ class Pin:
     PULL_UP, PULL_DOWN = 2, 1
 
     def __init__(self, *args, **kwargs):
-        spec = [("id", "int", True), ("mode", "int", False), ("pull", "int", False), ("value", "obj", False),
-                ("drive", "int", False), ("alt", "int", False)]
+        spec = [
+            ("id", "int", True),
+            ("mode", "int", False),
+            ("pull", "int", False),
+            ("value", "obj", False),
+            ("drive", "int", False),
+            ("alt", "int", False),
+        ]
         parsed = _double.call("Pin", args, kwargs, spec)
         _gpio(parsed["id"], "Pin")
         self.id = parsed["id"]
 
 
 class UART:
-    _INIT = [("baudrate", "int", False), ("bits", "int", False), ("parity", "obj", False), ("stop", "int", False),
-             ("tx", "int", False), ("rx", "int", False), ("rts", "int", False), ("cts", "int", False),
-             ("txbuf", "int", False), ("rxbuf", "int", False), ("timeout", "int", False),
-             ("timeout_char", "int", False), ("invert", "int", False), ("flow", "int", False)]
+    _INIT = [
+        ("baudrate", "int", False),
+        ("bits", "int", False),
+        ("parity", "obj", False),
+        ("stop", "int", False),
+        ("tx", "int", False),
+        ("rx", "int", False),
+        ("rts", "int", False),
+        ("cts", "int", False),
+        ("txbuf", "int", False),
+        ("rxbuf", "int", False),
+        ("timeout", "int", False),
+        ("timeout_char", "int", False),
+        ("invert", "int", False),
+        ("flow", "int", False),
+    ]
 
     def __init__(self, uart_id, *args, **kwargs):
         if not isinstance(uart_id, int) or not 0 <= uart_id <= 2:

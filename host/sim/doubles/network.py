@@ -23,8 +23,12 @@ STA_IF, AP_IF = 0, 1
 STAT_IDLE, STAT_CONNECTING, STAT_GOT_IP = 1000, 1001, 1010
 STAT_BEACON_TIMEOUT, STAT_NO_AP_FOUND, STAT_WRONG_PASSWORD = 200, 201, 202
 STAT_ASSOC_FAIL, STAT_HANDSHAKE_TIMEOUT = 203, 204
-FAILURES = {"down": STAT_BEACON_TIMEOUT, "no_ap": STAT_NO_AP_FOUND, "wrong_password": STAT_WRONG_PASSWORD,
-            "handshake_timeout": STAT_HANDSHAKE_TIMEOUT}
+FAILURES = {
+    "down": STAT_BEACON_TIMEOUT,
+    "no_ap": STAT_NO_AP_FOUND,
+    "wrong_password": STAT_WRONG_PASSWORD,
+    "handshake_timeout": STAT_HANDSHAKE_TIMEOUT,
+}
 JOIN_MS = 300
 
 
@@ -45,8 +49,9 @@ class WLAN:
         _double.record("WLAN.active", {"is_active": self._active})
 
     def connect(self, *args, **kwargs):
-        parsed = _double.accept("WLAN.connect", args, kwargs, [("ssid", "str", False), ("key", "str", False),
-                                                                ("bssid", "obj", False)])
+        parsed = _double.accept(
+            "WLAN.connect", args, kwargs, [("ssid", "str", False), ("key", "str", False), ("bssid", "obj", False)]
+        )
         if "key" in parsed:
             parsed["key"] = "***"  # the journal never holds the Wi-Fi password
         _double.record("WLAN.connect", parsed)
