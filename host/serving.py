@@ -279,9 +279,7 @@ async def listening(
     unless `insecure_no_token` (the owner's --insecure-no-token).
     """
     exposure = app.get(EXPOSURE) or Exposure(locked=False)
-    problem = exposure_problem(host, exposure, insecure_no_token)
-    if problem:
-        raise UsageError(problem)
+    check_exposure(host, exposure.locked, insecure_no_token, exposure.how_to_lock)
     if insecure_no_token and not exposure.locked:
         log.warning(insecure_warning(host))
     port_list = [ports] if isinstance(ports, int) else list(ports)
