@@ -47,3 +47,18 @@ def test_argparse_mistakes_are_one_line_naming_the_subcommand_and_help(soulstack
         assert done.stderr.count("\n") == 1 and "usage:" not in done.stderr, done.stderr
         assert done.stderr.startswith(first), done.stderr
         assert done.stderr.rstrip().endswith(f"(see: {first.split(':')[0]} --help)")
+
+
+def test_a_placeholder_or_folderless_path_in_the_config_is_one_line(soulstack_cmd, tmp_path):
+    # stackchan-soul's example config ships "/path/to/shared/MOOD.md": the soul must not create /path/.
+    import json
+
+    for mood, said in (
+        ("/path/to/shared/MOOD.md", 'persona.sharedMoodPath is the example\'s placeholder "/path/to/shared/MOOD.md"'),
+        (str(tmp_path / "nowhere" / "MOOD.md"), f"its folder {tmp_path / 'nowhere'} does not exist"),
+    ):
+        config = tmp_path / "soul.config.json"
+        config.write_text(json.dumps({"soulDir": str(tmp_path / "soul"), "persona": {"sharedMoodPath": mood}}))
+        done = run(soulstack_cmd, "soul", "--config", str(config), "--port", "0")
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+        assert not (tmp_path / "soul").exists() and not (tmp_path / "nowhere").exists()

@@ -50,7 +50,7 @@ def test_every_unit_verifies_as_installed(soulstack_cmd, tmp_path, name):
         "DynamicUser=yes",
         "Restart=on-failure",
         f"StateDirectory=soulstack-{name}",
-        f"EnvironmentFile=-/etc/soulstack/{name}.env",
+        f"EnvironmentFile=-{tmp_path}/env/{name}.env",  # --env-dir, where install wrote it
         "WantedBy=multi-user.target",
     ):
         assert line in text.splitlines(), line
@@ -68,6 +68,8 @@ def test_the_env_file_is_private_and_never_overwritten(soulstack_cmd, tmp_path):
     done = install(soulstack_cmd, tmp_path, "soul", "--no-enable")
     assert done.returncode == 0 and env_file.read_text() == "ANTHROPIC_API_KEY=sk-ant-mine\n"
     assert "systemctl daemon-reload && systemctl enable --now soulstack-soul.service" in done.stdout
+    if (Path(sys.executable).parents[2] / "pyproject.toml").is_file():  # the tests run from a checkout's .venv
+        assert "note: it runs the .venv of the checkout" in done.stdout
 
 
 def test_mistakes_are_one_line(soulstack_cmd, tmp_path):
@@ -99,3 +101,28 @@ def test_mistakes_are_one_line(soulstack_cmd, tmp_path):
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot write {missing}/soulstack-flock.service (No such file" in done.stderr
+    # ... and checked before anything is made: no environment folder was created for it.
+    fresh_env = tmp_path / "fresh-env"
+    done = subprocess.run(
+        [*soulstack_cmd, "service", "install", "tts", "--unit-dir", str(missing), "--env-dir", str(fresh_env)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and not fresh_env.exists() and not missing.exists(), done.stderr
+
+
+def test_a_unit_pointed_at_a_checkouts_venv_says_so(tmp_path):
+    # A checkout's .venv (CHECKOUT/.venv/bin/soulstack): the unit dies with the checkout, so install says so.
+    checkout = tmp_path / "soulstack"
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / "host").mkdir()
+    (checkout / "pyproject.toml").write_text("[project]\n")
+    soulstack = checkout / ".venv" / "bin" / "soulstack"
+    soulstack.write_text("#!/bin/sh\n")
+    soulstack.chmod(0o755)
+    from soulstack.service.units import checkout_of
+
+    assert checkout_of(str(soulstack)) == checkout
+    assert checkout_of("/opt/soulstack/bin/soulstack") is None
+    assert checkout_of(str(tmp_path / "venv" / "bin" / "soulstack")) is None

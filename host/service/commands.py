@@ -37,12 +37,14 @@ def install(args) -> int:
     unit_dir, env_dir = Path(args.unit_dir), Path(args.env_dir)
     unit_path = unit_dir / units.unit_name(args.name)
     env_path = env_dir / f"{args.name}.env"
+    if not unit_dir.is_dir():  # checked before anything is created: a mistake leaves no folder behind
+        raise UsageError(f"cannot write {unit_path} (No such file or directory: {unit_dir} does not exist)")
     try:
         if not env_dir.is_dir():
             make_private_dir(
                 env_dir
             )  # secrets: 0700 (systemd reads them as root); a folder already there is left as it is
-        _write(unit_path, units.render(args.name, executable), 0o644)
+        _write(unit_path, units.render(args.name, executable, str(env_dir.absolute())), 0o644)
         if not env_path.exists():  # never overwrite the secrets someone already wrote
             _write(env_path, units.env_template(args.name), PRIVATE_FILE)
         tighten(env_path)  # but they are secrets: 0600, whoever wrote them
@@ -53,6 +55,12 @@ def install(args) -> int:
     except OSError as error:
         raise UsageError(f"cannot write {_named(error)} ({error.strerror})") from None
     print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
+    checkout = units.checkout_of(executable)
+    if checkout is not None:
+        print(
+            f"note: it runs the .venv of the checkout {checkout}: moving or deleting that folder stops the service; "
+            "docs/deploy.md installs soulstack in /opt/soulstack instead"
+        )
     if args.no_enable:
         print(f"start it with: systemctl daemon-reload && systemctl enable --now {unit_path.name}")
         return 0

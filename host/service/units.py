@@ -13,6 +13,7 @@ from pathlib import Path
 from soulstack.deploy import DEPLOY_DIR
 
 SHIPPED_PATH = "/opt/soulstack/bin/soulstack"
+SHIPPED_ENV_DIR = "/etc/soulstack"  # where the shipped units read their environment files
 NAMES = ("soul", "flock", "bridge", "tts", "stackchan")
 
 # What each service's environment file starts with: which secrets and options belong there.
@@ -46,9 +47,21 @@ def soulstack_executable() -> str | None:
     return shutil.which("soulstack")
 
 
-def render(name: str, executable: str) -> str:
-    """The unit for `name` with its commands pointing at `executable`."""
-    return (DEPLOY_DIR / unit_name(name)).read_text().replace(SHIPPED_PATH, executable)
+def render(name: str, executable: str, env_dir: str = SHIPPED_ENV_DIR) -> str:
+    """The unit for `name` with its commands pointing at `executable` and its environment file in `env_dir`."""
+    text = (DEPLOY_DIR / unit_name(name)).read_text().replace(SHIPPED_PATH, executable)
+    return text.replace(f"EnvironmentFile=-{SHIPPED_ENV_DIR}/", f"EnvironmentFile=-{env_dir.rstrip('/') or '/'}/")
+
+
+def checkout_of(executable: str) -> Path | None:
+    """The source checkout whose .venv holds `executable` (CHECKOUT/.venv/bin/soulstack), else None.
+
+    A unit pointed there stops working when the checkout moves, is deleted or its .venv is rebuilt."""
+    path = Path(executable)
+    root = path.parent.parent.parent
+    if path.parent.parent.name == ".venv" and (root / "pyproject.toml").is_file() and (root / "host").is_dir():
+        return root
+    return None
 
 
 def env_template(name: str) -> str:

@@ -293,6 +293,7 @@ def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
     cfg = _fill(SPEC, raw, "", warnings)
     _check_relations(cfg)
     _detect_language(raw, cfg, warnings)
+    _check_paths(cfg, None if compat else base_dir)
     soul_dir = Path(os.path.expanduser(cfg["soulDir"]))
     if not soul_dir.is_absolute() and base_dir is not None and not compat:
         soul_dir = base_dir / soul_dir
@@ -367,3 +368,36 @@ def write_starter(path: Path) -> None:
     if path.exists():
         raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")
     atomic_write_text(path, json.dumps(starter(), indent=2, ensure_ascii=False) + "\n")
+
+
+# Path keys a person fills in. stackchan-soul's example config ships "/path/to/..." placeholders;
+# a copied one must not make the soul create folders at the filesystem's root.
+PLACEHOLDER_PREFIX = "/path/to/"
+
+
+def _check_paths(cfg: dict, base_dir: Path | None):
+    """A path key that is still a placeholder, or whose folder does not exist: ConfigError, one line.
+
+    soulDir may be new (the soul makes it, parents too) but never a placeholder. A relative
+    sharedMoodPath is relative to the config's folder, like soulDir (`base_dir`)."""
+    for key_path, section, key in (
+        ("soulDir", None, "soulDir"),
+        ("persona.sharedMoodPath", "persona", "sharedMoodPath"),
+    ):
+        given = cfg[key] if section is None else cfg[section][key]
+        if given is None:
+            continue
+        if given.startswith(PLACEHOLDER_PREFIX):
+            raise ConfigError(
+                f"{key_path} is the example's placeholder {json.dumps(given)}; set a real path or remove it"
+            )
+        if section is None:
+            continue
+        path = Path(os.path.expanduser(given))
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.parent.is_dir():
+            raise ConfigError(
+                f"{key_path} is {json.dumps(given)}, but its folder {path.parent} does not exist; create it first"
+            )
+        cfg[section][key] = str(path)
