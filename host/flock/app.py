@@ -25,6 +25,7 @@ from soulstack.flock.request_bodies import kind_body, list_body, verdict_body
 from soulstack.flock.store import Store
 from soulstack.flock.trust import LEVELS, PROMOTE_AFTER, TrustLedger
 from soulstack.flock.lists.flow import Flock, FlockConfig
+from soulstack.flock.lists import read_api
 from soulstack.flock.nests.harness import Harness, NestConfig
 from soulstack.flock.nests.messages import NestLog, message_body
 from soulstack.flock.nests.registry import Nests
@@ -232,6 +233,9 @@ def make_flock_app(
         app.cleanup_ctx.append(background(robot.run))
     app.on_shutdown.append(lambda app: _close_streams(app))
     app.router.add_post("/api/lists", post_list)
+    get_lists, get_list = read_api.make_routes(lambda request: request.app[FLOCK].store)
+    app.router.add_get("/api/lists", get_lists)
+    app.router.add_get("/api/lists/{list_id}", get_list)
     app.router.add_get("/api/events", get_events)
     app.router.add_post("/api/verdicts", post_verdict)
     app.router.add_get("/api/trust", get_trust)

@@ -108,13 +108,19 @@ class Store:
 
     def get_list(self, list_id: str) -> dict | None:
         row = self.db.execute(
-            "SELECT list_id, requester, nest_id, token_budget, tokens_used, finished FROM lists WHERE list_id = ?",
+            "SELECT list_id, requester, nest_id, token_budget, tokens_used, finished, created FROM lists WHERE list_id = ?",
             (list_id,),
         ).fetchone()
         if row is None:
             return None
-        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished")
+        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished", "created")
         return dict(zip(keys, row))
+
+    def all_lists(self) -> list:
+        """Every list as get_list's dict with `created` (clock seconds), newest first (the read API)."""
+        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished", "created")
+        rows = self.db.execute(f"SELECT {', '.join(keys)} FROM lists ORDER BY rowid DESC").fetchall()
+        return [dict(zip(keys, row)) for row in rows]
 
     def unfinished_lists(self) -> list:
         rows = self.db.execute("SELECT list_id FROM lists WHERE finished = 0 ORDER BY created").fetchall()

@@ -1,0 +1,114 @@
+"""The flock's read API: the lists people gave it and what became of every item (docs/flock-api.md).
+
+    GET /api/lists             every list, newest first
+    GET /api/lists/{list_id}   one list with its items: stage, crows, answer and verdicts
+
+Everything here is read from the store, never from memory, so a finished list's answers read the
+same after a restart as before it. The items' rows hold their stage, answer and crows; when a
+list finished and every verdict is in the event log (the events table), because the log is what
+the flock already keeps for replaying a list to the page.
+"""
+
+import json
+
+from aiohttp import web
+
+from soulstack.clocks import rfc3339
+from soulstack.serving import error_response
+
+TITLE_MAX = 80  # a list has no title of its own: its first item, cut to what a card shows
+
+
+def title_of(items: list) -> str:
+    first = items[0]["text"].strip().splitlines()[0] if items else ""
+    return first if len(first) <= TITLE_MAX else first[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def list_summary(lst: dict, items: list, events: list) -> dict:
+    """One list as the API shows it. `events` are the list's (id, name, data) rows, oldest first."""
+    finished_at = next((json.loads(data)["ts"] for _id, name, data in events if name == "list.finished"), None)
+    return {
+        "list_id": lst["list_id"],
+        "owner": lst["requester"],
+        "title": title_of(items),
+        "state": "finished" if lst["finished"] else "working",
+        "created_at": rfc3339(lst["created"]),
+        "finished_at": finished_at,
+        "item_count": len(items),
+        "tokens_used": lst["tokens_used"],
+        "token_budget": lst["token_budget"],
+        "nest_id": lst["nest_id"],
+    }
+
+
+def verdict_note(target: str, verdict: str, item: dict) -> str:
+    """What the verdict was about, in words a card can show beside it."""
+    triage = item["triage"] or {}
+    if target == "triage":
+        parts = f", {len(triage['subtasks'])} parts" if triage.get("subtasks") else ""
+        about = f"the Sentry's call: {triage.get('mode', '?')} ({triage.get('task_type', '?')}{parts})"
+    else:
+        about = "the answer of " + (", ".join(item["crows"]) or "the crows")
+    how = {
+        "auto": "trusted: nobody was asked",
+        "approved": "approved by a person",
+        "rejected": "rejected by a person",
+        "timeout": "nobody answered in time (counts as rejected)",
+    }.get(verdict, verdict)
+    return f"{about}; {how}"
+
+
+def item_view(item: dict, events: list) -> dict:
+    verdicts, skipped = [], None
+    for _id, name, data in events:
+        fields = json.loads(data)
+        if fields.get("item_id") != item["item_id"]:
+            continue
+        if name == "verdict":
+            verdict = fields["verdict"]
+            verdicts.append(
+                {
+                    "kind": fields["target"],
+                    "verdict": verdict,
+                    "note": verdict_note(fields["target"], verdict, item),
+                    "at": fields["ts"],
+                }
+            )
+        elif name == "item.skipped":
+            skipped = fields["reason"]
+    triage = item["triage"] or {}
+    return {
+        "item_id": item["item_id"],
+        "text": item["text"],
+        "stage": item["state"],
+        "crow": ", ".join(item["crows"]) or None,  # who answered, as a card names them
+        "crows": item["crows"],
+        "answer": item["answer"],  # markdown, as the crows (or the Elder) wrote it; the page sanitizes it
+        "mode": triage.get("mode"),
+        "task_type": triage.get("task_type"),
+        "skipped_reason": skipped,
+        "verdicts": verdicts,
+    }
+
+
+def make_routes(store_of):
+    """The two GET handlers; `store_of(request)` gives the flock's Store (app.py knows where it lives)."""
+
+    async def get_lists(request: web.Request) -> web.Response:
+        store = store_of(request)
+        lists = []
+        for lst in store.all_lists():
+            lists.append(list_summary(lst, store.items(lst["list_id"]), store.events_after(0, lst["list_id"])))
+        return web.json_response({"lists": lists})
+
+    async def get_list(request: web.Request) -> web.Response:
+        store, list_id = store_of(request), request.match_info["list_id"]
+        lst = store.get_list(list_id)
+        if lst is None:
+            return error_response(404, f"no list {list_id[:60]!r}; GET /api/lists lists them")
+        items, events = store.items(list_id), store.events_after(0, list_id)
+        return web.json_response(
+            {"list": list_summary(lst, items, events), "items": [item_view(item, events) for item in items]}
+        )
+
+    return get_lists, get_list
