@@ -9,6 +9,8 @@ section is the soul's while the rest belongs to a dialog agent.
 import random
 from datetime import datetime
 
+import pytest
+
 from soulstack.soul import life, snapshot
 from soulstack.soul.prompts import texts
 
@@ -142,7 +144,12 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
     from soulstack.soul import config
 
     monkeypatch.chdir(tmp_path)
-    cfg, warnings = config.from_dict(EXAMPLE_CONFIG, base_dir=tmp_path / "elsewhere")
+    # Its placeholder mood path is refused in one line (the soul would create /path/to/shared/) ...
+    with pytest.raises(config.ConfigError, match="persona.sharedMoodPath is the example's placeholder"):
+        config.from_dict(EXAMPLE_CONFIG, base_dir=tmp_path / "elsewhere")
+    # ... and with a real path there, the rest loads unchanged.
+    example = {**EXAMPLE_CONFIG, "persona": {**EXAMPLE_CONFIG["persona"], "sharedMoodPath": str(tmp_path / "MOOD.md")}}
+    cfg, warnings = config.from_dict(example, base_dir=tmp_path / "elsewhere")
     assert cfg["persona"]["language"] == "zh"  # its persona is Chinese, and it had no language key
     assert warnings == [
         'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
