@@ -89,3 +89,41 @@ def test_the_mind_line_for_each_state_of_the_soul():
     )
     fell_back = dict(claude, fellBackToBrainstem=True)
     assert "the brainstem stands in" in mind_line({"provider": fell_back, "alarms": failing})
+
+
+def test_demo_stops_when_its_soul_cannot_listen(checkout):
+    # Something else holds the soul's port: the demo says so in one line and never shows a face.
+    import json
+    import socket
+
+    config = checkout / "soul.config.json"
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        cfg = json.loads(config.read_text())
+        cfg["nudge"]["port"] = holder.getsockname()[1]
+        config.write_text(json.dumps(cfg))
+        done = subprocess.run(
+            [str(ROOT / "tools" / "demo")], cwd=ROOT, env=demo_env(checkout), capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 1 and "terminal body at" not in done.stdout, done.stdout
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"tools/demo: port {cfg['nudge']['port']} is already taken (another soul?)")
+    ), done.stderr
+
+
+def test_demo_stops_when_its_soul_dies(checkout):
+    # The soul starts and dies (its soulDir is a file): the face goes too and the log's last line says why.
+    (checkout / "soul").write_text("not a folder")
+    demo = start_demo(demo_env(checkout))
+    try:
+        seen = read_until(demo, "tools/demo: the soul stopped: ", timeout_s=40)
+        assert demo.wait(20) == 1
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGINT)
+            demo.wait(20)
+    assert any("the terminal body powers off." in line for line in seen)
+    assert not (checkout / "demo" / "lock").exists()
