@@ -17,7 +17,8 @@ The script is a JSON list, answered in order, one entry per model call:
 it the fake answers 400 "the script has no reply left", as in the tests.
 
 `--flock` needs no script: it answers the flock's Sentry, crows and Elder by
-what each call asks (host/fakes/flock_brain.py; docs/try-the-flock-offline.md).
+what each call asks (host/fakes/flock_brain.py; docs/try-the-flock-offline.md);
+`--pace SECONDS` makes it answer each call after about that long, so a person sees crows fly.
 Every request is appended to `--record` as one JSON line (image data cut to
 its length, so the file stays readable) and summed up on stderr.
 """
@@ -132,6 +133,14 @@ def main(argv=None):
         "--flock", action="store_true", help="no script: answer the flock's Sentry, crows and Elder by what each asks"
     )
     parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --flock: answer each call after about this long, so flights and landings can be watched "
+        "(default 0: at once)",
+    )
+    parser.add_argument(
         "--default",
         help='reply once the script is used up, as JSON (e.g. \'{"tool": "sleep", "input": {"minutes": 5}}\')',
     )
@@ -139,6 +148,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if bool(args.script) == args.flock:
         parser.error("give --script FILE, or --flock")
+    if not 0 <= args.pace <= 3600 or (args.pace and not args.flock):
+        parser.error("--pace takes 0-3600 seconds, and goes with --flock")
     default = None
     if args.default is not None:
         try:
@@ -148,9 +159,9 @@ def main(argv=None):
         to_reply(parsed, "--default")  # a mistake shows now, not at the first call
         default = lambda _body: to_reply(parsed, "--default")  # noqa: E731 - a fresh tool_use id each time
     if args.flock:
-        from soulstack.fakes.flock_brain import answer
+        from soulstack.fakes.flock_brain import answer, paced
 
-        default = answer
+        default = paced(args.pace) if args.pace else answer
     fake = RecordingFake(load_script(args.script) if args.script else [], default=default, record=args.record)
     try:
         asyncio.run(serve(fake, args.host, args.port))
