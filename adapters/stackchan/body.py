@@ -40,6 +40,22 @@ from soulstack.serving import listening
 log = logging.getLogger(__name__)
 
 HELLO_TIMEOUT_S = 10.0  # the device itself gives up on a server hello after 10 s
+# xiaozhi-server's own `wakeup_words` (its config.yaml): a `listen detect` whose text is one of them
+# is the wake word; any other text is typed (py-xiaozhi sends typed text that way) and is a chat turn.
+XIAOZHI_WAKE_WORDS = (
+    "你好小智",
+    "嘿你好呀",
+    "你好小志",
+    "小爱同学",
+    "你好小鑫",
+    "你好小新",
+    "小美同学",
+    "小龙小龙",
+    "喵喵同学",
+    "小滨小滨",
+    "小冰小冰",
+)
+CUT_OFF = "the person cut the robot off while it spoke"
 RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id")
 
 
@@ -58,6 +74,7 @@ class StackChanBody:
         tts_key: str | None = None,
         device_auth_key: str | None = None,
         device_id: str | None = None,
+        wake_words=XIAOZHI_WAKE_WORDS,
     ):
         self.upstream_url = upstream_url
         self.tts_url = tts_url
@@ -67,6 +84,7 @@ class StackChanBody:
         self.look_timeout_s = look_timeout_s
         self.voice_wait_s = voice_wait_s
         self.hello_timeout_s = hello_timeout_s
+        self.wake_words = {wake_key(word) for word in wake_words}
         self.session: RobotSession | None = None  # the robot conversation the soul acts through
         self.vision_sessions: dict = {}  # secret path -> session, read by the vision endpoint
         self.vision_port = 0  # set once the vision listener is bound
@@ -200,6 +218,13 @@ class StackChanBody:
         self.session = session
         self._nudge("the robot woke up and opened a conversation")
 
+    def on_detect(self, session: RobotSession, text: str):
+        """A `listen detect`: the wake word when its text is one (as xiaozhi-server decides), else typed text."""
+        if not text or wake_key(text) in self.wake_words:
+            self.on_wake_word(session, text)
+        else:
+            self.on_typed(session, text)
+
     def on_wake_word(self, session: RobotSession, words: str):
         if session is not self.session:
             return  # not the body's robot (or not online yet): its text never reaches the soul
@@ -216,6 +241,22 @@ class StackChanBody:
                 f"the robot reported its wake word{said} (unchecked: robots connect without a device token, "
                 "so this may not be a person)"
             )
+
+    def on_typed(self, session: RobotSession, text: str):
+        if session is not self.session:
+            return
+        if session.who.authenticated:
+            self._nudge(f'someone typed to the robot: "{text}"', text)
+        else:
+            self._nudge(
+                f'the robot reported typed text: "{quoted(text)}" (unchecked: robots connect without a device '
+                "token, so this may not be a person)"
+            )
+
+    def on_cut(self, session: RobotSession, heard: dict):
+        """The person cut our speech off: the soul hears what of it they heard (the nudge's `heard`)."""
+        if session is self.session and self.sender is not None:
+            self.sender.nudge(CUT_OFF, heard=heard)
 
     def _nudge(self, reason: str, words: str | None = None):
         if self.sender is not None:
@@ -256,6 +297,11 @@ class StackChanBody:
                 finally:
                     for task in [*tasks, *self._speeches]:
                         task.cancel()
+
+
+def wake_key(text: str) -> str:
+    """Text as xiaozhi-server compares it with its wake words: without punctuation and spaces, lowercased."""
+    return "".join(ch for ch in text if ch.isalnum()).lower()
 
 
 def _peer(connection) -> str:

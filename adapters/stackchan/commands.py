@@ -66,7 +66,7 @@ def announce_trust(device_host: str, args):
 
 
 async def run_stackchan_body(args, announce=print):
-    from soulstack.adapters.stackchan.body import StackChanBody
+    from soulstack.adapters.stackchan.body import XIAOZHI_WAKE_WORDS, StackChanBody
     from soulstack.protocol.commands import check_url
     from soulstack.protocol.nudges import NudgeSender
 
@@ -88,6 +88,7 @@ async def run_stackchan_body(args, announce=print):
         device_token=args.device_token or None,
         device_auth_key=args.device_auth_key or None,
         device_id=args.device_id or None,
+        wake_words=args.wake_word or XIAOZHI_WAKE_WORDS,
         tts_voice=args.tts_voice,
         tts_model=args.tts_model,
         tts_key=os.environ.get("OPENAI_API_KEY"),
@@ -175,6 +176,13 @@ def register(subparsers):
         default=os.environ.get("DEVICE_ID"),
         help="the Device-Id (the robot's MAC, e.g. aa:bb:cc:dd:ee:ff) of the one robot that is the "
         "body (default: $DEVICE_ID, else the first robot to connect, for the life of the process)",
+    )
+    parser.add_argument(
+        "--wake-word",
+        action="append",
+        help="a wake word of xiaozhi-server's `wakeup_words`, once per word, when you changed that list: "
+        "the robot's `listen detect` with one of them is its wake word, any other text was typed "
+        "(default: xiaozhi-server's own list, 你好小智 ...)",
     )
     add_nudge_options(parser)
     parser.add_argument(

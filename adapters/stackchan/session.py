@@ -11,6 +11,17 @@ calls.
 The robot has one speaker. Upstream's speech (from `tts start` to `tts stop`)
 and ours take turns through `voice`, a lock: while we speak, upstream's frames
 wait in the socket, unread, until we finish, and the other way round.
+
+The person may cut our speech off: when the robot starts listening, detects
+its wake word or aborts while our Opus streams, we stop at once (a `tts stop`
+after the frame in flight), drop the rest and every utterance still waiting
+for the speaker, and tell the body what the person heard (`heard`, the nudge
+contract's shape): the utterances played in full since the robot last
+listened, and the one cut off with the part of it played.
+
+Our own JSON-RPC ids never go upstream, however late the robot answers them
+(devices answer the camera call only after their photo upload got its HTTP
+answer, often after `look` stopped waiting).
 """
 
 import asyncio
@@ -26,7 +37,7 @@ from soulstack.adapters.stackchan.frames import FrameError, downlink_params, par
 
 log = logging.getLogger(__name__)
 
-TAKE_PHOTO = "self.camera.take_photo"
+TAKE_PHOTO = "self.camera.take_photo"  # the firmware's name; py-xiaozhi's is "take_photo"
 # Our JSON-RPC ids start far above the small counters xiaozhi-server uses, so they never collide.
 OUR_FIRST_ID = 900_000_001
 PREBUFFER_FRAMES = 3  # sent at once so the robot's player starts without a gap; the rest are paced
@@ -34,6 +45,25 @@ PREBUFFER_FRAMES = 3  # sent at once so the robot's player starts without a gap;
 
 class SessionGone(Exception):
     """The robot's conversation ended (or never opened) while we were acting through it."""
+
+
+class SpeechCut(SessionGone):
+    """The person cut the robot's speech off (it started listening) before this utterance could play."""
+
+
+def is_camera_tool(name) -> bool:
+    """A camera tool by the names devices give it: `take_photo` (py-xiaozhi) or `*.take_photo` (the firmware)."""
+    return isinstance(name, str) and (name == "take_photo" or name.endswith(".take_photo"))
+
+
+def interrupts(message: dict) -> str | None:
+    """Why a frame from the robot cuts our speech off (it listens, heard its wake word, aborts), or None."""
+    kind, state = message.get("type"), message.get("state")
+    if kind == "abort":
+        return "abort"
+    if kind == "listen" and state in ("start", "detect"):
+        return f"listen {state}"
+    return None
 
 
 class RobotSession:
@@ -53,6 +83,10 @@ class RobotSession:
         self.tools: set | None = None  # tool names from the robot's last tools/list answer
         self._ids = itertools.count(OUR_FIRST_ID)
         self._our_calls: dict = {}  # our JSON-RPC id -> future of the robot's answer
+        self._issued: set = set()  # every id we sent, answered or not: none of their answers goes upstream
+        self.played: list = []  # our utterances played in full since the robot last listened
+        self._speaking = None  # (text, cut event, started, seconds) of the utterance playing now
+        self._cuts = 0  # how many times the person cut us off: a speech waiting from before a cut is dropped
         self._upstream_lists: set = set()  # ids of upstream's tools/list requests
         self.upstream_photo_calls: dict = {}  # upstream take_photo id -> its question
         self.look_question: str | None = None
@@ -107,9 +141,12 @@ class RobotSession:
             log.warning("dropped a malformed frame from the robot: %s: %.80r", error, text)
             return False
         kind = message["type"]
+        why = interrupts(message)
+        if why is not None:
+            self._interrupted(why)
         if kind == "listen" and message.get("state") == "detect":
             words = message.get("text")
-            self.events.on_wake_word(self, words if isinstance(words, str) else "")
+            self.events.on_detect(self, words if isinstance(words, str) else "")
         elif kind == "mcp":
             return self._robot_mcp(message.get("payload"))
         return True
@@ -118,11 +155,11 @@ class RobotSession:
         rpc_id = json_rpc_id(payload)
         if rpc_id is None or "method" in payload:
             return True
-        if rpc_id in self._our_calls:
-            future = self._our_calls.pop(rpc_id)
-            if not future.done():
+        if rpc_id in self._issued:
+            future = self._our_calls.pop(rpc_id, None)
+            if future is not None and not future.done():
                 future.set_result(payload)
-            return False
+            return False  # ours, however late: upstream never asked it
         if rpc_id in self._upstream_lists:
             self._upstream_lists.discard(rpc_id)
             self._note_tools(payload)
@@ -133,6 +170,13 @@ class RobotSession:
         tools = (answer.get("result") or {}).get("tools") if isinstance(answer.get("result"), dict) else None
         if isinstance(tools, list):
             self.tools = {tool.get("name") for tool in tools if isinstance(tool, dict)}
+
+    @property
+    def camera_tool(self) -> str | None:
+        """The camera tool's name in the robot's own tools/list; the firmware's before any list came."""
+        if self.tools is None:
+            return TAKE_PHOTO
+        return next((name for name in sorted(self.tools, key=str) if is_camera_tool(name)), None)
 
     async def _from_upstream(self, text: str):
         """A text frame from upstream as it should reach the robot, or None to drop it."""
@@ -174,7 +218,7 @@ class RobotSession:
             method == "tools/call"
             and rpc_id is not None
             and isinstance(params, dict)
-            and params.get("name") == TAKE_PHOTO
+            and is_camera_tool(params.get("name"))
         ):
             arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
             self.upstream_photo_calls[rpc_id] = arguments.get("question")
@@ -208,6 +252,7 @@ class RobotSession:
         rpc_id = next(self._ids)
         future = asyncio.get_running_loop().create_future()
         self._our_calls[rpc_id] = future
+        self._issued.add(rpc_id)
         try:
             await self.send_json(
                 {"type": "mcp", "payload": {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}}
@@ -232,35 +277,62 @@ class RobotSession:
         )
 
     async def speak(self, text: str, packets: list[bytes], on_first_frame):
-        """Play `packets` as one utterance, paced in real time; `on_first_frame()` once audio is on its way."""
+        """Play `packets` as one utterance, paced in real time; `on_first_frame()` once audio is on its way.
+
+        SpeechCut when the person cut the robot off while this waited for the speaker (it is not said)."""
+        cuts = self._cuts
         async with self.voice:
+            if self._cuts != cuts:
+                raise SpeechCut("the person started talking to the robot, so this was not said")
             await self.send_json({"type": "tts", "state": "start"})
             await self.send_json({"type": "tts", "state": "sentence_start", "text": text})
             frame_s = self.downlink["frame_duration"] / 1000
+            cut = asyncio.Event()
             started = time.monotonic()
+            self._speaking = (text, cut, started, len(packets) * frame_s)
             try:
                 for index, packet in enumerate(packets):
                     due = started + max(0, index - PREBUFFER_FRAMES + 1) * frame_s
-                    delay = due - time.monotonic()
-                    if delay > 0:
-                        await asyncio.sleep(delay)
+                    if await _cut_before(cut, due - time.monotonic()):
+                        break
                     await self.robot.send(wrap_audio(self.version, packet, int(index * frame_s * 1000)))
                     if index == 0:
                         on_first_frame()
+                else:
+                    self.played.append(text)
             except websockets.ConnectionClosed:
                 raise SessionGone("the robot's conversation ended while it spoke") from None
+            finally:
+                self._speaking = None
             await self.send_json({"type": "tts", "state": "stop"})
+
+    def _interrupted(self, why: str):
+        """The robot listens (or aborted): stop our speech now and tell the body what was heard."""
+        speaking, played = self._speaking, self.played
+        self.played = []  # what it heard before it listened is told now, or was news no more
+        if speaking is None:
+            return
+        text, cut, started, seconds = speaking
+        if cut.is_set():
+            return
+        cut.set()
+        self._cuts += 1
+        fraction = min(1.0, (time.monotonic() - started) / seconds) if seconds > 0 else 1.0
+        heard = {"played": played, "cut": text, "cut_fraction": round(fraction, 3)}
+        log.info("the robot cut our speech off (%s) %.0f%% into %r", why, 100 * fraction, text)
+        self.events.on_cut(self, heard)
 
     async def look(self, question: str, timeout_s: float) -> dict:
         """Ask the robot's camera for a photo; the exact JPEG, or an honest text when it has none."""
         async with self._eyes:
             await self.ensure_initialized(timeout_s)
-            if self.tools is not None and TAKE_PHOTO not in self.tools:
-                return {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"}
+            tool = self.camera_tool
+            if tool is None:
+                return {"text": "this robot has no camera tool (its tools/list names no take_photo)"}
             self.look_question = question
             self.photo = asyncio.get_running_loop().create_future()
             call = asyncio.create_task(
-                self.call("tools/call", {"name": TAKE_PHOTO, "arguments": {"question": question}}, timeout_s)
+                self.call("tools/call", {"name": tool, "arguments": {"question": question}}, timeout_s)
             )
             try:
                 done, _ = await asyncio.wait({call, self.photo}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -287,6 +359,15 @@ class RobotSession:
     def photo_failed(self, reason: str):
         if self.photo is not None and not self.photo.done():
             self.photo.set_result(reason)
+
+
+async def _cut_before(cut: asyncio.Event, seconds: float) -> bool:
+    """Wait `seconds` (no wait when <= 0); True as soon as `cut` is set."""
+    if cut.is_set() or seconds <= 0:
+        return cut.is_set()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(cut.wait(), seconds)
+    return cut.is_set()
 
 
 def json_rpc_id(payload):

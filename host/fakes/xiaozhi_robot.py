@@ -2,17 +2,25 @@
 
 It connects with the device's headers (Authorization, Protocol-Version,
 Device-Id, Client-Id), says hello and waits up to 10 s for the server's, records
-every frame it receives, and runs the device's MCP server: `initialize` (keeps
-`capabilities.vision`), `tools/list`, and `self.camera.take_photo`, which
-uploads a real JPEG as multipart form data with chunked transfer encoding to
-the vision URL it was given, then answers with the server's text, as the
-firmware does. It decodes the Opus it receives at the rate the server's hello
-named. `device_id` is its MAC; `source` is the local address it connects from
-(127.0.0.2 plays a second machine on loopback).
+every frame it receives (and when: `arrived`, perf_counter seconds), and runs
+the device's MCP server: `initialize` (keeps `capabilities.vision`),
+`tools/list`, and its camera tool, which uploads a real JPEG as multipart form
+data with chunked transfer encoding to the vision URL it was given, then
+answers with the server's text, as the firmware does. The camera tool is the
+firmware's `self.camera.take_photo`, or py-xiaozhi's `take_photo`
+(`camera_tool=`); `answer_late_s` holds the tools/call answer back after the
+upload got its answer, as devices do. It decodes the Opus it receives at the
+rate the server's hello named. `device_id` is its MAC; `source` is the local
+address it connects from (127.0.0.2 plays a second machine on loopback).
+
+What a person does at the robot: `say_wake_word`, `type_text` (py-xiaozhi's
+typed text: `listen detect` with the text), `start_listening` (a touch or the
+button: `listen start`), `abort`.
 """
 
 import asyncio
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -47,6 +55,8 @@ class FakeRobot:
         photo: bytes = DESK_JPEG,
         device_id: str = "aa:bb:cc:dd:ee:ff",
         source: str | None = None,
+        camera_tool: str = "self.camera.take_photo",
+        answer_late_s: float = 0.0,
     ):
         self.url = url
         self.source = source
@@ -55,8 +65,11 @@ class FakeRobot:
         self.camera = camera
         self.photo = photo
         self.device_id = device_id
+        self.camera_tool = camera_tool
+        self.answer_late_s = answer_late_s
         self.client_id = str(uuid.uuid4())
         self.received: list = []  # every frame from the server, in order (str or bytes)
+        self.arrived: list = []  # time.perf_counter() when each of `received` arrived
         self.vision: dict | None = None
         self.uploads: list = []  # (status, answer text) of each photo upload
         self.server_hello: dict | None = None
@@ -90,17 +103,28 @@ class FakeRobot:
 
     async def say_wake_word(self, words: str):
         """What the firmware sends when it hears its wake word (py-xiaozhi sends typed text the same way)."""
+        await self.send_json({"type": "listen", "state": "detect", "text": words})
+
+    async def type_text(self, text: str):
+        """py-xiaozhi's typed text: a `listen detect` carrying the text."""
+        await self.send_json({"type": "listen", "state": "detect", "text": text})
+
+    async def start_listening(self, mode: str = "manual"):
+        """A touch or the button while it speaks: the device starts listening."""
+        await self.send_json({"type": "listen", "state": "start", "mode": mode})
+
+    async def abort(self, reason: str | None = None):
+        await self.send_json({"type": "abort", **({"reason": reason} if reason else {})})
+
+    async def send_json(self, message: dict):
         session_id = (self.server_hello or {}).get("session_id", "")
-        await self.ws.send(
-            json.dumps(
-                {"session_id": session_id, "type": "listen", "state": "detect", "text": words}, ensure_ascii=False
-            )
-        )
+        await self.ws.send(json.dumps({"session_id": session_id, **message}, ensure_ascii=False))
 
     async def _read(self):
         try:
             async for frame in self.ws:
                 self.received.append(frame)
+                self.arrived.append(time.perf_counter())
                 if isinstance(frame, str):
                     await self._on_text(frame)
         except websockets.ConnectionClosed:
@@ -134,14 +158,15 @@ class FakeRobot:
             if self.camera:
                 tools.append(
                     {
-                        "name": "self.camera.take_photo",
+                        "name": self.camera_tool,
                         "description": "take a photo",
                         "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}},
                     }
                 )
             result = {"tools": tools}
-        elif method == "tools/call" and params.get("name") == "self.camera.take_photo" and self.camera:
+        elif method == "tools/call" and params.get("name") == self.camera_tool and self.camera:
             text = await self.upload((params.get("arguments") or {}).get("question", ""))
+            await asyncio.sleep(self.answer_late_s)  # the answer follows the upload's answer, often late
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         else:
             await self._answer(

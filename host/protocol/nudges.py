@@ -6,7 +6,12 @@ words>"}` from a body that knows a person spoke or typed: the words once, and
 the soul renders the reason from them (`TYPED`: "your human typed: <words>",
 what a typed line has always read). A body may send both (older terminal
 bodies, a wake word: `someone called the robot by its wake word: "..."`).
-This module owns all of it: the shape and its validation (`parse_nudge`, the
+Two more fields, also ours: `speaker` (who spoke the `words`; absent = the
+soul's human, as before) and `heard` (what the person actually heard of the
+soul's speech: `{"played": [...], "cut": "...", "cut_fraction": 0.42}`, sent
+when speech was cut off; `cut`/`cut_fraction` only when one utterance was cut,
+and a nudge may carry `heard` alone: the soul is told "you were cut off after
+'…'"). This module owns all of it: the shape and its validation (`parse_nudge`, the
 soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
 the one rule for "a person spoke" (`words_of`: the `words` field, else the
 phrasings known bodies use in a reason) and which of those words are shown
@@ -51,6 +56,8 @@ RETRYABLE_4XX = (408, 429)
 EXAMPLE = '{"reason": "<what happened>"} or {"words": "<a person\'s exact words>"}'
 # The reason of a nudge that carries only a person's words: what a typed line has always read.
 TYPED = "your human typed: "
+MAX_SPEAKER_CHARS = 64
+MAX_PLAYED = 20  # utterances in heard.played; older ones are not news
 
 
 def cut(text: str, cap: int) -> str:
@@ -60,31 +67,55 @@ def cut(text: str, cap: int) -> str:
 
 @dataclass(frozen=True)
 class Nudge:
-    reason: str | None  # what happened; None only in a nudge a body sends with just `words`
+    reason: str | None  # what happened; None only in a nudge a body sends with just `words` or `heard`
     words: str | None = None  # a person's exact words, when the body knows a person spoke or typed
+    speaker: str | None = None  # who spoke the words (a voiceprint's name); None: the soul's human
+    heard: dict | None = None  # what the person heard of the soul's speech (`parse_heard`'s shape)
+
+    @property
+    def said(self) -> str | None:
+        """The nudge's reason (naming its speaker), or for words sent alone `TYPED` (or "<speaker> said: ")
+        and the words."""
+        head = f"{self.speaker} said: " if self.speaker else TYPED
+        if self.reason is not None:
+            if self.speaker and not self.reason.startswith(head):
+                return f"{self.reason} (said by {self.speaker})"
+            return self.reason
+        if self.words is None:
+            return None
+        return cut(" ".join((head + self.words).split()), MAX_REASON_CHARS)
 
     @property
     def told(self) -> str:
-        """What woke the soul, in words: the reason, or for words sent alone `TYPED` + the words."""
-        if self.reason is not None:
-            return self.reason
-        return cut(" ".join((TYPED + self.words).split()), MAX_REASON_CHARS)
+        """What woke the soul, in words: `said`, then what the person heard (`heard_line`)."""
+        parts = [part for part in (self.said, heard_line(self.heard) if self.heard else None) if part]
+        return " — ".join(parts)
+
+    @property
+    def plain(self) -> bool:
+        """Only a reason: such nudges may be merged; one with words, a speaker or `heard` goes alone."""
+        return self.words is None and self.speaker is None and self.heard is None
 
     def to_json(self) -> dict:
-        return {key: value for key, value in (("reason", self.reason), ("words", self.words)) if value is not None}
+        fields = (("reason", self.reason), ("words", self.words), ("speaker", self.speaker), ("heard", self.heard))
+        return {key: value for key, value in fields if value is not None}
 
     def rendered(self) -> "Nudge":
-        """The nudge as the soul keeps it: with a reason (`told`), also when it came with words alone."""
-        return self if self.reason is not None else Nudge(self.told, self.words)
+        """The nudge as the soul keeps it: with a reason, also when it came with words alone."""
+        if self.reason is not None or self.words is None:
+            return self
+        return Nudge(self.said, self.words, self.speaker, self.heard)
 
     @classmethod
     def from_json(cls, data: dict) -> "Nudge":
         """The nudge in a kept line (NUDGES.jsonl); KeyError or TypeError when the line holds none."""
         if not isinstance(data, dict):
             raise TypeError(f"a nudge is a JSON object, not {type(data).__name__}")
-        if data.get("reason") is None and data.get("words") is None:
+        heard = data.get("heard") if isinstance(data.get("heard"), dict) else None
+        if data.get("reason") is None and data.get("words") is None and heard is None:
             raise KeyError("reason")
-        return cls(data.get("reason"), data.get("words")).rendered()
+        speaker = data.get("speaker") if isinstance(data.get("speaker"), str) else None
+        return cls(data.get("reason"), data.get("words"), speaker, heard).rendered()
 
 
 class BadNudge(ValueError):
@@ -94,9 +125,9 @@ class BadNudge(ValueError):
 def parse_nudge(body) -> Nudge:
     """The nudge in a decoded JSON body, whitespace in `reason` collapsed; BadNudge naming the problem.
 
-    `reason`, `words` or both; with `words` alone the reason is rendered (`Nudge.told`), so the
-    nudge the soul keeps always has one. Keys other than reason and words are ignored: bodies from
-    elsewhere may send more.
+    `reason`, `words`, `heard`, or any of them together (`speaker` only beside `words`); without a
+    reason the reason is rendered (`Nudge.told`), so the nudge the soul keeps always says what
+    happened. Other keys are ignored: bodies from elsewhere may send more.
     """
     if not isinstance(body, dict):
         raise BadNudge(f"send a JSON object: {EXAMPLE}")
@@ -107,14 +138,86 @@ def parse_nudge(body) -> Nudge:
         words = words.strip()
         if len(words) > MAX_WORDS_CHARS:
             raise BadNudge(f'"words" is {len(words)} characters; at most {MAX_WORDS_CHARS}')
-    if reason is None and words is not None:
-        return Nudge(None, words).rendered()
+    speaker = parse_speaker(body.get("speaker"), words)
+    heard = parse_heard(body.get("heard")) if body.get("heard") is not None else None
+    if reason is None and (words is not None or heard is not None):
+        return Nudge(None, words, speaker, heard).rendered()
     if not isinstance(reason, str) or not reason.strip():
         raise BadNudge(f'"reason" must be a non-empty string (or send only "words"): {EXAMPLE}')
     reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
-    return Nudge(reason, words)
+    return Nudge(reason, words, speaker, heard)
+
+
+def parse_speaker(speaker, words) -> str | None:
+    """Who spoke the words, whitespace collapsed and quoted (`quoted`); BadNudge when it is not a name."""
+    if speaker is None:
+        return None
+    if not isinstance(speaker, str) or not speaker.strip():
+        raise BadNudge('"speaker", when sent, must be a non-empty string: the name of who spoke the words')
+    if words is None:
+        raise BadNudge('"speaker" names who spoke the "words": send it beside them')
+    speaker = quoted(speaker)
+    if len(speaker) > MAX_SPEAKER_CHARS:
+        raise BadNudge(f'"speaker" is {len(speaker)} characters; at most {MAX_SPEAKER_CHARS}')
+    return speaker
+
+
+def parse_heard(heard) -> dict:
+    """`heard` as the soul keeps it: {"played": [...]} and/or {"cut": "...", "cut_fraction": 0..1};
+    BadNudge naming what is wrong. Unknown keys inside it are dropped."""
+    if not isinstance(heard, dict):
+        raise BadNudge('"heard" must be an object: {"played": ["..."], "cut": "...", "cut_fraction": 0.42}')
+    played, cut_off, fraction = heard.get("played", []), heard.get("cut"), heard.get("cut_fraction")
+    if not isinstance(played, list) or not all(isinstance(p, str) and p.strip() for p in played):
+        raise BadNudge('"heard.played" must be a list of the utterances played in full (non-empty strings)')
+    if cut_off is not None and (not isinstance(cut_off, str) or not cut_off.strip()):
+        raise BadNudge('"heard.cut", when sent, must be the non-empty text of the utterance that was cut off')
+    if fraction is not None:
+        if cut_off is None:
+            raise BadNudge('"heard.cut_fraction" says how much of "heard.cut" was played: send it with "cut"')
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+            raise BadNudge('"heard.cut_fraction" must be a number from 0 to 1 (the part of "cut" played)')
+    if not played and cut_off is None:
+        raise BadNudge('"heard" needs "played" (utterances heard in full) or "cut" (the one cut off), or both')
+    for text in [*played, cut_off or ""]:
+        if len(text) > MAX_WORDS_CHARS:
+            raise BadNudge(f'an utterance in "heard" is {len(text)} characters; at most {MAX_WORDS_CHARS}')
+    kept = {"played": [" ".join(p.split()) for p in played[-MAX_PLAYED:]]}
+    if cut_off is not None:
+        kept["cut"] = " ".join(cut_off.split())
+        if fraction is not None:
+            kept["cut_fraction"] = round(float(fraction), 3)
+    return kept
+
+
+def heard_part(text: str, fraction: float) -> str:
+    """The start of `text` a listener heard when `fraction` of it was played, ending on a whole word."""
+    if fraction >= 1:
+        return text
+    end = round(len(text) * max(0.0, fraction))
+    head = text[:end]
+    if " " in head and end < len(text) and not text[end].isspace():
+        head = head.rsplit(" ", 1)[0]  # a word half said was not heard as a word
+    return head.rstrip(" ,;:")
+
+
+def heard_line(heard: dict) -> str:
+    """What the person heard, for the soul: where its speech was cut off, and what played in full."""
+    parts = []
+    cut_off, fraction = heard.get("cut"), heard.get("cut_fraction")
+    if cut_off is not None and fraction is None:
+        parts.append(f"you were cut off while saying \u2018{cut_off}\u2019")
+    elif cut_off is not None:
+        part = heard_part(cut_off, fraction)
+        where = f"after \u2018{part}\u2019" if part else "before a word of it was heard"
+        parts.append(f"you were cut off {where} (saying \u2018{cut_off}\u2019: the rest was never heard)")
+    played = heard.get("played") or []
+    if played:
+        parts.append("heard in full before that: " if cut_off else "heard in full: ")
+        parts[-1] += ", ".join(f"\u2018{text}\u2019" for text in played)
+    return ". ".join(parts)
 
 
 # --- a person's words ----------------------------------------------------------------------
@@ -186,19 +289,20 @@ def quoted(text: str) -> str:
 
 
 def merge(nudges: list) -> Nudge:
-    """One nudge for a group `pack` made: a person's line alone, or plain reasons joined."""
+    """One nudge for a group `pack` made: a person's line (or what was heard) alone, or plain reasons joined."""
     if len(nudges) == 1:
         return nudges[0]
     return Nudge(SEPARATOR.join(n.reason for n in nudges))
 
 
 def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
-    """Groups to send, in order: a nudge with words alone; plain reasons together up to `cap` characters."""
+    """Groups to send, in order: a nudge with words (or a speaker, or `heard`) alone; plain reasons together
+    up to `cap` characters."""
     groups, size = [], 0
     for nudge in nudges:
         last = groups[-1] if groups else None
-        fits = last is not None and last[-1].words is None and size + len(SEPARATOR) + len(nudge.told) <= cap
-        if nudge.words is None and fits:
+        fits = last is not None and last[-1].plain and size + len(SEPARATOR) + len(nudge.told) <= cap
+        if nudge.plain and fits:
             last.append(nudge)
             size += len(SEPARATOR) + len(nudge.told)
         else:
@@ -252,21 +356,25 @@ class Debouncer:
         self._pending: list[Nudge] = []
         self._last_sent: float | None = None
 
-    def offer(self, reason: str | None, words: str | None = None) -> bool:
-        """Queue a nudge (a reason, a person's words, or both); False when what it tells repeats one
-        accepted within the window (or it is blank)."""
+    def offer(
+        self, reason: str | None, words: str | None = None, speaker: str | None = None, heard: dict | None = None
+    ) -> bool:
+        """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several);
+        False when what it tells repeats one accepted within the window (or it is empty)."""
         reason, words = (reason or "").strip() or None, (words or "").strip() or None
-        if reason is None and words is None:
+        if reason is None and words is None and not heard:
             return False
-        key, now = _same(reason or TYPED + words), self.clock()
+        reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
+        words = words and _capped(words, MAX_WORDS_CHARS, "words")
+        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None)
+        key, now = _same(nudge.told), self.clock()
         last = self._accepted_at.get(key)
         if last is not None and now - last < self.same_reason_window_s:
             return False
         # Forget reasons whose window has passed, so the table stays small on a long-lived body.
         self._accepted_at = {k: t for k, t in self._accepted_at.items() if now - t < self.same_reason_window_s}
         self._accepted_at[key] = now
-        reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
-        self._pending.append(Nudge(reason, words and _capped(words, MAX_WORDS_CHARS, "words")))
+        self._pending.append(nudge)
         return True
 
     @property
@@ -334,14 +442,21 @@ class NudgeSender:
         self._wake = asyncio.Event()
         self.refusals = RateLimitedLog(log, clock=self.clock)
 
-    def nudge(self, reason: str | None = None, words: str | None = None) -> bool:
-        """Offer a nudge: what happened, or a person's exact words alone (`words=`: the soul renders
-        the reason); False when the debouncer collapsed it as a repeat."""
-        accepted = self.debouncer.offer(reason, words)
+    def nudge(
+        self,
+        reason: str | None = None,
+        words: str | None = None,
+        speaker: str | None = None,
+        heard: dict | None = None,
+    ) -> bool:
+        """Offer a nudge: what happened, a person's exact words (`words=`, with `speaker=` when known:
+        the soul renders the reason), what the person heard of the soul's speech (`heard=`, the shape
+        `parse_heard` keeps), or several; False when the debouncer collapsed it as a repeat."""
+        accepted = self.debouncer.offer(reason, words, speaker, heard)
         if accepted:
             self._wake.set()
         else:
-            told = (reason or "").strip() or (TYPED + words.strip() if (words or "").strip() else "")
+            told = Nudge((reason or "").strip() or None, (words or "").strip() or None, None, heard or None).told
             self.listener(NudgeEvent("collapsed", [told], "the same reason went out moments ago"))
         return accepted
 

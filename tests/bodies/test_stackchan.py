@@ -170,7 +170,7 @@ async def test_look_without_a_camera_tool_says_so():
         await wait_until(lambda: _true(r.body.session.tools is not None))
         assert await r.post("look", {"question": "hello?"}) == (
             200,
-            {"text": "this robot has no camera tool (its firmware lists no self.camera.take_photo)"},
+            {"text": "this robot has no camera tool (its tools/list names no take_photo)"},
         )
 
 
