@@ -23,6 +23,14 @@ non-loopback address with no token is refused unless the owner says
 `--insecure-no-token`), `run_until_stopped` runs a server command until Ctrl+C
 or SIGTERM, and `background` runs a task for an app's lifetime through its
 cleanup context.
+
+And holding up under strangers (docs/security.md, "Connections"): `listening` caps the
+connections a server holds and one address may hold (soulstack.connections), closes a
+connection whose request headers have not arrived within `HEADER_TIMEOUT_S`, and
+`read_json` gives a body `BODY_TIMEOUT_S` to arrive; `client_gone(request)` tells a
+long-running handler its client left. A storage fault (a full disk, a database that cannot
+write: soulstack.storage) is answered 503 naming it, never 500; a client that hangs up
+mid-request is one debug line, not a traceback.
 """
 
 import asyncio
@@ -34,13 +42,17 @@ import signal
 
 from aiohttp import web
 
+from soulstack.connections import Gate
 from soulstack.errors import UsageError
 from soulstack.exposure import Exposure, browser_guard, exposure_problem, insecure_warning
+from soulstack.storage import storage_problem
 
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 32  # nesting deeper than any request of ours; json.loads itself gives up near 1000
 DEFAULT_MAX_BODY = 1024 * 1024
+HEADER_TIMEOUT_S = 15.0  # a connection that has not sent a whole request head by then is closed
+BODY_TIMEOUT_S = 30.0  # a JSON body (at most DEFAULT_MAX_BODY) must arrive in full within this
 
 
 class BadRequest(Exception):
@@ -131,7 +143,12 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
             f"({'not ' + sent[:60] if sent else 'no Content-Type was sent'})",
             status=415,
         )
-    return parse_json(await request.read(), request.charset, max_depth)
+    try:
+        async with asyncio.timeout(request.app.get(LIMITS, Limits()).body_timeout_s):
+            raw = await request.read()
+    except TimeoutError:
+        raise BadRequest("the request body did not arrive in time; send it whole, promptly", status=408) from None
+    return parse_json(raw, request.charset, max_depth)
 
 
 # --- auth and errors -----------------------------------------------------------
@@ -203,12 +220,34 @@ async def json_errors(request: web.Request, handler):
         return error_response(error.status, error.reason, headers=kept)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
+    except ConnectionResetError as error:
+        # The client hung up mid-request (its body cut short): nothing to answer, nothing broken.
+        log.debug("%s %s: the client left before the request was read (%s)", request.method, request.path, error)
+        return error_response(400, "the client left before its request arrived")  # written to no one
     except Exception as error:
+        problem = storage_problem(error)
+        if problem:
+            log.error("%s %s: storage failed: %s", request.method, request.path, problem)
+            return error_response(503, f"the server could not save this: {problem}; try again once it has room")
         log.exception("%s %s failed", request.method, request.path)
         return error_response(500, f"the server failed: {type(error).__name__} (a bug; see its log)")
 
 
 EXPOSURE = web.AppKey("exposure", Exposure)
+
+
+class Limits:
+    """How much of a server one stranger may hold (soulstack.connections); None: the defaults."""
+
+    def __init__(self, max_connections=None, max_per_client=None, header_timeout_s=None, body_timeout_s=None):
+        self.max_connections = max_connections
+        self.max_per_client = max_per_client
+        self.header_timeout_s = header_timeout_s or HEADER_TIMEOUT_S
+        self.body_timeout_s = body_timeout_s or BODY_TIMEOUT_S
+
+
+LIMITS = web.AppKey("limits", Limits)
+GATE = web.AppKey("gate", Gate)
 
 
 def make_server_app(
@@ -221,13 +260,15 @@ def make_server_app(
     middlewares=(),
     locked=None,
     how_to_lock="--token-file FILE",
+    limits: Limits | None = None,
 ):
     """An aiohttp app with the shared middlewares: JSON errors, the browser guard, then the bearer check.
 
     `token` guards every route; `token_for(request)` picks one per request instead.
     `locked` says whether a token guards it (default: `token` is set), and
     `how_to_lock` how the owner sets one: `listening` refuses a LAN address
-    without one and says so.
+    without one and says so. `limits` caps connections and bounds how long a request may
+    take to arrive (the defaults above).
     """
     if token_for is None:
         token_for = lambda request: token  # noqa: E731
@@ -236,7 +277,32 @@ def make_server_app(
         client_max_size=client_max_size,
     )
     app[EXPOSURE] = Exposure(locked=bool(token) if locked is None else locked, how_to_lock=how_to_lock)
+    app[LIMITS] = limits or Limits()
     return app
+
+
+def client_gone(request: web.Request) -> asyncio.Future:
+    """A future done once the client of `request` has hung up (an event stream's reader left)."""
+    gate = request.app.get(GATE)
+    if gate is None:  # an app served some other way: only a transport already gone is known
+        future = asyncio.get_running_loop().create_future()
+        if request.transport is None or request.transport.is_closing():
+            future.set_result(None)
+        return future
+    return gate.gone(request.transport)
+
+
+class _GatedSite(web.TCPSite):
+    """aiohttp's TCP site with the connection gate in front of its protocol."""
+
+    def __init__(self, runner, host, port, gate: Gate):
+        super().__init__(runner, host, port)
+        self.gate = gate
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers with the runner; TCPSite.start would bind ungated
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self.gate.wrap(self._runner.server), self._host, self._port)
 
 
 # --- running -------------------------------------------------------------------
@@ -283,12 +349,19 @@ async def listening(
     if insecure_no_token and not exposure.locked:
         log.warning(insecure_warning(host))
     port_list = [ports] if isinstance(ports, int) else list(ports)
-    runner = web.AppRunner(app, access_log=None)
+    limits = app.get(LIMITS) or Limits()
+    gate = Gate(limits.max_connections, limits.max_per_client)
+    if GATE not in app:
+        app[GATE] = gate
+    gate = app[GATE]
+    # aiohttp's keep-alive timer closes a connection still waiting for a whole request: one
+    # that sent nothing, a slow trickle of header lines, or an idle one after its last answer.
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=limits.header_timeout_s)
     await runner.setup()
     bound = []
     try:
         for port in port_list:
-            site = web.TCPSite(runner, host, port)
+            site = _GatedSite(runner, host, port, gate)
             try:
                 await site.start()
             except (OSError, OverflowError) as error:  # OverflowError: a port above 65535

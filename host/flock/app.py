@@ -9,11 +9,14 @@ Every mistake in a request is a 4xx with {"message": "..."}; see docs/events.md.
 
 import asyncio
 import logging
+import sqlite3
 from pathlib import Path
 
 from aiohttp import web
 
 from soulstack.clocks import Clock, rfc3339
+from soulstack.errors import UsageError
+from soulstack.storage import storage_problem
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
 from soulstack.flock import events as sse
 from soulstack.flock.web import routes as page
@@ -190,12 +193,12 @@ def make_flock_app(
     )
 
     async def lifecycle(app):
-        store = Store(Path(data_dir))
+        store = open_store(data_dir)
         events = EventLog(store, clock)
         flock = Flock(
             store,
             events,
-            Nests(store),
+            starting(store, data_dir, Nests),
             TrustLedger(store),
             Pranks(store, clock, config.lists_per_minute),
             model,
@@ -248,6 +251,28 @@ def make_flock_app(
     app.router.add_get("/api/crows", get_crows)
     page.add_routes(app, rive)
     return app
+
+
+def open_store(data_dir) -> Store:
+    """The flock's store, or one line saying why it cannot open (a full disk at start: exit 2)."""
+    try:
+        return Store(Path(data_dir))
+    except (OSError, sqlite3.Error) as error:
+        raise UsageError(
+            f"--data {data_dir}: cannot open the flock's store: {storage_problem(error) or error}"
+        ) from None
+
+
+def starting(store: Store, data_dir, make, *args):
+    """`make(store, *args)` at start-up; a storage fault is one line (UsageError), the store closed."""
+    try:
+        return make(store, *args)
+    except (OSError, sqlite3.Error) as error:
+        problem = storage_problem(error)
+        if problem is None:
+            raise
+        store.close()
+        raise UsageError(f"--data {data_dir}: cannot start the flock: {problem}") from None
 
 
 async def _close_streams(app) -> None:

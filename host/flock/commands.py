@@ -160,18 +160,19 @@ def build_robot(args):
 
 def hold_data(data: str):
     """One flock per data folder: two would both work every list and both write its store. The lock
-    is the kernel's, so a flock killed -9 leaves none behind. Returns the open lock file (keep it)."""
-    import fcntl
+    is the kernel's (soulstack.folder_lock), so a flock killed -9 leaves none behind. Returns the
+    open lock file (keep it)."""
+    from soulstack.folder_lock import FolderBusy, hold_folder
+    from soulstack.storage import storage_problem
 
-    handle = open(os.path.join(data, "flock.lock"), "a")
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
+        return hold_folder(data, "flock.lock")
+    except FolderBusy:
         raise UsageError(
             f"--data {data}: another flock is running on this folder; stop it, or give this one another --data"
         ) from None
-    return handle
+    except OSError as error:
+        raise UsageError(f"--data {data}: cannot take its lock ({storage_problem(error) or error})") from None
 
 
 def build_model(provider_flag, model_id):

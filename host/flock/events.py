@@ -22,6 +22,7 @@ from aiohttp_sse import EventSourceResponse
 
 from soulstack.flock import journal
 from soulstack.clocks import rfc3339
+from soulstack.serving import client_gone
 
 log = logging.getLogger(__name__)
 
@@ -182,17 +183,23 @@ async def follow(request: web.Request, subscribers: Subscribers, subscriber: Sub
     """Write `missed()` -> (rows of (id, name, data), last id), then the subscriber's live
     entries above that id, until the client leaves or the server closes the stream.
     The subscriber must already be in `subscribers` (so nothing falls in between)."""
-    # aiohttp-sse gives the response its headers, the heartbeat comment and disconnect handling.
-    # Messages are framed by `frame` and written in batches: under load one write carries every
-    # message that queued up meanwhile, which keeps delivery latency flat with many subscribers.
+    # aiohttp-sse gives the response its headers and the heartbeat comment. Messages are framed
+    # by `frame` and written in batches: under load one write carries every message that queued
+    # up meanwhile, which keeps delivery latency flat with many subscribers. The stream ends as
+    # soon as its reader hangs up (`client_gone`), not at the next event or heartbeat, so readers
+    # that come and go leave nothing behind.
     response = EventSourceResponse(ping_interval=heartbeat_s)
+    gone = client_gone(request)
     try:
         await response.prepare(request)
         rows, last = missed()
         for start in range(0, len(rows), REPLAY_BATCH):
             await _write(response, b"".join(frame(*row) for row in rows[start : start + REPLAY_BATCH]))
         while True:
-            entries = [await subscriber.queue.get()]
+            entry = await _next_or_gone(subscriber.queue, gone)
+            if entry is None:
+                break  # the reader left
+            entries = [entry]
             while not subscriber.queue.empty() and len(entries) < REPLAY_BATCH:
                 entries.append(subscriber.queue.get_nowait())
             closing = any(entry is CLOSE for entry in entries)
@@ -209,6 +216,23 @@ async def follow(request: web.Request, subscribers: Subscribers, subscriber: Sub
         if response.prepared:
             response.stop_streaming()
     return response
+
+
+async def _next_or_gone(queue: asyncio.Queue, gone: asyncio.Future):
+    """The queue's next entry, or None once the client has gone (whichever comes first)."""
+    if not queue.empty():
+        return queue.get_nowait()
+    if gone.done():
+        return None
+    getting = asyncio.ensure_future(queue.get())
+    try:
+        await asyncio.wait({getting, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getting.done():
+            getting.cancel()
+    if getting.done() and not getting.cancelled():
+        return getting.result()
+    return None
 
 
 async def _write(response: EventSourceResponse, data: bytes) -> None:

@@ -3,13 +3,23 @@
 Writes are small and run on the event loop's thread: WAL with synchronous=NORMAL
 commits in tens of microseconds and survives kill -9 (only a power cut can lose
 the last commits). Each statement commits on its own (autocommit mode).
+
+The WAL is kept small (`WAL_CHECKPOINT_PAGES`, `WAL_SIZE_LIMIT`) so the flock cannot fill a
+small disk by itself, and `give_back_space` truncates it after a storage error, once the
+database file can take its pages again (docs/events.md, "A full disk").
 """
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
 from soulstack.private_files import make_private_dir, tighten, touch_private
+
+log = logging.getLogger(__name__)
+
+WAL_CHECKPOINT_PAGES = 100  # SQLite copies the WAL back into the database every ~400 KB
+WAL_SIZE_LIMIT = 1024 * 1024  # bytes a WAL keeps after a checkpoint (SQLite's default keeps all)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -48,10 +58,33 @@ class Store:
         touch_private(path)
         for older in ("flock.db-wal", "flock.db-shm", "jev.jsonl", "flock.lock"):
             tighten(self.data_dir / older)
+        self._sweep_temporaries()
         self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+            self.db.executescript(SCHEMA)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _sweep_temporaries(self) -> None:
+        # A flock killed -9 mid-write leaves its temporary (soulstack.private_files.write_atomically
+        # names them ".<name>.<random>.tmp"); this flock holds the folder's lock, so none is live.
+        for leftover in self.data_dir.glob(".nests.json.*.tmp"):
+            leftover.unlink(missing_ok=True)
+
+    def give_back_space(self) -> bool:
+        """After a storage error: copy the WAL into the database and truncate it to nothing.
+        -> whether that worked (it cannot while the disk has no room for the pages)."""
+        try:
+            busy, _log_pages, _moved = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as error:
+            log.debug("the WAL could not be checkpointed yet: %s", error)
+            return False
+        return busy == 0
 
     def close(self):
         self.db.close()
@@ -78,6 +111,10 @@ class Store:
                      UNION SELECT list_id FROM lists WHERE finished = 0)
                  ORDER BY id"""
         return self.db.execute(sql, (up_to, count)).fetchall()
+
+    def has_event(self, list_id: str, name: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM events WHERE list_id = ? AND name = ? LIMIT 1", (list_id, name))
+        return row.fetchone() is not None
 
     def last_event_id(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]

@@ -10,6 +10,12 @@ After a restart, `queued` and `approved` items carry on (nothing was in flight),
 `awaiting_*` items keep waiting with their stored deadline, and `triaging` or
 `flying` items are skipped as "interrupted": their model calls died with the
 process, and we say so rather than pretend.
+
+A storage fault (a full disk: soulstack.storage) never kills a list. The step that failed is
+retried, from what the store says, once the storage takes writes again: `queued`, `approved`
+and `awaiting_*` items carry on as after a restart, and an item whose write failed mid-flight
+is skipped as "storage failure" (its work was not kept). Meanwhile every approval the store
+lists can be answered: the verdict waits for its item.
 """
 
 import asyncio
@@ -22,11 +28,13 @@ from soulstack.flock.lists.banter import Banter
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
+from soulstack.storage import storage_problem
 
 log = logging.getLogger(__name__)
 
 DONE_STATES = ("done", "skipped")
 IN_FLIGHT_STATES = ("triaging", "flying")
+STORAGE_RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between tries while the storage refuses writes
 
 
 @dataclass
@@ -61,10 +69,12 @@ class Approvals:
             await asyncio.wait({future, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             timer.cancel()
-            if self.waiting.get(key) is future:
-                del self.waiting[key]
+        verdict = future.result() if future.done() else "timeout"
+        # The row goes first: if the storage refuses, the verdict stays here for the retry.
         self.store.remove_pending(item_id, target)
-        return future.result() if future.done() else "timeout"
+        if self.waiting.get(key) is future:
+            del self.waiting[key]
+        return verdict
 
     def expect_stored(self) -> None:
         """After a restart, accept verdicts for stored pending approvals at once, before their items resume."""
@@ -73,8 +83,14 @@ class Approvals:
             self.waiting.setdefault((item_id, target), loop.create_future())
 
     def answer(self, item_id: str, target: str, approve: bool) -> bool:
-        """Record a human's verdict; False when nothing is waiting (so the caller says 404)."""
-        future = self.waiting.get((item_id, target))  # `wait` removes it; a done one means "answered"
+        """Record a human's verdict; False when nothing is waiting (so the caller says 404).
+
+        What the store lists as pending is always answerable, also while its item's task waits
+        for the storage to come back: the verdict is kept until the item asks for it."""
+        key = (item_id, target)
+        future = self.waiting.get(key)  # `wait` removes it; a done one means "answered"
+        if future is None and self.store.pending_deadline(item_id, target) is not None:
+            future = self.waiting[key] = asyncio.get_running_loop().create_future()
         if future is None or future.done():
             return False
         future.set_result("approved" if approve else "rejected")
@@ -97,17 +113,25 @@ class Flock:
         while self.store.list_exists(list_id):
             list_id = secrets.token_hex(4)
         self.store.create_list(list_id, requester, nest_id, self.config.token_budget, self.clock.time(), texts)
-        items = [{"item_id": f"{list_id}-{n}", "text": text} for n, text in enumerate(texts, 1)]
-        self.events.emit(
-            "list.started",
-            list_id,
-            items=items,
-            requester=requester,
-            nest_id=nest_id,
-            token_budget=self.config.token_budget,  # ours: the page shows tokens against it from the start
-        )
+        try:
+            self._started(self.store.get_list(list_id))
+        except Exception as error:  # the list is kept; its task says it started once the storage can
+            if storage_problem(error) is None:
+                raise
+            log.warning("list %s is kept, its start not yet told: %s", list_id, storage_problem(error))
         self.spawn(self._run_list(list_id))
         return list_id
+
+    def _started(self, lst) -> None:
+        items = [{"item_id": item["item_id"], "text": item["text"]} for item in self.store.items(lst["list_id"])]
+        self.events.emit(
+            "list.started",
+            lst["list_id"],
+            items=items,
+            requester=lst["requester"],
+            nest_id=lst["nest_id"],
+            token_budget=lst["token_budget"],  # ours: the page shows tokens against it from the start
+        )
 
     def resume(self) -> None:
         """After a restart: carry on every list that had not finished."""
@@ -132,29 +156,70 @@ class Flock:
         await self.banter.stop()
 
     async def _run_list(self, list_id: str) -> None:
+        await self._through_storage_faults(f"list {list_id}", lambda: self._run_list_once(list_id))
+
+    async def _run_list_once(self, list_id: str) -> None:
+        """One go at a list from what the store says; run again after a storage fault."""
         lst = self.store.get_list(list_id)
+        if lst["finished"]:
+            return
+        if not self.store.has_event(list_id, "list.started"):
+            self._started(lst)  # its start could not be written when it came
         self.used[list_id] = lst["tokens_used"]
         work = asyncio.Semaphore(self.config.concurrency)
         items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
         await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
         await self.banter.settle(list_id)
-        self.events.emit("list.finished", list_id, tokens_used=self.used.pop(list_id), token_budget=lst["token_budget"])
+        self.events.emit("list.finished", list_id, tokens_used=self.used[list_id], token_budget=lst["token_budget"])
         self.store.finish_list(list_id)
+        self.used.pop(list_id, None)
 
     async def _run_item_safely(self, lst, item, work) -> None:
-        try:
-            await self._run_item(lst, item, work)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a bug must not stop the other items or hide this one
-            log.exception("item %s failed unexpectedly", item["item_id"])
-            self._skip(lst, item["item_id"], "failure")
+        item_id = item["item_id"]
+        tries = 0
+
+        async def once():
+            nonlocal item, tries
+            if tries:  # after a storage fault: carry on from what the store kept
+                item = self.store.item(item_id)
+            tries += 1
+            try:
+                await self._run_item(lst, item, work, cut_short="storage failure" if tries > 1 else "interrupted")
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                if storage_problem(error):
+                    raise
+                log.exception("item %s failed unexpectedly", item_id)  # a bug must not stop the other items
+                self._skip(lst, item_id, "failure")
+
+        await self._through_storage_faults(f"item {item_id}", once)
+
+    async def _through_storage_faults(self, what: str, attempt) -> None:
+        """Run `attempt()` until it ends without a storage fault, waiting between tries (the
+        WAL's space is asked back each time). Any other error propagates."""
+        waits = 0
+        while True:
+            try:
+                return await attempt()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                problem = storage_problem(error)
+                if problem is None:
+                    raise
+                if waits == 0:
+                    log.error("%s waits for the storage: %s", what, problem)
+            await self.clock.sleep(STORAGE_RETRY_S[min(waits, len(STORAGE_RETRY_S) - 1)])
+            waits += 1
+            self.store.give_back_space()
 
     # --- one item --------------------------------------------------------
-    async def _run_item(self, lst, item, work) -> None:
+    async def _run_item(self, lst, item, work, cut_short: str = "interrupted") -> None:
+        """Carry `item` on from its stored state; one found mid-flight is skipped as `cut_short`."""
         item_id, state, triage = item["item_id"], item["state"], item["triage"]
         if state in IN_FLIGHT_STATES:
-            return self._skip(lst, item_id, "interrupted")
+            return self._skip(lst, item_id, cut_short)
         if state == "queued":
             async with work:
                 triage = await self._triage(lst, item)

@@ -1,0 +1,47 @@
+"""Storage faults: a full disk, a read-only or failing one, a database that cannot write.
+
+`storage_problem(error)` says in one line what went wrong with the storage, or None when the
+error is something else. The serving layer answers such an error 503 naming the cause (the
+request was fine; the server cannot keep it right now), the soul's /health files it under
+`storage_failing` rather than blaming its model, and the flock's lists wait for the storage to
+come back instead of dying (host/flock/lists/flow.py).
+"""
+
+import errno
+import sqlite3
+
+# errno values that mean "the storage", not "the request" or "a bug".
+_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the disk is read-only",
+    errno.EIO: "the disk failed (input/output error)",
+    errno.EFBIG: "a file grew past the largest this disk allows",
+}
+# SQLite's primary result codes that mean the same (extended codes share their low byte).
+_SQLITE_CAUSES = {
+    13: "the disk is full",  # SQLITE_FULL
+    10: "the disk failed (SQLite I/O error)",  # SQLITE_IOERR
+    8: "the database is read-only",  # SQLITE_READONLY
+    14: "the database file cannot be opened",  # SQLITE_CANTOPEN
+    11: "the database file is damaged",  # SQLITE_CORRUPT
+    26: "the database file is not a database",  # SQLITE_NOTADB
+}
+
+
+def storage_problem(error: BaseException) -> str | None:
+    """One line naming the storage fault behind `error`, or None when it is not one."""
+    if isinstance(error, sqlite3.Error):
+        code = getattr(error, "sqlite_errorcode", None)
+        cause = _SQLITE_CAUSES.get(code & 0xFF) if isinstance(code, int) else None
+        if cause is None and "disk is full" in str(error):  # an SQLite built without error codes
+            cause = "the disk is full"
+        return f"{cause} ({error})" if cause else None
+    if isinstance(error, OSError) and error.errno in _CAUSES:
+        where = f": {error.filename}" if error.filename else ""
+        return f"{_CAUSES[error.errno]}{where}"
+    return None
+
+
+def is_storage_error(error: BaseException) -> bool:
+    return storage_problem(error) is not None
