@@ -9,8 +9,9 @@ const NO_MODEL = "no model configured"; // the item.skipped reason of a flock wi
 
 export class Board {
   // `ledger`: the trust ledger (ledger.js); `noModel`: the notice that no model is configured.
-  constructor({ lists, approvals, renderer, ledger, noModel }) {
-    Object.assign(this, { lists, approvals, renderer, ledger, noModel });
+  // `scene`: the sky where crows fly to their lists (scene.js).
+  constructor({ lists, approvals, renderer, ledger, noModel, scene }) {
+    Object.assign(this, { lists, approvals, renderer, ledger, noModel, scene });
     this.inputs = new FlockInputs();
   }
 
@@ -18,6 +19,7 @@ export class Board {
     this.lists.apply(name, d);
     this.approvals.apply(name, d, this.lists);
     for (const record of this.inputs.apply(name, d)) this.renderer.input(record);
+    this.scene.apply(name, d);
     // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
     if (name === "verdict" && d.verdict !== "auto") this.ledger.loadSoon();
     // The notice follows the latest word: a skip for want of a model shows it, any triage hides it.
@@ -29,6 +31,7 @@ export class Board {
     this.lists.clear();
     this.approvals.clear();
     this.inputs = new FlockInputs();
+    this.scene.clear();
     this.renderer.reset?.(); // the SVG figures are drawn afresh; a Rive file keeps its machines
   }
 }

@@ -16,6 +16,9 @@ export function bubble() {
 export function say(node, text, to) {
   node.textContent = to ? `@${to} ${text}` : text;
   node.hidden = false;
+  // A crow near the right edge speaks leftward, so its line stays on the page.
+  const figure = node.parentElement;
+  node.classList.toggle("leftward", Boolean(figure) && figure.getBoundingClientRect().left > window.innerWidth / 2);
   clearTimeout(hiding.get(node));
   hiding.set(node, setTimeout(() => { node.hidden = true; }, BUBBLE_MS));
 }

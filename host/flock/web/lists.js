@@ -4,6 +4,16 @@
 import { el } from "/web/dom.js";
 import { STAGE, TRACK } from "/web/stages.js";
 
+// "me" and "you" are the owner asking from this page (the form's default is "me"): "your list";
+// anyone else's is theirs ("Ada's list").
+const OWNER_WORDS = new Set(["me", "you", "i", "myself"]);
+
+export function listTitle(requester) {
+  const who = String(requester || "").trim();
+  if (!who || OWNER_WORDS.has(who.toLowerCase())) return "your list";
+  return `${who}’s list`;
+}
+
 export class Lists {
   constructor(root) {
     this.root = root;
@@ -84,7 +94,7 @@ export class Lists {
     const settled = items.filter(i => i.skipped || i.stage === STAGE.verdict).length;
     const summary = el("summary");
     summary.append(
-      el("span", "who", `${list.requester}'s list`),
+      el("span", "who", listTitle(list.requester)),
       el("span", "chip", list.nest_id || "todo"),
       el("span", "progress", list.finished ? "finished" : `${settled} of ${items.length} done`),
       this.tokens(list),

@@ -4,7 +4,8 @@
 // event finds its renderer ready. A locked flock asks for its token first (unlock.js).
 //
 // Events go two ways: into the cards (lists.js, approvals.js) and, through FlockInputs (inputs.js),
-// into state-machine inputs for the crow figures (SVG by default, the user's Rive file with --rive).
+// into state-machine inputs for the crow figures (Rive: the flock's own crows, or the owner's file with
+// --rive; SVG without the runtime), and into the scene (scene.js), where crows fly to their lists.
 
 import { Approvals } from "/web/approvals.js";
 import { Board } from "/web/board.js";
@@ -16,6 +17,7 @@ import { Lists } from "/web/lists.js";
 import { loadMarkdown } from "/web/markdown.js";
 import { Nests } from "/web/nests.js";
 import { startRive } from "/web/rive.js";
+import { Scene } from "/web/scene.js";
 import { follow } from "/web/stream.js";
 import { askForToken } from "/web/unlock.js";
 
@@ -25,20 +27,19 @@ async function json(url) {
   return (await fetch(url)).json();
 }
 
-// The user's Rive file when it is given and has the crow machine, else the SVG figures (saying why).
+// Rive (the owner's --rive file, else the flock's own crows) when the runtime is installed and the
+// file has the crow machine; else the SVG figures, saying why.
 async function drawCrows(ui, crows) {
   const perch = $("perch");
-  if (ui.rive) {
-    try {
-      return await startRive(ui, perch, crows);
-    } catch (error) {
-      const note = $("renderer-note");
-      note.textContent = `Drawing the crows in SVG: ${error.message}.`;
-      note.hidden = false;
-    }
-  }
   const svg = new SvgCrows(perch);
-  svg.draw(crows);
+  svg.draw(crows); // drawn at once; Rive replaces them when it is ready
+  try {
+    return await startRive(ui, perch, crows);
+  } catch (error) {
+    const note = $("renderer-note");
+    note.textContent = `Drawing the crows in SVG: ${error.message}.`;
+    note.hidden = false;
+  }
   return svg;
 }
 
@@ -62,7 +63,7 @@ async function start() {
   const ledger = new Ledger($("ledger"));
   const board = new Board({
     lists: new Lists($("lists")), approvals: new Approvals($("pending"), $("waiting-count")),
-    renderer: await drawCrows(ui, crows), ledger, noModel: $("no-model"),
+    renderer: await drawCrows(ui, crows), ledger, noModel: $("no-model"), scene: new Scene($("perch"), $("roost")),
   });
   ledger.load();
   follow(ui.events, board);

@@ -1,15 +1,21 @@
-// The Rive renderer: the user's .riv (`soulstack flock --rive FILE`) draws each crow with the
-// official runtime, @rive-app/canvas, served by the flock from node_modules/ (never a CDN: the
-// wasm URL is pinned to ours and the CDN fallback is switched off).
+// The Rive renderer: a .riv draws each crow with the official runtime, @rive-app/canvas, served by
+// the flock from node_modules/ (never a CDN: the wasm URL is pinned to ours and the CDN fallback is
+// switched off). The file is the flock's own (host/flock/rive/, ten artboards named after the
+// crows) unless the owner gave `soulstack flock --rive FILE`. A crow whose name is one of the
+// file's artboards is drawn with that artboard, any other with the file's first one.
 //
-// The file must have a state machine named "crow" with the inputs of MACHINES.crow (names and
-// types, docs/ui-inputs.md). `startRive` resolves to a renderer, or throws an Error whose message
-// says what is missing; the page then draws SVG and shows that message.
+// Every artboard used must have a state machine named "crow" with the inputs of MACHINES.crow
+// (names and types, docs/ui-inputs.md). `startRive` resolves to a renderer, or throws an Error
+// whose message says what is missing; the page then draws SVG and shows that message.
 
 import { mismatch } from "/web/inputs.js";
 import { bubble, say } from "/web/bubble.js";
+import { el } from "/web/dom.js";
 
 const MACHINE = "crow";
+const TRIGGER_MS = 1400; // how long a trigger's class stays on the figure (as the SVG figures do)
+const KINDS = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
+const TRUST_NAMES = ["stranger", "regular", "trusted"];
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -21,14 +27,20 @@ function loadScript(src) {
   });
 }
 
-function loadOne(rive, src, name, canvas) {
+function loadOne(rive, buffer, name, canvas, artboard) {
   return new Promise((resolve, reject) => {
     const anim = new rive.Rive({
-      src, canvas, autoplay: false, // the machine is started once we know the file has it
+      buffer: buffer.slice(0), canvas, artboard, autoplay: false, // the machine starts once we know it is there
       onLoad: () => resolve(anim),
       onLoadError: () => reject(new Error(`${name} is not a Rive file this runtime can read`)),
     });
   });
+}
+
+async function fetchFile(info) {
+  const answer = await fetch(info.rive.url);
+  if (!answer.ok) throw new Error(`the Rive file ${info.rive.name} could not be fetched (${answer.status})`);
+  return answer.arrayBuffer();
 }
 
 export async function startRive(info, perch, crows) {
@@ -36,6 +48,7 @@ export async function startRive(info, perch, crows) {
     throw new Error("the Rive runtime (@rive-app/canvas) is not installed; run npm ci");
   }
   if (!info.rive.exists) throw new Error(`the Rive file ${info.rive.name} was not found`);
+  const buffer = await fetchFile(info);
   await loadScript("/vendor/rive.js");
   const rive = window.rive;
   // Rive now prefers data binding, but state-machine inputs are this contract (docs/ui-inputs.md).
@@ -43,40 +56,88 @@ export async function startRive(info, perch, crows) {
   rive.RuntimeLoader.setWasmUrl("/vendor/rive.wasm");
   rive.RuntimeLoader.setWasmFallbackUrl(null);
   const figures = new Map();
-  perch.replaceChildren();
-  for (const crow of crows) {
-    const figure = document.createElement("figure");
-    figure.className = "crow rive";
-    figure.dataset.name = crow.name;
-    const canvas = document.createElement("canvas");
-    canvas.width = 120;
-    canvas.height = 120;
-    const caption = document.createElement("figcaption");
-    caption.textContent = crow.name;
-    const speech = bubble();
-    figure.append(speech, canvas, caption);
-    perch.append(figure);
-    const anim = await loadOne(rive, info.rive.url, info.rive.name, canvas);
-    if (!anim.stateMachineNames.includes(MACHINE)) {
-      throw new Error(`${info.rive.name} has no state machine named "${MACHINE}" (it has: ${anim.stateMachineNames.join(", ") || "none"})`);
+  const made = [];
+  let artboards = null; // the file's artboard names, read from the first instance
+  try {
+    for (const crow of crows) {
+      const canvas = document.createElement("canvas");
+      canvas.width = canvas.height = 240; // drawn at 2x for sharp edges; CSS sizes it
+      let anim = await loadOne(rive, buffer, info.rive.name, canvas, artboards?.includes(crow.name) ? crow.name : undefined);
+      made.push(anim);
+      if (artboards === null) {
+        artboards = (anim.contents.artboards || []).map(a => a.name);
+        if (artboards.includes(crow.name) && anim.activeArtboard !== crow.name) {
+          anim.cleanup();
+          anim = await loadOne(rive, buffer, info.rive.name, canvas, crow.name);
+          made.push(anim);
+        }
+      }
+      const machines = anim.stateMachineNames;
+      const where = artboards.includes(crow.name) ? ` (artboard ${crow.name})` : "";
+      if (!machines.includes(MACHINE)) {
+        throw new Error(`${info.rive.name}${where} has no state machine named "${MACHINE}" (it has: ${machines.join(", ") || "none"})`);
+      }
+      anim.play(MACHINE);
+      const inputs = anim.stateMachineInputs(MACHINE) || [];
+      const wrong = mismatch(MACHINE, inputs.map(i => ({ name: i.name, type: KINDS[i.type] || String(i.type) })));
+      if (wrong) throw new Error(`${info.rive.name}${where}: state machine "${MACHINE}": ${wrong}`);
+      figures.set(crow.name, { crow, canvas, anim, inputs: new Map(inputs.map(i => [i.name, i])) });
     }
-    anim.play(MACHINE);
-    const inputs = anim.stateMachineInputs(MACHINE) || [];
-    const kinds = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
-    const wrong = mismatch(MACHINE, inputs.map(i => ({ name: i.name, type: kinds[i.type] || String(i.type) })));
-    if (wrong) throw new Error(`${info.rive.name}: state machine "${MACHINE}": ${wrong}`);
-    figures.set(crow.name, { inputs: new Map(inputs.map(i => [i.name, i])), bubble: speech, figure });
+  } catch (error) {
+    for (const anim of made) anim.cleanup();
+    throw error;
   }
-  return {
-    input(rec) {
-      const crow = rec.machine === MACHINE && figures.get(rec.target);
-      const input = crow && crow.inputs.get(rec.input);
-      if (!input) return;
-      if (rec.type === "trigger") input.fire(); else input.value = rec.value;
-      // The figure shows what the runtime now holds (a boolean as a class, like the SVG figures).
-      if (rec.type === "boolean") crow.figure.classList.toggle(rec.input, Boolean(input.value));
-      if (rec.type === "number") crow.figure.dataset[rec.input] = String(input.value);
-      if (rec.input === "talk") say(crow.bubble, rec.text, rec.to);
-    },
-  };
+  // Only now, with every crow's machine in hand, do the figures replace whatever the perch held.
+  perch.replaceChildren();
+  for (const [name, f] of figures) {
+    f.figure = el("figure", "crow rive");
+    f.figure.dataset.name = name;
+    f.figure.dataset.trust = "0";
+    f.figure.title = `${name}, ${f.crow.epithet}: ${f.crow.backstory}`;
+    f.bubble = bubble();
+    f.badge = el("span", "trust-badge", TRUST_NAMES[0]);
+    const caption = el("figcaption");
+    caption.append(el("strong", "", name), el("span", "epithet", f.crow.epithet), f.badge);
+    f.figure.append(f.bubble, f.canvas, caption);
+    perch.append(f.figure);
+  }
+  return new RiveCrows(figures);
+}
+
+class RiveCrows {
+  constructor(figures) {
+    this.figures = figures;
+    this.kind = "rive";
+  }
+
+  input(rec) {
+    const crow = rec.machine === MACHINE && this.figures.get(rec.target);
+    const input = crow && crow.inputs.get(rec.input);
+    if (!input) return;
+    if (rec.type === "trigger") input.fire(); else input.value = rec.value;
+    // The figure also shows what the runtime now holds, as the SVG figures do (a boolean as a
+    // class, a number as data, a trigger as a class for a moment): for the caption and the tests.
+    const { figure } = crow;
+    if (rec.type === "boolean") figure.classList.toggle(rec.input, Boolean(input.value));
+    if (rec.type === "number") {
+      figure.dataset[rec.input] = String(input.value);
+      if (rec.input === "trust") crow.badge.textContent = TRUST_NAMES[input.value] || "";
+    }
+    if (rec.type === "trigger") {
+      figure.classList.add(rec.input);
+      clearTimeout(figure[`_${rec.input}`]);
+      figure[`_${rec.input}`] = setTimeout(() => figure.classList.remove(rec.input), TRIGGER_MS);
+    }
+    if (rec.input === "talk") say(crow.bubble, rec.text, rec.to);
+  }
+
+  // A fresh view (the stream started over): nobody is out any more; trust is sent again.
+  reset() {
+    for (const crow of this.figures.values()) {
+      for (const name of ["flying", "borrowed"]) {
+        crow.inputs.get(name).value = false;
+        crow.figure.classList.remove(name);
+      }
+    }
+  }
 }

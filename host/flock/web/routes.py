@@ -1,5 +1,5 @@
 """The flock's web page: its own files (this folder), the browser libraries it borrows
-from npm, and the user's Rive file.
+from npm, and the crows' Rive file (the flock's own, host/flock/rive/, or the owner's --rive FILE).
 
 No build step and no copies: the libraries (marked, DOMPurify, @rive-app/canvas) are
 installed into node_modules/ by the project's setup (`npm ci`, which tools/test runs)
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from soulstack.flock.rive.builtin import built_in
 from soulstack.serving import error_response
 
 WEB_DIR = Path(__file__).parent
@@ -25,6 +26,7 @@ VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's s
     "rive.wasm": "@rive-app/canvas/rive.wasm",
 }
 RIVE = web.AppKey("rive", object)
+BUILT_IN_NAME = "the built-in crows"  # how the page names the flock's own file
 NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's route, whatever its placeholder
 
 
@@ -69,9 +71,12 @@ async def vendor(request: web.Request) -> web.StreamResponse:
 
 
 async def rive_file(request: web.Request) -> web.StreamResponse:
+    """The owner's --rive FILE, else the flock's own crows (host/flock/rive/), written once."""
     path = request.app[RIVE]
-    if path is None or not Path(path).is_file():
-        return error_response(404, "no Rive file: start the flock with --rive FILE")
+    if path is None:
+        return web.Response(body=built_in(), content_type="application/octet-stream")
+    if not Path(path).is_file():
+        return error_response(404, f"the Rive file {Path(path).name} was not found")
     return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
 
 
@@ -97,8 +102,8 @@ TOKEN_COOKIE = "soulstack_flock_token"
 
 async def ui(request: web.Request) -> web.Response:
     """What the page may use here: which libraries are installed, whether this flock serves nest
-    messages (so the page never asks for a route that is not there), the Rive file if given, and
-    the server's names (its events, its token cookie). A locked flock answers it only with the
+    messages (so the page never asks for a route that is not there), the Rive file (the owner's,
+    else the built-in one), and the server's names (its events, its token cookie). A locked flock answers it only with the
     token: the page tries a typed token on it as a bearer header, then keeps it in that cookie."""
     path = request.app[RIVE]
     routes = {resource.canonical for resource in request.app.router.resources()}
@@ -106,9 +111,9 @@ async def ui(request: web.Request) -> web.Response:
         {
             "vendor": {name: vendor_file(name) is not None for name in VENDOR},
             "nest_messages": any(NEST_MESSAGES.match(route) for route in routes),
-            "rive": None
+            "rive": {"url": "/rive/flock.riv", "name": BUILT_IN_NAME, "exists": True, "builtin": True}
             if path is None
-            else {"url": "/rive/flock.riv", "name": Path(path).name, "exists": Path(path).is_file()},
+            else {"url": "/rive/flock.riv", "name": Path(path).name, "exists": Path(path).is_file(), "builtin": False},
             "events": list(LIST_EVENTS),
             "nest_event": NEST_EVENT,
             "token_cookie": TOKEN_COOKIE,
