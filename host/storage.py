@@ -45,3 +45,12 @@ def storage_problem(error: BaseException) -> str | None:
 
 def is_storage_error(error: BaseException) -> bool:
     return storage_problem(error) is not None
+
+
+def storage_problem_in(text: str | None) -> str | None:
+    """The storage fault an error's text names (an OSError written as "[Errno 28] ..."), or None.
+    For a failure kept only as a line, such as the soul's last error."""
+    for code, cause in _CAUSES.items():
+        if text and f"[Errno {code}]" in text:
+            return cause
+    return None
