@@ -1,8 +1,9 @@
 """The inner life files in soulDir: the soul's diary, mood, mind, aspirations, achievements, self.
 
 They are irreplaceable, so: every write is atomic (host/soul/atomic.py); each
-day the first waking copies every file to soulDir/backups/YYYY-MM-DD/ (14 days
-kept); a file that cannot be read is reported and its newest backup is used —
+day the first waking copies every file to soulDir/backups/YYYY-MM-DD/ (kept 14
+days by when they were written, the last 7 always); a file that cannot be read
+is reported and its newest backup is used —
 it is never treated as empty, because the next write would then erase it.
 
 The names are stackchan-soul's so an existing soul's files move over.
@@ -11,7 +12,8 @@ The names are stackchan-soul's so an existing soul's files move over.
 import logging
 import re
 import shutil
-from datetime import date, datetime, timedelta
+import time
+from datetime import date, datetime
 from pathlib import Path
 
 from soulstack.private_files import make_private_dir, tighten, tighten_tree, write_atomically
@@ -23,7 +25,8 @@ MOOD, DIARY, MIND = "MOOD.md", "DIARY.md", "MIND.md"
 ASPIRATIONS, ACHIEVEMENTS = "ASPIRATIONS.md", "ACHIEVEMENTS.md"
 SELF, SELF_HISTORY = "SELF.md", "SELF.history.md"
 FILES = (MOOD, DIARY, MIND, ASPIRATIONS, ACHIEVEMENTS, SELF, SELF_HISTORY)
-KEEP_BACKUP_DAYS = 14
+KEEP_BACKUP_DAYS = 14  # a backup written longer ago than this may go ...
+KEEP_BACKUPS = 7  # ... unless it is among the ones written last: these always stay
 STAMP = "%Y-%m-%d %H:%M"
 
 # One diary entry / kept matter / achievement per line: "- 2024-05-01 14:03: text".
@@ -145,7 +148,7 @@ class Life:
     # --- backups -----------------------------------------------------------------------
 
     def backup_daily(self, today: date) -> None:
-        """Copy each readable life file into backups/<today>/ once a day; drop folders older than 14 days."""
+        """Copy each readable life file into backups/<today>/ once a day; drop old ones (_prune_backups)."""
         folder = self.backups / today.isoformat()
         make_private_dir(self.backups)
         make_private_dir(folder)
@@ -159,24 +162,34 @@ class Life:
             except (OSError, UnicodeDecodeError):
                 continue  # never let a damaged file become the newest backup
             write_atomically(target, data)
-        cutoff = today - timedelta(days=KEEP_BACKUP_DAYS)
-        for old in self._backup_days():
-            if old < cutoff:
-                shutil.rmtree(self.backups / old.isoformat(), ignore_errors=True)
+        self._prune_backups()
 
-    def _backup_days(self) -> list:
-        days = []
+    def _prune_backups(self) -> None:
+        """Drop a backup only when it is older, by when it was written, than KEEP_BACKUP_DAYS and
+        not among the KEEP_BACKUPS written last. Never by the date in its name: a clock that jumped
+        ahead a month would otherwise find every backup "old" and delete them all."""
+        now = time.time()
+        for rank, folder in enumerate(reversed(self._backup_folders())):
+            written = folder.stat().st_mtime
+            if rank >= KEEP_BACKUPS and now - written > KEEP_BACKUP_DAYS * 86400:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _backup_folders(self) -> list:
+        """The day folders under backups/, oldest written first (by mtime: the order they were written)."""
+        folders = []
         if self.backups.is_dir():
             for entry in self.backups.iterdir():
                 try:
-                    days.append(date.fromisoformat(entry.name))
-                except ValueError:
+                    date.fromisoformat(entry.name)
+                    folders.append((entry.stat().st_mtime_ns, entry.name, entry))
+                except (ValueError, OSError):
                     continue
-        return sorted(days)
+        return [entry for _written, _name, entry in sorted(folders)]
 
     def newest_backup(self, name: str) -> Path | None:
-        for day in reversed(self._backup_days()):
-            candidate = self.backups / day.isoformat() / name
+        """The copy of `name` written last (not the one whose folder has the latest date)."""
+        for folder in reversed(self._backup_folders()):
+            candidate = folder / name
             if candidate.exists():
                 return candidate
         return None

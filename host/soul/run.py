@@ -36,8 +36,11 @@ from soulstack.soul.tools import refresh_tools
 from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.shell import shell_exposure_problem
+from soulstack.storage import storage_problem
 
 log = logging.getLogger(__name__)
+
+LOCK_FILE = "soul.lock"  # in soulDir: held while a soul lives there (hold_soul_dir)
 
 
 class StartError(Exception):
@@ -162,6 +165,24 @@ async def close_model(model):
             pass
 
 
+def hold_soul_dir(soul_dir: str):
+    """One soul per soulDir: two would each rewrite the other's inbox and lose a nudge one of them
+    acknowledged. The kernel's lock (soulstack.folder_lock): a soul killed -9 leaves none behind."""
+    from soulstack.errors import UsageError
+    from soulstack.folder_lock import FolderBusy, hold_folder
+    from soulstack.private_files import make_private_dir
+
+    try:
+        make_private_dir(soul_dir)
+        return hold_folder(soul_dir, LOCK_FILE)
+    except FolderBusy:
+        raise UsageError(
+            f"soulDir {soul_dir}: another soul is living in this folder; stop it, or give this one another soulDir"
+        ) from None
+    except OSError as error:
+        raise UsageError(f"soulDir {soul_dir}: cannot take its lock ({storage_problem(error) or error})") from None
+
+
 def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False) -> int:
     from soulstack.serving import run_until_stopped
     from soulstack.errors import UsageError
@@ -176,10 +197,13 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
             "shell.enabled is true but shell.allow is empty: every command will be refused; list the "
             "commands the soul may run in shell.allow"
         )
+    lock = hold_soul_dir(cfg["soulDir"])  # noqa: F841 (held until the process ends)
     try:
         soul = build_soul(cfg)
     except StartError as error:
         raise UsageError(str(error)) from None
+    except OSError as error:  # a full or read-only disk while its files are opened and counted
+        raise UsageError(f"soulDir {cfg['soulDir']}: cannot start: {storage_problem(error) or error}") from None
     provider = (
         "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
     )

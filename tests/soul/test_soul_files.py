@@ -2,8 +2,10 @@
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import time
 from datetime import date, datetime, timezone
 
 import pytest
@@ -146,8 +148,13 @@ def test_daily_backup_keeps_14_days(tmp_path):
     soul.add_entry(life.DIARY, datetime(2024, 5, 1, 9, 0), "first light")
     for day in range(1, 21):
         soul.backup_daily(date(2024, 5, day))
+        # Age is when a backup was written (its folder's mtime), not the date in its name:
+        # this one was written (20 - day) days and a half ago.
+        written = time.time() - (20 - day + 0.5) * 86400
+        os.utime(tmp_path / "backups" / f"2024-05-{day:02d}", (written, written))
+    soul.backup_daily(date(2024, 5, 21))
     days = sorted(p.name for p in (tmp_path / "backups").iterdir())
-    assert days[0] == "2024-05-06" and days[-1] == "2024-05-20" and len(days) == 15
+    assert days[0] == "2024-05-07" and days[-1] == "2024-05-21" and len(days) == 15
     assert (tmp_path / "backups" / "2024-05-20" / "DIARY.md").read_text() == "- 2024-05-01 09:00: first light\n"
 
 

@@ -13,6 +13,8 @@ person should look at:
 - budget_exhausted: a daily budget is used up; sleeps are being stretched
 - provider_failing: the model provider failed and the soul fell back to
   the brainstem, or the last model call failed
+- storage_failing: the last waking failed because soulDir's disk is full,
+  read-only or failing (soulstack.storage); never filed as provider_failing
 
 The rut detector: an entry's *opening* is its first three words, lowercased,
 with digits and punctuation dropped (so "07:10 Woke up again" and "08:30
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from soulstack.cjk import IDEOGRAPHS
+from soulstack.storage import storage_problem_in
 
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul
@@ -128,7 +131,15 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         )
     if budget["hunger"] == "starving":
         alarms.append({"code": "budget_exhausted", "message": "a daily budget is used up; every sleep is stretched"})
-    if state.fell_back or (state.last_error and state.provider != "brainstem"):
+    storage = storage_problem_in(state.last_error)  # a full disk is no fault of the model's
+    if storage:
+        alarms.append(
+            {
+                "code": "storage_failing",
+                "message": f"the soul cannot write its files: {storage}; free space where soulDir lives",
+            }
+        )
+    if state.fell_back or (state.last_error and not storage and state.provider != "brainstem"):
         alarms.append(
             {
                 "code": "provider_failing",

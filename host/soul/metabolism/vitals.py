@@ -1,6 +1,7 @@
 """Vitals: how many times the soul woke today, what its thinking cost, and hunger.
 
-A day is a calendar day in the soul's timezone. Every waking counts, nudged
+A day is a calendar day in the soul's timezone, and days only go forwards: a
+clock that goes back does not start a new one. Every waking counts, nudged
 ones included. Every model call's usage is priced and added to the current
 waking and to the day (the cost meter, `host/soul/metabolism/costs.py`).
 
@@ -107,9 +108,11 @@ class Vitals:
         atomic_write_json(self.path, self.to_json())
 
     def _roll(self, now: datetime) -> None:
-        """Start a new day when `now` is past midnight in the soul's timezone."""
+        """Start a new day when `now` is past midnight in the soul's timezone. Only forwards: a
+        clock set back (across midnight, or from a jump ahead) stays in the day it counted, so
+        no day is recorded twice and no budget is granted twice."""
         day = now.astimezone(self.tz).date().isoformat()
-        if day == self.day:
+        if day == self.day or (self.day is not None and day < self.day):  # ISO dates sort as days do
             return
         if self.day is not None:
             self.history.append(
