@@ -6,10 +6,11 @@ waking it makes the same few calls, each only if the tool exists:
 
 1. body_status — is the body there?
 2. then, in one step: express (sleepy at night, glad when someone spoke,
-   neutral otherwise; only if the body answered), speak once to each thing
-   the human said ("I heard you, I will think about it when my mind is
-   back"), one diary line with what woke it and what it heard, and
-   sleep(the default).
+   neutral otherwise; only if the body answered), speak each reminder that
+   is due (a fixed sentence with the person's own words: `reminder_sentence`),
+   speak once to each thing the human said ("I heard you, I will think about
+   it when my mind is back"), one diary line with what woke it and what it
+   heard, and sleep(the default).
 
 It reads what woke it from `situation()`, a callable the soul hands it, so it
 never parses the snapshot's prose. Its words are the soul's too: this seam never
@@ -17,7 +18,8 @@ imports the soul, so the soul hands them over in its language (`words`: its
 prompts' TEXT["brainstem"], host/soul/prompts/), as a mapping with the keys
 answer ({words}: what the human said), diary ({why}: what woke it), heard
 ({words}: appended to the diary line), nothing (the `why` when nothing but the
-alarm woke it) and rest (its reply when it has nothing left to do).
+alarm woke it), rest (its reply when it has nothing left to do) and reminder
+({who} and {words}: a reminder that is due, host/soul/reminders/).
 """
 
 import itertools
@@ -39,6 +41,7 @@ class Situation:
     night: bool = False
     default_sleep_minutes: float = 20
     step: int = 0  # model calls already made in this waking (0: it just woke)
+    reminders: list = field(default_factory=list)  # (key, words, who) of each reminder due: said once per key
 
 
 class Brainstem:
@@ -49,6 +52,7 @@ class Brainstem:
         self.situation = situation or Situation
         self.words = words
         self._answered: set = set()
+        self._reminded: set = set()  # the keys of the reminders it said
         self._ids = itertools.count(1)
 
     def _call(self, name: str, **arguments) -> ToolCall:
@@ -86,6 +90,12 @@ class Brainstem:
         through the body, or, for a body with no voice, said as the reply's own text
         (which is what a voice pipeline talking to the soul hears)."""
         answers = []
+        for key, what, who in now.reminders:
+            if key in self._reminded:
+                continue
+            self._reminded.add(key)
+            sentence = reminder_sentence(words, what, who)
+            answers.append(self._call("speak", text=sentence) if "speak" in names else TextBlock(sentence))
         for heard in now.heard:
             if heard in self._answered:
                 continue
@@ -98,6 +108,11 @@ class Brainstem:
         # Text before tool calls, the order a model writes them in.
         ordered = [b for b in blocks if isinstance(b, TextBlock)] + [b for b in blocks if not isinstance(b, TextBlock)]
         return Reply(Message("assistant", ordered), "tool_use", Usage(), self.model_id)
+
+
+def reminder_sentence(words: Mapping[str, str], what: str, who: str) -> str:
+    """The fixed sentence a reminder is said in when no mind words it: `words` are the soul's (TEXT["brainstem"])."""
+    return words["reminder"].format(who=who, words=what)
 
 
 def _previous_calls(messages: list) -> list:

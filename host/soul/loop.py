@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from soulstack.soul.memory.keepwarm import KeepWarm
     from soulstack.soul.memory.session import Session
     from soulstack.soul.metabolism.metabolism import Metabolism
+    from soulstack.soul.reminders.delivery import Reminders
     from soulstack.soul.tools import Toolbox
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,7 @@ class Soul:
     nightly: Nightly  # the night's consolidation (host/soul/memory/consolidate.py)
     keep_warm: KeepWarm  # asked by the sleep when the prompt cache needs a refresh (host/soul/memory/keepwarm.py)
     converse: SoulListener  # the voice stack's words in, the soul's answer out (host/soul/converse/listener.py)
+    reminders: Reminders  # promises of a time: what is due, retries while asleep (host/soul/reminders/)
 
     def __init__(
         self,
@@ -205,8 +207,14 @@ class Soul:
         if waking is None:
             return Situation()
         reasons = [*waking.why.nudged, *waking.why.nudged_while_thinking] or (["start"] if waking.why.first else [])
+        reasons += [self.lang.TEXT["reminders"]["reason"].format(who=d.who, words=d.words) for d in waking.why.due]
         return Situation(
-            reasons, self.persons_words(), self.is_night(), self.cfg["loop"]["defaultSleepMinutes"], waking.step
+            reasons,
+            self.persons_words(),
+            self.is_night(),
+            self.cfg["loop"]["defaultSleepMinutes"],
+            waking.step,
+            reminders=[(d.key, d.words, d.who) for d in waking.why.due],
         )
 
     def persons_words(self) -> list:
@@ -271,6 +279,7 @@ class Soul:
         last = self.waking  # the waking it slept after (None at the first)
         told = last is not None and not last.error and last.sleep is not None and last.sleep.told
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
+        why.due = self.reminders.take_due()  # the reminders due now: the snapshot says them first
         why.heard = [delivery.text for delivery in delivered]
         for entry in nudges:
             (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(entry.nudge.told)
@@ -376,6 +385,7 @@ class Soul:
         parts += [f"nudged ({r})" for r in why.nudged]
         parts += [f"arrived while thinking ({r})" for r in why.nudged_while_thinking]
         parts += [f"heard ({w})" for w in why.heard]
+        parts += [f"reminder ({due.words})" for due in why.due]
         if not parts and why.slept_minutes is not None:
             parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")
         return "woke: " + "; ".join(parts)
@@ -383,7 +393,8 @@ class Soul:
     # --- the sleep ----------------------------------------------------------------------
 
     async def _sleep(self, seconds: float) -> None:
-        """Until the alarm, converse words, or nudges that are due (a nudge that is not yet due shortens the sleep)."""
+        """Until the alarm, converse words, nudges that are due (a nudge that is not yet due shortens the sleep),
+        or a reminder's time, whatever the sleep's length and clamp (retries of one not said are made on the way)."""
         self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
         alarm = self._slept_at + seconds
         while not self._pending:
@@ -391,8 +402,14 @@ class Soul:
             due = self.inbox.due_in(now)
             if due == 0 or now >= alarm:
                 return
+            promised = await self.reminders.while_asleep()  # host/soul/reminders/delivery.py
+            if promised == 0:
+                return
+            now = self.clock.monotonic()  # (a retry spoke through the body meanwhile)
             self._wake.clear()
             until = alarm if due is None else min(alarm, now + due)
+            if promised is not None:
+                until = min(until, now + promised)
             await self._doze(until - now)
 
     async def _doze(self, seconds: float) -> None:

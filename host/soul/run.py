@@ -32,6 +32,7 @@ from soulstack.soul.memory.ceiling import Ceiling
 from soulstack.soul.memory.consolidate import Nightly
 from soulstack.soul.memory.keepwarm import KeepWarm
 from soulstack.soul.memory.session import Session
+from soulstack.soul.reminders.delivery import Reminders
 from soulstack.soul.tools import refresh_tools
 from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.soul.tools.mcp import McpTools
@@ -106,8 +107,10 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     soul.metabolism = metabolism = Metabolism(soul)  # drives, vitals, costs (host/soul/metabolism/)
     soul.ceiling = ceiling = Ceiling(soul, book=metabolism.vitals.on_model_call)  # its summary's call is a cost too
     soul.converse = listener = SoulListener(soul)  # the voice stack's words in, the soul's answer out
+    soul.reminders = reminders = Reminders(soul)  # promises of a time: due wakings, delivery, retries
 
     hooks.on_waking.append(metabolism.on_waking)  # count the waking (vitals), boredom grows (drives)
+    hooks.on_waking.append(reminders.on_waking)  # a reminder due on a spent budget: the brainstem says it
     hooks.felt.append(metabolism.felt)  # drives and hunger, as sensations in the snapshot
     if tool_sources:
         hooks.before_turn.append(refresh_tools)  # MCP servers not listed yet are asked at every waking
@@ -119,11 +122,13 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     hooks.on_assistant.append(listener.on_assistant)
     hooks.before_tool.append(listener.before_tool)  # a speak the voice stack says is answered here, not by the body
     hooks.on_tool_result.append(metabolism.on_tool_result)  # a real act discharges boredom; a speak is contact
+    hooks.on_tool_result.append(reminders.on_tool_result)  # a speak that worked delivers its waking's reminders
     hooks.on_nudge.append(metabolism.on_nudge)  # a person's words in a nudge are contact
     hooks.on_contact.append(metabolism.on_contact)  # converse words are contact
     hooks.adjust_sleep.append(metabolism.adjust_sleep)  # a starving soul sleeps longer
     hooks.on_waking_end.append(metabolism.on_waking_end)  # whether it fell back to the brainstem (/health)
     hooks.on_waking_end.append(listener.on_waking_end)  # every answer caught in the waking is settled
+    hooks.on_waking_end.append(reminders.on_waking_end)  # a reminder it did not say: the body is asked asleep
 
 
 # The routes the soul's server carries besides /nudge (soulstack.soul.server).

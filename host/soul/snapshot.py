@@ -48,7 +48,9 @@ class WakeReasons:
     nudged: list = field(default_factory=list)  # reasons that woke it from sleep
     nudged_while_thinking: list = field(default_factory=list)  # nudges' reasons that came while it was thinking
     heard: list = field(default_factory=list)  # the human's own words
+    speakers: dict = field(default_factory=dict)  # words -> who spoke them, when not the human (a voiceprint)
     sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
+    due: list = field(default_factory=list)  # reminders due now (host/soul/reminders/delivery.py's Due)
 
 
 def fmt_minutes(value: float) -> str:
@@ -247,10 +249,12 @@ def now_block(
     line stays in the history and is read by every later call of the day."""
     text = lang.TEXT
     fresh = (lambda key, line: sight.fresh(key, line, session)) if sight is not None else (lambda key, line: True)
+    # What is due comes first: a promise of a time is the one thing this waking must not miss.
+    lines = [text["reminders"]["due"].format(who=due.who, words=due.words, time=due.time) for due in why.due]
     if fresh("date", local.strftime("%Y-%m-%d")):
-        lines = [text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=lang.WEEKDAYS[local.weekday()])]
+        lines.append(text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=lang.WEEKDAYS[local.weekday()]))
     else:  # the same day as the full date in view: the clock time is enough
-        lines = [text["now_time"].format(time=local.strftime("%H:%M"))]
+        lines.append(text["now_time"].format(time=local.strftime("%H:%M")))
     if night:
         lines.append(text["night"])
     if why.first:
@@ -259,7 +263,7 @@ def now_block(
         lines.append(text["woke_nudge"].format(reason=reason))
     if why.nudged and why.early_minutes and why.early_minutes > 0:
         lines.append(text["woke_early"].format(minutes=fmt_minutes(why.early_minutes)))
-    something_woke_it = why.first or why.nudged or why.nudged_while_thinking or why.heard
+    something_woke_it = why.first or why.nudged or why.nudged_while_thinking or why.heard or why.due
     if not something_woke_it and why.slept_minutes is not None:
         told = why.sleep_told and why.early_minutes is not None and why.early_minutes < 0.5
         lines.append(
@@ -268,7 +272,7 @@ def now_block(
     for reason in why.nudged_while_thinking:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
-        lines.append(text["heard"].format(human=persona["human"], words=words))
+        lines.append(text["heard"].format(human=why.speakers.get(words, persona["human"]), words=words))
     key = {"awake": "body_awake", "dormant": "body_dormant", "silent": "body_silent"}.get(body.state, "body_no_sense")
     for steady, line in (
         ("body", text[key].format(body=body_name, reason=body.reason)),

@@ -13,6 +13,9 @@ person should look at:
 - budget_exhausted: a daily budget is used up; sleeps are being stretched
 - provider_failing: the model provider failed and the soul fell back to
   the brainstem, or the last model call failed
+- reminder_undelivered / reminder_missed: a reminder due has not been said
+  yet and is being retried, or was given up within the last day; each names
+  the reminder (host/soul/reminders/delivery.py builds them)
 - storage_failing: the last waking failed because soulDir's disk is full,
   read-only or failing (soulstack.storage); never filed as provider_failing
 
@@ -66,6 +69,7 @@ class SoulState:
     routine_model: str | None = None  # model.routine, when set
     memory: dict = field(default_factory=dict)  # the nightly consolidation: last night done, one under way
     shell: dict = field(default_factory=lambda: {"enabled": False})  # the fence's runs (host/soul/tools/shell.py)
+    reminders: dict = field(default_factory=dict)  # counts, next, retrying, and their "alarms" (soul/reminders/)
 
 
 def opening(text: str) -> str:
@@ -147,6 +151,9 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
             }
         )
 
+    reminders = dict(state.reminders)
+    alarms += reminders.pop("alarms", [])
+
     usage = spent.usage
     return {
         "date": today.isoformat(),
@@ -170,6 +177,7 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "lastError": state.last_error,
         "nudges": state.nudges,
         "shell": state.shell,
+        "reminders": reminders,
         "today": {
             "tokens": {
                 "input": usage.input_tokens,
@@ -227,6 +235,7 @@ def soul_state(soul: Soul) -> SoulState:
             "consolidationsByThisProcess": soul.nightly.done,
         },
         shell=shell_health(soul),
+        reminders=soul.reminders.health(),
     )
 
 

@@ -197,6 +197,41 @@ TEXT = {
     "them again.",
     "converse_filler": "I'm still thinking — give me a moment.",
     "converse_failed": "Sorry — I couldn't answer just now.",
+    # reminders (host/soul/reminders/, host/soul/tools/reminders.py): the tools' answers and errors,
+    # the snapshot's line for one that is due, the diary line when the body said one while it slept
+    "reminders": {
+        "when": "{clock}, in {left}",
+        "clock": "{day} {time}",
+        "day_and_date": "{day} {date}",
+        "units": {"d": "{n} d ", "h": "{n} h ", "min": "{n} min ", "s": "{n} s "},  # joined, then stripped
+        "repeat_daily": ", then every day at that time",
+        "repeat_weekdays": ", then every weekday (Monday to Friday) at that time",
+        "repeat_weekly": ", then every week at that time",
+        "set": "Reminder {id} is set: {when}{repeat}, for {who}: \u201c{words}\u201d. "
+        "You will be woken then to say it.",
+        "listed": "- {id}: {when}{repeat}, for {who}: \u201c{words}\u201d",
+        "listed_retrying": "- {id}: due {clock}, for {who}: \u201c{words}\u201d \u2014 not said yet ({error}); "
+        "your body keeps trying",
+        "none": "No reminders are pending.",
+        "cancelled": "Reminder {id} is cancelled: \u201c{words}\u201d.",
+        "cancel_none": "There is no pending reminder {id}; nothing was cancelled. (reminders lists them.)",
+        "due": "A reminder you promised is due now, for {who}: \u201c{words}\u201d (set for {time}). "
+        "Say it to them with speak, now, in your own words.",
+        "reason": "a reminder for {who}: {words}",
+        "said_asleep": "While I slept my body said a reminder that was due: {words}",
+        "bad_at": "The time \u201c{value}\u201d was not understood: give at as YYYY-MM-DD HH:MM, HH:MM, "
+        "tomorrow HH:MM or a weekday and HH:MM (your local time). Nothing was set.",
+        "bad_after": "The duration \u201c{value}\u201d was not understood: give after as e.g. 10 min, "
+        "2 h 10 min, 45 s or 1 day. Nothing was set.",
+        "both": "Give either at (a local date-time) or after (a duration from now), not both. Nothing was set.",
+        "neither": "Give a time: at (a local date-time) or after (a duration from now). Nothing was set.",
+        "past": "That time (\u201c{value}\u201d) has already passed; give one still to come. Nothing was set.",
+        "too_far": "That time (\u201c{value}\u201d) is more than a year away. Nothing was set.",
+        "bad_repeat": "repeat must be daily, weekdays or weekly. Nothing was set.",
+        "no_words": "Say what the reminder should say (words). Nothing was set.",
+        "too_long": "Those words are too long for a reminder (at most {limit} characters). Nothing was set.",
+        "too_many": "There are already {limit} reminders pending; cancel some first. Nothing was set.",
+    },
     # the brainstem, a soul's rhythm with no model (host/llm/brainstem.py): its answer to words heard,
     # its diary line (why it woke; "nothing": when nothing woke it but the alarm), its reply at rest
     "brainstem": {
@@ -205,6 +240,7 @@ TEXT = {
         "heard": " Heard: {words}.",
         "nothing": "my own alarm",
         "rest": "(resting; no mind to think with)",
+        "reminder": "A reminder for {who}: {words}",
     },
 }
 

@@ -1,6 +1,6 @@
 """The soul's built-in tools, in the order the model sees them: `make_toolbox` is what build_soul asks.
 
-A new tool goes in its module's list (sleep, body, inner, mind, shell, flock), with its facts on
+A new tool goes in its module's list (sleep, body, inner, mind, reminders, shell, flock), with its facts on
 its SoulTool (host/soul/tools/__init__.py); a new module of tools is added to `make_tools` here.
 """
 
@@ -10,13 +10,14 @@ from soulstack.soul.tools.body import body_tools
 from soulstack.soul.tools.flock import flock_tools
 from soulstack.soul.tools.inner import inner_tools
 from soulstack.soul.tools.mind import mind_tools
+from soulstack.soul.tools.reminders import reminder_tools
 from soulstack.soul.tools.shell import shell_tools
 from soulstack.soul.tools.sleep import sleep_tools
 
 
 def make_tools(cfg: dict) -> list:
     """The built-in tools this config offers."""
-    tools = sleep_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools()
+    tools = sleep_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools() + reminder_tools()
     if cfg["shell"]["enabled"]:
         tools += shell_tools(cfg)  # fenced by shell.allow
     return tools + flock_tools(cfg)  # none unless the config names the flock

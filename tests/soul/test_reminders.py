@@ -1,0 +1,248 @@
+"""Reminders in a living soul (host/soul/reminders/, host/soul/tools/reminders.py).
+
+A real soul (build_soul, every part attached) on host/clocks.py's StepClock, so hours pass at
+once and exactly; its model is the real anthropic SDK talking to the fake Messages API, or the
+brainstem; its body is a real Body Protocol server on loopback (host/fakes/soul_body.py).
+The tools' words are checked against en.py's, so a rewording there does not break the tests.
+"""
+
+import asyncio
+import json
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import aiohttp
+
+from soulstack.clocks import StepClock
+from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, tool_use
+from soulstack.fakes.soul_body import RecordingBody
+from soulstack.llm.types import ToolCall
+from soulstack.soul.prompts import texts
+from soulstack.soul.run import build_soul, close_soul
+from tests.soul.helpers import Running, anthropic_model, make_cfg, texts_of
+
+EN = texts("en").TEXT
+BERLIN = ZoneInfo("Europe/Berlin")
+DUE_LINE = "A reminder you promised is due now"  # en.py's TEXT["reminders"]["due"] opens so
+
+
+def call(name, **arguments):
+    return {"type": "tool_use", "id": f"toolu_{name}_{id(arguments)}", "name": name, "input": arguments}
+
+
+def speaks_when_due(words="Ana, it is time: call your mother.", sleep=60):
+    """The model: at a waking that shows a reminder due, it says it and sleeps; otherwise it sleeps."""
+
+    def answer(body):
+        last = texts_of(body["messages"][-1])
+        if DUE_LINE in last:
+            return message(call("speak", text=words), call("sleep", minutes=sleep))
+        return tool_use("sleep", {"minutes": sleep})
+
+    return answer
+
+
+def soul_for(tmp_path, body, clock, model=None, tz="Europe/Berlin", **overrides):
+    cfg = make_cfg(tmp_path, body, timezone=tz, **overrides)
+    return build_soul(cfg, clock=clock, model=model)
+
+
+async def live_until_over(soul, clock):
+    task = asyncio.create_task(soul.live())
+    try:
+        await asyncio.wait_for(clock.over.wait(), 60)
+    finally:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        await close_soul(soul)
+
+
+def stored(tmp_path) -> dict:
+    return json.loads((tmp_path / "soul" / "REMINDERS.json").read_text())
+
+
+async def use(soul, name, **arguments):
+    result, ok = await soul.toolbox.run(soul, ToolCall("t1", name, arguments))
+    return result.content[0].text, ok
+
+
+# --- the tools --------------------------------------------------------------------------
+
+
+async def test_remind_echoes_the_local_time_and_refuses_past_or_unreadable_times(tmp_path):
+    tuesday = datetime(2026, 12, 1, 12, 50, tzinfo=BERLIN)  # a Tuesday, 12:50 in Berlin
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, StepClock(tuesday.astimezone(timezone.utc)))
+        answer, ok = await use(soul, "remind", words="call your mother", at="15:00")
+        assert ok and "Tuesday 15:00, in 2 h 10 min" in answer and "call your mother" in answer
+        answer, ok = await use(soul, "remind", words="check the oven", after="10 min", who="Ben")
+        assert ok and "Tuesday 13:00, in 10 min" in answer and "Ben" in answer
+        answer, ok = await use(soul, "remind", words="water the plants", at="08:00", repeat="daily")
+        assert ok and "Wednesday 08:00" in answer and EN["reminders"]["repeat_daily"] in answer
+
+        refusals = [
+            ({"at": "12:00"}, EN["reminders"]["past"].format(value="12:00")),
+            ({"at": "half past three"}, EN["reminders"]["bad_at"].format(value="half past three")),
+            ({"after": "a while"}, EN["reminders"]["bad_after"].format(value="a while")),
+            ({"at": "2026-02-30 10:00"}, EN["reminders"]["bad_at"].format(value="2026-02-30 10:00")),
+            ({"at": "15:00", "after": "1 h"}, EN["reminders"]["both"]),
+            ({}, EN["reminders"]["neither"]),
+            ({"at": "15:00", "repeat": "hourly"}, EN["reminders"]["bad_repeat"]),
+        ]
+        for arguments, refusal in refusals:
+            answer, ok = await use(soul, "remind", words="something", **arguments)
+            assert not ok and answer == refusal, arguments
+        answer, ok = await use(soul, "remind", words="   ", after="5 min")
+        assert not ok and answer == EN["reminders"]["no_words"]
+
+        listing, ok = await use(soul, "reminders")
+        lines = listing.splitlines()
+        assert ok and len(lines) == 3 and "Ben" in lines[0] and "check the oven" in lines[0]
+        assert "Tuesday 15:00" in lines[1] and "Wednesday 08:00" in lines[2]
+
+        answer, ok = await use(soul, "cancel_reminder", id=2)
+        assert ok and answer == EN["reminders"]["cancelled"].format(id=2, words="check the oven")
+        answer, ok = await use(soul, "cancel_reminder", id=2)
+        assert not ok and answer == EN["reminders"]["cancel_none"].format(id=2)
+        kept = stored(tmp_path)
+        assert [r["words"] for r in kept["reminders"]] == ["call your mother", "water the plants"]
+        assert (tmp_path / "soul" / "REMINDERS.json").stat().st_mode & 0o777 == 0o600  # a person's words
+
+
+# --- on time ----------------------------------------------------------------------------
+
+
+async def test_the_sleep_ends_at_the_reminder_whatever_the_clamp_and_the_soul_says_it(tmp_path):
+    night = datetime(2026, 12, 1, 23, 0, tzinfo=BERLIN)  # night: sleeps may last 8 hours
+    clock = StepClock(night.astimezone(timezone.utc), end=night.astimezone(timezone.utc) + timedelta(hours=3))
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="take your pills", after="25 min"), call("sleep", minutes=480)))
+        fake.default = speaks_when_due("Ana, your pills, please.", sleep=480)
+        soul = soul_for(
+            tmp_path,
+            body,
+            clock,
+            anthropic_model(fake),
+            loop={"nightStartHour": 22, "nightEndHour": 7, "nightMaxSleepMinutes": 480},
+        )
+        await live_until_over(soul, clock)
+    assert body.spoken == ["Ana, your pills, please."]
+    due_request = next(b for b in fake.bodies if DUE_LINE in texts_of(b["messages"][-1]))
+    snapshot = texts_of(due_request["messages"][-1])
+    assert "take your pills" in snapshot and "for Ana" in snapshot
+    assert snapshot.index(DUE_LINE) < snapshot.index("It is ")  # what is due comes first
+    kept = stored(tmp_path)
+    assert kept["delivered"] == 1 and kept["missed"] == 0 and kept["reminders"] == []
+    assert kept["recent"][0]["late_s"] <= 30  # the 8-hour sleep ended at 23:25, not at 07:00
+    assert soul.reminders.wakings == 1 and soul.wakings == 2  # one waking for it, no more
+
+
+async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
+    for start_day in (datetime(2026, 3, 27, 12, 0, tzinfo=BERLIN), datetime(2026, 10, 23, 12, 0, tzinfo=BERLIN)):
+        folder = tmp_path / start_day.strftime("%m")
+        start = start_day.astimezone(timezone.utc)
+        clock = StepClock(start, end=start + timedelta(days=4))
+        async with RecordingBody() as body:
+            # The brainstem (no model): the promise is kept all the same. Long sleeps: few wakings.
+            soul = soul_for(folder, body, clock, loop={"defaultSleepMinutes": 240, "maxSleepMinutes": 240})
+            answer, ok = await use(soul, "remind", words="water the plants", at="08:00", repeat="daily")
+            assert ok
+            said = []
+            soul.hooks.on_tool_result.append(
+                lambda soul, event: said.append(soul.local_now()) if event.name == "speak" and event.ok else None
+            )
+            await live_until_over(soul, clock)
+        sentence = EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")
+        assert body.spoken == [sentence] * 4
+        assert [moment.strftime("%d %H:%M") for moment in said] == [
+            (start_day + timedelta(days=n)).strftime("%d 08:00") for n in range(1, 5)
+        ]
+        offsets = {moment.utcoffset() for moment in said}
+        assert offsets == {timedelta(hours=1), timedelta(hours=2)}  # the change happened in between
+        assert stored(folder)["delivered"] == 4
+
+
+# --- kept without a mind ----------------------------------------------------------------
+
+
+async def test_with_the_provider_down_the_brainstem_says_it_in_a_fixed_sentence(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    clock = StepClock(start, end=start + timedelta(hours=2))
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="call the plumber", after="40 min"), call("sleep", minutes=60)))
+        fake.default = error(529, "overloaded")  # from here on the API is down
+        soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
+        await live_until_over(soul, clock)
+    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="call the plumber")
+    assert sentence in body.spoken
+    kept = stored(tmp_path)
+    assert kept["delivered"] == 1 and kept["recent"][0]["late_s"] <= 30  # the retries' backoff included
+
+
+async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_asked(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    clock = StepClock(start, end=start + timedelta(hours=2))
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="stretch your legs", after="30 min"), call("sleep", minutes=20)))
+        fake.default = speaks_when_due("the model's words", sleep=20)
+        soul = soul_for(
+            tmp_path, body, clock, anthropic_model(fake), budget={"maxWakesPerDay": 1, "hungrySleepMinutes": 240}
+        )
+        await live_until_over(soul, clock)
+    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="stretch your legs")
+    assert body.spoken == [sentence]  # said by the brainstem, not the model
+    assert not any(DUE_LINE in texts_of(b["messages"][-1]) for b in fake.bodies)
+    assert stored(tmp_path)["recent"][0]["late_s"] <= 30  # the hungry 4-hour sleep ended at its time
+
+
+# --- honest delivery --------------------------------------------------------------------
+
+
+async def test_a_failed_speak_is_retried_with_an_alarm_naming_it_and_said_once_the_body_mends(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    broken_until = start + timedelta(minutes=20)
+    clock = StepClock(start, end=broken_until)
+    async with RecordingBody(fail={"speak": 503}) as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="feed the cat", after="10 min"), call("sleep", minutes=60)))
+        fake.default = speaks_when_due("Ana, the cat is hungry.")
+        soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
+        async with Running(soul) as running:
+            await asyncio.wait_for(clock.over.wait(), 60)
+            async with aiohttp.ClientSession() as http:
+                async with http.get(running.url + "/health") as response:
+                    health = await response.json()
+        tries = [r for r in body.received if r[0] == "speak (failed)"]
+        # its waking's speak, then the body asked straight away and after 10, 20, 40, 80, 120... s
+        assert 5 <= len(tries) <= 12
+        assert health["reminders"]["delivered"] == 0 and health["reminders"]["missed"] == 0
+        alarm = next(a for a in health["alarms"] if a["code"] == "reminder_undelivered")
+        assert "feed the cat" in alarm["message"] and "Tuesday 09:10" in alarm["message"]
+        assert "the speak device is broken" in alarm["message"]  # the body's own reason
+        assert health["reminders"]["retrying"][0]["words"] == "feed the cat"
+
+        # The soul starts again (its retries are in REMINDERS.json) and the body has mended.
+        del body.fail["speak"]
+        clock = StepClock(broken_until, end=broken_until + timedelta(minutes=10))
+        await live_until_over(soul_for(tmp_path, body, clock, anthropic_model(fake)), clock)
+    assert body.spoken == [EN["brainstem"]["reminder"].format(who="Ana", words="feed the cat")]
+    kept = stored(tmp_path)
+    assert kept["delivered"] == 1 and kept["reminders"] == []
+    assert "my body said a reminder" in (tmp_path / "soul" / "DIARY.md").read_text()
+
+
+async def test_a_reminder_never_said_is_missed_after_the_bound_and_health_names_it(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    clock = StepClock(start, end=start + timedelta(hours=2))
+    async with RecordingBody(fail={"speak": 500}) as body:
+        soul = soul_for(tmp_path, body, clock)
+        await use(soul, "remind", words="lock the door", after="5 min", repeat="daily")
+        await live_until_over(soul, clock)
+        health = soul.reminders.health()
+    assert health["missed"] == 1 and health["delivered"] == 0
+    assert any(a["code"] == "reminder_missed" and "lock the door" in a["message"] for a in health["alarms"])
+    kept = stored(tmp_path)
+    (daily,) = kept["reminders"]  # the repeat rolled on to tomorrow's time
+    assert daily["wall"].endswith("09:05:00") and daily["wall"].startswith("2026-12-02") and daily["attempts"] == 0
