@@ -35,6 +35,14 @@ async def sleep_ms(ms):
     await asyncio.sleep(ms / 1000)
 
 
+def _sendable(payload):
+    out = {}
+    for key in payload:
+        if not key.startswith("_"):
+            out[key] = payload[key]
+    return out
+
+
 class Body:
     nudge_timeout_s = NUDGE_TIMEOUT_S
 
@@ -60,6 +68,15 @@ class Body:
         self.errors = 0
         self.ready_line = None  # the latest `ready` frame, and when it changed
         self.ready_since = 0
+        self.outbox = []  # nudges with more than a reason (what was heard, what could not be): sent first
+        self.cutting = False  # a tap cut the speech off: playback stops at the next chunk
+        self.played = []  # the utterances of this stretch of speech heard in full (for the `heard` nudge)
+        self.play_fraction = 0.0  # how much of the utterance being spoken has been played
+        self.listening = None
+        if config["ears_url"]:
+            from listening import Listening  # only a robot with ears pays for the code
+
+            self.listening = Listening(self)
 
     # --- the dispatcher's device interface ---
 
@@ -114,7 +131,13 @@ class Body:
 
     # --- nudges ---
 
-    async def deliver(self, kind, reason):
+    def tell_soul(self, payload):
+        """Queue a nudge that carries more than a reason (sent before the debounced ones; a few at most)."""
+        if len(self.outbox) >= 4:
+            self.outbox.pop(0)
+        self.outbox.append(payload)
+
+    async def deliver(self, kind, reason, payload=None):
         """Send one nudge where the soul is most likely to hear it; raise when it reached nowhere.
 
         nudge_url over Wi-Fi when there are both; otherwise, in serial mode, up the cable
@@ -124,7 +147,7 @@ class Body:
         url = self.config["nudge_url"]
         if url and (self.wifi[0] or not self.serial_out):
             try:
-                await self.post_nudge(url, reason)
+                await self.post_nudge(url, _sendable(payload) if payload else {"reason": reason})
                 self.hal.note("nudge -> soul: " + reason)
                 return True
             except Exception as failure:
@@ -141,10 +164,10 @@ class Body:
         self.hal.note("nudge (nowhere to send it, no nudge_url): " + reason)
         return True
 
-    async def post_nudge(self, url, reason):
+    async def post_nudge(self, url, payload):
         try:
             status, _ = await asyncio.wait_for(
-                httpc.send_json(url, {"reason": reason}, self.config["nudge_token"]), self.nudge_timeout_s
+                httpc.send_json(url, payload, self.config["nudge_token"]), self.nudge_timeout_s
             )
         except asyncio.TimeoutError:
             raise httpc.HttpError("the soul did not answer within " + str(self.nudge_timeout_s) + " s")
@@ -188,11 +211,26 @@ class Body:
         finally:
             avatar.done_speaking(self.clock.ms())
 
+    def interrupt(self):
+        """A tap while the robot speaks: stop now, drop the queue, and tell the soul what was heard."""
+        speaking = self.speech.speaking
+        self.speech.drop()
+        self.cutting = True
+        self.hal.play_stop()  # the speaker drops what it still holds at once; the play loop stops at its next chunk
+        heard = {"played": list(self.played)}
+        if speaking is not None:
+            heard["cut"] = speaking
+            heard["cut_fraction"] = round(min(1.0, self.play_fraction), 2)
+        log("interrupted by a tap; heard:", heard)
+        self.tell_soul({"reason": "someone tapped my screen while I was speaking, so I stopped", "heard": heard})
+
     async def mime(self, text):
         """No voice available: the mouth moves along with the balloon for a plausible while."""
-        end = self.clock.ms() + min(15000, max(800, len(text) * TALK_MS_PER_CHAR))
+        began = self.clock.ms()
+        end = began + min(15000, max(800, len(text) * TALK_MS_PER_CHAR))
         step = 0
-        while self.clock.ms() < end:
+        while self.clock.ms() < end and not self.cutting:
+            self.play_fraction = (self.clock.ms() - began) / (end - began)
             self.avatar.set_mouth_level((0.2, 0.8, 0.5, 0.9, 0.1)[step % 5])
             step += 1
             await sleep_ms(120)
@@ -205,16 +243,23 @@ class Body:
             if response.status != 200:
                 raise httpc.HttpError("the TTS server answered " + str(response.status))
             rate, channels, _ = await wav.read_header(response.read_exactly)
+            if self.cutting:
+                return
+            total = int(response.headers.get("content-length", "0")) - 44  # the data, near enough for a fraction
             hal.play_start(rate, channels)
             bytes_per_ms = rate * channels * 2 / 1000
             ahead_ms = 0
+            played = 0
             started = self.clock.ms()
             while True:
                 chunk = await response.read(PCM_CHUNK)
-                if not chunk:
+                if not chunk or self.cutting:
                     break
                 self.avatar.set_mouth_level(audio_level(chunk))
                 hal.play(chunk)
+                played += len(chunk)
+                if total > 0:
+                    self.play_fraction = played / total
                 ahead_ms += len(chunk) / bytes_per_ms
                 # Stay at most ~2 chunks ahead of playback so the speaker's queue never blocks the loop.
                 lead = ahead_ms - (self.clock.ms() - started)
@@ -235,7 +280,7 @@ class Body:
             self.send_nudges(),
             self.keep_wifi(),
             self.repeat_ready(),
-        ]
+        ] + ([self.listening.run()] if self.listening else [])
 
     async def guarded(self, name, step, pause_ms):
         """Run `step` forever; an exception is shown and logged, then the loop goes on."""
@@ -263,7 +308,11 @@ class Body:
                 last_key = key
             self.head.tick(now)
             event = hal.poll_event()
-            if event:
+            if event == "touch" and self.speech.busy():
+                self.interrupt()
+            if event == "touch" and self.listening and self.listening.available():
+                self.listening.touched()  # a tap is for talking: no "someone touched my face" nudge as well
+            elif event:
                 self.nudger.event(event, now)
             imu_every += 1
             if imu_every >= 2:
@@ -291,16 +340,34 @@ class Body:
         async def step():
             text = self.speech.take()
             if text is None:
+                self.played = []  # a stretch of speech is over: the next `heard` starts afresh
                 return
+            self.play_fraction = 0.0
             try:
                 await self.say(text)
+                if not self.cutting:
+                    self.played.append(text)
+                    if self.listening and not self.speech.items:
+                        self.listening.spoke(self.clock.ms())
             finally:
+                self.cutting = False
                 self.speech.finished()
 
         await self.guarded("speech", step, 100)
 
     async def send_nudges(self):
         async def step():
+            if self.outbox:
+                payload = self.outbox.pop(0)
+                try:
+                    await self.deliver("heard", payload.get("reason"), payload)
+                except Exception:
+                    tries = payload.get("_tries", 0) + 1
+                    if tries < 3:  # a soul that is briefly down gets it on a later try; then it is reported
+                        payload["_tries"] = tries
+                        self.outbox.insert(0, payload)
+                    raise
+                return
             item = self.nudger.take()
             if item is None:
                 return

@@ -15,6 +15,7 @@ import sys
 from soulstack.adapters.stackchan import commands as stackchan_commands
 from soulstack.adapters.terminal import commands as terminal_commands
 from soulstack.bridge import commands as bridge_commands
+from soulstack.ears import commands as ears_commands
 from soulstack.errors import UsageError
 from soulstack.flash import commands as flash_commands
 from soulstack.flock import commands as flock_commands
@@ -33,6 +34,7 @@ COMMANDS = [
     sim_commands,
     bridge_commands,
     tts_commands,
+    ears_commands,
     flock_commands,
     flash_commands,
     service_commands,

@@ -17,6 +17,16 @@ DEFAULTS = {
     "nudge_token": None,
     "tts_url": None,
     "tts_token": None,
+    "ears_url": None,
+    "ears_token": None,
+    "name": "stackchan",
+    "listen": {
+        "conversation": True,
+        "follow_s": 10,
+        "silence_ms": 700,
+        "max_s": 15,
+        "wait_s": 5,
+    },
     "port": 80,
     "hal": "auto",
     "serial": False,
@@ -53,6 +63,9 @@ DEFAULTS = {
         "flash_free": None,
         "halt_at": None,
         "halt_file": None,
+        "touch_file": None,
+        "mic_file": None,
+        "speaker_log": None,
     },
 }
 
@@ -146,6 +159,17 @@ def parse(text):
     check.string(config, "nudge_token", "nudge_token", "the soul's nudge token", optional=True)
     check.url(config, "tts_url", "tts_url", "a `soulstack tts` server, e.g. http://192.168.1.10:9204/tts")
     check.string(config, "tts_token", "tts_token", "the tts server's token", optional=True)
+    check.url(config, "ears_url", "ears_url", "a `soulstack ears` server, e.g. http://192.168.1.10:9205/utterance")
+    check.string(config, "ears_token", "ears_token", "the ears server's token", optional=True)
+    check.string(config, "name", "name", "the robot's name, as `soulstack ears --body NAME=URL` knows it")
+    if isinstance(config.get("name"), str) and not 0 < len(config["name"]) <= 40:
+        check.errors.append('"name" must be 1 to 40 characters')
+    listen = config["listen"]
+    check.boolean(listen, "conversation", "listen.conversation")
+    check.integer(listen, "follow_s", "listen.follow_s", 0, 600)
+    check.integer(listen, "silence_ms", "listen.silence_ms", 200, 5000)
+    check.integer(listen, "max_s", "listen.max_s", 1, 60)
+    check.integer(listen, "wait_s", "listen.wait_s", 1, 60)
     check.integer(config, "port", "port", 1, 65535)
     check.choice(config, "hal", "hal", HALS)
     check.boolean(config, "serial", "serial")

@@ -35,6 +35,9 @@ class Frame:
         self.balloon = []  # lines of text to draw
         self.text = ""  # the balloon's whole text, for a screen that shows it at once (the simulator)
         self.caption = False  # True when the balloon holds a caption (the question a /look asked), not speech
+        # "listening" whenever the microphone is live (privacy: always visible), "thinking" after someone
+        # spoke until the answer comes, None otherwise.
+        self.indicator = None
 
     def key(self):
         """A compact summary, so the display can skip redrawing an unchanged frame."""
@@ -48,6 +51,7 @@ class Frame:
             int(self.mouth * 8),
             tuple(self.balloon),
             self.caption,
+            self.indicator,
         )
 
 
@@ -80,6 +84,10 @@ class Avatar:
     def set_mouth_level(self, level):
         """The audio level now, 0..1 (louder opens wider)."""
         self._mouth_target = max(0.0, min(1.0, level))
+
+    def set_indicator(self, name):
+        """ "listening", "thinking" or None (see Frame.indicator)."""
+        self.frame.indicator = name
 
     def say(self, text, now_ms):
         self.balloon.show(text, now_ms)

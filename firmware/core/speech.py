@@ -23,6 +23,12 @@ class SpeechQueue:
         self.speaking = self.items.pop(0) if self.items else None
         return self.speaking
 
+    def drop(self):
+        """Forget what is still waiting (a tap cut the robot off); the one being spoken stops by itself."""
+        dropped = self.items
+        self.items = []
+        return dropped
+
     def finished(self):
         self.speaking = None
 

@@ -144,6 +144,21 @@ class Esp32Hal:
     def play_end(self):
         pass
 
+    def play_stop(self):
+        pass
+
+    def mic_problem(self):
+        return "no microphone driver: " + UNAVAILABLE
+
+    def mic_start(self):
+        raise OSError("no microphone")
+
+    def mic_read(self):
+        return b""
+
+    def mic_stop(self):
+        pass
+
     def read_accel(self):
         return None
 

@@ -16,7 +16,18 @@ The screen is words: with `fake.screen` (a file path; the simulator passes one
 end of a pipe) each change of what the robot shows is one line there —
 `face: happy`, `says: "hello"`, `looking: who is there?`, `error: ...`, and
 the notes the body makes (`nudge -> soul: ...`). Blinks, glances and the
-moving mouth are left out: they change many times a second.
+moving mouth are left out: they change many times a second. Whenever the
+microphone opens or closes the screen says `mic: live` / `mic: off`.
+
+The room is files too: `fake.touch_file` is a finger on the screen while it
+exists; `fake.mic_file` is a sound in the room (16 kHz mono 16-bit WAV or raw
+PCM): from the moment it appears it plays in real time, once (the file is taken
+away), and a live microphone hears it; otherwise the room is quiet. The speaker
+and the microphone share one I2S bus on the CoreS3: playing while the
+microphone is live is refused here (an error line and `overlaps` count), as
+the real board would garble it. With `fake.speaker_log` every change to what
+the speaker will play writes `until <wall ms>`: when its last queued sample
+ends (a stop cuts it to now), so a test or a benchmark knows when sound stops.
 """
 
 import os
@@ -89,6 +100,12 @@ def _exists(path):
         return False
 
 
+def _wall_ms():
+    import time
+
+    return time.time_ns() // 1000000
+
+
 def _frame(pad):
     """SOI, a comment segment of `pad` zero bytes (a comment may hold anything), then the real image."""
     out = bytearray(2 + (4 + pad if pad else 0) + len(FACE_JPEG) - 2)
@@ -138,6 +155,16 @@ class Hal:
         self.flash_bytes = fake.get("flash_free")  # free flash to report (None: what the computer's disk has)
         self.halt_at = fake.get("halt_at")  # a checkpoint where the "power is cut" (see checkpoint)
         self.halt_file = fake.get("halt_file")
+        self.touch_file = fake.get("touch_file")
+        self._touching = False
+        self.mic_file = fake.get("mic_file")
+        self.mic_on = False
+        self.overlaps = 0  # speaker writes while the microphone was live (must stay 0)
+        self._sound = None  # the room's sound: [open file, when it started (ms), bytes handed out]
+        self._mic_read_ms = 0
+        log = fake.get("speaker_log")
+        self.speaker_log = open(log, "a") if log else None
+        self._audio_until = 0  # wall ms when what the speaker holds has played out
 
     def begin(self):
         pass
@@ -161,9 +188,10 @@ class Hal:
     def draw(self, frame):
         self.frames_drawn += 1
         self.last_frame = frame
-        if frame.expression != self.shown_face:
-            self.shown_face = frame.expression
-            self._show("face: " + frame.expression)
+        shown = frame.indicator if frame.indicator == "thinking" else frame.expression
+        if shown != self.shown_face:
+            self.shown_face = shown
+            self._show("face: " + shown)
         if frame.text != self.shown_text or frame.caption != self.shown_caption:
             self.shown_text = frame.text
             self.shown_caption = frame.caption
@@ -215,12 +243,88 @@ class Hal:
 
     def play_start(self, rate, channels):
         self.play_rate = rate
+        self.play_channels = channels
 
     def play(self, pcm):
+        if self.mic_on:
+            self.overlaps += 1
+            self.show_error("the speaker played while the microphone was live (one I2S bus)")
+            return
         self.played_bytes += len(pcm)
+        now = _wall_ms()
+        rate = (self.play_rate or 16000) * (getattr(self, "play_channels", 1) or 1) * 2
+        self._audio_until = max(now, self._audio_until) + len(pcm) * 1000 // rate
+        self._log_until()
+
+    def play_stop(self):
+        """Stop at once, dropping what the speaker still holds (M5.Speaker.stop() on the robot)."""
+        self._audio_until = min(self._audio_until, _wall_ms())
+        self._log_until()
 
     def play_end(self):
-        pass
+        self._log_until()
+
+    def _log_until(self):
+        if self.speaker_log:
+            self.speaker_log.write("until " + str(self._audio_until) + "\n")
+            self.speaker_log.flush()
+
+    # --- microphone: the room's sound, in real time (see the module doc) ---
+
+    def mic_problem(self):
+        return None if self.mic_file else "the fake microphone has no fake.mic_file in config"
+
+    def mic_start(self):
+        if self._audio_until > _wall_ms():
+            raise OSError("the microphone cannot start while the speaker plays (one I2S bus)")
+        self.mic_on = True
+        self._mic_read_ms = self.clock.ms()
+        self._show("mic: live")
+
+    def mic_stop(self):
+        if self.mic_on:
+            self.mic_on = False
+            self._show("mic: off")
+
+    def _room(self):
+        """The sound playing in the room now, started when its file appeared."""
+        if self._sound is None and self.mic_file and _exists(self.mic_file):
+            handle = open(self.mic_file, "rb")
+            head = handle.read(44)
+            if head[:4] != b"RIFF":
+                handle.seek(0)
+            os.remove(self.mic_file)
+            self._sound = [handle, self.clock.ms(), 0]
+        return self._sound
+
+    def mic_read(self, buffer):
+        """Fill `buffer` with what the microphone caught since the last read (whole 20 ms frames); bytes filled."""
+        now = self.clock.ms()
+        frames = min((now - self._mic_read_ms) // 20, len(buffer) // 640)
+        if not self.mic_on or frames <= 0:
+            return 0
+        if now - self._mic_read_ms > 500:
+            self._mic_read_ms = now - 20 * frames  # a loop that stalled lost the rest, as a DMA ring would
+        self._mic_read_ms += 20 * frames
+        want = frames * 640
+        view = memoryview(buffer)
+        sound = self._room()
+        got = 0
+        if sound is not None:
+            handle, began, given = sound
+            due = (self._mic_read_ms - began) * 32  # bytes of the sound played into the room by then
+            skip = due - want - given
+            if skip > 0:  # the room went on while the microphone was not listening
+                handle.seek(skip, 1)
+                given += skip
+            got = handle.readinto(view[:want]) or 0
+            sound[2] = given + got
+            if got < want:
+                handle.close()
+                self._sound = None
+        for at in range(got, want):
+            buffer[at] = 0  # the quiet room
+        return want
 
     # --- touch, button, IMU ---
 
@@ -229,6 +333,14 @@ class Hal:
 
     def poll_event(self):
         """ "touch", "button", or None."""
+        if self.touch_file:
+            touching = _exists(self.touch_file)
+            began = touching and not self._touching
+            self._touching = touching
+            if began:
+                return "touch"
+        if self.mic_file and not self.mic_on:
+            self._room()  # a sound that starts while nobody listens plays all the same
         return self.events.pop(0) if self.events else None
 
     # --- servos ---

@@ -69,6 +69,7 @@ def sim(args) -> int:
         show=show,
         hal=args.hal,
         servo=SERVOS[args.hal],
+        config={"ears_url": args.ears_url, "ears_token": args.ears_token} if args.ears_url else None,
     )
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -140,4 +141,9 @@ def register(subparsers):
         "--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)"
     )
     parser.add_argument("--tts-url", help="a `soulstack tts` URL the firmware fetches speech from")
+    parser.add_argument(
+        "--ears-url",
+        help="a `soulstack ears` URL the firmware streams what it hears to (e.g. http://127.0.0.1:9205/utterance)",
+    )
+    parser.add_argument("--ears-token", help="the ears server's token (default: none)")
     parser.set_defaults(func=sim)

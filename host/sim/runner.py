@@ -75,7 +75,7 @@ def stage_microdot(lib: Path, compile_mpy: bool):
 HALS = ("fake", "uiflow", "generic")
 DOUBLES = Path(__file__).resolve().parent / "doubles"
 MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
-FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token"}
+FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token", "ears_url": "--ears-url"}
 
 
 def parse_heap(text):
@@ -122,7 +122,7 @@ def ready_line(frame):
     return f"ready: ip={ready.get('ip') or '-'} wifi={ready.get('wifi')}"
 
 
-def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="fake", servo=None):
+def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="fake", servo=None, more=None):
     config = {
         "wifi": {"ssid": "(simulated)", "password": ""},
         "token": token or "",
@@ -137,6 +137,7 @@ def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="f
         config["tts_url"] = tts_url
     if fake:
         config["fake"].update(fake)
+    config.update(more or {})  # any other config.json keys (ears_url, listen, name, ...)
     return config
 
 
@@ -161,6 +162,7 @@ class Simulator:
         world=None,
         firmware=None,
         flash=None,
+        config=None,
     ):
         heap = heap or default_heap(hal)
         parse_heap(heap)
@@ -170,7 +172,7 @@ class Simulator:
             raise UsageError(
                 f"--hal {hal} runs under MicroPython only (its doubles use MicroPython's time.ticks_ms); drop --python"
             )
-        config = sim_config(token, "face-present", nudge_url, tts_url, fake, hal, servo)
+        config = sim_config(token, "face-present", nudge_url, tts_url, fake, hal, servo, config)
         check_config(config)
         self.port = port
         self.serial = serial
@@ -190,6 +192,12 @@ class Simulator:
         # A face in front of the camera: the fake HAL's file, or the doubles' world file `face`.
         self.face_file = self.workdir / "face-present" if hal == "fake" else self.world / "face"
         config["fake"]["face_file"] = str(self.face_file)
+        # A finger on the screen while `touch_file` exists; a WAV written to `sound_file` (os.replace it in)
+        # plays once into the room, where a live microphone hears it (hal/fake.py).
+        self.touch_file = self.workdir / "touch"
+        self.sound_file = self.workdir / "sound.wav"
+        config["fake"].setdefault("touch_file", str(self.touch_file))
+        config["fake"].setdefault("mic_file", str(self.sound_file))
         self.config_path = self.workdir / "config.json"
         self.config_path.write_text(json.dumps(config))
         self.stdout = stdout
@@ -207,6 +215,19 @@ class Simulator:
         self._watcher = None
         self._stopping = False
         self._launching = threading.Lock()
+
+    def play_into_room(self, wav: bytes):
+        """A sound in the robot's room, from now on, once (the fake microphone hears it while live)."""
+        temporary = self.workdir / "sound.new"
+        temporary.write_bytes(wav)
+        os.replace(temporary, self.sound_file)
+
+    def touch(self, down=True):
+        """A finger on the robot's screen (down) or lifted."""
+        if down:
+            self.touch_file.touch()
+        else:
+            self.touch_file.unlink(missing_ok=True)
 
     def set_world(self, name, value):
         """Write one world file for the doubles (None removes it); atomic, so a double never reads half."""

@@ -1,0 +1,218 @@
+"""The robot listens: when the microphone opens, where an utterance ends, and how it reaches `soulstack ears`.
+
+When: a tap on the screen always (a second tap, or silence, ends it); in
+conversation mode (config `listen.conversation`, on by default) also whenever a
+face is in view, and for `listen.follow_s` after the soul spoke to one. Never
+while the speaker plays: the CoreS3's speaker and microphone share one I2S bus,
+so the speech queue goes first and the microphone opens once it is empty (a tap
+while the robot speaks stops the speech first: Body.interrupt).
+
+While the microphone is live the face shows the listening indicator. Speech is
+found by core/vad.py's end-pointer; from its first voiced frame (with the
+pre-roll before it) the audio is streamed to `ears_url` as a chunked HTTP POST
+while the person still speaks (docs/ears.md, "The stream"). Then the face
+thinks until the soul's answer arrives at /speak. An ears server that cannot be
+reached, or that made out no words, is said honestly: a doubtful face and a
+balloon, and (when the ears server could not tell the soul itself) a nudge.
+"""
+
+import asyncio
+import json
+
+from core import httpc
+from core.log import log
+from core.vad import FRAME_BYTES, FRAME_MS, Endpointer
+
+READ_FRAMES = 5  # frames the microphone hands over per read (100 ms)
+THINKING_MS = 20000  # the thinking face waits this long for the answer's first words
+ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then some
+COULD_NOT_HEAR = "someone spoke to me but I couldn't hear the words: "
+
+
+async def sleep_ms(ms):
+    await asyncio.sleep(ms / 1000)
+
+
+class Listening:
+    def __init__(self, body):
+        self.body = body
+        self.hal = body.hal
+        config = body.config
+        listen = config["listen"]
+        self.url = config["ears_url"]
+        self.token = config["ears_token"]
+        self.name = config["name"]
+        self.conversation = listen["conversation"]
+        self.follow_ms = listen["follow_s"] * 1000
+        self.vad = Endpointer(
+            end_frames=listen["silence_ms"] // FRAME_MS,
+            max_frames=listen["max_s"] * 1000 // FRAME_MS,
+            wait_frames=listen["wait_s"] * 1000 // FRAME_MS,
+        )
+        self.asked = False  # a tap asked to listen
+        self.tapped_again = False  # ... and a second tap ends it
+        self.live = False
+        self.by_touch = False
+        self.follow_until = 0
+        self.thinking_until = 0
+        self.session = "%08x" % (body.avatar.rng.next32() ^ body.clock.ms())  # this boot's utterance ids
+        # Made once, at boot, while the heap is whole: 100 ms of audio per read from the microphone.
+        self.buffer = bytearray(READ_FRAMES * FRAME_BYTES)
+        self.view = memoryview(self.buffer)
+        self.count = 0
+
+    def available(self):
+        return bool(self.url) and getattr(self.hal, "mic_problem", None) is not None and not self.hal.mic_problem()
+
+    def touched(self):
+        """A tap: listen (or, when a tap started this listening, stop it)."""
+        if self.live and self.by_touch:
+            self.tapped_again = True
+        else:
+            self.asked = True
+
+    def spoke(self, now):
+        """The robot finished saying something: a face in view may answer without a touch."""
+        if self.body.nudger.face.present:
+            self.follow_until = now + self.follow_ms
+
+    def wanted(self, now):
+        if self.asked:
+            return True
+        if not self.conversation or self.thinking_until:
+            return False
+        return self.body.nudger.face.present or now < self.follow_until
+
+    # --- the task ---
+
+    async def run(self):
+        while True:
+            try:
+                await self.step()
+            except Exception as failure:
+                self.close_mic()
+                self.body.report("listening", failure)
+            await sleep_ms(40)
+
+    async def step(self):
+        body = self.body
+        if not self.available():
+            self.asked = False
+            return
+        now = body.clock.ms()
+        if self.thinking_until and (body.speech.busy() or now >= self.thinking_until):
+            self.thinking_until = 0
+            body.avatar.set_indicator(None)
+        if body.speech.busy() or not self.wanted(now):
+            return
+        self.by_touch = self.asked
+        self.asked = self.tapped_again = False
+        await self.listen_once()
+
+    def close_mic(self):
+        if self.live:
+            self.live = False
+            self.hal.mic_stop()
+            self.body.avatar.set_indicator(None)
+
+    async def listen_once(self):
+        body, hal = self.body, self.hal
+        self.vad.reset(wait=self.by_touch)
+        hal.mic_start()
+        self.live = True
+        body.avatar.set_indicator("listening")
+        upload = None
+        failed = None
+        reason = None
+        buffer = self.buffer
+        try:
+            while reason is None:
+                got = hal.mic_read(buffer)
+                if self.tapped_again:
+                    reason = "tap"
+                elif not got:
+                    if upload is None and not self.by_touch and not self.wanted(body.clock.ms()):
+                        reason = "gone"  # the face left: conversation mode closes the microphone
+                    elif upload is None and body.speech.busy():
+                        reason = "speech"  # something to say came first: the speaker needs the bus
+                    else:
+                        await sleep_ms(FRAME_MS)
+                    continue
+                for at in range(0, got - FRAME_BYTES + 1, FRAME_BYTES):
+                    frame = self.view[at : at + FRAME_BYTES]
+                    event = self.vad.feed(frame)
+                    if event == "end":
+                        reason = self.vad.reason
+                        break
+                    if event == "start":
+                        self.count += 1
+                        upload = httpc.Upload(
+                            self.url,
+                            "audio/L16; rate=16000; channels=1",
+                            self.token,
+                            {"X-Soulstack-Body": self.name, "X-Utterance-Id": self.session + "-" + str(self.count)},
+                        )
+                        for piece in self.vad.preroll.pieces():  # the pre-roll first: the first syllable
+                            failed = failed or await self._send(upload, piece)
+                    elif event == "audio" and not failed:
+                        failed = await self._send(upload, frame)
+        finally:
+            self.close_mic()
+        if upload is None:
+            return  # nobody spoke
+        await self.answer(upload, failed)
+
+    async def _send(self, upload, data):
+        """Send (opening the stream first when needed); the failure as a sentence, None when it went."""
+        try:
+            if upload.writer is None:
+                await upload.open()
+            await upload.send(data)
+            return None
+        except Exception as problem:
+            log("ears stream failed:", problem)
+            await upload.abandon()
+            return "my ears server (" + self.url + ") could not be reached: " + str(problem)
+
+    async def answer(self, upload, failed):
+        """After the person stopped: what ears made of it, shown honestly."""
+        body = self.body
+        body.avatar.set_indicator("thinking")
+        self.thinking_until = body.clock.ms() + THINKING_MS
+        if failed:
+            return self.could_not_hear(failed, tell_soul=True)
+        try:
+            response = await asyncio.wait_for(upload.finish(), ANSWER_TIMEOUT_S)
+            try:
+                answer = await response.body()
+            finally:
+                await response.close()
+        except Exception as problem:
+            await upload.abandon()
+            reason = "my ears server (" + self.url + ") stopped answering: " + (str(problem) or "timed out")
+            return self.could_not_hear(reason, tell_soul=True)
+        try:
+            said = json.loads(answer)
+        except ValueError:
+            said = {}
+        if not isinstance(said, dict):
+            said = {}
+        if response.status == 200:
+            log("ears heard:", said.get("heard"))
+            return None
+        why = said.get("message") or ("my ears server answered " + str(response.status))
+        # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told).
+        return self.could_not_hear(why, tell_soul=not said.get("soul_told"))
+
+    def could_not_hear(self, why, tell_soul):
+        body = self.body
+        now = body.clock.ms()
+        self.thinking_until = 0
+        body.avatar.set_indicator(None)
+        body.avatar.set_expression("doubtful", now)
+        body.avatar.say("I couldn't hear you", now)
+        body.avatar.done_speaking(now)
+        log("could not hear:", why)
+        if tell_soul:
+            body.tell_soul({"reason": COULD_NOT_HEAR + why})
+        return why

@@ -1,0 +1,191 @@
+"""The ears server: `POST /utterance` takes a body's microphone stream, `GET /health` says how it goes.
+
+POST /utterance  (docs/ears.md, "The stream")
+  Content-Type: audio/L16; rate=16000; channels=1   (16-bit little-endian mono PCM, any length of chunks)
+  X-Soulstack-Body: <the body's name, as --body NAME=URL knows it>
+  X-Utterance-Id: <the body's id for this utterance>   (optional; a resend with the same id is not heard twice)
+  -> 200 {"heard": "<words>", "utterance_id"}   the words go on to the soul; the answer to the body's /speak
+     200 {"heard": ..., "duplicate": true}       the same utterance again (same id, or the same audio): not resent
+     422 {"message", "soul_told"}                sound, but no words made out; the soul was nudged
+     502 {"message", "soul_told"}                the recogniser failed; the soul was nudged
+     400/404/409/413/415 {"message"}             a bad stream, an unknown body, one already streaming, too long,
+                                                  not 16 kHz mono PCM
+Recognition runs while the audio arrives. One stream at a time per body: a
+second while one is open is refused (409), never interleaved.
+"""
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+from collections import OrderedDict
+
+import aiohttp
+from aiohttp import web
+
+from soulstack.ears.recognise import RATE, RecogniserError
+from soulstack.ears.soul import converse
+from soulstack.serving import background, error_response, make_server_app
+
+log = logging.getLogger(__name__)
+
+MAX_SECONDS = 30
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$")
+UTTERANCE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+DEDUP_S = 120  # a resend comes within seconds; an id or digest is remembered this long
+CHUNK = 4096
+MIN_BYTES = RATE * 2 // 10  # under 0.1 s is no utterance
+
+
+class Ears:
+    def __init__(self, recogniser, soul, bodies: dict, max_seconds: int = MAX_SECONDS):
+        self.recogniser = recogniser
+        self.soul = soul
+        self.bodies = bodies  # name -> soul.Body
+        self.max_bytes = max_seconds * RATE * 2
+        self.max_seconds = max_seconds
+        self.streaming = set()  # names of bodies with a stream open
+        self.recent = OrderedDict()  # (body, id or digest) -> (when, words)
+        self.stats = {"utterances": 0, "heard": 0, "no_words": 0, "failed": 0, "duplicates": 0, "answered": 0}
+        self.tasks = set()
+        self.session = None
+
+    # --- dedup ---
+
+    def remembered(self, key):
+        now = time.monotonic()
+        while self.recent and next(iter(self.recent.values()))[0] < now - DEDUP_S:
+            self.recent.popitem(last=False)
+        found = self.recent.get(key)
+        return found[1] if found else None
+
+    def remember(self, key, words):
+        self.recent[key] = (time.monotonic(), words)
+        while len(self.recent) > 1000:
+            self.recent.popitem(last=False)
+
+    # --- the request ---
+
+    def check_headers(self, request):
+        """(body name, utterance id) or an error response."""
+        kind = request.headers.get("Content-Type", "")
+        fields = [part.strip().lower().replace(" ", "") for part in kind.split(";")]
+        if (
+            fields[0] != "audio/l16"
+            or f"rate={RATE}" not in fields[1:]
+            or any(f.startswith("channels=") and f != "channels=1" for f in fields[1:])
+        ):
+            return error_response(
+                415, f"send 16 kHz mono 16-bit PCM as Content-Type: audio/L16; rate={RATE}; channels=1"
+            )
+        name = request.headers.get("X-Soulstack-Body", "")
+        if not NAME.match(name):
+            return error_response(400, "X-Soulstack-Body must name the body (1-40 letters, digits, space . _ -)")
+        if name not in self.bodies:
+            known = ", ".join(sorted(self.bodies)) or "none (start ears with --body NAME=URL)"
+            return error_response(404, f"no body named {name!r} here; ears knows: {known}")
+        utterance_id = request.headers.get("X-Utterance-Id")
+        if utterance_id is not None and not UTTERANCE_ID.match(utterance_id):
+            return error_response(400, "X-Utterance-Id must be 1-64 letters, digits, . _ -")
+        return name, utterance_id
+
+    async def utterance(self, request: web.Request) -> web.Response:
+        checked = self.check_headers(request)
+        if isinstance(checked, web.Response):
+            return checked
+        name, utterance_id = checked
+        if utterance_id and self.remembered((name, utterance_id)) is not None:
+            self.stats["duplicates"] += 1
+            return web.json_response({"heard": self.remembered((name, utterance_id)), "duplicate": True})
+        if name in self.streaming:
+            return error_response(409, f"{name} is already streaming an utterance; one at a time per body")
+        self.streaming.add(name)
+        try:
+            return await self.hear(request, name, utterance_id)
+        finally:
+            self.streaming.discard(name)
+
+    async def hear(self, request, name, utterance_id):
+        session = self.recogniser.session()
+        digest = hashlib.sha256()
+        size = 0
+        limit_s = self.max_seconds * 2 + 5  # real time, and slack for a slow link
+        try:
+            async with asyncio.timeout(limit_s):
+                async for chunk in request.content.iter_chunked(CHUNK):
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        session.abandon()
+                        return error_response(413, f"an utterance is at most {self.max_seconds} s of 16 kHz audio")
+                    digest.update(chunk)
+                    await session.feed(chunk)
+        except TimeoutError:
+            session.abandon()
+            return error_response(408, f"the stream took longer than {limit_s} s to arrive")
+        except (aiohttp.ClientPayloadError, ConnectionError):
+            session.abandon()
+            return error_response(400, "the stream broke off before its end")
+        except RecogniserError as error:
+            session.abandon()
+            return await self.failed(name, str(error))
+        if size < MIN_BYTES:
+            session.abandon()
+            return error_response(400, "the stream held less than 0.1 s of audio")
+        key = (name, digest.hexdigest())
+        if self.remembered(key) is not None:
+            session.abandon()
+            self.stats["duplicates"] += 1
+            return web.json_response({"heard": self.remembered(key), "duplicate": True})
+        self.stats["utterances"] += 1
+        try:
+            words = await session.finish()
+        except RecogniserError as error:
+            return await self.failed(name, str(error))
+        self.remember(key, words)
+        if utterance_id:
+            self.remember((name, utterance_id), words)
+        if not words:
+            self.stats["no_words"] += 1
+            told = await self.tell(f"someone spoke to me ({name} heard it) but I couldn't make out the words")
+            return error_response(422, "I heard someone but could not make out the words", soul_told=told)
+        self.stats["heard"] += 1
+        log.info("%s heard: %s", name, words)
+        task = asyncio.create_task(converse(self.soul, self.bodies[name], self.session, words, self.stats))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return web.json_response({"heard": words, "utterance_id": utterance_id})
+
+    async def failed(self, name, why):
+        self.stats["failed"] += 1
+        log.warning("recognising what %s heard failed: %s", name, why)
+        told = await self.tell(f"someone spoke to me ({name} heard it) but I couldn't make out the words: {why}")
+        return error_response(502, f"the recogniser failed: {why}", soul_told=told)
+
+    async def tell(self, reason) -> bool:
+        return await self.soul.nudge(self.session, reason)
+
+    async def health(self, request):
+        return web.json_response(
+            {"ok": True, "recogniser": self.recogniser.name, "bodies": sorted(self.bodies), **self.stats}
+        )
+
+    async def run(self):
+        """For the app's lifetime: one HTTP client session, the recogniser loaded."""
+        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+        try:
+            await self.recogniser.warm()
+            await asyncio.Event().wait()
+        finally:
+            for task in list(self.tasks):
+                task.cancel()
+            await self.session.close()
+            await self.soul.close()
+
+
+def make_ears_app(ears: Ears, token: str | None = None) -> web.Application:
+    app = make_server_app(token, client_max_size=64 * 1024, how_to_lock="--token-file FILE (or $EARS_TOKEN)")
+    app.router.add_post("/utterance", ears.utterance)
+    app.router.add_get("/health", ears.health)
+    app.cleanup_ctx.append(background(ears.run))
+    return app

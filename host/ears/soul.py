@@ -1,0 +1,146 @@
+"""From heard words to spoken answer: the soul through converse, each sentence to the body's /speak.
+
+The words go to the soul's `POST /v1/chat/completions` (streamed, through the
+openai SDK, as any voice stack asks) as the person's words, with OpenAI's
+`metadata.heard_by` naming the body that heard them. As the answer streams in it
+is cut into sentences, and each goes to that body's Body Protocol `/speak` as
+soon as it is complete: the first sentence plays while the soul is still
+writing the rest. A body whose speech queue is full (503) is asked again until
+it has room. When the soul cannot be reached or the body refuses, the failure
+is logged, counted and reported to the soul as a nudge where it can be.
+"""
+
+import asyncio
+import logging
+import re
+import time
+
+import aiohttp
+
+log = logging.getLogger(__name__)
+
+SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u2026]+[\"')\]\u201d\u300d]*(\s+|$)|\n+")
+SPEAK_RETRY_S = 0.2
+SPEAK_WAIT_S = 60  # how long a sentence waits for room in the body's speech queue
+MAX_SENTENCE = 400  # a body's /speak takes this much at once; longer runs are cut at a space
+
+
+def sentences(buffer: str, final: bool) -> tuple[list[str], str]:
+    """The complete sentences at the start of `buffer` and what is left (everything, when `final`)."""
+    out = []
+    while True:
+        match = SENTENCE_END.search(buffer)
+        if not match:
+            break
+        piece, buffer = buffer[: match.end()].strip(), buffer[match.end() :]
+        if piece:
+            out.append(piece)
+    while len(buffer) > MAX_SENTENCE:
+        cut = buffer.rfind(" ", 0, MAX_SENTENCE)
+        cut = cut if cut > 0 else MAX_SENTENCE
+        out.append(buffer[:cut].strip())
+        buffer = buffer[cut:]
+    if final and buffer.strip():
+        out.append(buffer.strip())
+        buffer = ""
+    return out, buffer
+
+
+class Soul:
+    """The soul's converse and nudge endpoints (its one server, default http://127.0.0.1:9202)."""
+
+    def __init__(self, url: str, token: str | None):
+        from openai import AsyncOpenAI
+
+        self.url = url.rstrip("/")
+        self.token = token
+        self.client = AsyncOpenAI(base_url=self.url + "/v1", api_key=token or "none", max_retries=0, timeout=120)
+
+    async def answer(self, words: str, body_name: str):
+        """The soul's answer to `words`, as it streams (text pieces)."""
+        stream = await self.client.chat.completions.create(
+            model="soul",
+            messages=[{"role": "user", "content": words}],
+            stream=True,
+            metadata={"heard_by": body_name},
+        )
+        async for chunk in stream:
+            for choice in chunk.choices:
+                if choice.delta and choice.delta.content:
+                    yield choice.delta.content
+
+    async def nudge(self, session: aiohttp.ClientSession, reason: str) -> bool:
+        """True when the soul took the nudge."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        try:
+            async with session.post(self.url + "/nudge", json={"reason": reason}, headers=headers) as response:
+                if response.status < 300:
+                    return True
+                log.warning("the soul refused a nudge: %s %s", response.status, (await response.text())[:200])
+        except (aiohttp.ClientError, asyncio.TimeoutError) as error:
+            log.warning("the soul could not be nudged at %s: %s", self.url, error)
+        return False
+
+    async def close(self):
+        await self.client.close()
+
+
+class Body:
+    """One body's /speak and /express, as `--body NAME=URL` named it."""
+
+    def __init__(self, name: str, url: str, token: str | None):
+        self.name = name
+        self.url = url.rstrip("/")
+        self.token = token
+
+    def headers(self):
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    async def speak(self, session: aiohttp.ClientSession, text: str):
+        """Queue `text` on the body; waits while its queue is full; raises OSError when it refuses."""
+        deadline = time.monotonic() + SPEAK_WAIT_S
+        while True:
+            try:
+                async with session.post(self.url + "/speak", json={"text": text}, headers=self.headers()) as response:
+                    if response.status < 300:
+                        return
+                    answer = (await response.text())[:200]
+            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
+                raise OSError(f"{self.name} at {self.url} could not be reached: {error}") from None
+            if response.status != 503 or time.monotonic() > deadline:
+                raise OSError(f"{self.name} refused /speak: {response.status} {answer}")
+            await asyncio.sleep(SPEAK_RETRY_S)
+
+    async def express(self, session: aiohttp.ClientSession, emotion: str):
+        try:
+            async with session.post(self.url + "/express", json={"emotion": emotion}, headers=self.headers()):
+                pass
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            pass  # only a face: the log has the failure that led here
+
+
+async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict):
+    """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told."""
+    buffer = ""
+    spoken = 0
+    try:
+        async for piece in soul.answer(words, body.name):
+            ready, buffer = sentences(buffer + piece, final=False)
+            for sentence in ready:
+                await body.speak(session, sentence)
+                spoken += 1
+                stats["first_sentence_at"] = stats.get("first_sentence_at") or time.perf_counter()
+        ready, _ = sentences(buffer, final=True)
+        for sentence in ready:
+            await body.speak(session, sentence)
+            spoken += 1
+        stats["answered"] += 1
+    except OSError as error:
+        stats["failed"] += 1
+        log.warning("the answer to %s could not be spoken: %s", body.name, error)
+        await soul.nudge(session, f"I answered what someone said to {body.name}, but it could not speak: {error}")
+    except Exception as error:  # the soul unreachable or refusing: the openai SDK's errors
+        stats["failed"] += 1
+        log.warning("the soul did not answer %r from %s: %s", words, body.name, error)
+        await body.express(session, "doubtful")
+    return spoken

@@ -1,0 +1,170 @@
+"""What the ears tests share: the spoken utterance, a running `soulstack ears`, and the whole rig.
+
+The rig is every real part on loopback: the firmware under MicroPython with the
+fake HAL (its microphone hears the WAV the test plays into the room), a
+`soulstack ears` process recognising with pocketsphinx, a soul (build_soul, in
+this test's loop) whose model is the fake Messages API answering from a script,
+and `soulstack tts` making the answer's speech for the robot's speaker.
+"""
+
+import asyncio
+import signal
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from aiohttp.test_utils import unused_port
+
+from soulstack.audio import little_endian, mono_samples, mono_wav
+from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
+from soulstack.fakes.soul_body import RecordingBody
+from soulstack.serving import listening
+from soulstack.sim.runner import Simulator
+from soulstack.tts.server import make_tts_app
+from tests.helpers import until
+from tests.soul.helpers import a_soul, Running
+
+# espeak-ng's en-us+f2 voice at 160 words a minute is one pocketsphinx's English model makes out.
+VOICE = ["-v", "en-us+f2", "-s", "160"]
+QUESTION = "what time is it"
+ANSWER = "It is three o'clock. Time for tea!"
+
+
+@lru_cache
+def speech_wav(words=QUESTION) -> bytes:
+    """`words` spoken by espeak-ng, as the 16 kHz mono WAV a robot's microphone would catch."""
+    with tempfile.TemporaryDirectory() as folder:
+        raw = Path(folder) / "speech.wav"
+        subprocess.run(["espeak-ng", *VOICE, "-w", str(raw), words], check=True)
+        pcm = little_endian(mono_samples(raw.read_bytes(), 16000))
+    return mono_wav(pcm, 16000)
+
+
+def answer_then_sleep(words=ANSWER, number=[0]):
+    """The fake model's reply for one waking: say `words`, then sleep."""
+    number[0] += 1
+    sleep = {"type": "tool_use", "id": f"toolu_ears{number[0]:04d}", "name": "sleep", "input": {"minutes": 60}}
+    return message({"type": "text", "text": words}, sleep)
+
+
+class EarsProcess:
+    """`soulstack ears` as a real process (so a test can kill -9 it)."""
+
+    def __init__(self, port, soul_url, body_url, extra=()):
+        self.port = port
+        self.argv = [
+            sys.executable,
+            "-m",
+            "soulstack.cli",
+            "ears",
+            "--port",
+            str(port),
+            "--soul",
+            soul_url,
+            "--body",
+            f"stackchan={body_url}",
+            *extra,
+        ]
+        self.process = None
+
+    async def start(self):
+        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        await until(self.answers, "soulstack ears to listen", timeout=30)
+        return self
+
+    def answers(self):
+        import socket
+
+        if self.process.poll() is not None:
+            raise AssertionError("soulstack ears stopped: " + self.process.stdout.read())
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def kill9(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Rig:
+    """Robot + ears + soul + tts, started together; `screen` holds every line the robot showed."""
+
+    def __init__(self, tmp_path, listen=None, start_ears=True):
+        self.tmp_path = tmp_path
+        self.listen = listen or {}
+        self.start_ears = start_ears
+        self.screen = []
+        self.speaker_log = tmp_path / "speaker.log"
+
+    async def __aenter__(self):
+        self.body = await RecordingBody().__aenter__()
+        self.fake = await FakeAnthropic(default=lambda _body: tool_use("sleep", {"minutes": 60})).__aenter__()
+        self.soul = a_soul(self.tmp_path, self.body, self.fake)
+        self.running = await Running(self.soul).__aenter__()
+        await until(lambda: self.soul.wakings == 1 and self.soul.state == "asleep", "the soul's first sleep")
+        self.tts = listening(make_tts_app(), "127.0.0.1", 0)
+        tts_port = await self.tts.__aenter__()
+        self.sim_port = unused_port()
+        self.ears_port = unused_port()
+        self.robot = Simulator(
+            self.sim_port,
+            nudge_url=self.running.url + "/nudge",
+            tts_url=f"http://127.0.0.1:{tts_port}/tts",
+            show=self.screen.append,
+            fake={"speaker_log": str(self.speaker_log)},
+            config={
+                "ears_url": f"http://127.0.0.1:{self.ears_port}/utterance",
+                "listen": dict({"silence_ms": 500}, **self.listen),
+            },
+        )
+        self.ears = EarsProcess(self.ears_port, self.running.url, f"http://127.0.0.1:{self.sim_port}")
+        if self.start_ears:
+            await self.ears.start()
+        self.robot.start()
+        assert await asyncio.to_thread(self.robot.wait_until_serving), self.robot.last_words
+        self.robot.release()
+        return self
+
+    async def __aexit__(self, *exc):
+        self.robot.stop()
+        self.ears.stop()
+        await self.tts.__aexit__(None, None, None)
+        await self.running.__aexit__(None, None, None)
+        await self.fake.__aexit__(None, None, None)
+        await self.body.__aexit__(None, None, None)
+
+    async def shows(self, line, after=0, timeout=20):
+        """Wait until the robot's screen shows a line holding `line` (at or after index `after`); its index."""
+
+        def found():
+            for index in range(after, len(self.screen)):
+                if line in self.screen[index]:
+                    return index + 1
+            return 0
+
+        return await until(found, f"the robot to show {line!r} (it showed {self.screen[after:]})", timeout) - 1
+
+    def heard_by_soul(self):
+        """The person's words as the soul's model was given them (every request's newest user message)."""
+        from tests.soul.helpers import texts_of
+
+        return [texts_of(body["messages"][-1]) for body in self.fake.bodies]
+
+    def played_until(self):
+        """The speaker log's `until` figures (wall ms)."""
+        if not self.speaker_log.exists():
+            return []
+        return [int(line.split()[1]) for line in self.speaker_log.read_text().split("\n") if line.startswith("until")]
