@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import StepClock
+from soulstack.soul.memory.session import life_records
 from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult
 from soulstack.soul.memory.consolidate import night_of
 from soulstack.soul.metabolism.health import soul_state
@@ -81,8 +82,8 @@ class Life:
 
 
 def records(tmp_path, kind) -> list:
-    lines = (tmp_path / "soul" / "session.jsonl").read_text().splitlines()
-    return [r for r in map(json.loads, lines) if r["type"] == kind]
+    every = life_records(tmp_path / "soul" / "session.jsonl")  # the archive's records, then the live ones
+    return [r for r in every if r["type"] == kind]
 
 
 def cfg_with_cache(tmp_path, body, **overrides):

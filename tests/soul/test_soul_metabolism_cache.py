@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 import pytest
 
 from soulstack.clocks import StepClock
+from soulstack.soul.memory.session import life_records
 from soulstack.llm.anthropic import holds_image
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, cacheable_blocks, error, text, tool_use
@@ -109,8 +110,8 @@ def living(summaries):
 
 
 def fold_records(tmp_path) -> list:
-    lines = (tmp_path / "soul" / "session.jsonl").read_text().splitlines()
-    return [record for record in map(json.loads, lines) if record["type"] == "fold"]
+    every = life_records(tmp_path / "soul" / "session.jsonl")  # the archive's records, then the live ones
+    return [record for record in every if record["type"] == "fold"]
 
 
 async def test_fold_writes_a_summary_that_a_restart_keeps_and_the_summary_is_a_cache_read(tmp_path):

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
+from soulstack.soul.memory.session import life_records
 from soulstack.soul.config import from_dict, starter
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
@@ -211,7 +212,8 @@ async def test_after_a_fold_the_inner_life_is_shown_again(tmp_path):
     # In every request of a turn, folded or not, its whole inner life is in view.
     for request in turns:
         assert SELF_TEXT.strip() in json.dumps(request) and ASPIRATION in json.dumps(request)
-    lines = (tmp_path / "soul" / "session.jsonl").read_text()
+    every = life_records(tmp_path / "soul" / "session.jsonl")  # the archive's records, then the live ones
+    lines = "\n".join(json.dumps(record, ensure_ascii=False) for record in every)
     assert lines.count("Who you think you are (SELF.md):") == 3  # waking 1, then once after each fold
 
 

@@ -1,0 +1,62 @@
+"""How the archive's search sees words: the same cutting for what is stored and for what is asked.
+
+The search is SQLite's FTS5 with its `unicode61` tokenizer and the Porter stemmer ("lives" finds
+"live"). Chinese has no spaces, so unicode61 would take a whole sentence as one token; before a
+text is indexed, and before a question is asked, every run of ideographs is cut into overlapping
+pairs of characters ("我妹妹住在" -> "我妹 妹妹 妹住 住在"). Pairs, not FTS5's trigram tokenizer:
+most Chinese words are two characters long (花生, 过敏, 妹妹), and a trigram index cannot match a
+term shorter than three. docs/metabolism.md, "The archive", says more.
+
+A question becomes an OR of its words, each quoted, so nothing a person or a model types is ever
+read as FTS5 syntax (NEAR, *, column filters, unbalanced quotes are plain words here). Words that
+only make a question a question ("where", "what", 什么, 哪里) are left out when anything else is left.
+"""
+
+import re
+
+from soulstack.cjk import IDEOGRAPHS
+
+RUN = re.compile(f"[{IDEOGRAPHS}]+")
+TOKEN = re.compile(r"\w+")
+MAX_TERMS = 32
+
+STOP = frozenset(
+    """a an the and or but if of to in on at by for from with about as into over than then so
+    is are was were be been being am do does did done have has had having will would shall should can
+    could may might must i me my mine myself we us our you your yours he him his she her hers it its
+    they them their this that these those there here what which who whom whose when where why how
+    not no yes all any some just also again ever still tell told say said remember recall know
+    ago once please any anything something""".split()
+) | frozenset(
+    "什么 哪里 哪儿 怎么 为什 么时 时候 我的 你的 他的 她的 记得 还记 是什 么东 东西 一下 一个 告诉 知道 是不 不是 "
+    "有没 没有 哪个 哪些 多少 几个 谁是 吗 呢 吧 的 了 是".split()
+)
+
+
+def pairs(text: str) -> str:
+    """`text` with every run of ideographs cut into overlapping pairs (a lone one stays as it is)."""
+
+    def cut(match) -> str:
+        run = match.group(0)
+        if len(run) == 1:
+            return f" {run} "
+        return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+    return RUN.sub(cut, text)
+
+
+def terms(question: str) -> list:
+    """The words of `question` to search for, lower case, each once, in order; [] when it has none."""
+    found, seen = [], set()
+    for token in TOKEN.findall(pairs(question).lower()):
+        if token in seen or (len(token) < 2 and not RUN.match(token)) or token.isdigit() and len(token) < 2:
+            continue
+        seen.add(token)
+        found.append(token)
+    meaningful = [token for token in found if token not in STOP]
+    return (meaningful or found)[:MAX_TERMS]
+
+
+def match_expression(words: list) -> str:
+    """An FTS5 MATCH expression: any of `words`, each a quoted string (a quote inside is doubled)."""
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
