@@ -215,7 +215,7 @@ def heard_line(heard: dict) -> str:
         parts.append(f"you were cut off {where} (saying \u2018{cut_off}\u2019: the rest was never heard)")
     played = heard.get("played") or []
     if played:
-        parts.append("heard in full before that: " if cut_off else "heard in full: ")
+        parts.append("Heard in full before that: " if cut_off else "heard in full: ")
         parts[-1] += ", ".join(f"\u2018{text}\u2019" for text in played)
     return ". ".join(parts)
 

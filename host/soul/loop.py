@@ -62,6 +62,7 @@ class Delivery:
     text: str
     while_thinking: bool = False
     on_enter: Callable | None = None  # called once the words are in the model's context
+    speaker: str | None = None  # who spoke them, when the voice stack knows (None: the soul's human)
 
 
 @dataclass
@@ -183,9 +184,9 @@ class Soul:
         self.hooks.each("on_nudge", self, nudge)
         self._wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
 
-    def deliver(self, words: str, on_enter: Callable | None = None) -> None:
-        """The human speaks now. Thinking: into the running turn; otherwise: wake with them."""
-        delivery = Delivery(words, while_thinking=self.state == "thinking", on_enter=on_enter)
+    def deliver(self, words: str, on_enter: Callable | None = None, speaker: str | None = None) -> None:
+        """The human (or `speaker`) speaks now. Thinking: into the running turn; otherwise: wake with them."""
+        delivery = Delivery(words, while_thinking=self.state == "thinking", on_enter=on_enter, speaker=speaker)
         self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
             self._incoming.append(delivery)
@@ -281,9 +282,12 @@ class Soul:
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
         why.due = self.reminders.take_due()  # the reminders due now: the snapshot says them first
         why.heard = [delivery.text for delivery in delivered]
+        why.speakers = {delivery.text: delivery.speaker for delivery in delivered if delivery.speaker}
         for entry in nudges:
             (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(entry.nudge.told)
             why.heard += words_apart(entry.nudge)  # a person's words its reason does not quote
+            if entry.nudge.speaker:  # who spoke them, when a voiceprint knew
+                why.speakers.update(dict.fromkeys(words_apart(entry.nudge), entry.nudge.speaker))
         why.nudged, why.nudged_while_thinking = tally(why.nudged), tally(why.nudged_while_thinking)
         why.heard = collapse(why.heard)
         self.wakings += 1

@@ -121,6 +121,7 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     hooks.on_stream.append(listener.on_stream)  # an answer's sentences as the model writes them
     hooks.on_assistant.append(listener.on_assistant)
     hooks.before_tool.append(listener.before_tool)  # a speak the voice stack says is answered here, not by the body
+    hooks.on_tool_result.append(listener.on_tool_result)  # what the body said aloud: the echo guard's to know
     hooks.on_tool_result.append(metabolism.on_tool_result)  # a real act discharges boredom; a speak is contact
     hooks.on_tool_result.append(reminders.on_tool_result)  # a speak that worked delivers its waking's reminders
     hooks.on_nudge.append(metabolism.on_nudge)  # a person's words in a nudge are contact

@@ -11,7 +11,10 @@ Tokens: /v1/... needs converse.token (default: nudge.token) and is refused in
 OpenAI's error shape; every other route needs nudge.token.
 
 POST /nudge {"reason": "<what happened>"}, {"words": "<a person's exact words>"} or both
+  (and our `speaker` beside `words`, `heard`: host/protocol/nudges.py)
   -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/inbox.py)
+  -> 202 {"queued": false, "echo": true} when its words are the robot's own voice heard back (the echo
+     guard, host/soul/converse/echo.py) and it tells nothing else: not kept, not shown
   400 {"message"} for a body that is not a nudge (host/protocol/nudges.py's parse_nudge)
   401 {"message"} when nudge.token is set and the bearer token is missing or wrong
   503 {"message"} when the soul could not write it down (the sender tries again)
@@ -24,7 +27,7 @@ import logging
 from aiohttp import web
 
 from soulstack.exposure import Exposure
-from soulstack.protocol.nudges import BadNudge, RateLimitedLog, parse_nudge
+from soulstack.protocol.nudges import BadNudge, Nudge, RateLimitedLog, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
 
@@ -41,14 +44,26 @@ async def nudge(request: web.Request) -> web.Response:
     except (BadRequest, BadNudge) as error:
         request.app[REFUSALS].log(logging.WARNING, "400", "refused a nudge from %s: %s", request.remote, error)
         raise error if isinstance(error, BadRequest) else BadRequest(str(error)) from None
+    given = _without_echo(soul, given)
+    if given is None:
+        return web.json_response({"queued": False, "echo": True}, status=202)
     state = soul.state
     try:
         await soul.nudge(given)
     except OSError as error:  # not on disk, so not promised: the sender keeps it and tries again
         log.error("could not keep a nudge (%s): %s", error, given.reason)
         return error_response(503, f"the soul could not keep the nudge ({error.strerror or error}); try again")
-    log.info("nudge (%s): %s%s", state, given.reason, " [a person's words]" if given.words else "")
+    log.info("nudge (%s): %s%s", state, given.told, " [a person's words]" if given.words else "")
     return web.json_response({"queued": True, "state": state}, status=202)
+
+
+def _without_echo(soul: Soul, given: Nudge) -> Nudge | None:
+    """The nudge without words that are the robot hearing itself; None when nothing else is left."""
+    echo = getattr(soul, "converse", None) and soul.converse.echo
+    if not given.words or not echo or not echo.is_echo(given.words, "nudge"):
+        return given
+    log.info("nudge: %r is the robot's own voice heard back (the echo guard); not a person's words", given.words)
+    return Nudge(None, heard=given.heard) if given.heard else None
 
 
 def make_soul_app(soul: Soul, routes=()) -> web.Application:

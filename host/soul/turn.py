@@ -71,7 +71,7 @@ def take_delivered(soul: Soul, waking: Waking) -> None:
     if not delivered:
         return
     human = soul.cfg["persona"]["human"]
-    blocks = [TextBlock(soul.lang.TEXT["heard"].format(human=human, words=d.text)) for d in delivered]
+    blocks = [TextBlock(soul.lang.TEXT["heard"].format(human=d.speaker or human, words=d.text)) for d in delivered]
     soul.session.append(Message("user", blocks), at=soul.clock.now().isoformat())
     for delivery in delivered:
         waking.heard_in_turn.append(delivery.text)

@@ -14,11 +14,21 @@ late answer is kept for the re-delivery that usually follows.
 `add_routes(app, soul)` (called by the soul's server) mounts the endpoint in
 front of the soul's `SoulListener` (host/soul/converse/listener.py): the soul's
 own `deliver` and hooks, no loop of its own.
+
+Who spoke travels with the words (`speaker_from_chat`: a voiceprint's name, or
+OpenAI's `user`). An utterance that is the robot's own voice heard back (the
+echo guard, host/soul/converse/echo.py) is answered with silence and never
+reaches the soul; every sentence streamed is told to the guard as said. A
+voice stack that hangs up midway through a streamed answer (it aborted: the
+person spoke again) cut the answer there: once the whole answer is known, the
+listener's `cut` tells the soul what was streamed of it, and that the rest was
+never heard.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -29,10 +39,12 @@ from aiohttp import web
 from soulstack.cjk import chinese
 from soulstack.clocks import Clock
 from soulstack.serving import BadRequest, read_json
+from soulstack.soul.converse.echo import EchoGuard
 from soulstack.soul.converse.reply import (
     BadChatBody,
     ReplyCatcher,
     normalize,
+    speaker_from_chat,
     utterance_from_chat,
 )
 from soulstack.soul.converse.shapes import Shape, estimate_tokens
@@ -60,7 +72,10 @@ class Listener(Protocol):
     and ends it when the turn ends. Raising means the words were not taken.
     """
 
-    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None: ...
+    async def hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None) -> None: ...
+
+    async def cut(self, heard: dict) -> None:
+        """An answer was cut off: `heard` as the nudge contract's (`played`, `cut`, `cut_fraction`)."""
 
 
 @dataclass
@@ -78,9 +93,11 @@ class Converse:
     clock: Clock  # only monotonic() and sleep() are used
     filler_after_s: float = FILLER_AFTER_S
     model_name: str = "soul"
+    echo: EchoGuard | None = None  # the robot's own voice heard back (echo.py)
     pending: dict = field(default_factory=dict)  # key -> Pending
     cache: dict = field(default_factory=dict)  # key -> (answer, when)
     hear_calls: int = 0
+    cuts: set = field(default_factory=set)  # tasks telling the soul of an answer cut off
 
     # --- one answer per utterance -------------------------------------------
 
@@ -95,7 +112,7 @@ class Converse:
                 pending.catcher.fail(TimeoutError("abandoned"))
                 del self.pending[key]
 
-    def answer_for(self, utterance: str) -> "Pending | str":
+    def answer_for(self, utterance: str, speaker: str | None = None) -> "Pending | str":
         """A cached answer (str), or the pending answer these words share."""
         self._forget_old()
         key = normalize(utterance)
@@ -106,15 +123,15 @@ class Converse:
             log.info("converse: re-delivery of %r joins the pending answer", utterance)
             return self.pending[key]
         catcher = ReplyCatcher(utterance)
-        task = asyncio.create_task(self._hear(utterance, catcher))
+        task = asyncio.create_task(self._hear(utterance, catcher, speaker))
         pending = Pending(catcher, task, self.clock.monotonic())
         self.pending[key] = pending
         task.add_done_callback(lambda t: self._settle(key, pending))
         return pending
 
-    async def _hear(self, utterance: str, catcher: ReplyCatcher) -> str:
+    async def _hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None) -> str:
         self.hear_calls += 1
-        await self.listener.hear(utterance, catcher)
+        await self.listener.hear(utterance, catcher, speaker)
         return await catcher.wait()
 
     def _settle(self, key: str, pending: Pending) -> None:
@@ -132,15 +149,15 @@ class Converse:
         else:
             log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
 
-    async def wait(self, utterance: str) -> str:
+    async def wait(self, utterance: str, speaker: str | None = None) -> str:
         """The words to say back, whole, as soon as they are known (see `say`)."""
-        return "".join([piece async for piece in self.say(utterance)])
+        return "".join([piece async for piece in self.say(utterance, speaker)])
 
-    async def say(self, utterance: str):
+    async def say(self, utterance: str, speaker: str | None = None):
         """The words to say back, piece by piece, each the moment it is known: the answer's
         sentences as the soul's model writes them, then any failure line; a filler when
         nothing was said within `filler_after_s` (a long answer is cut there instead)."""
-        found = self.answer_for(utterance)
+        found = self.answer_for(utterance, speaker)
         if isinstance(found, str):
             if found:
                 yield found
@@ -183,8 +200,32 @@ class Converse:
         else:
             catcher.voiced = True
 
+    def heard_only(self, utterance: str, streamed: str) -> None:
+        """The voice stack hung up after `streamed` of the answer to `utterance`: once the answer is
+        known, the soul is told it was cut there (unless all of it had gone out)."""
+        key = normalize(utterance)
+        found, cached = self.pending.get(key), self.cache.get(key)
+        if not streamed or (found is None and cached is None):
+            return
+        task = asyncio.create_task(self._tell_cut(found, cached[0] if cached else "", streamed))
+        self.cuts.add(task)
+        task.add_done_callback(self.cuts.discard)
+
+    async def _tell_cut(self, found: Pending | None, whole: str, streamed: str) -> None:
+        if found is not None:  # the answer is still being made: what it will have been
+            with contextlib.suppress(Exception):
+                await asyncio.wait({found.task}, timeout=PENDING_MAX_S)
+            whole = found.catcher.reply if found.catcher.reply is not None else "".join(found.catcher.pieces)
+        if len(streamed) >= len(whole):
+            return  # it all went out: the hang-up came after the last word
+        fraction = round(len(streamed) / len(whole), 3)
+        try:
+            await self.listener.cut({"played": [], "cut": whole, "cut_fraction": fraction})
+        except Exception as error:  # the inbox could not keep it: say so, the answer itself stands
+            log.error("converse: could not record that the answer %r was cut off: %s", whole, error)
+
     async def close(self) -> None:
-        tasks = [p.task for p in self.pending.values()]
+        tasks = [p.task for p in self.pending.values()] + list(self.cuts)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -205,7 +246,7 @@ def add_converse_route(
     The token is the app's (soulstack.serving): build it with `refuse=openai_refusal`
     so a refused caller gets the error shape OpenAI clients expect.
     """
-    converse = Converse(listener, clock or Clock(), filler_after_s, model_name)
+    converse = Converse(listener, clock or Clock(), filler_after_s, model_name, getattr(listener, "echo", None))
     app[CONVERSE] = converse
     app.router.add_post("/v1/chat/completions", _chat_completions)
     app.router.add_get("/v1/models", _models)
@@ -236,8 +277,9 @@ def openai_refusal(request: web.Request, message: str) -> web.Response:
     return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
 
 
-def _parse_request(body) -> tuple[str, bool, bool]:
+def _parse_request(body) -> tuple[str, str | None, bool, bool]:
     utterance = utterance_from_chat(body)
+    speaker = speaker_from_chat(body)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadChatBody("'stream' must be true or false")
@@ -248,7 +290,7 @@ def _parse_request(body) -> tuple[str, bool, bool]:
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise BadChatBody("'model' must be a string")
-    return utterance, stream, include_usage
+    return utterance, speaker, stream, include_usage
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
@@ -257,25 +299,30 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     except BadRequest as error:
         return _openai_error(error.status, str(error), "invalid_request_error")
     try:
-        utterance, stream, include_usage = _parse_request(body)
+        utterance, speaker, stream, include_usage = _parse_request(body)
     except BadChatBody as error:
         return _openai_error(400, str(error), "invalid_request_error")
     converse = request.app[CONVERSE]
     model = body.get("model") or converse.model_name
     shape = Shape(model, estimate_tokens(utterance))
+    echo = converse.echo is not None and converse.echo.is_echo(utterance, "converse")
+    if echo:  # the robot heard itself: silence, and the soul is not disturbed
+        log.info("converse: %r is the robot's own voice heard back (the echo guard); answered with silence", utterance)
     if not stream:
-        answer = await converse.wait(utterance)
+        answer = "" if echo else await converse.wait(utterance, speaker)
+        _said(converse, answer)
         return web.json_response(shape.completion(answer))
 
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
+    said = []  # what went out: all the person may have heard
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
-        said = []
-        async for piece in converse.say(utterance):  # each sentence the moment it is complete
-            said.append(piece)
+        async for piece in _nothing() if echo else converse.say(utterance, speaker):  # each sentence when complete
             await _send(response, shape.chunk({"content": piece}, None, include_usage))
+            said.append(piece)
+            _said(converse, piece)
         answer = "".join(said)
         await _send(response, shape.chunk({}, "stop", include_usage))
         if include_usage:
@@ -284,12 +331,24 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         await response.write_eof()
     except ConnectionResetError:
         log.info("converse: the voice stack hung up before the answer to %r", utterance)
+        converse.heard_only(utterance, "".join(said))
     except asyncio.CancelledError:
         # aiohttp cancels a handler whose client went away. The answer being
         # made goes on regardless and is kept for a re-delivery.
         log.info("converse: the voice stack hung up before the answer to %r", utterance)
+        converse.heard_only(utterance, "".join(said))
         raise
     return response
+
+
+def _said(converse: Converse, text: str) -> None:
+    if converse.echo is not None and text:
+        converse.echo.said(text)
+
+
+async def _nothing():
+    return
+    yield
 
 
 async def _send(response: web.StreamResponse, data: dict) -> None:

@@ -10,6 +10,11 @@ the soul's `deliver` and follows the soul's turn through four hooks, which
   before_tool     a `speak` whose words the voice stack says answers the call itself
                   (the body is not made to say them again)
   on_waking_end   every catcher armed in the waking is settled
+  on_tool_result  what the body said aloud (a `speak` that worked), for the echo guard
+
+It also holds the soul's echo guard (host/soul/converse/echo.py: the robot's own
+voice heard back is no person's words), and records an answer the voice stack
+cut off (`cut`): the soul is told, through its inbox, what the person heard.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from soulstack.llm.types import ToolCall
+from soulstack.protocol.nudges import Nudge
+from soulstack.soul.converse.echo import EchoGuard
 from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers
 
 if TYPE_CHECKING:
-    from soulstack.llm.types import ToolCall
     from soulstack.soul.loop import Soul, Waking
 
 log = logging.getLogger(__name__)
@@ -39,11 +46,20 @@ class SoulListener:
     def __init__(self, soul: Soul):
         self.soul = soul
         self.catchers = ReplyCatchers(soul.toolbox.spoken)  # which call speaks: the tool's fact
+        self.echo = EchoGuard(soul.clock.monotonic)
 
-    async def hear(self, utterance: str, catcher: ReplyCatcher) -> None:
-        log.info("converse: heard %r (the soul is %s)", utterance, self.soul.state)
+    async def hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None) -> None:
+        log.info(
+            "converse: heard %r%s (the soul is %s)", utterance, f" from {speaker}" if speaker else "", self.soul.state
+        )
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
-        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher))
+        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher), speaker=speaker)
+
+    async def cut(self, heard: dict) -> None:
+        """The voice stack stopped taking the answer midway: the soul's inbox keeps what was heard
+        (a nudge's `heard`), and its next snapshot says where it was cut off."""
+        log.info("converse: the answer was cut off: %s", Nudge(None, heard=heard).told)
+        await self.soul.nudge(Nudge(None, heard=heard))
 
     # --- the hooks (hung on the soul by build_soul) ---------------------------------
 
@@ -58,6 +74,12 @@ class SoulListener:
             return None
         # The speak's result: the voice stack says these words instead of the body.
         return soul.lang.TEXT["said_by_voice"].format(human=soul.cfg["persona"]["human"])
+
+    def on_tool_result(self, soul: Soul, event) -> None:
+        if event.ok:
+            words = soul.toolbox.spoken(ToolCall("", event.name, event.input))
+            if words:
+                self.echo.said(words)
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         error = RuntimeError(waking.error) if waking.error else None

@@ -15,6 +15,7 @@ import json
 
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
+from soulstack.protocol.nudges import MAX_SPEAKER_CHARS
 from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
 
@@ -50,6 +51,25 @@ def utterance_from_chat(body) -> str:
     raise BadChatBody("'messages' holds no message with role 'user'")
 
 
+def speaker_from_chat(body: dict) -> str | None:
+    """Who spoke the last user message, when the voice stack knows: the `speaker` of xiaozhi-server's
+    voiceprint wrapper (`{"speaker": "Ana", "content": "..."}`), else OpenAI's own `user` field.
+    None when neither names anyone (the soul's human, as always). Call after `utterance_from_chat`."""
+    user = body.get("user")
+    if user is not None and not isinstance(user, str):
+        raise BadChatBody("'user' must be a string: the name of who is speaking")
+    metadata = body.get("metadata")
+    if metadata is not None and (not isinstance(metadata, dict) or not isinstance(metadata.get("heard_by", ""), str)):
+        raise BadChatBody("'metadata' must be an object, and its 'heard_by' the name of the body that heard the words")
+    message = next(m for m in reversed(body["messages"]) if isinstance(m, dict) and m.get("role") == "user")
+    wrapped = _wrapper(_content_text(message.get("content"), 0))
+    named = wrapped.get("speaker") if wrapped else None
+    for name in (named, user):
+        if isinstance(name, str) and name.strip():
+            return " ".join(name.replace(";", ",").split())[:MAX_SPEAKER_CHARS]
+    return None
+
+
 def _content_text(content, index: int) -> str:
     if isinstance(content, str):
         return content
@@ -66,17 +86,21 @@ def _content_text(content, index: int) -> str:
     raise BadChatBody(f"messages[{index}].content must be a string or a list of content parts")
 
 
-def _unwrap_json(text: str) -> str:
+def _wrapper(text: str) -> dict | None:
+    """The JSON object some voice stacks wrap the words in, when they did."""
     stripped = text.strip()
     if not stripped.startswith("{"):
-        return text
+        return None
     try:
         data = json.loads(stripped)
     except ValueError:
-        return text
-    if isinstance(data, dict) and isinstance(data.get("content"), str):
-        return data["content"]
-    return text
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("content"), str) else None
+
+
+def _unwrap_json(text: str) -> str:
+    wrapped = _wrapper(text)
+    return wrapped["content"] if wrapped else text
 
 
 def normalize(utterance: str) -> str:

@@ -256,7 +256,9 @@ def add_routes(app: web.Application, soul: Soul) -> None:
     metabolism = soul.metabolism
 
     def current() -> dict:
-        return build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))
+        state = build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))
+        state["echo"] = soul.converse.echo.health()  # its own voice heard back and ignored (soul/converse/echo.py)
+        return state
 
     add_health_route(app, current)
 

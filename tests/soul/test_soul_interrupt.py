@@ -1,0 +1,187 @@
+"""Interruptions, echoes and who spoke, through the real soul: what a person heard of its speech (a
+voice stack that hangs up midway, a body's `heard` nudge), its own voice heard back (the echo guard),
+and a speaker's name (converse `user`, xiaozhi's voiceprint wrapper, a nudge's `speaker`).
+
+The real openai SDK and raw aiohttp talk to the soul's own HTTP server on loopback; behind it the real
+anthropic SDK talks to the fake Messages API; the body is a recording body.
+"""
+
+import asyncio
+import json
+
+import aiohttp
+from openai import AsyncOpenAI
+
+from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
+from soulstack.fakes.scripted_server import steered
+from soulstack.fakes.soul_body import RecordingBody
+from soulstack.soul.converse.echo import EchoGuard
+from tests.helpers import until
+from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_long, texts_of
+
+ANSWER = "Hello, Ana. I missed you. How was the trip?"
+
+
+async def ask(soul_url, words, *, user=None, stream=True):
+    async with AsyncOpenAI(base_url=soul_url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
+        extra = {"user": user} if user else {}
+        chat = [{"role": "user", "content": words}]
+        if not stream:
+            reply = await client.chat.completions.create(model="soul", messages=chat, **extra)
+            return reply.choices[0].message.content
+        parts = []
+        async for chunk in await client.chat.completions.create(model="soul", messages=chat, stream=True, **extra):
+            parts += [choice.delta.content or "" for choice in chunk.choices]
+        return "".join(parts)
+
+
+async def health(soul_url):
+    async with aiohttp.ClientSession() as http, http.get(soul_url + "/health") as answer:
+        return await answer.json()
+
+
+async def post_nudge(soul_url, body):
+    async with aiohttp.ClientSession() as http, http.post(soul_url + "/nudge", json=body) as answer:
+        return answer.status, await answer.json()
+
+
+class HoldAfter:
+    """Holds a fake reply's stream once `words` were written, until `release` is set."""
+
+    def __init__(self, words):
+        self.words, self.written, self.release = words, "", asyncio.Event()
+
+    async def __call__(self, data):
+        event = json.loads(data)
+        if event["type"] == "content_block_delta" and event["delta"]["type"] == "text_delta":
+            self.written += event["delta"]["text"]
+        if self.words and self.words in self.written:
+            self.words = None
+            await self.release.wait()
+
+
+# --- an answer cut off midway -------------------------------------------------------------
+
+
+async def test_a_voice_stack_that_hangs_up_mid_answer_leaves_only_what_was_streamed_as_said(tmp_path):
+    hold = HoldAfter("Hello, Ana.")
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(text(ANSWER), after_event=hold))
+            streamed = await _hang_up_after_first_piece(running.url, "I'm back")
+            hold.release.set()  # the model writes the rest, which no one hears
+            await until(lambda: soul.wakings >= 3 and soul.state == "asleep", what="the waking told of the cut")
+        assert streamed == "Hello, Ana."
+        told = [texts_of(b["messages"][-1]) for b in fake.bodies]
+        cut = [t for t in told if "you were cut off" in t]
+        assert len(cut) == 1
+        assert f"you were cut off after \u2018Hello, Ana.\u2019 (saying \u2018{ANSWER}\u2019" in cut[0]
+
+
+async def _hang_up_after_first_piece(soul_url, words) -> str:
+    """Stream the answer to `words` and hang up at its first piece, as a voice stack that aborts."""
+    body = {"model": "soul", "stream": True, "messages": [{"role": "user", "content": words}]}
+    async with aiohttp.ClientSession() as http:
+        answer = await http.post(soul_url + "/v1/chat/completions", json=body)
+        async for line in answer.content:
+            if line.startswith(b"data: {"):
+                delta = json.loads(line[6:])["choices"][0]["delta"]
+                if delta.get("content"):
+                    answer.close()  # the connection goes: the rest is never taken
+                    return delta["content"]
+    raise AssertionError("no piece of the answer came")
+
+
+async def test_an_answer_taken_in_full_is_no_cut(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(text(ANSWER))
+            assert await ask(running.url, "I'm back") == ANSWER
+            await fell_asleep(soul, wakings=2)
+            await asyncio.sleep(0.3)
+        assert soul.wakings == 2 and not soul.inbox.entries
+
+
+# --- the robot's own voice heard back --------------------------------------------------------
+
+
+async def test_the_robots_own_voice_heard_back_is_no_persons_words(tmp_path):
+    said = "See you tomorrow, Ana. Sleep well!"
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        fake.reply(tool_use("speak", {"text": said}), sleep_long)
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            assert body.spoken == [said]
+            # Its microphone heard it, and speech-to-text made it words again, on every path:
+            assert await ask(running.url, "see you tomorrow Ana sleep well") == ""
+            assert await post_nudge(running.url, {"words": "see you tomorrow, Ana, sleep well"}) == (
+                202,
+                {"queued": False, "echo": True},
+            )
+            await asyncio.sleep(0.3)
+            assert soul.wakings == 1 and not soul.inbox.entries  # nothing woke it
+            echo = (await health(running.url))["echo"]
+            assert echo["caught"] == 2 and echo["byPath"] == {"converse": 1, "nudge": 1}
+            # A person's own words still reach it, and what it streams back is itself guarded.
+            fake.reply(text(ANSWER))
+            assert await ask(running.url, "good morning robot") == ANSWER
+            await fell_asleep(soul, wakings=2)
+            assert await ask(running.url, "I missed you. How was the trip?", stream=False) == ""
+        assert soul.wakings == 2
+
+
+def test_echo_thresholds():
+    now = [0.0]
+    guard = EchoGuard(lambda: now[0])
+    guard.said("The kettle is boiling, Ana. Shall I remind you in five minutes?")
+    assert guard.is_echo("the kettle is boiling Anna shall I remind you", "ears")  # a word misheard
+    assert not guard.is_echo("yes", "ears")  # too short to tell
+    assert not guard.is_echo("you said the kettle is boiling, but I can't hear anything at all", "ears")
+    guard.said("你好，我在这里。")
+    assert guard.is_echo("你好我在这里", "ears")  # Chinese, one unit a character
+    now[0] = 21.0  # past the window
+    assert not guard.is_echo("the kettle is boiling Ana shall I remind you", "ears")
+    assert guard.health()["byPath"] == {"ears": 2} and guard.health()["windowSeconds"] == 20.0
+
+
+# --- who spoke ---------------------------------------------------------------------------------
+
+
+async def test_a_speaker_named_by_the_voice_stack_reaches_the_snapshot_and_the_running_turn(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(text("Hi Bo."))
+            assert await ask(running.url, "hello there", user="Bo") == "Hi Bo."
+            await fell_asleep(soul, wakings=2)
+            fake.reply(text("你好，张三。"))
+            wrapped = json.dumps({"speaker": "张三", "content": "你好"}, ensure_ascii=False)
+            assert await ask(running.url, wrapped, stream=False) == "你好，张三。"
+            await fell_asleep(soul, wakings=3)
+            fake.reply(text("Hello, Ana."))
+            assert await ask(running.url, "and me") == "Hello, Ana."
+            await fell_asleep(soul, wakings=4)
+        told = [texts_of(b["messages"][-1]) for b in fake.bodies]
+        assert "Bo is speaking to you now: \u201chello there\u201d" in told[1]
+        assert "张三 is speaking to you now: \u201c你好\u201d" in told[2]
+        assert "Ana is speaking to you now: \u201cand me\u201d" in told[3]  # no name: its human, as always
+
+
+async def test_a_nudge_names_its_speaker_and_what_was_heard(tmp_path):
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            heard = {"played": ["Good morning."], "cut": "Shall I read you the news today?", "cut_fraction": 0.4}
+            assert (await post_nudge(running.url, {"words": "stop, please", "speaker": "Bo", "heard": heard}))[0] == 202
+            await fell_asleep(soul, wakings=2)
+        snapshot = texts_of(fake.bodies[1]["messages"][-1])
+        assert "Bo said: stop, please" in snapshot
+        assert "you were cut off after \u2018Shall I read\u2019" in snapshot
+        assert "Heard in full before that: \u2018Good morning.\u2019" in snapshot
