@@ -116,7 +116,6 @@ def reminder_tools() -> list:
             "List the reminders you have promised and not yet said, with their numbers.",
             {},
             reminders,
-            routine=True,
         ),
         SoulTool(
             "cancel_reminder",
