@@ -116,6 +116,25 @@ def add_nudge_options(parser, default: str | None = DEFAULT_NUDGE_URL):
     add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge endpoint")
 
 
+def add_serial_port(parser, default: str | None = "auto"):
+    """--device PATH|auto: the robot's USB serial port, one name for every command that opens it
+    (flash, logs, the bridge). `--port` stays as a hidden alias for flash and logs, where it once meant
+    this; everywhere else --port is an HTTP port."""
+    shown = f" (default: {default})" if default else ""
+    parser.add_argument(
+        "--device",
+        "--port",
+        dest="port",
+        default=default,
+        metavar="PATH|auto",
+        help=f"the robot's USB serial port, or 'auto' to find USB id 303a:1001{shown}",
+    )
+    # argparse lists every spelling of an option; the old one stays usable but out of the help.
+    action = parser._option_string_actions["--port"]
+    action.option_strings = ["--device"]
+    parser._option_string_actions["--port"] = action
+
+
 def add_insecure_no_token(parser):
     """The one way to serve a LAN address without a token, named for what it is."""
     parser.add_argument(

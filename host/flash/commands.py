@@ -7,9 +7,27 @@ With `--over-wifi http://ROBOT --token T` it updates a robot already on the netw
 import sys
 from pathlib import Path
 
+# What --servo writes (provision.servo_config): M5Stack's StackChan has SCS0009 bus servos (the firmware
+# knows their UART and ids, and the first-boot checklist expects their nod); a DIY StackChan's SG90s
+# need the two pins they hang on. Here, not in provision, so `soulstack --help` stays quick.
+SERVOS = ("scs0009", "sg90", "none")
+DEFAULT_SERVO = "scs0009"
+
 
 # Flags that only mean something with the cable: refused next to --over-wifi rather than ignored.
-CABLE_ONLY = ("firmware", "ssid", "password", "no_wifi", "nudge_url", "nudge_token", "tts_url")
+CABLE_ONLY = (
+    "firmware",
+    "ssid",
+    "password",
+    "no_wifi",
+    "nudge_url",
+    "nudge_token",
+    "tts_url",
+    "tts_token",
+    "pan_pin",
+    "tilt_pin",
+    "new_token",
+)
 
 
 def over_wifi(args) -> int:
@@ -17,8 +35,8 @@ def over_wifi(args) -> int:
     from soulstack.flash import wifi
 
     given = [f"--{name.replace('_', '-')}" for name in CABLE_ONLY if getattr(args, name)]
-    if args.port != "auto" or args.target != "auto":
-        given += ["--port" if args.port != "auto" else "--target"]
+    if args.port != "auto" or args.target != "auto" or args.servo is not None:
+        given += ["--serial-port" if args.port != "auto" else "--target" if args.target != "auto" else "--servo"]
     if given:
         raise UsageError(
             f"{', '.join(given)}: only for the cable; --over-wifi updates the firmware of a robot already "
@@ -50,7 +68,13 @@ def flash(args) -> int:
         raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
     if args.no_wifi and (args.ssid or args.password):
         raise UsageError("--no-wifi sets up a cable-only robot; leave out --ssid and --password, or drop --no-wifi")
-    provision.check_reachable(args.nudge_url, args.tts_url)  # flag mistakes before touching the robot
+    if args.token and args.new_token:
+        raise UsageError("--new-token makes a new token; leave out --token, or drop --new-token")
+    # Flag mistakes before touching the robot; a URL with no path is completed, and said so.
+    url_notes = provision.check_reachable(args.nudge_url, args.tts_url)
+    if args.servo is None:
+        args.servo = DEFAULT_SERVO
+    provision.servo_config(args)
     interactive = sys.stdin.isatty() and not args.dry_run
     run = plan.Flash(
         options=args,
@@ -65,6 +89,8 @@ def flash(args) -> int:
             print(f"soulstack flash: {error}", file=sys.stderr)
             return 1
     run.config = provision.gather(args, interactive)
+    for note in url_notes:
+        run.say(f"note: {note}")
     warnings = provision.check(run.config)
     if args.no_wifi:
         warnings = [w for w in warnings if "wifi.ssid" not in w]  # asked for: the cable is the way in
@@ -83,7 +109,7 @@ def flash(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_secret
+    from soulstack.commandline import add_secret, add_serial_port
 
     parser = subparsers.add_parser(
         "flash",
@@ -101,9 +127,7 @@ def register(subparsers):
         help="update the robot at this http:// address over the network instead of the cable: send the "
         "changed files, switch, restart, and wait for it to serve the new version (see docs/firmware.md)",
     )
-    parser.add_argument(
-        "--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)"
-    )
+    add_serial_port(parser)
     parser.add_argument(
         "--firmware", metavar="IMAGE.bin", help="erase the flash and write this MicroPython image first (esptool)"
     )
@@ -126,9 +150,33 @@ def register(subparsers):
         "the body's bearer token: written into config.json by the cable flash "
         "(a new random one when none is given; --dry-run shows an example); with --over-wifi the robot's token",
     )
-    parser.add_argument("--nudge-url", help="where the robot sends nudges: the soul's /nudge as the robot reaches it")
-    parser.add_argument("--nudge-token", help="bearer token for the soul's nudge URL")
-    parser.add_argument("--tts-url", help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts")
+    parser.add_argument(
+        "--new-token",
+        action="store_true",
+        help="make a new random token even when the robot's config.json has one (default: keep the robot's, "
+        "which the soul's body.token already holds)",
+    )
+    parser.add_argument(
+        "--nudge-url",
+        metavar="URL",
+        help="where the robot sends nudges: the soul's /nudge as the robot reaches it, e.g. "
+        "http://192.168.1.10:9202/nudge (a URL with no path gets /nudge; default: asked, or none)",
+    )
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "bearer token for the soul's nudge URL")
+    parser.add_argument(
+        "--tts-url",
+        metavar="URL",
+        help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts (default: asked, or none)",
+    )
+    add_secret(parser, "--tts-token", "TTS_TOKEN", "bearer token for the tts server")
+    parser.add_argument(
+        "--servo",
+        choices=SERVOS,
+        help="the head's servos: scs0009 (M5Stack's StackChan, serial bus), sg90 (a DIY StackChan, "
+        f"with --pan-pin and --tilt-pin) or none (default: {DEFAULT_SERVO})",
+    )
+    parser.add_argument("--pan-pin", type=int, metavar="GPIO", help="--servo sg90: the pan servo's pin")
+    parser.add_argument("--tilt-pin", type=int, metavar="GPIO", help="--servo sg90: the tilt servo's pin")
     parser.add_argument(
         "--wait", type=float, default=60, help="seconds to wait for the robot to come online (default: %(default)s)"
     )

@@ -83,7 +83,7 @@ def locate(run: Flash) -> None:
     if run.located:
         return
     if run.port is None:
-        run.port = find_esp32s3(flag="--port")
+        run.port = find_esp32s3(flag="--device")
         run.say(f"found the robot on {run.port}")
     open_serial(run.port).close()  # PortError says dialout / busy / missing in one line
     run.located = True
@@ -128,21 +128,43 @@ def detect_step(target: str) -> Step:
     def describe(run):
         asked = "<its .mpy version (sys.implementation._mpy); with --target auto also: does /flash exist, or import M5 work?>"
         lines = [tools.shown(tools.mpremote_argv(run.port_shown, ["exec", asked]))]
+        lines.append(token_plan(run.options, run.dest))
         if target != "auto":
             return lines + [f"--target {target}: {FLAVOUR_NAMES[target]}, files go to {DESTINATIONS[target]}"]
         return lines + ["DEST below: /flash/ on UIFlow2, / on upstream MicroPython"]
 
     def act(run):
         # A MicroPython board answers in about a second; mpremote itself gives up after 10 s.
-        output = tools.mpremote(run.port, ["exec", DETECT_SCRIPT + compiled.PROBE], out=_Quiet(), timeout_s=12)
+        script = DETECT_SCRIPT + compiled.PROBE + provision.token_script()
+        output = tools.mpremote(run.port, ["exec", script], out=_Quiet(), timeout_s=12)
         run.mpy = compiled.parse_probe(output)
         if target != "auto":
             run.flavour = target
-            return
-        run.flavour = "uiflow" if "SOULSTACK-FLAVOUR uiflow" in output else "upstream"
-        run.say(f"  {FLAVOUR_NAMES[run.flavour]}: files go to {run.dest}")
+        else:
+            run.flavour = "uiflow" if "SOULSTACK-FLAVOUR uiflow" in output else "upstream"
+            run.say(f"  {FLAVOUR_NAMES[run.flavour]}: files go to {run.dest}")
+        keep_token(run, provision.existing_token(output, run.dest))
 
     return Step(4, "check it runs MicroPython (UIFlow2 or upstream) and which .mpy files it loads", describe, act)
+
+
+def token_plan(options, dest: str) -> str:
+    if options.token:
+        return "the token: the one given (--token)"
+    if options.new_token:
+        return "the token: a new random one (--new-token); the soul's body.token must change to it"
+    if options.firmware:
+        return "the token: a new random one (--firmware erases the robot's config.json; --token keeps a known one)"
+    return f"the token: the one in the robot's {dest}config.json, kept so the soul's body.token still works; a new one if it has none"
+
+
+def keep_token(run: Flash, found: str | None) -> None:
+    """A re-flash keeps the token the soul already holds, unless --token or --new-token said otherwise."""
+    options = run.options
+    if options.token or options.new_token or options.firmware or not found:
+        return
+    run.config["token"] = found
+    run.say(f"  keeping the robot's token (from {run.dest}config.json; --new-token makes a new one)")
 
 
 def upload_commands(dest: str, layout: dict | None = None) -> list[list[str]]:
@@ -269,7 +291,7 @@ def body_section_step() -> Step:
     def describe(run):
         if run.options.no_wifi:
             return ["print the bridge command that serves it, and the body section for soul.config.json"]
-        return ["print the body section for soul.config.json"]
+        return ["print the body section for soul.config.json", *provision.listen_hint(run.config)]
 
     return Step(10, "print the body section", describe, print_body_section)
 
@@ -353,6 +375,8 @@ def execute(run: Flash, steps: list[Step], dry_run: bool) -> None:
 
 def print_body_section(run: Flash):
     run.say()
+    for line in provision.listen_hint(run.config):
+        run.say(f"note: {line}")
     if run.options.no_wifi:
         run.say("The robot is set up for the cable only. Serve it to the soul with:")
         run.say(f"  soulstack bridge serial --device {run.options.port} --token {run.config['token']}")

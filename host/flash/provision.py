@@ -70,14 +70,66 @@ def robot_cannot_reach(flag: str, url: str | None) -> str | None:
     return f"{flag} {url} names this computer's loopback, which the robot cannot reach; give {instead}"
 
 
-def check_reachable(nudge_url: str | None, tts_url: str | None) -> None:
-    """UsageError when the nudge or TTS URL names a place only this computer can reach."""
+# The path each URL the robot is given ends in, as the soul and `soulstack tts` serve it.
+URL_PATHS = {"--nudge-url": "/nudge", "--tts-url": "/tts"}
+
+
+def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
+    """(the URL as the robot gets it, a note when it was completed); UsageError for one it cannot use.
+
+    The robot speaks plain http only. A URL with no path gets the one its server serves
+    (http://192.168.1.10:9202 -> http://192.168.1.10:9202/nudge), said in the note."""
     from soulstack.errors import UsageError
 
-    for flag, url in (("--nudge-url", nudge_url), ("--tts-url", tts_url)):
-        problem = robot_cannot_reach(flag, url)
-        if problem:
-            raise UsageError(problem)
+    if not url:
+        return None, None
+    path = URL_PATHS[flag]
+    if "://" not in url:
+        raise UsageError(f"{flag} {url} has no scheme; the robot needs http://, e.g. http://{url.lstrip('/')}")
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        raise UsageError(
+            f"{flag} {url}: the robot speaks plain http only; give http://{parts.netloc}{parts.path or path}"
+        )
+    if parts.scheme != "http" or not parts.hostname:
+        return url, None  # the firmware's own check (check below) names what it wants
+    try:
+        parts.port
+    except ValueError:
+        raise UsageError(f"{flag} {url} has a bad port") from None
+    problem = robot_cannot_reach(flag, url)
+    if problem:
+        raise UsageError(problem)
+    if parts.path in ("", "/"):
+        completed = parts._replace(path=path).geturl()
+        return completed, f"{flag} {url} names no path: the robot will use {completed}"
+    return url, None
+
+
+def check_reachable(nudge_url: str | None, tts_url: str | None) -> list[str]:
+    """The notes for both URLs (completed paths); UsageError when one is unusable or only this computer's."""
+    return [
+        note for flag, url in (("--nudge-url", nudge_url), ("--tts-url", tts_url)) if (note := robot_url(flag, url)[1])
+    ]
+
+
+def listen_hint(config: dict) -> list[str]:
+    """What must listen on the LAN for a Wi-Fi robot to reach it: the soul and `soulstack tts` bind loopback
+    by default, and a LAN bind needs a token (docs/home.md sets both up)."""
+    lines = []
+    if config.get("nudge_url"):
+        host = urlsplit(config["nudge_url"]).hostname
+        lines.append(
+            f"the soul must listen where the robot reaches it: soulstack soul --host {host} (or 0.0.0.0), "
+            "with nudge.token in its config (or $NUDGE_TOKEN) and the same token here as --nudge-token"
+        )
+    if config.get("tts_url"):
+        host = urlsplit(config["tts_url"]).hostname
+        lines.append(
+            f"soulstack tts must listen there too: soulstack tts --host {host} --token-file FILE, "
+            "with that token here as --tts-token"
+        )
+    return lines
 
 
 def ask(prompt: str, default: str = "", secret: bool = False) -> str:
@@ -116,7 +168,7 @@ def gather(options, interactive: bool) -> dict:
             nudge_url = ask("the soul's nudge URL, as the robot reaches it", f"http://{lan_address()}:9202/nudge")
         if tts_url is None and interactive:
             tts_url = ask("a `soulstack tts` URL for speech (empty: none)", "")
-    check_reachable(nudge_url, tts_url)
+    nudge_url, tts_url = robot_url("--nudge-url", nudge_url)[0], robot_url("--tts-url", tts_url)[0]
     token = options.token or (EXAMPLE_TOKEN if options.dry_run else secrets.token_urlsafe(24))
     return {
         "wifi": {"ssid": "" if options.no_wifi else ssid, "password": "" if options.no_wifi else password},
@@ -124,10 +176,51 @@ def gather(options, interactive: bool) -> dict:
         "nudge_url": nudge_url or None,
         "nudge_token": options.nudge_token,
         "tts_url": tts_url or None,
+        "tts_token": getattr(options, "tts_token", None) or None,
         # The cable stays a way in on every robot (soulstack bridge serial); nudges still go to
         # nudge_url over Wi-Fi when there is one, and up the cable only when there is not.
         "serial": True,
+        "servo": servo_config(options),
     }
+
+
+def servo_config(options) -> dict:
+    from soulstack.errors import UsageError
+
+    kind = getattr(options, "servo", None) or "scs0009"  # flash's DEFAULT_SERVO (host/flash/commands.py)
+    pins = {"pan_pin": getattr(options, "pan_pin", None), "tilt_pin": getattr(options, "tilt_pin", None)}
+    if kind == "sg90":
+        missing = [f"--{name.replace('_', '-')}" for name, pin in pins.items() if pin is None]
+        if missing:
+            raise UsageError(f"--servo sg90 needs {' and '.join(missing)}: the GPIO pins the SG90s are wired to")
+        return {"kind": kind, **pins}
+    given = [f"--{name.replace('_', '-')}" for name, pin in pins.items() if pin is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: only for --servo sg90 (the SCS0009 bus has fixed pins)")
+    return {"kind": kind}
+
+
+def existing_token(output: str, dest: str) -> str | None:
+    """The token in the robot's config.json at `dest`, from TOKEN_SCRIPT's output; None when it has none."""
+    for line in output.splitlines():
+        words = line.strip().split(" ", 2)
+        if len(words) == 3 and words[0] == "SOULSTACK-TOKEN" and words[1] == dest + "config.json":
+            return words[2].strip() or None
+    return None
+
+
+def token_script(paths=("/flash/config.json", "/config.json")) -> str:
+    """Run on the robot: the token of the config.json each kind of MicroPython keeps, if there is one."""
+    return (
+        "import json\n"
+        f"for p in {tuple(paths)!r}:\n"
+        "    try:\n"
+        "        t = json.load(open(p)).get('token')\n"
+        "        if isinstance(t, str) and t and ' ' not in t:\n"
+        "            print('SOULSTACK-TOKEN', p, t)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
 
 
 def check(config: dict) -> list[str]:

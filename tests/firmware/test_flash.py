@@ -237,7 +237,7 @@ def test_no_device_found_lists_what_was_seen():
     assert result.returncode == 1
     line = result.stderr.strip()
     assert "no device with USB id 303a:1001" in line and "saw:" in line and "\n" not in line
-    assert "name its port with --port PATH" in line
+    assert "name its port with --device PATH" in line  # --port: its old spelling, kept as an alias
 
 
 def test_port_discovery_picks_the_one_esp32s3_and_names_the_others():
