@@ -1,8 +1,10 @@
 """End-pointing on the device: where an utterance starts and ends in the microphone's stream.
 
 An energy voice-activity detector over 20 ms frames of 16 kHz mono 16-bit PCM.
-The noise floor adapts: while nobody speaks it follows the room (quickly down,
-slowly up, so a fan that starts is learnt within seconds but speech never is);
+The noise floor adapts: it follows the room, down at once and up slowly (~0.6 s
+while nobody speaks, ~5 s during an utterance, so a fan that starts is learnt
+and ends the utterance it began, while the syllables of speech are too short
+to be learnt);
 a frame is voiced when its energy stands `ratio` times above the floor (and
 above a fixed minimum, so a silent room's floor of ~0 does not make every click
 speech). Speech starts after `start_frames` voiced frames in a row; the
@@ -103,12 +105,12 @@ class Endpointer:
         level = self.floor * self.ratio
         return level if level > self.min_level else self.min_level
 
-    def _learn(self, energy):
-        # Down at once (a quieter room is the truth), up by a sixteenth per frame (~0.3 s to follow a new hum).
+    def _learn(self, energy, shift):
+        # Down at once (a quieter room is the truth), up by 1/2**shift of the gap per frame.
         if energy < self.floor:
             self.floor = energy
         else:
-            self.floor += (energy - self.floor) >> 4
+            self.floor += (energy - self.floor) >> shift
 
     def feed(self, frame):
         """One frame in; what it means:
@@ -121,11 +123,8 @@ class Endpointer:
         voiced = energy > self.threshold()
         if not self.speaking:
             self.waited += 1
-            if voiced:
-                self.voiced_run += 1
-            else:
-                self.voiced_run = 0
-                self._learn(energy)
+            self.voiced_run = self.voiced_run + 1 if voiced else 0
+            self._learn(energy, 5)
             self.preroll.add(frame)
             if self.voiced_run >= self.start_frames:
                 self.speaking = True
@@ -136,6 +135,7 @@ class Endpointer:
                 return "end"
             return "idle"
         self.frames += 1
+        self._learn(energy, 8)
         if voiced:
             self.quiet_run = 0
         else:

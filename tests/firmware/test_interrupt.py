@@ -1,0 +1,32 @@
+"""A tap while the robot speaks (issue 31, item 1): the real firmware under MicroPython, its speech from
+`soulstack tts`, through tools/bench_interrupt_robot.py's rig (the fake speaker's log says when sound stops)."""
+
+import asyncio
+import importlib.util
+
+from tests.helpers import ROOT, until
+
+SPEC = importlib.util.spec_from_file_location("bench_interrupt_robot", ROOT / "tools" / "bench_interrupt_robot.py")
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+
+async def test_a_tap_stops_the_speech_drops_the_queue_tells_what_was_heard_and_listens(tmp_path):
+    # ears_url on a port nobody serves: the microphone still opens after the tap (the stream would fail later).
+    async with bench.RobotRig(tmp_path, config={"ears_url": "http://127.0.0.1:9/utterance"}) as rig:
+        await rig.speak("Hello there.")
+        await rig.speak(bench.LONG)
+        await rig.speak("And this one is never heard.")
+        await until(lambda: any(line == 'says: "' + bench.LONG[:157] + '..."' for line in rig.screen), "the long one")
+        await rig.playing()
+        stopped_ms = await rig.interrupt()
+        assert stopped_ms <= 100, f"the speech went on {stopped_ms:.0f} ms after the tap"
+        await until(lambda: "mic: live" in rig.screen, "the microphone to open after the tap")
+        heard = await until(lambda: [n for n in rig.nudges.sent if "heard" in n], "the heard nudge")
+        assert heard[0]["heard"]["played"] == ["Hello there."]
+        assert heard[0]["heard"]["cut"] == bench.LONG
+        assert 0 < heard[0]["heard"]["cut_fraction"] < 1
+        await asyncio.sleep(1)
+        assert not any("never heard" in line for line in rig.screen), rig.screen  # the queue was dropped
+        assert not any(line.startswith("error") for line in rig.screen), rig.screen
+        assert not [n for n in rig.nudges.sent if "touched my face" in n.get("reason", "")]  # the tap was for talking
