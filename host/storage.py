@@ -8,6 +8,7 @@ come back instead of dying (host/flock/lists/flow.py).
 """
 
 import errno
+import os
 import sqlite3
 
 # errno values that mean "the storage", not "the request" or "a bug".
@@ -29,18 +30,29 @@ _SQLITE_CAUSES = {
 }
 
 
-def storage_problem(error: BaseException) -> str | None:
-    """One line naming the storage fault behind `error`, or None when it is not one."""
+def storage_problem(error: BaseException, folder=None) -> str | None:
+    """One line naming the storage fault behind `error`, or None when it is not one. With the
+    `folder` the failed file lives in, an I/O error on a disk with no room left says so."""
     if isinstance(error, sqlite3.Error):
         code = getattr(error, "sqlite_errorcode", None)
         cause = _SQLITE_CAUSES.get(code & 0xFF) if isinstance(code, int) else None
         if cause is None and "disk is full" in str(error):  # an SQLite built without error codes
             cause = "the disk is full"
+        if cause and folder is not None and _no_room(folder):
+            cause = "the disk is full"  # SQLite opening a database says "I/O error" for it
         return f"{cause} ({error})" if cause else None
     if isinstance(error, OSError) and error.errno in _CAUSES:
         where = f": {error.filename}" if error.filename else ""
         return f"{_CAUSES[error.errno]}{where}"
     return None
+
+
+def _no_room(folder) -> bool:
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return False
+    return stat.f_bavail == 0
 
 
 def is_storage_error(error: BaseException) -> bool:

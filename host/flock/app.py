@@ -259,7 +259,7 @@ def open_store(data_dir) -> Store:
         return Store(Path(data_dir))
     except (OSError, sqlite3.Error) as error:
         raise UsageError(
-            f"--data {data_dir}: cannot open the flock's store: {storage_problem(error) or error}"
+            f"--data {data_dir}: cannot open the flock's store: {storage_problem(error, data_dir) or error}"
         ) from None
 
 
@@ -268,7 +268,7 @@ def starting(store: Store, data_dir, make, *args):
     try:
         return make(store, *args)
     except (OSError, sqlite3.Error) as error:
-        problem = storage_problem(error)
+        problem = storage_problem(error, data_dir)
         if problem is None:
             raise
         store.close()
