@@ -246,3 +246,20 @@ async def test_a_reminder_never_said_is_missed_after_the_bound_and_health_names_
     kept = stored(tmp_path)
     (daily,) = kept["reminders"]  # the repeat rolled on to tomorrow's time
     assert daily["wall"].endswith("09:05:00") and daily["wall"].startswith("2026-12-02") and daily["attempts"] == 0
+
+
+async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_falls_back_to_its_backup(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN)
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        await use(soul, "remind", words="call the dentist", at="2026-12-02 10:00")
+        soul.life.backup_daily(start.date())
+        backup = tmp_path / "soul" / "backups" / "2026-12-01" / "REMINDERS.json"
+        assert json.loads(backup.read_text())["reminders"][0]["words"] == "call the dentist"
+
+        path = tmp_path / "soul" / "REMINDERS.json"
+        path.write_text('{"reminders": [{"id": 1, "wor')  # torn by something other than our atomic write
+        again = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"]
+        assert (tmp_path / "soul" / "REMINDERS.json.damaged").read_text().startswith('{"reminders"')
+        assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems)

@@ -62,19 +62,37 @@ class Store:
         if not text.strip():
             return self
         try:
-            data = json.loads(text)
-            self.reminders = [Reminder(**item) for item in data.get("reminders", [])]
-        except (ValueError, TypeError) as error:
-            problem = f"{FILENAME} cannot be read ({error}); its reminders are not kept until it is mended"
-            log.error(problem)
-            self.life.problems.append(problem)
-            self.life.write(f"{FILENAME}.damaged", text)
-            self.reminders = []
-            return self
+            data = self._parse(text)
+        except (ValueError, TypeError, AttributeError) as error:
+            data = self._from_backup(text, error)
+            if data is None:
+                return self
         self.next_id = int(data.get("next_id", 1))
         self.delivered, self.missed = int(data.get("delivered", 0)), int(data.get("missed", 0))
         self.recent = list(data.get("recent", []))
         return self
+
+    def _parse(self, text: str) -> dict:
+        data = json.loads(text)
+        self.reminders = [Reminder(**item) for item in data.get("reminders", [])]
+        return data
+
+    def _from_backup(self, text: str, error) -> dict | None:
+        """A REMINDERS.json that is not what it should be: its bytes kept aside, its newest backup used
+        (or none: no reminders), and the soul told at its next waking."""
+        self.life.write(f"{FILENAME}.damaged", text)
+        backup = self.life.newest_backup(FILENAME)
+        try:
+            data = self._parse(backup.read_text(encoding="utf-8")) if backup else None
+        except (OSError, ValueError, TypeError, AttributeError):
+            data = None
+        where = f"the backup from {backup.parent.name} is used" if data else "no backup could stand in"
+        problem = f"{FILENAME} cannot be read ({error}); kept aside as {FILENAME}.damaged, {where}"
+        log.error(problem)
+        self.life.problems.append(problem)
+        if data is None:
+            self.reminders = []
+        return data
 
     def save(self) -> None:
         data = {
