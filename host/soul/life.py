@@ -18,6 +18,7 @@ from pathlib import Path
 
 from soulstack.private_files import make_private_dir, tighten, tighten_tree, write_atomically
 from soulstack.soul.atomic import atomic_write_text
+from soulstack.soul.memory import archive
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,7 @@ class Life:
             except (OSError, UnicodeDecodeError):
                 continue  # never let a damaged file become the newest backup
             write_atomically(target, data)
+        archive.back_up(self.dir / archive.FILENAME, folder, self._backup_folders())  # the whole past, too
         self._prune_backups()
 
     def _prune_backups(self) -> None:

@@ -28,6 +28,7 @@ from soulstack.soul.metabolism import health
 from soulstack.soul.converse import endpoint as converse
 from soulstack.soul.converse.listener import SoulListener
 from soulstack.soul.server import make_soul_app, ports, soul_exposure
+from soulstack.soul.memory import heard
 from soulstack.soul.memory.ceiling import Ceiling
 from soulstack.soul.memory.consolidate import Nightly
 from soulstack.soul.memory.keepwarm import KeepWarm
@@ -125,6 +126,8 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     hooks.on_tool_result.append(metabolism.on_tool_result)  # a real act discharges boredom; a speak is contact
     hooks.on_tool_result.append(reminders.on_tool_result)  # a speak that worked delivers its waking's reminders
     hooks.on_nudge.append(metabolism.on_nudge)  # a person's words in a nudge are contact
+    hooks.on_nudge.append(heard.on_nudge)  # ... and kept word for word for recall (host/soul/memory/heard.py)
+    hooks.on_tool_result.append(heard.on_tool_result)  # what it said aloud, kept for recall
     hooks.on_contact.append(metabolism.on_contact)  # converse words are contact
     hooks.adjust_sleep.append(metabolism.adjust_sleep)  # a starving soul sleeps longer
     hooks.on_waking_end.append(metabolism.on_waking_end)  # whether it fell back to the brainstem (/health)

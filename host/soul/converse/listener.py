@@ -52,6 +52,8 @@ class SoulListener:
         log.info(
             "converse: heard %r%s (the soul is %s)", utterance, f" from {speaker}" if speaker else "", self.soul.state
         )
+        soul = self.soul  # the words are kept verbatim for recall the moment they arrive (host/soul/memory/heard.py)
+        soul.session.remember("heard", utterance, soul.local_now(), speaker or soul.cfg["persona"]["human"])
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher), speaker=speaker)
 

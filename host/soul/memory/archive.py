@@ -212,18 +212,26 @@ def _descending(at: str) -> tuple:
     return tuple(-ord(character) for character in at)
 
 
-def backup(source: Path, target: Path) -> bool:
-    """Copy the archive at `source` to `target` as one consistent file (SQLite's online backup, into a
-    temporary that is then renamed); False when there is none to copy. The copy is 0600."""
-    if not source.exists():
+KEEP_COPIES = 3  # the archive in the newest this many day folders of backups/ (it is the largest life file)
+
+
+def back_up(source: Path, folder: Path, folders: list) -> bool:
+    """Today's copy of the archive at `source` into the backup day `folder` (once a day), and the copies
+    in older day folders than the newest KEEP_COPIES removed; `folders`: every day folder, oldest first.
+    False when there is no archive yet or today's copy exists already."""
+    target = folder / source.name
+    if not source.exists() or target.exists():
         return False
-    temporary = target.with_name(f".{target.name}.{int(time.time() * 1000)}.tmp")
+    temporary = folder / f".{source.name}.{int(time.time() * 1000)}.tmp"
     touch_private(temporary)
     origin, copy = sqlite3.connect(source), sqlite3.connect(temporary)
     try:
-        origin.backup(copy)
+        origin.backup(copy)  # SQLite's online backup: one consistent copy while the soul writes on
     finally:
         copy.close()
         origin.close()
     temporary.replace(target)
+    holding = [day for day in folders if (day / source.name).exists() or day == folder]
+    for day in holding[:-KEEP_COPIES]:
+        (day / source.name).unlink(missing_ok=True)
     return True

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 from soulstack.llm.types import ModelError, TextBlock
 from soulstack.soul.memory import fold as folding
+from soulstack.soul.memory.archive import Entry, stamp
 from soulstack.soul.memory.view import settled, view
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ class Ceiling:
         if result is None:
             return
         record = result.record
-        session.append_fold(record["summary"], record["upto"], record["at"])
+        summary = Entry(stamp(soul.local_now()), "digest", "", record["summary"])  # recall finds those days by it
+        session.append_fold(record["summary"], record["upto"], record["at"], remember=summary)
         self.folds += 1
         log.info(
             "folded %d messages into a summary (~%d -> ~%d tokens)",

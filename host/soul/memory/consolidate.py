@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.soul.memory import fold as folding
+from soulstack.soul.memory.archive import Entry, stamp
 from soulstack.soul import rhythm
 
 if TYPE_CHECKING:
@@ -128,7 +129,9 @@ class Nightly:
             folded = folding.with_summary(session.messages[session.fold_upto : upto], session.fold_summary, soul.lang)
             summary = folding.plain_digest(folded, soul.lang, soul.toolbox)
         tokens_before = folding.estimate_tokens(session.history())
-        session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night)
+        # The digest (or the plain one) joins the archive with the fold: recall finds the day by it.
+        kept = Entry(stamp(soul.local_now()), "digest", "", digest or summary)
+        session.append_fold(summary, upto, soul.clock.now().isoformat(), night=night, remember=kept)
         self.done += 1
         log.info(
             "consolidated the night of %s: %d messages folded (~%d -> ~%d tokens)%s",

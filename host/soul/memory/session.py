@@ -124,9 +124,13 @@ class Session:
             where = "its last line" if skipped.last else f"line {skipped.number}"
             self._warn(f"{self.path.name}: skipped {where}, which is torn or not a record ({skipped.error})")
         cut_torn_tail(self.path, reading)  # a bad line in the middle stays; only a torn tail is cut
+        mending = self._behind or self.movable() > self.messages.base
+        backup = self._back_up() if mending and not self._headed else None  # a file from before the archive
         if self._behind:
             self._rewrite()  # a move was stored and the file not yet rewritten: finish it
-        self._move()  # a fold whose move did not happen (or a file from before the archive)
+        self._move(migrating=backup is not None)  # a fold whose move did not happen, or a migration
+        if backup is not None:
+            self._verify(backup)
         return self
 
     def _take(self, record: dict):
@@ -237,9 +241,9 @@ class Session:
             upto = min(upto, int(self.consolidating["waking"]))
         return min(upto, len(self.messages))
 
-    def _move(self, entries=()) -> None:
-        """Records before message `movable()` go to the archive (one transaction, with `entries`),
-        then the file is rewritten with the rest; a file from before the archive is backed up first."""
+    def _move(self, entries=(), migrating: bool = False) -> None:
+        """Records before message `movable()` go to the archive (one transaction, with `entries`, and when
+        `migrating` a file from before the archive, its folds' summaries), then the file is rewritten with the rest."""
         upto = self.movable()
         if upto <= self.messages.base:
             if entries:
@@ -247,9 +251,8 @@ class Session:
             return
         keep = next((i for i, (index, _) in enumerate(self._lines) if index is not None and index >= upto), None)
         keep = len(self._lines) if keep is None else keep
-        backup = self._back_up() if not self._headed else None
         moving = [(self._first + i, index, line) for i, (index, line) in enumerate(self._lines[:keep])]
-        self.archive.move(moving, [*entries, *(self._digests(moving) if backup else [])])
+        self.archive.move(moving, [*entries, *(self._digests(moving) if migrating else [])])
         self._first += keep
         self._lines = self._lines[keep:]
         self.messages.items = self.messages.items[upto - self.messages.base :]
@@ -257,8 +260,6 @@ class Session:
         self.waking_starts = [i for i in self.waking_starts if i >= upto]
         self._rewrite()
         self.moved += 1
-        if backup is not None:
-            self._verify(backup)
 
     def _rewrite(self) -> None:
         """session.jsonl anew, atomically: the archived line, then the live records."""

@@ -42,6 +42,8 @@ until it is settled (keep_in_mind, settle_mind), what you aspire to
 (set_aspiration), what you achieved (achieve, read_achievements), and who you
 think you are (reflect: rewrite SELF.md when you truly understand something new
 about yourself). Old matters fade if you leave them; that is fine.
+Nothing of your past is lost: recall searches all of it, every word said to you
+and by you, with its date.
 
 Do not copy your own past diary lines. If the last days look alike, that is a
 signal to do something different, not a style to keep.
@@ -122,6 +124,18 @@ TEXT = {
     "aspiration_set": "Your aspirations are rewritten.",
     "achieved": "Recorded among your achievements.",
     "diary_none": "No diary lines match.",
+    # recall (host/soul/tools/recall.py): who said or wrote each hit, and when nothing matched
+    "recall_kinds": {
+        "heard": "{who} said",
+        "said": "you said",
+        "digest": "your digest",
+        "diary": "your diary",
+        "achievement": "your achievement",
+        "kept": "you kept in mind",
+        "settled": "you kept in mind, since settled",
+        "self": "who you were",
+    },
+    "recall_none": "Nothing in your past matches those words; try others.",
     "achievements_none": "No achievements yet.",
     "bad_input": "That call was not understood: {problem}",
     "tool_failed": "That did not work: {problem}",
@@ -151,7 +165,7 @@ TEXT = {
     "nothing_now": "(nothing now)",
     # what the model is sent of its history (host/soul/memory/): settled calls, the fold's summary
     "settled_header": "What you did then:",
-    "summary_header": "[Your earlier life, folded into a summary so your memory stays light:]",
+    "summary_header": "[Your earlier life, folded into a summary so your memory stays light (recall finds the rest):]",
     "summary_instruction": (
         "Your memory is getting too long to carry. Write a summary of everything above for your future self: "
         "what happened, who you met and what they said, what you did, tried and felt, promises you made and "
@@ -177,9 +191,10 @@ TEXT = {
         "your own tools: a diary line for what you want to remember of today, keep_in_mind for what is still "
         "open, reflect or set_aspiration only if you understood something new about yourself. Then, instead "
         "of calling sleep, answer with a digest of the day for tomorrow morning's self, calling no tool: what "
-        "happened, who you met and what they said, promises and open threads. First person, at most 250 "
-        "words. The digest ends this stretch, and the night's long sleep follows it; from then on your "
-        "memory of today is that digest and what you wrote down."
+        "happened, who you met, promises and open threads. First person, at most 250 words; no need to copy "
+        "every detail: every word said today stays findable with recall. The digest ends this stretch, and "
+        "the night's long sleep follows it; from then on what you carry of today is that digest and what you "
+        "wrote down."
     ),
     "consolidate_resume": (
         "Your consolidation of the day was interrupted before you finished. What you already wrote down is "

@@ -10,6 +10,7 @@ from soulstack.soul.tools.body import body_tools
 from soulstack.soul.tools.flock import flock_tools
 from soulstack.soul.tools.inner import inner_tools
 from soulstack.soul.tools.mind import mind_tools
+from soulstack.soul.tools.recall import recall_tools
 from soulstack.soul.tools.reminders import reminder_tools
 from soulstack.soul.tools.shell import shell_tools
 from soulstack.soul.tools.sleep import sleep_tools
@@ -18,6 +19,7 @@ from soulstack.soul.tools.sleep import sleep_tools
 def make_tools(cfg: dict) -> list:
     """The built-in tools this config offers."""
     tools = sleep_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools() + reminder_tools()
+    tools += recall_tools()  # the whole past, searchable (host/soul/tools/recall.py)
     if cfg["shell"]["enabled"]:
         tools += shell_tools(cfg)  # fenced by shell.allow
     return tools + flock_tools(cfg)  # none unless the config names the flock

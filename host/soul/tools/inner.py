@@ -5,6 +5,7 @@ from datetime import timedelta
 from soulstack.soul import life as lifefiles
 from soulstack.soul.life import STAMP, one_line
 from soulstack.soul.tools import Outcome, SoulTool
+from soulstack.soul.tools.recall import diary_query
 
 READ_CAP_CHARS = 8000
 READ_MAX_ENTRIES = 30
@@ -54,14 +55,13 @@ def _listing(entries) -> str:
 
 
 async def read_diary(soul, days_ago: int | None = None, query: str | None = None) -> Outcome:
-    """A day's entries (0 = today), entries containing `query`, or else the latest ones."""
+    """A day's entries (0 = today), entries matching `query`'s words (the archive's index), or else the latest ones."""
+    if query is not None and query.strip():
+        return await diary_query(soul, query, days_ago)
     entries = soul.life.entries(lifefiles.DIARY)
     if days_ago is not None:
         day = (soul.local_now() - timedelta(days=max(0, int(days_ago)))).date()
         entries = [e for e in entries if e[0].date() == day]
-    if query and query.strip():
-        needle = query.strip().lower()
-        entries = [e for e in entries if needle in e[1].lower()]
     return Outcome.text(_listing(entries) if entries else soul.lang.TEXT["diary_none"])
 
 
@@ -124,7 +124,7 @@ def inner_tools() -> list:
         ),
         SoulTool(
             "read_diary",
-            "Reread your diary: a day (days_ago: 0 is today), lines containing a word (query), or the latest lines.",
+            "Reread your diary: a day (days_ago: 0 is today), lines with these words (query), or the latest lines.",
             {"days_ago": {"type": "integer"}, "query": s},
             read_diary,
             routine=True,
