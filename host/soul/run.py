@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from pathlib import Path
 
 from soulstack.protocol.client import BodyClient
@@ -211,8 +212,11 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
         soul = build_soul(cfg)
     except StartError as error:
         raise UsageError(str(error)) from None
-    except OSError as error:  # a full or read-only disk while its files are opened and counted
-        raise UsageError(f"soulDir {cfg['soulDir']}: cannot start: {storage_problem(error) or error}") from None
+    except (OSError, sqlite3.Error) as error:  # a full or read-only disk while its files are opened and counted
+        problem = storage_problem(error, cfg["soulDir"])
+        if problem is None and not isinstance(error, OSError):
+            raise
+        raise UsageError(f"soulDir {cfg['soulDir']}: cannot start: {problem or error}") from None
     provider = (
         "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
     )
