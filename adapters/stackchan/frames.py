@@ -10,7 +10,9 @@ Facts from xiaozhi-esp32 (the device firmware), in our words:
   timestamp u32 in ms, payload size u32); version 3 a 4-byte one (type u8,
   reserved u8, payload size u16 big-endian).
 - The device decodes downlink audio at the sample rate and frame duration the
-  server's hello named (24 kHz and 60 ms when it names none).
+  server's hello named. xiaozhi-server's hello echoes the device's own
+  `audio_params` (16 kHz; 60 ms frames from the firmware, 20 ms from
+  py-xiaozhi); 24 kHz and 60 ms are only for a server whose hello names none.
 """
 
 import json
