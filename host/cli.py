@@ -19,6 +19,7 @@ from soulstack.ears import commands as ears_commands
 from soulstack.errors import UsageError
 from soulstack.flash import commands as flash_commands
 from soulstack.flock import commands as flock_commands
+from soulstack.home import commands as home_commands
 from soulstack.protocol import commands as protocol_commands
 from soulstack.service import commands as service_commands
 from soulstack.sim import commands as sim_commands
@@ -38,6 +39,7 @@ COMMANDS = [
     flock_commands,
     flash_commands,
     service_commands,
+    home_commands,
 ]
 
 

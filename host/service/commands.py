@@ -28,43 +28,47 @@ def _named(error: OSError) -> str:
     return str(error.filename)
 
 
-def install(args) -> int:
+def write_unit(name: str, unit_dir: Path, env_dir: Path) -> tuple[Path, Path, str]:
+    """Write soulstack-NAME.service (pointed at this soulstack and at `env_dir`) and, if there is none yet, its
+    environment file; (unit path, env path, executable). UsageError, one line, for anything in the way."""
     from soulstack.service import units
 
     executable = units.soulstack_executable()
     if executable is None:
         raise UsageError("cannot find the soulstack command to run; install soulstack (docs/deploy.md) and try again")
-    unit_dir, env_dir = Path(args.unit_dir), Path(args.env_dir)
-    unit_path = unit_dir / units.unit_name(args.name)
-    env_path = env_dir / f"{args.name}.env"
+    unit_path = unit_dir / units.unit_name(name)
+    env_path = env_dir / f"{name}.env"
     if not unit_dir.is_dir():  # checked before anything is created: a mistake leaves no folder behind
         raise UsageError(f"cannot write {unit_path} (No such file or directory: {unit_dir} does not exist)")
     try:
         if not env_dir.is_dir():
-            make_private_dir(
-                env_dir
-            )  # secrets: 0700 (systemd reads them as root); a folder already there is left as it is
-        _write(unit_path, units.render(args.name, executable, str(env_dir.absolute())), 0o644)
+            make_private_dir(env_dir)  # secrets: 0700 (systemd reads them as root); one already there stays as it is
+        _write(unit_path, units.render(name, executable, str(env_dir.absolute())), 0o644)
         if not env_path.exists():  # never overwrite the secrets someone already wrote
-            _write(env_path, units.env_template(args.name), PRIVATE_FILE)
+            _write(env_path, units.env_template(name), PRIVATE_FILE)
         tighten(env_path)  # but they are secrets: 0600, whoever wrote them
     except PermissionError as error:
-        raise UsageError(
-            f"cannot write {_named(error)}: run it as root (sudo soulstack service install {args.name})"
-        ) from None
+        raise UsageError(f"cannot write {_named(error)}: run it as root (sudo soulstack ...)") from None
     except OSError as error:
         raise UsageError(f"cannot write {_named(error)} ({error.strerror})") from None
-    print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
+    return unit_path, env_path, executable
+
+
+def checkout_note(executable: str) -> str | None:
+    from soulstack.service import units
+
     checkout = units.checkout_of(executable)
-    if checkout is not None:
-        print(
-            f"note: it runs the .venv of the checkout {checkout}: moving or deleting that folder stops the service; "
-            "docs/deploy.md installs soulstack in /opt/soulstack instead"
-        )
-    if args.no_enable:
-        print(f"start it with: systemctl daemon-reload && systemctl enable --now {unit_path.name}")
-        return 0
-    for command in (["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", unit_path.name]):
+    if checkout is None:
+        return None
+    return (
+        f"note: it runs the .venv of the checkout {checkout}: moving or deleting that folder stops the service; "
+        "docs/deploy.md installs soulstack in /opt/soulstack instead"
+    )
+
+
+def enable(unit_names: list[str]) -> None:
+    """systemctl daemon-reload, then enable --now each unit; UsageError naming what failed."""
+    for command in (["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", *unit_names]):
         try:
             done = subprocess.run(command, capture_output=True, text=True)
         except FileNotFoundError:
@@ -74,6 +78,29 @@ def install(args) -> int:
         if done.returncode != 0:
             why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
             raise UsageError(f"{' '.join(command)} failed: {why}")
+
+
+def restart(unit_names: list[str]) -> None:
+    """systemctl restart: what changed in an environment file or config takes effect now."""
+    done = subprocess.run(["systemctl", "restart", *unit_names], capture_output=True, text=True)
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise UsageError(f"systemctl restart failed: {why}")
+
+
+def install(args) -> int:
+    try:
+        unit_path, env_path, executable = write_unit(args.name, Path(args.unit_dir), Path(args.env_dir))
+    except UsageError as error:
+        raise UsageError(str(error).replace("(sudo soulstack ...)", f"(sudo soulstack service install {args.name})"))
+    print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
+    note = checkout_note(executable)
+    if note:
+        print(note)
+    if args.no_enable:
+        print(f"start it with: systemctl daemon-reload && systemctl enable --now {unit_path.name}")
+        return 0
+    enable([unit_path.name])
     print(f"enabled and started {unit_path.name}; follow it with: journalctl -fu {unit_path.name}")
     return 0
 

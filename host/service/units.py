@@ -14,7 +14,11 @@ from soulstack.deploy import DEPLOY_DIR
 
 SHIPPED_PATH = "/opt/soulstack/bin/soulstack"
 SHIPPED_ENV_DIR = "/etc/soulstack"  # where the shipped units read their environment files
-NAMES = ("soul", "flock", "bridge", "tts", "stackchan")
+# Every unit deploy/ ships (soulstack-NAME.service), the five first in their usual order, then any
+# added since (a new service needs only its unit file there to be installable).
+_FIRST = ("soul", "flock", "bridge", "tts", "stackchan")
+_SHIPPED = sorted(path.name[len("soulstack-") : -len(".service")] for path in DEPLOY_DIR.glob("soulstack-*.service"))
+NAMES = tuple([name for name in _FIRST if name in _SHIPPED] + [name for name in _SHIPPED if name not in _FIRST])
 
 # What each service's environment file starts with: which secrets and options belong there.
 ENV_HINTS = {
@@ -68,5 +72,6 @@ def env_template(name: str) -> str:
     return (
         f"# Environment for {unit_name(name)}: secrets and extra options. Keep it readable by root only.\n"
         "# Tokens go in their own variables below, never in SOULSTACK_ARGS: options are visible to\n"
-        "# every account in the process list. SOULSTACK_ARGS adds options (see `soulstack --help`).\n" + ENV_HINTS[name]
+        "# every account in the process list. SOULSTACK_ARGS adds options (see `soulstack --help`).\n"
+        + ENV_HINTS.get(name, "")
     )

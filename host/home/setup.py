@@ -1,0 +1,227 @@
+"""The home's services and the steps of `soulstack home init`.
+
+Every service listens on the LAN address (the robot must reach it), so every one has a token. Tokens
+live in each service's environment file (0600, read by systemd as root), never in a unit or in
+argv; a re-run keeps the tokens there and every line a person added (a model key), and rewrites
+only SOULSTACK_ARGS. The soul's config sits in its state folder, where its unit reads it.
+"""
+
+import ipaddress
+import json
+import secrets
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from soulstack.errors import UsageError
+from soulstack.private_files import PRIVATE_FILE, write_atomically
+
+
+@dataclass(frozen=True)
+class HomeService:
+    name: str  # its unit is deploy/soulstack-NAME.service; a service without one here is left out
+    port: int
+    tokens: dict  # environment variable -> which of the home's tokens (TOKENS) it holds
+    soul_url: bool = False  # takes --soul http://HOST:9202 (the soul it tells or hands words to)
+    robot: str = ""  # how it names the robot on its command line, once the robot's address is known
+    extra: tuple = field(default_factory=tuple)
+
+
+# The home's tokens, each made once (secrets.token_urlsafe) and kept across re-runs.
+TOKENS = ("body", "soul", "tts", "ears", "flock")
+
+# One entry per service; `ears` counts once deploy/ ships its unit.
+SERVICES = (
+    HomeService("soul", 9202, {"NUDGE_TOKEN": "soul", "BODY_TOKEN": "body", "FLOCK_TOKEN": "flock"}),
+    HomeService("tts", 9204, {"TTS_TOKEN": "tts"}),
+    HomeService(
+        "ears",
+        9205,
+        {"EARS_TOKEN": "ears", "SOUL_TOKEN": "soul", "BODY_TOKEN": "body"},
+        soul_url=True,
+        robot="--body stackchan={robot}",
+    ),
+    HomeService("flock", 8470, {"FLOCK_TOKEN": "flock", "NUDGE_TOKEN": "soul"}, soul_url=True),
+)
+
+
+def available() -> list[HomeService]:
+    from soulstack.service.units import NAMES
+
+    return [service for service in SERVICES if service.name in NAMES]
+
+
+def soulstack_args(service: HomeService, host: str, robot: str | None) -> str:
+    args = ["--host", host]
+    if service.soul_url:
+        args += ["--soul", f"http://{host}:9202"]
+    if service.robot and robot:
+        args += shlex.split(service.robot.format(robot=robot))
+    return shlex.join(args)
+
+
+# --- environment files -------------------------------------------------------------------------
+
+
+def read_env(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def env_values(lines: list[str]) -> dict:
+    values = {}
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and not key.startswith("#") and key.strip():
+            values[key.strip()] = value.strip()
+    return values
+
+
+def merged_env(lines: list[str], ours: dict, replace: tuple = ("SOULSTACK_ARGS",)) -> str:
+    """`lines` with our keys set: a key already there keeps its value unless it is in `replace`;
+    every other line (comments, a model key) stays as it was."""
+    out, done = [], set()
+    for line in lines:
+        key = line.partition("=")[0].strip()
+        if "=" in line and key in ours and not key.startswith("#"):
+            done.add(key)
+            out.append(f"{key}={ours[key]}" if key in replace else line)
+        else:
+            out.append(line)
+    out += [f"{key}={value}" for key, value in ours.items() if key not in done]
+    return "\n".join(out) + "\n"
+
+
+def home_tokens(env_dir: Path) -> dict:
+    """Each home token: the one an environment file already holds, else a fresh one."""
+    found = {}
+    for service in SERVICES:
+        values = env_values(read_env(env_dir / f"{service.name}.env"))
+        for variable, token in service.tokens.items():
+            if values.get(variable):
+                found.setdefault(token, values[variable])
+    return {token: found.get(token) or secrets.token_urlsafe(24) for token in TOKENS}
+
+
+# --- the soul's config ----------------------------------------------------------------------------
+
+
+def soul_config(path: Path, host: str, robot: str | None) -> dict:
+    """The soul's config: the one there (kept), else a starter; the robot as its body once known, the
+    flock on this host. Tokens stay null here: the soul reads them from its environment file."""
+    from soulstack.config_checks import ConfigError, read_json_file
+    from soulstack.protocol.shapes import ENDPOINTS
+    from soulstack.soul import config
+
+    if path.exists():
+        try:
+            raw = read_json_file(path)
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+    else:
+        raw = config.starter()
+        raw["body"] = {"name": "stackchan", "endpoints": {name: None for name in ENDPOINTS}}
+    if robot:
+        raw.setdefault("body", {})["endpoints"] = {name: f"{robot}/{name}" for name in ENDPOINTS}
+    raw["flock"] = {**raw.get("flock", {}), "url": f"http://{host}:8470"}
+    try:
+        config.from_dict(raw, path.parent)
+    except config.ConfigError as error:
+        raise UsageError(f"{path}: {error}") from None
+    return raw
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+
+def check_host(host: str) -> str:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise UsageError(f"--host {host} is not an IP address; give this computer's LAN address") from None
+    if address.is_loopback or address.is_unspecified:
+        raise UsageError(
+            f"--host {host}: the robot cannot reach this computer there; give its LAN address (e.g. 192.168.1.10)"
+        )
+    return host
+
+
+def check_robot(robot: str | None) -> str | None:
+    if robot is None:
+        return None
+    from soulstack.protocol.commands import check_url
+
+    return check_url(robot, "--robot", "http://192.168.1.42")
+
+
+def init_home(args) -> int:
+    from soulstack.flash.provision import lan_address
+    from soulstack.service.commands import checkout_note, enable, restart, write_unit
+
+    host = check_host(args.host or lan_address())
+    robot = check_robot(args.robot)
+    unit_dir, env_dir, state_dir = Path(args.unit_dir), Path(args.env_dir), Path(args.state_dir)
+    for flag, folder in (("--unit-dir", unit_dir), ("--state-dir", state_dir)):
+        if not folder.is_dir():  # before anything is written
+            raise UsageError(f"{flag} {folder} does not exist")
+    services = available()
+    soul_path = state_dir / "soulstack-soul" / "soul.config.json"
+    raw = soul_config(soul_path, host, robot)
+    tokens = home_tokens(env_dir)
+    units, executable = [], None
+    for service in services:
+        unit, env_path, executable = write_unit(service.name, unit_dir, env_dir)
+        lines = read_env(env_path)
+        kept = env_values(lines).get("SOULSTACK_ARGS", "")
+        keep_robot = robot is None and service.robot and "--body" in kept  # a robot named by an earlier run
+        ours = {variable: tokens[token] for variable, token in service.tokens.items()}
+        ours["SOULSTACK_ARGS"] = kept if keep_robot else soulstack_args(service, host, robot)
+        write_atomically(env_path, merged_env(lines, ours).encode(), PRIVATE_FILE)
+        units.append(unit.name)
+    soul_path.parent.mkdir(mode=0o700, exist_ok=True)
+    write_atomically(soul_path, (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode(), PRIVATE_FILE)
+    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot or body_of(raw))
+    note = checkout_note(executable) if executable else None
+    if note:
+        print(note)
+    if args.no_enable:
+        print(f"start them with: systemctl daemon-reload && systemctl enable --now {' '.join(units)}")
+        return 0
+    enable(units)
+    restart(units)  # a re-run (a new --robot, a new host) takes effect now
+    print(f"enabled and started {', '.join(units)}; follow them with: journalctl -f -u 'soulstack-*'")
+    return 0
+
+
+def body_of(raw: dict) -> str | None:
+    status = ((raw.get("body") or {}).get("endpoints") or {}).get("status")
+    return status.rsplit("/", 1)[0] if status else None
+
+
+def flash_command(host: str, tokens: dict, names: list[str]) -> str:
+    """The exact tools/flash line: tokens in its environment (never its argv), LAN URLs as flags."""
+    env = [f"BODY_TOKEN={tokens['body']}", f"NUDGE_TOKEN={tokens['soul']}"]
+    flags = ["--nudge-url", f"http://{host}:9202/nudge"]
+    if "tts" in names:
+        env.append(f"TTS_TOKEN={tokens['tts']}")
+        flags += ["--tts-url", f"http://{host}:9204/tts"]
+    return " ".join(env) + " tools/flash " + shlex.join(flags)
+
+
+def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot):
+    names = [service.name for service in services]
+    left_out = [service.name for service in SERVICES if service.name not in names]
+    print(f"home on {host}: " + ", ".join(f"{s.name} http://{host}:{s.port}" for s in services))
+    print(f"wrote {', '.join(f'{unit_dir}/soulstack-{n}.service' for n in names)}")
+    print(f"tokens in {env_dir}/NAME.env (0600; kept when you run this again); the soul's config: {soul_path}")
+    if left_out:
+        print(f"left out (this soulstack ships no unit for it): {', '.join(left_out)}")
+    print("flash the robot (in a soulstack checkout, on the computer its USB cable is plugged into):")
+    print(f"  {flash_command(host, tokens, names)}")
+    if robot:
+        print(f"the soul's body: {robot}")
+    else:
+        print("then, with the address tools/flash prints: sudo soulstack home init --robot http://ROBOT-ADDRESS")
+    print(f"the flock's page: http://{host}:8470 (it asks once for FLOCK_TOKEN, in {env_dir}/flock.env)")

@@ -1,0 +1,108 @@
+"""`soulstack home init`: a one-box home's configs, tokens and units, written into a temporary root."""
+
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from soulstack.home.setup import env_values
+
+needs_systemd = pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is missing")
+HOST = "192.0.2.10"  # TEST-NET-1: never bound, only written
+
+
+def home_init(root, *extra):
+    for folder in ("units", "state"):
+        (root / folder).mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "soulstack.cli", "home", "init", "--host", HOST, "--no-enable"]
+    argv += ["--unit-dir", str(root / "units"), "--env-dir", str(root / "env"), "--state-dir", str(root / "state")]
+    return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=60)
+
+
+def env(root, name):
+    return env_values((root / "env" / f"{name}.env").read_text().splitlines())
+
+
+@needs_systemd
+def test_home_init_writes_units_that_verify_tokens_that_are_private_and_the_flash_command(tmp_path):
+    done = home_init(tmp_path)
+    assert done.returncode == 0, done.stderr
+    for name in ("soul", "tts", "flock"):
+        unit = tmp_path / "units" / f"soulstack-{name}.service"
+        assert f"EnvironmentFile=-{tmp_path}/env/{name}.env" in unit.read_text()
+        verify = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+        assert verify.returncode == 0 and verify.stdout + verify.stderr == "", verify.stdout + verify.stderr
+        assert stat.S_IMODE((tmp_path / "env" / f"{name}.env").stat().st_mode) == 0o600
+        assert env(tmp_path, name)["SOULSTACK_ARGS"].startswith(f"--host {HOST}")
+    soul, tts, flock = env(tmp_path, "soul"), env(tmp_path, "tts"), env(tmp_path, "flock")
+    assert soul["NUDGE_TOKEN"] == flock["NUDGE_TOKEN"] and soul["FLOCK_TOKEN"] == flock["FLOCK_TOKEN"]
+    assert len({soul["NUDGE_TOKEN"], soul["BODY_TOKEN"], tts["TTS_TOKEN"], flock["FLOCK_TOKEN"]}) == 4
+    assert (
+        f"BODY_TOKEN={soul['BODY_TOKEN']} NUDGE_TOKEN={soul['NUDGE_TOKEN']} TTS_TOKEN={tts['TTS_TOKEN']} "
+        f"tools/flash --nudge-url http://{HOST}:9202/nudge --tts-url http://{HOST}:9204/tts"
+    ) in done.stdout
+    config = json.loads((tmp_path / "state" / "soulstack-soul" / "soul.config.json").read_text())
+    assert config["flock"]["url"] == f"http://{HOST}:8470" and config["body"]["name"] == "stackchan"
+    assert "token" not in config["body"] and "token" not in config["nudge"]  # secrets stay in the env files
+
+
+def test_a_rerun_keeps_tokens_and_a_persons_lines_and_names_the_robot(tmp_path):
+    assert home_init(tmp_path).returncode == 0
+    before = env(tmp_path, "soul")
+    soul_env = tmp_path / "env" / "soul.env"
+    soul_env.write_text(soul_env.read_text() + "ANTHROPIC_API_KEY=sk-ant-mine\n")
+    done = home_init(tmp_path, "--robot", "http://192.0.2.42")
+    assert done.returncode == 0, done.stderr
+    after = env(tmp_path, "soul")
+    assert after["NUDGE_TOKEN"] == before["NUDGE_TOKEN"] and after["BODY_TOKEN"] == before["BODY_TOKEN"]
+    assert after["ANTHROPIC_API_KEY"] == "sk-ant-mine"
+    config = json.loads((tmp_path / "state" / "soulstack-soul" / "soul.config.json").read_text())
+    assert config["body"]["endpoints"]["look"] == "http://192.0.2.42/look"
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--host", "127.0.0.1"], "--host 127.0.0.1: the robot cannot reach this computer there"),
+        (["--robot", "192.0.2.42"], "--robot must look like http://192.168.1.42"),
+    ],
+)
+def test_mistakes_are_one_line_and_write_nothing(tmp_path, args, said):
+    done = home_init(tmp_path, *args)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "env").exists() and list((tmp_path / "units").iterdir()) == []
+
+
+def test_the_soul_runs_from_what_home_init_wrote(tmp_path):
+    # The soul's config and environment file as its unit would start it (on loopback here: the LAN
+    # address is only written): its /health refuses a caller without the home's token.
+    assert home_init(tmp_path).returncode == 0
+    values = env(tmp_path, "soul")
+    config = tmp_path / "state" / "soulstack-soul" / "soul.config.json"
+    soul = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config), "--port", "0"],
+        env={k: v for k, v in values.items() if k != "SOULSTACK_ARGS"} | {"PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline, url = time.monotonic() + 30, None
+        while url is None and time.monotonic() < deadline:
+            line = soul.stdout.readline()
+            if "listening on http://127.0.0.1:" in line:
+                url = line.split("listening on ", 1)[1].split()[0].rstrip(",")
+        assert url, "the soul never listened"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/health", timeout=10)
+        assert refused.value.code == 401
+        asked = urllib.request.Request(f"{url}/health", headers={"Authorization": f"Bearer {values['NUDGE_TOKEN']}"})
+        assert json.loads(urllib.request.urlopen(asked, timeout=10).read())["provider"]["name"] == "brainstem"
+    finally:
+        soul.terminate()
+        soul.wait(20)
