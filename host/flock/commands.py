@@ -52,8 +52,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--rive",
         metavar="FILE",
-        help="a .riv file whose state machines draw the crows on the page (docs/ui-inputs.md); "
-        "without it, or when it does not match, the page draws them in SVG",
+        help="your own .riv file to draw the crows on the page (docs/ui-inputs.md); "
+        "without it the flock's built-in crows are drawn (docs/rive-crows.md); "
+        "when it does not match, or without the npm runtime, the page draws them in SVG",
     )
     parser.add_argument(
         "--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)"
@@ -86,7 +87,7 @@ def register(subparsers) -> None:
         help="seconds between two nudges to the soul; news meanwhile is merged (default 10)",
     )
     parser.set_defaults(func=run)
-    commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report}")
+    commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report,export-rive}")
     report = commands.add_parser(
         "jev-report",
         help="Jev's calibration: reliability table, ECE, accuracy, PNG diagram",
@@ -96,6 +97,54 @@ def register(subparsers) -> None:
     report.add_argument("--data", default=".crows", help="the flock's data directory (default .crows)")
     report.add_argument("--png", help="where to write the diagram (default <data>/jev-reliability.png)")
     report.set_defaults(func=run_report)
+    export = commands.add_parser(
+        "export-rive",
+        help="write the flock's built-in crows as a .riv file",
+        description="Write the page's built-in crows (ten artboards with the crow state machine, "
+        "docs/rive-crows.md) to FILE, for a Rive-capable viewer or as the start of your own.",
+    )
+    export.add_argument("file", metavar="FILE", help="where to write it (e.g. crows.riv)")
+    export.set_defaults(func=run_export_rive)
+
+
+def run_export_rive(args) -> int:
+    from soulstack.flock.rive.builtin import built_in
+
+    data = built_in()
+    try:
+        with open(args.file, "wb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise UsageError(f"cannot write {args.file}: {error.strerror or error}") from None
+    print(f"wrote {args.file} ({len(data):,} bytes: {', '.join(built_in_names())})")
+    return 0
+
+
+def built_in_names() -> list:
+    from soulstack.flock.rive.builtin import built_in
+    from soulstack.flock.rive.check import read
+
+    return [board.name for board in read(built_in())]
+
+
+def check_rive(path: str) -> list:
+    """What is wrong with an owner's --rive FILE, as warning lines ([] when it looks sound): the
+    crow machine and its inputs as the page needs them (the built-in file's, which the tests hold
+    to docs/ui-inputs.md), and every reference in it."""
+    from soulstack.flock.rive.builtin import built_in
+    from soulstack.flock.rive.check import problems, read
+
+    contract = read(built_in())[0].machines[0].inputs
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return [f"--rive {path}: cannot read it ({error.strerror or error}); the page will draw the crows in SVG"]
+    found = problems(data, "crow", contract)
+    shown = [f"--rive {path}: {problem}" for problem in found[:5]]
+    if len(found) > 5:
+        shown.append(f"--rive {path}: and {len(found) - 5} more problems")
+    return shown
 
 
 def run_report(args) -> int:
@@ -232,6 +281,9 @@ def run(args) -> int:
     if args.rive is not None and not os.path.isfile(args.rive):
         # Not fatal: the page draws the crows in SVG and says which file it could not find.
         print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
+    elif args.rive is not None:
+        for line in check_rive(args.rive):  # not fatal either: the page says what it cannot use
+            print(f"flock: {line}", flush=True)
     app = make_flock_app(
         args.data,
         model,

@@ -1,5 +1,6 @@
 """What the flock serves for its page besides the API: the favicon, the npm libraries from
-node_modules/ (a fixed list, nothing else), the user's Rive file, and /api/ui saying which exist."""
+node_modules/ (a fixed list, nothing else), the crows' Rive file (the built-in one, or the owner's),
+and /api/ui saying which exist."""
 
 import json
 import re
@@ -7,6 +8,7 @@ import re
 import pytest
 
 from soulstack.flock.app import TOKEN_COOKIE
+from soulstack.flock.rive.builtin import built_in
 from soulstack.flock.web.routes import VENDOR, vendor_file
 from tests.flock.helpers import Flock
 from tests.helpers import ROOT
@@ -27,7 +29,12 @@ async def test_the_favicon_is_an_svg(flock):
 
 async def test_installed_libraries_are_served_and_nothing_else_from_node_modules(flock):
     status, ui = await flock.get("/api/ui")
-    assert status == 200 and ui["rive"] is None
+    assert status == 200 and ui["rive"] == {
+        "url": "/rive/flock.riv",
+        "name": "the built-in crows",
+        "exists": True,
+        "builtin": True,
+    }
     assert ui["nest_messages"] is any("/messages" in r.canonical for r in flock.runner.app.router.resources())
     # tools/test runs `npm ci`, so in this checkout every library is there.
     assert ui["vendor"] == {name: True for name in VENDOR}
@@ -45,9 +52,10 @@ def test_a_missing_library_is_reported_missing():
     assert vendor_file("not-a-library.js") is None
 
 
-async def test_no_rive_file_is_a_404_with_a_message(flock):
+async def test_without_a_rive_file_the_built_in_crows_are_served(flock):
     async with flock.session.get("/rive/flock.riv") as response:
-        assert response.status == 404 and "--rive" in (await response.json())["message"]
+        assert response.status == 200 and response.content_type == "application/octet-stream"
+        assert await response.read() == built_in()
 
 
 async def test_the_rive_file_given_is_served_and_a_missing_one_is_reported(tmp_path):
@@ -57,13 +65,13 @@ async def test_the_rive_file_given_is_served_and_a_missing_one_is_reported(tmp_p
         flock = await Flock(tmp_path / f"data-{exists}", rive=str(path)).start()
         try:
             _, ui = await flock.get("/api/ui")
-            assert ui["rive"] == {"url": "/rive/flock.riv", "name": path.name, "exists": exists}
+            assert ui["rive"] == {"url": "/rive/flock.riv", "name": path.name, "exists": exists, "builtin": False}
             async with flock.session.get("/rive/flock.riv") as response:
                 assert response.status == (200 if exists else 404)
                 assert (
                     await response.read() == riv.read_bytes()
                     if exists
-                    else "--rive" in (await response.json())["message"]
+                    else "gone.riv was not found" in (await response.json())["message"]
                 )
         finally:
             await flock.stop()

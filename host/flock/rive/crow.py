@@ -124,12 +124,12 @@ def animate(board: Artboard, tint: int) -> None:
         head_round__fill=[(0, tint), (12, hurt), (120, hurt), (150, tint)],
     )
     board.animation("still", 60, LOOP)
-    chatter = [0.0, 0.5, 0.05, 0.45, 0.05, 0.5, 0.0, 0.4, 0.05, 0.5, 0.05, 0.35, 0.0]
+    chatter = [0.0, 0.75, 0.1, 0.65, 0.05, 0.75, 0.0, 0.6, 0.1, 0.75, 0.05, 0.5, 0.0]
     board.animation(
         "speaking",
         120,
         jaw__rotation=[(10 * n, value) for n, value in enumerate(chatter)],
-        head__rotation=[(0, 0.0), (10, -0.08), (110, -0.06), (120, 0.0)],
+        head__rotation=[(0, 0.0), (10, -0.04), (110, -0.03), (120, 0.0)],
     )
     board.animation("listening", 120, head__rotation=[(0, 0.0), (14, 0.32), (106, 0.3), (120, 0.0)])
     board.animation("blink", 220, LOOP, eyelid__scale_y=[(0, 0.05, "hold"), (200, 0.05), (206, 1.0), (212, 0.05)])

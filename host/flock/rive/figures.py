@@ -4,7 +4,7 @@ stand apart: the Sentry taller, steel-blue, behind a visor; the Elder grey, stoo
 with a stick. A trait is a function that adds parts to the drawn crow (on top of what it hangs on).
 """
 
-from soulstack.flock.rive.crow import ACCENT, JAW, WHITE, animate, draw_crow, draw_marks, machine, rgb
+from soulstack.flock.rive.crow import ACCENT, WHITE, animate, draw_crow, draw_marks, machine, rgb
 from soulstack.flock.rive.draw import Artboard
 from soulstack.flock.rive.crow import SIZE
 
@@ -63,7 +63,7 @@ def ledger(board):
     """The Counter: a gold coin on a chain."""
     board.shape("chain", "pose", "M 12 -31 L 19 -17", stroke=(ACCENT, 1.5))
     board.shape("coin", "pose", ellipse=(20, -12, 13, 13), fill=ACCENT)
-    board.shape("coin_rim", "pose", ellipse=(20, -12, 7, 7), stroke=(JAW, 1.5))
+    board.shape("coin_rim", "pose", ellipse=(20, -12, 7, 7), stroke=(rgb("#9c7410"), 1.5))
 
 
 def soot(board):
