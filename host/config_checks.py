@@ -11,6 +11,7 @@ It sits on the ground floor so every feature can use it without importing
 another feature (the soul's config and the flock's config both do).
 """
 
+import difflib
 import json
 from pathlib import Path
 
@@ -129,8 +130,18 @@ def fill(spec: dict, given, path: str, warnings: list, who: str, special=None, k
         if key in known_elsewhere:
             warnings.append(known_elsewhere[key])
         elif key not in spec and not key.startswith("_"):
-            warnings.append(f"{path + '.' if path else ''}{key} is not a key {who} knows; ignored")
+            warnings.append(
+                f"{path + '.' if path else ''}{key} is not a key {who} knows{did_you_mean(key, spec, path)}; ignored"
+            )
     return out
+
+
+def did_you_mean(key: str, spec: dict, path: str = "") -> str:
+    """ " (did you mean loop.maxSleepMinutes?)" for a key close to one the spec knows (a typo, another case), else ""."""
+    known = [name for name in spec if not name.startswith("_")]
+    by_case = {name.lower(): name for name in known}
+    close = [by_case[key.lower()]] if key.lower() in by_case else difflib.get_close_matches(key, known, n=1, cutoff=0.7)
+    return f" (did you mean {path + '.' if path else ''}{close[0]}?)" if close else ""
 
 
 def read_json_file(path: Path, missing_hint: str = ""):

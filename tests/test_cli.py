@@ -62,3 +62,14 @@ def test_a_placeholder_or_folderless_path_in_the_config_is_one_line(soulstack_cm
         done = run(soulstack_cmd, "soul", "--config", str(config), "--port", "0")
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
         assert not (tmp_path / "soul").exists() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_mistyped_config_key_says_which_key_was_meant():
+    from soulstack.soul import config
+
+    _, warnings = config.from_dict({"loop": {"maxSleepMinute": 5}, "soulDIR": "x", "colour": "blue"})
+    assert warnings == [
+        "loop.maxSleepMinute is not a key the soul knows (did you mean loop.maxSleepMinutes?); ignored",
+        "soulDIR is not a key the soul knows (did you mean soulDir?); ignored",
+        "colour is not a key the soul knows; ignored",
+    ]
