@@ -94,6 +94,37 @@ async def _hang_up_after_first_piece(soul_url, words) -> str:
     raise AssertionError("no piece of the answer came")
 
 
+async def test_new_words_while_the_answer_streams_end_it_there_and_join_the_running_turn(tmp_path):
+    hold = HoldAfter("Hello, Ana.")
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(text(ANSWER), after_event=hold), text("Oh, the kettle. Go!"))
+            first = asyncio.create_task(_pieces(running.url, "I'm back"))
+            await until(lambda: hold.words is None, what="the first sentence written, the rest held")
+            await asyncio.sleep(0.2)  # the first sentence is out
+            second = asyncio.create_task(ask(running.url, "wait, the kettle is boiling"))
+            await until(lambda: first.done(), what="the first answer ended by the new words")
+            hold.release.set()
+            assert await first == ["Hello, Ana."]
+            assert await second == "Oh, the kettle. Go!"
+            await until(lambda: soul.wakings >= 3 and soul.state == "asleep", what="the waking told of the cut")
+        second_step = texts_of(fake.bodies[2]["messages"][-1])
+        assert "Ana is speaking to you now: \u201cwait, the kettle is boiling\u201d" in second_step  # the running turn
+        told = [texts_of(b["messages"][-1]) for b in fake.bodies]
+        assert any(f"you were cut off after \u2018Hello, Ana.\u2019 (saying \u2018{ANSWER}\u2019" in t for t in told)
+
+
+async def _pieces(soul_url, words) -> list:
+    pieces = []
+    async with AsyncOpenAI(base_url=soul_url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
+        chat = [{"role": "user", "content": words}]
+        async for chunk in await client.chat.completions.create(model="soul", messages=chat, stream=True):
+            pieces += [choice.delta.content for choice in chunk.choices if choice.delta.content]
+    return pieces
+
+
 async def test_an_answer_taken_in_full_is_no_cut(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         soul = a_soul(tmp_path, body, fake)

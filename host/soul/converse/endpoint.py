@@ -98,6 +98,7 @@ class Converse:
     cache: dict = field(default_factory=dict)  # key -> (answer, when)
     hear_calls: int = 0
     cuts: set = field(default_factory=set)  # tasks telling the soul of an answer cut off
+    saying: set = field(default_factory=set)  # an Event per answer being given now: set when new words come
 
     # --- one answer per utterance -------------------------------------------
 
@@ -122,6 +123,8 @@ class Converse:
         if key in self.pending:
             log.info("converse: re-delivery of %r joins the pending answer", utterance)
             return self.pending[key]
+        for superseded in self.saying:  # new words: the answers still going out end where they are
+            superseded.set()
         catcher = ReplyCatcher(utterance)
         task = asyncio.create_task(self._hear(utterance, catcher, speaker))
         pending = Pending(catcher, task, self.clock.monotonic())
@@ -156,7 +159,8 @@ class Converse:
     async def say(self, utterance: str, speaker: str | None = None):
         """The words to say back, piece by piece, each the moment it is known: the answer's
         sentences as the soul's model writes them, then any failure line; a filler when
-        nothing was said within `filler_after_s` (a long answer is cut there instead)."""
+        nothing was said within `filler_after_s` (a long answer is cut there instead).
+        New words (another utterance) end it where it is: it was cut there (`heard_only`)."""
         found = self.answer_for(utterance, speaker)
         if isinstance(found, str):
             if found:
@@ -167,22 +171,30 @@ class Converse:
         catcher, sent = found.catcher, 0
         catcher.waiting += 1
         timer = asyncio.ensure_future(self.clock.sleep(self.filler_after_s))
+        superseded = asyncio.Event()
+        self.saying.add(superseded)
         try:
             while True:
-                while sent < len(catcher.pieces):
+                while sent < len(catcher.pieces) and not superseded.is_set():
                     sent += 1
                     yield catcher.pieces[sent - 1]
-                if found.task.done() or timer.done():
+                if found.task.done() or timer.done() or superseded.is_set():
                     break
                 news = asyncio.ensure_future(catcher.news())
+                cut = asyncio.ensure_future(superseded.wait())
                 try:
-                    await asyncio.wait({found.task, timer, news}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait({found.task, timer, news, cut}, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     news.cancel()
+                    cut.cancel()
         finally:
             timer.cancel()
             catcher.waiting -= 1
-        if not found.task.done() and sent:
+            self.saying.discard(superseded)
+        if superseded.is_set() and (not found.task.done() or sent < len(catcher.pieces)):
+            log.info("converse: new words came while the answer to %r went out; it ends here", utterance)
+            self.heard_only(utterance, "".join(catcher.pieces[:sent]), superseded=True)
+        elif not found.task.done() and sent:
             log.warning(
                 "converse: the answer to %r was not finished within %gs; cut it short, the whole answer will be kept",
                 utterance,
@@ -200,12 +212,13 @@ class Converse:
         else:
             catcher.voiced = True
 
-    def heard_only(self, utterance: str, streamed: str) -> None:
-        """The voice stack hung up after `streamed` of the answer to `utterance`: once the answer is
-        known, the soul is told it was cut there (unless all of it had gone out)."""
+    def heard_only(self, utterance: str, streamed: str, superseded: bool = False) -> None:
+        """The voice stack took only `streamed` of the answer to `utterance` (it hung up, or new words
+        `superseded` it): once the answer is known, the soul is told it was cut there (unless all of it
+        had gone out). A hang-up before any of it went out is no cut: a re-delivery usually follows."""
         key = normalize(utterance)
         found, cached = self.pending.get(key), self.cache.get(key)
-        if not streamed or (found is None and cached is None):
+        if not (streamed or superseded) or (found is None and cached is None):
             return
         task = asyncio.create_task(self._tell_cut(found, cached[0] if cached else "", streamed))
         self.cuts.add(task)
@@ -216,8 +229,8 @@ class Converse:
             with contextlib.suppress(Exception):
                 await asyncio.wait({found.task}, timeout=PENDING_MAX_S)
             whole = found.catcher.reply if found.catcher.reply is not None else "".join(found.catcher.pieces)
-        if len(streamed) >= len(whole):
-            return  # it all went out: the hang-up came after the last word
+        if not whole or len(streamed) >= len(whole):
+            return  # it all went out (the hang-up came after the last word), or there was nothing to say
         fraction = round(len(streamed) / len(whole), 3)
         try:
             await self.listener.cut({"played": [], "cut": whole, "cut_fraction": fraction})
