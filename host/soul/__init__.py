@@ -18,21 +18,25 @@ What lives where:
                   settle, fold, the context ceiling, the night's consolidation, keep-warm
   metabolism/     drives, vitals, costs and GET /health
   converse/       a person talking in real time through a voice stack (/v1/chat/completions)
+  reminders/      promises of a time (REMINDERS.json): the sleep ends when one is due, the waking
+                  says it, the brainstem too; retried asleep until said or missed
   tools/          the soul's tools, each with its facts (routine, the part it changes, its role),
                   asked through the Toolbox; builtin.py: those a config offers
   prompts/        its words, one module per language (every text it says to its model or person)
 
 The life of a waking (`Soul.live`):
 
-  _begin       takes the words delivered and the nudges due (inbox.take); says why it woke
+  _begin       takes the words delivered, the nudges due (inbox.take) and the reminders due
+               (reminders.take_due); says why it woke
   _live_one    senses the body; on_waking hooks; the snapshot (snapshot.py) is stored in the
                session (memory/session.py), then the inbox lets its nudges go (inbox.seen)
     once a night (Nightly.due, a quiet waking): Nightly.begin, run_turn, Nightly.end (the day folded)
     any other:  before_turn hooks (new MCP tools, the ceiling's fold), then run_turn:
                 view(soul) -> model -> tools -> ... until a reply calls sleep (turn.py)
   _end         one log line, the sleep planned (rhythm.py, adjust_sleep hooks)
-  _sleep       until the alarm, a nudge that is due or words delivered; each stretch
-               (_doze) refreshes the prompt cache when keep-warm says it would expire first
+  _sleep       until the alarm, a nudge that is due, words delivered or a reminder's time (a
+               retry of one not said is made on the way); each stretch (_doze) refreshes the
+               prompt cache when keep-warm says it would expire first
 
 The path of a nudge:
 
