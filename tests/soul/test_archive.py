@@ -146,7 +146,9 @@ def start_writer(path, payload=2000):
 
 
 def acknowledged(lines) -> int:
-    return max((int(line.split()[1]) for line in lines if line.startswith("appended")), default=0)
+    """The last message the writer said it had stored (a line the kill cut short counts less or not at all)."""
+    parts = [line.split() for line in lines]
+    return max((int(p[1]) for p in parts if len(p) == 2 and p[0] == "appended" and p[1].isdigit()), default=0)
 
 
 def check_whole(path, at_least: int) -> int:

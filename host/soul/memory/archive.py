@@ -138,7 +138,7 @@ class Archive:
         )
         if cursor.rowcount != 1:
             return False
-        self.db.execute("INSERT INTO search(rowid, body) VALUES (?, ?)", (cursor.lastrowid, pairs(text)))
+        self.db.execute("INSERT INTO search(rowid, body) VALUES (?, ?)", (cursor.lastrowid, pairs(text, singles=True)))
         return True
 
     def entries(self, kind: str) -> list:

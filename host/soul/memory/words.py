@@ -5,7 +5,7 @@ The search is SQLite's FTS5 with its `unicode61` tokenizer and the Porter stemme
 text is indexed, and before a question is asked, every run of ideographs is cut into overlapping
 pairs of characters ("我妹妹住在" -> "我妹 妹妹 妹住 住在"). Pairs, not FTS5's trigram tokenizer:
 most Chinese words are two characters long (花生, 过敏, 妹妹), and a trigram index cannot match a
-term shorter than three. docs/metabolism.md, "The archive", says more.
+term shorter than three. What is stored also holds each ideograph alone, for a one-character question (鸟). docs/metabolism.md, "The archive", says more.
 
 A question becomes an OR of its words, each quoted, so nothing a person or a model types is ever
 read as FTS5 syntax (NEAR, *, column filters, unbalanced quotes are plain words here). Words that
@@ -33,14 +33,16 @@ STOP = frozenset(
 )
 
 
-def pairs(text: str) -> str:
-    """`text` with every run of ideographs cut into overlapping pairs (a lone one stays as it is)."""
+def pairs(text: str, singles: bool = False) -> str:
+    """`text` with every run of ideographs cut into overlapping pairs (a lone one stays as it is);
+    `singles`: each character of a run as well (what is stored, so a one-character question finds it)."""
 
     def cut(match) -> str:
         run = match.group(0)
         if len(run) == 1:
             return f" {run} "
-        return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+        cut = [run[i : i + 2] for i in range(len(run) - 1)] + (list(run) if singles else [])
+        return " " + " ".join(cut) + " "
 
     return RUN.sub(cut, text)
 
