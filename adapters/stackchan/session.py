@@ -34,6 +34,8 @@ import time
 import websockets
 
 from soulstack.adapters.stackchan.frames import FrameError, downlink_params, parse_message, wrap_audio
+from soulstack.protocol.nudges import MAX_PLAYED, MAX_WORDS_CHARS
+from soulstack.protocol.nudges import cut as cut_text
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +320,8 @@ class RobotSession:
         cut.set()
         self._cuts += 1
         fraction = min(1.0, (time.monotonic() - started) / seconds) if seconds > 0 else 1.0
-        heard = {"played": played, "cut": text, "cut_fraction": round(fraction, 3)}
+        fit = [cut_text(said, MAX_WORDS_CHARS) for said in played[-MAX_PLAYED:]]  # within the nudge contract's caps
+        heard = {"played": fit, "cut": cut_text(text, MAX_WORDS_CHARS), "cut_fraction": round(fraction, 3)}
         log.info("the robot cut our speech off (%s) %.0f%% into %r", why, 100 * fraction, text)
         self.events.on_cut(self, heard)
 

@@ -15,7 +15,7 @@ import json
 
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
-from soulstack.protocol.nudges import MAX_SPEAKER_CHARS
+from soulstack.protocol.nudges import MAX_SPEAKER_CHARS, quoted
 from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
 
@@ -66,7 +66,7 @@ def speaker_from_chat(body: dict) -> str | None:
     named = wrapped.get("speaker") if wrapped else None
     for name in (named, user):
         if isinstance(name, str) and name.strip():
-            return " ".join(name.replace(";", ",").split())[:MAX_SPEAKER_CHARS]
+            return quoted(name)[:MAX_SPEAKER_CHARS]  # a name, never a phrasing of a person's words
     return None
 
 
