@@ -215,7 +215,7 @@ class Soul:
             self.is_night(),
             self.cfg["loop"]["defaultSleepMinutes"],
             waking.step,
-            reminders=[(d.key, d.words, d.who) for d in waking.why.due],
+            reminders=self.reminders.unsaid(waking.why.due),
         )
 
     def persons_words(self) -> list:

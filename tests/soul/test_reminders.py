@@ -182,6 +182,23 @@ async def test_with_the_provider_down_the_brainstem_says_it_in_a_fixed_sentence(
     assert kept["delivered"] == 1 and kept["recent"][0]["late_s"] <= 30  # the retries' backoff included
 
 
+async def test_a_reminder_the_model_said_before_it_failed_is_not_said_again_by_the_brainstem(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    clock = StepClock(start, end=start + timedelta(minutes=30))
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="call the plumber", after="10 min"), call("sleep", minutes=60)))
+        said_then_down = lambda request: (  # noqa: E731
+            tool_use("speak", {"text": "Ana, the plumber!"})
+            if DUE_LINE in texts_of(request["messages"][-1])
+            else error(529, "overloaded")
+        )
+        fake.default = said_then_down
+        soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
+        await live_until_over(soul, clock)
+    assert body.spoken == ["Ana, the plumber!"]  # the brainstem that stood in said nothing more
+    assert stored(tmp_path)["delivered"] == 1
+
+
 async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_asked(tmp_path):
     start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
     clock = StepClock(start, end=start + timedelta(hours=2))

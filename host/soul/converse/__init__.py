@@ -7,7 +7,6 @@
   reply.py        the human's words out of a chat body; `ReplyCatcher`s that find the answer among what
                   the soul's model writes
   first_words.py  the spoken part of a text (inner monologue removed), released sentence by sentence
-  echo.py         the echo guard: the robot's own voice heard back is no person's words (thresholds there)
   shapes.py       OpenAI's response shapes, with an estimated `usage`
 
 Nothing here imports the soul's loop, its memory or its metabolism (pyproject.toml's contracts).

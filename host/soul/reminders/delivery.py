@@ -87,6 +87,12 @@ class Reminders:
             for r in due
         ]
 
+    def unsaid(self, due: list) -> list:
+        """(key, words, who) of the waking's reminders not said yet: what the brainstem still has to say
+        (after a model that said one and then failed, it must not say it again)."""
+        keys = {f"{r.id}@{r.due:.0f}" for r in self.in_waking.values()}
+        return [(d.key, d.words, d.who) for d in due if d.key in keys]
+
     def on_waking(self, soul: Soul, waking: Waking) -> None:
         """A reminder must not wait for money: with today's budget spent, its waking is the brainstem's."""
         if waking.why.due and soul.metabolism.vitals.exhausted(soul.clock.now()) and not waking.on_brainstem:
@@ -124,7 +130,15 @@ class Reminders:
 
     async def while_asleep(self) -> float | None:
         """Retries that are due are tried now; then the seconds until the next reminder needs the soul:
-        0 when one is due (wake now), None when none is pending."""
+        0 when one is due (wake now), None when none is pending. Never raises: the sleep is no
+        waking, and nothing may end a life (a disk that fails a write is tried again in a minute)."""
+        try:
+            return await self._while_asleep()
+        except Exception:
+            log.exception("reminders: the check made while asleep failed; it looks again in a minute")
+            return 60.0
+
+    async def _while_asleep(self) -> float | None:
         now = self.soul.clock.time()
         for reminder in [r for r in self.store.reminders if r.retry_at is not None and r.retry_at <= now]:
             await self._say(reminder)
