@@ -33,14 +33,14 @@ from soulstack.adapters.stackchan.frames import downlink_params, unwrap_audio
 DESK_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
 
 
-def hello(version: int = 1) -> str:
+def hello(version: int = 1, frame_ms: int = 60) -> str:
     return json.dumps(
         {
             "type": "hello",
             "version": version,
             "features": {"mcp": True},
             "transport": "websocket",
-            "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60},
+            "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": frame_ms},
         }
     )
 
@@ -57,6 +57,7 @@ class FakeRobot:
         source: str | None = None,
         camera_tool: str = "self.camera.take_photo",
         answer_late_s: float = 0.0,
+        frame_ms: int = 60,
     ):
         self.url = url
         self.source = source
@@ -67,6 +68,7 @@ class FakeRobot:
         self.device_id = device_id
         self.camera_tool = camera_tool
         self.answer_late_s = answer_late_s
+        self.frame_ms = frame_ms  # its hello's frame_duration: 60 on the firmware, 20 on py-xiaozhi
         self.client_id = str(uuid.uuid4())
         self.received: list = []  # every frame from the server, in order (str or bytes)
         self.arrived: list = []  # time.perf_counter() when each of `received` arrived
@@ -89,7 +91,7 @@ class FakeRobot:
         self.ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None, **bind)
         self._reader = asyncio.create_task(self._read())
         if send_hello:
-            await self.ws.send(hello(self.version))
+            await self.ws.send(hello(self.version, self.frame_ms))
             await asyncio.wait_for(self._hello.wait(), wait_hello_s)
         return self
 

@@ -1,7 +1,9 @@
 """A xiaozhi-esp32-server, as a fake: the server side of the xiaozhi WebSocket protocol, plus its vision endpoint.
 
 It answers the device's hello (after `hello_delay_s`, to play a slow server)
-with a session id and 24 kHz / 60 ms downlink audio, sends its own MCP
+with a session id and 24 kHz / 60 ms downlink audio (or, with
+`echo_audio_params`, the device's own `audio_params` back, as xiaozhi-server
+does), sends its own MCP
 `initialize` with `capabilities.vision` pointing at its vision endpoint, and
 records every frame and the handshake headers of each connection. Tests push
 frames through `send()` and whole utterances through `speak()`. The vision
@@ -48,8 +50,15 @@ class FakeVision(LoopbackServer):
 
 
 class FakeUpstream:
-    def __init__(self, hello_delay_s: float = 0.0, send_initialize: bool = True, sample_rate: int = 24000):
+    def __init__(
+        self,
+        hello_delay_s: float = 0.0,
+        send_initialize: bool = True,
+        sample_rate: int = 24000,
+        echo_audio_params: bool = False,
+    ):
         self.hello_delay_s = hello_delay_s
+        self.echo_audio_params = echo_audio_params
         self.send_initialize = send_initialize
         self.sample_rate = sample_rate
         self.vision = FakeVision()
@@ -90,18 +99,16 @@ class FakeUpstream:
                 record["arrived"].append(time.perf_counter())  # for tools/bench-stackchan
                 if isinstance(frame, str) and is_hello(frame):
                     await asyncio.sleep(self.hello_delay_s)
+                    audio = {"format": "opus", "sample_rate": self.sample_rate, "channels": 1, "frame_duration": 60}
+                    if self.echo_audio_params:
+                        audio = json.loads(frame).get("audio_params") or audio
                     await ws.send(
                         json.dumps(
                             {
                                 "type": "hello",
                                 "transport": "websocket",
                                 "session_id": "upstream-session-1",
-                                "audio_params": {
-                                    "format": "opus",
-                                    "sample_rate": self.sample_rate,
-                                    "channels": 1,
-                                    "frame_duration": 60,
-                                },
+                                "audio_params": audio,
                             }
                         )
                     )

@@ -172,3 +172,20 @@ async def test_listening_after_our_speech_ended_cuts_nothing():
         await robot.close()
         reasons = await r.nudges.wait_for(2)
         assert CUT_OFF not in reasons
+
+
+# --- the audio parameters xiaozhi-server echoes ------------------------------------------------
+
+
+@needs_espeak
+@pytest.mark.parametrize("frame_ms", [20, 60])
+async def test_speech_follows_the_audio_params_the_server_echoes_from_the_device(frame_ms):
+    async with rig({"echo_audio_params": True}) as r:
+        robot = await r.robot(frame_ms=frame_ms)  # py-xiaozhi says 20 ms, the firmware 60 ms
+        assert robot.server_hello["audio_params"]["frame_duration"] == frame_ms
+        assert r.body.session.downlink == {"sample_rate": 16000, "frame_duration": frame_ms}
+        assert await r.post("speak", {"text": "Hi."}) == (200, {})
+        await wait_until(lambda: _true(_stops(robot) == 1), 10)
+        packets = robot.audio_packets()
+        seconds = robot.decoded_seconds(packets)  # decoded at the 16 kHz the hello named
+        assert seconds == pytest.approx(len(packets) * frame_ms / 1000, abs=1e-6)
