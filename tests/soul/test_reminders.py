@@ -18,6 +18,7 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, tool_us
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.types import ToolCall
 from soulstack.soul.prompts import texts
+from soulstack.soul.reminders.schedule import following
 from soulstack.soul.run import build_soul, close_soul
 from tests.soul.helpers import Running, anthropic_model, make_cfg, texts_of
 
@@ -112,6 +113,23 @@ async def test_remind_echoes_the_local_time_and_refuses_past_or_unreadable_times
         assert (tmp_path / "soul" / "REMINDERS.json").stat().st_mode & 0o777 == 0o600  # a person's words
 
 
+async def test_weekdays_skip_the_weekend_and_weekly_keeps_its_day(tmp_path):
+    saturday = datetime(2026, 12, 5, 9, 0, tzinfo=BERLIN)
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, StepClock(saturday.astimezone(timezone.utc)))
+        answer, ok = await use(soul, "remind", words="stand-up", at="08:00", repeat="weekdays")
+        assert ok and "Monday 08:00, in 1 d 23 h" in answer and EN["reminders"]["repeat_weekdays"] in answer
+        answer, ok = await use(soul, "remind", words="the bins", at="friday 19:00", repeat="weekly")
+        assert ok and "Friday 19:00" in answer
+        store = soul.reminders.store
+        weekdays, weekly = store.reminders
+        store.done(weekdays, "delivered", datetime(2026, 12, 7, 8, 0, 3, tzinfo=BERLIN).timestamp())
+        store.done(weekly, "delivered", datetime(2026, 12, 11, 19, 0, 3, tzinfo=BERLIN).timestamp())
+        assert [r.wall for r in store.reminders] == ["2026-12-08T08:00:00", "2026-12-18T19:00:00"]
+        assert store.delivered == 2 and store.missed == 0
+    assert following(datetime(2026, 12, 11, 8, 0), "weekdays") == datetime(2026, 12, 14, 8, 0)  # Friday -> Monday
+
+
 # --- on time ----------------------------------------------------------------------------
 
 
@@ -144,7 +162,7 @@ async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
     for start_day in (datetime(2026, 3, 27, 12, 0, tzinfo=BERLIN), datetime(2026, 10, 23, 12, 0, tzinfo=BERLIN)):
         folder = tmp_path / start_day.strftime("%m")
         start = start_day.astimezone(timezone.utc)
-        clock = StepClock(start, end=start + timedelta(days=4))
+        clock = StepClock(start, end=start + timedelta(days=3))
         async with RecordingBody() as body:
             # The brainstem (no model): the promise is kept all the same. Long sleeps: few wakings.
             soul = soul_for(folder, body, clock, loop={"defaultSleepMinutes": 240, "maxSleepMinutes": 240})
@@ -156,13 +174,13 @@ async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
             )
             await live_until_over(soul, clock)
         sentence = EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")
-        assert body.spoken == [sentence] * 4
+        assert body.spoken == [sentence] * 3
         assert [moment.strftime("%d %H:%M") for moment in said] == [
-            (start_day + timedelta(days=n)).strftime("%d 08:00") for n in range(1, 5)
+            (start_day + timedelta(days=n)).strftime("%d 08:00") for n in range(1, 4)
         ]
         offsets = {moment.utcoffset() for moment in said}
         assert offsets == {timedelta(hours=1), timedelta(hours=2)}  # the change happened in between
-        assert stored(folder)["delivered"] == 4
+        assert stored(folder)["delivered"] == 3
 
 
 # --- kept without a mind ----------------------------------------------------------------

@@ -125,7 +125,7 @@ def clock_words(when: datetime, now: datetime, lang) -> str:
     words = lang.TEXT["reminders"]
     local = when.astimezone(now.tzinfo)
     day = lang.WEEKDAYS[local.weekday()]
-    if local.date() - now.date() >= timedelta(days=6):
+    if local.date() - now.date() >= timedelta(days=7):  # a weekday alone would name today
         day = words["day_and_date"].format(day=day, date=local.strftime("%Y-%m-%d"))
     return words["clock"].format(day=day, time=local.strftime("%H:%M"))
 
