@@ -312,13 +312,12 @@ class RobotSession:
         """The robot listens (or aborted): stop our speech now and tell the body what was heard."""
         speaking, played = self._speaking, self.played
         self.played = []  # what it heard before it listened is told now, or was news no more
-        if speaking is None:
+        if self.voice.locked():
+            self._cuts += 1  # speeches of ours waiting for the speaker were meant for before the person spoke
+        if speaking is None or speaking[1].is_set():
             return
         text, cut, started, seconds = speaking
-        if cut.is_set():
-            return
         cut.set()
-        self._cuts += 1
         fraction = min(1.0, (time.monotonic() - started) / seconds) if seconds > 0 else 1.0
         fit = [cut_text(said, MAX_WORDS_CHARS) for said in played[-MAX_PLAYED:]]  # within the nudge contract's caps
         heard = {"played": fit, "cut": cut_text(text, MAX_WORDS_CHARS), "cut_fraction": round(fraction, 3)}

@@ -189,3 +189,19 @@ async def test_speech_follows_the_audio_params_the_server_echoes_from_the_device
         packets = robot.audio_packets()
         seconds = robot.decoded_seconds(packets)  # decoded at the 16 kHz the hello named
         assert seconds == pytest.approx(len(packets) * frame_ms / 1000, abs=1e-6)
+
+
+@needs_espeak
+async def test_our_speech_waiting_behind_the_servers_is_dropped_when_the_person_cuts_in():
+    async with rig() as r:
+        robot = await r.robot()
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "start"}))
+        await wait_until(lambda: _true(r.body.session.voice.locked()))
+        waiting = asyncio.create_task(r.post("speak", {"text": "About the weather."}))
+        await asyncio.sleep(0.3)
+        await robot.start_listening()  # the person talks over the server's speech
+        await asyncio.sleep(0.1)
+        await r.upstream.send(json.dumps({"session_id": "upstream-session-1", "type": "tts", "state": "stop"}))
+        status, answer = await waiting
+        assert status == 503 and "not said" in answer["message"]
+        assert not any(m.get("text") == "About the weather." for m in robot.texts())
