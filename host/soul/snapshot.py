@@ -49,7 +49,6 @@ class WakeReasons:
     nudged_while_thinking: list = field(default_factory=list)  # nudges' reasons that came while it was thinking
     heard: list = field(default_factory=list)  # the human's own words
     speakers: dict = field(default_factory=dict)  # words -> who spoke them, when not the human (a voiceprint)
-    speakers: dict = field(default_factory=dict)  # words -> who spoke them, when not the human (a voiceprint)
     sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
     due: list = field(default_factory=list)  # reminders due now (host/soul/reminders/delivery.py's Due)
 
