@@ -52,6 +52,12 @@ class Parser(argparse.ArgumentParser):
 
     argv: list = []  # what main() parses, to name a mistyped flag (below)
 
+    def __init__(self, *args, **kwargs):
+        from soulstack.commandline import OneHelpStyle
+
+        kwargs.setdefault("formatter_class", OneHelpStyle)  # one help style for every subcommand
+        super().__init__(*args, **kwargs)
+
     def error(self, message):
         self.exit(2, f"{self.prog}: {self.stray_value(message) or message} (see: {self.prog} --help)\n")
 

@@ -11,6 +11,7 @@ they import this module, never `soulstack.cli`, so the command line has no cycle
 import argparse
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -53,6 +54,19 @@ def subcommand_group(subparsers, name: str, help: str):
         parser = subparsers.add_parser(name, help=help, description=help)
         groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="KIND", required=True)
     return groups[name]
+
+
+# --- one help style --------------------------------------------------------------
+
+
+class OneHelpStyle(argparse.HelpFormatter):
+    """Every command's help in one style, whoever wrote its arguments: a default reads "(default: X)".
+
+    The `soulstack` parser and every subcommand's use it (soulstack.cli.Parser), so a command added
+    later follows it without thinking of it; tests/test_cli.py walks every --help to keep it so."""
+
+    def _expand_help(self, action):
+        return re.sub(r"\(default (?!:)", "(default: ", super()._expand_help(action))
 
 
 # --- secrets and exposure ------------------------------------------------------
@@ -133,6 +147,24 @@ def add_serial_port(parser, default: str | None = "auto"):
     action = parser._option_string_actions["--port"]
     action.option_strings = ["--device"]
     parser._option_string_actions["--port"] = action
+
+
+def add_listen_options(parser, port: int, host: str = "127.0.0.1"):
+    """--host and --port for a server: the address it binds (loopback unless told) and its HTTP port."""
+    parser.add_argument("--host", default=host, help="address to listen on (default: %(default)s)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=port,
+        metavar="PORT",
+        help="port to listen on (default: %(default)s; 0: any free one)",
+    )
+
+
+def add_body_token(parser, help: str = "bearer token callers must send"):
+    """--token for a body (terminal, simulator, bridge, StackChan adapter): one environment variable,
+    $BODY_TOKEN, for every body, as the soul's config reads it (body.token)."""
+    add_secret(parser, "--token", "BODY_TOKEN", help)
 
 
 def add_insecure_no_token(parser):

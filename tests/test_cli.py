@@ -73,3 +73,59 @@ def test_a_mistyped_config_key_says_which_key_was_meant():
         "soulDIR is not a key the soul knows (did you mean soulDir?); ignored",
         "colour is not a key the soul knows; ignored",
     ]
+
+
+def every_subcommand():
+    """(name, parser) for `soulstack` and every subcommand under it, however deep."""
+    import argparse
+
+    from soulstack.cli import build_parser
+
+    def walk(parser, name):
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    yield from walk(child, f"{name} {sub}")
+
+    return list(walk(build_parser(), "soulstack"))
+
+
+def test_every_subcommands_help_keeps_the_conventions():
+    # One meaning per flag, one token variable per kind of server, one help style (host/commandline.py's helpers).
+    import argparse
+
+    from soulstack.commandline import DEFAULT_NUDGE_URL
+
+    commands = every_subcommand()
+    assert len(commands) > 15
+    bodies = {"soulstack body terminal", "soulstack body sim", "soulstack body stackchan", "soulstack bridge serial"}
+    for name, parser in commands:
+        text = parser.format_help()
+        assert "(default " not in text.replace("\n", " ").replace("(default: ", ""), name
+        options = {flag: action for action in parser._actions for flag in action.option_strings}
+        for action in parser._actions:
+            if action.help == argparse.SUPPRESS or not action.option_strings:
+                continue
+            assert not (isinstance(action.metavar, str) and len(action.metavar) == 1), (name, action.metavar)
+        if "--port" in options and "--port" in text:  # a shown --port is always an HTTP port
+            assert options["--port"].type is int, name
+        if "--device" in options:  # the robot's serial port, never --port in the help
+            assert "PATH|auto" in text and "--port" not in text.split("--device", 1)[0].split("options:")[-1], name
+        if "--nudge-url" in options and name != "soulstack flash":  # flash asks, as the robot reaches the soul
+            nudge = options["--nudge-url"]
+            assert nudge.default == DEFAULT_NUDGE_URL or DEFAULT_NUDGE_URL in (nudge.help or ""), name
+        if name in bodies:
+            assert "$BODY_TOKEN" in options["--token"].help and "--token-file" in options, name
+        for flag in options:
+            if flag.endswith("-token") and options[flag].nargs != 0:  # a secret, not a switch (--new-token)
+                assert f"{flag}-file" in options, (name, flag)
+        if "--host" in options and options["--host"].default is not None:
+            assert options["--host"].default == "127.0.0.1", name
+
+
+def test_every_subcommands_help_runs(soulstack_cmd):
+    # The real command, each --help: nothing at start-up may fail for any of them.
+    for name, _ in every_subcommand()[1:]:
+        done = run(soulstack_cmd, *name.split()[1:], "--help")
+        assert done.returncode == 0 and done.stdout.startswith("usage: " + name), (name, done.stderr)

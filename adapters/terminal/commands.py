@@ -24,7 +24,13 @@ def terminal(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
+    from soulstack.commandline import (
+        add_body_token,
+        add_insecure_no_token,
+        add_listen_options,
+        add_nudge_options,
+        subcommand_group,
+    )
 
     group = subcommand_group(subparsers, "body", "run a body")
     parser = group.add_parser(
@@ -33,9 +39,8 @@ def register(subparsers):
         description="Serve Body Protocol v1 (status, look, speak, express) with the terminal as face and "
         "voice. Each line typed on stdin nudges the soul.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
-    add_secret(parser, "--token", "BODY_TOKEN", "bearer token callers must send")
+    add_listen_options(parser, DEFAULT_PORT)
+    add_body_token(parser)
     add_insecure_no_token(parser)
     add_nudge_options(parser)
     parser.add_argument(

@@ -60,7 +60,13 @@ def logs(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_nudge_options, add_secret, subcommand_group
+    from soulstack.commandline import (
+        add_body_token,
+        add_insecure_no_token,
+        add_nudge_options,
+        add_serial_port,
+        subcommand_group,
+    )
 
     parser = subparsers.add_parser(
         "logs",
@@ -68,9 +74,7 @@ def register(subparsers):
         description="Print the robot's log lines from its USB serial port as they come; waits for the robot "
         "when it restarts or is unplugged. Ctrl+C stops. Not while a bridge or flash holds the port.",
     )
-    parser.add_argument(
-        "--port", default="auto", help="serial port, or 'auto' to find USB id 303a:1001 (default: auto)"
-    )
+    add_serial_port(parser)
     parser.set_defaults(func=logs)
 
     group = subcommand_group(subparsers, "bridge", "bridge a robot on a cable to Body Protocol v1")
@@ -82,12 +86,15 @@ def register(subparsers):
         "plugging back in reconnects by itself. Nudges from the robot are forwarded to --nudge-url.",
     )
     parser.add_argument(
-        "--device", required=True, help="the serial port path, or 'auto' to find the ESP32-S3 by USB id 303a:1001"
+        "--device",
+        required=True,
+        metavar="PATH|auto",
+        help="the robot's USB serial port, or 'auto' to find USB id 303a:1001",
     )
     parser.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT to serve on (default: %(default)s)")
-    add_secret(parser, "--token", "BODY_TOKEN", "demand Authorization: Bearer TOKEN on every request")
+    add_body_token(parser, "demand Authorization: Bearer TOKEN on every request")
     add_insecure_no_token(parser)
-    add_nudge_options(parser, default=None)
+    add_nudge_options(parser)  # the soul's own address unless told otherwise ("" turns nudges off)
     parser.add_argument(
         "--baud", type=int, default=115200, help="serial speed (default: %(default)s; USB serial ignores it)"
     )

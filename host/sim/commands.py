@@ -7,7 +7,7 @@ import threading
 import time
 
 from soulstack.errors import UsageError
-from soulstack.commandline import subcommand_group
+from soulstack.commandline import DEFAULT_NUDGE_URL, add_body_token, add_secret, subcommand_group
 
 DEFAULT_PORT = 9311
 # The head each HAL drives in the simulator: M5Stack's StackChan has SCS0009 bus servos; the generic
@@ -64,7 +64,7 @@ def sim(args) -> int:
         serial=args.serial,
         python=args.python,
         heap=args.heap,
-        nudge_url=args.nudge_url,
+        nudge_url=(None if args.serial else DEFAULT_NUDGE_URL) if args.nudge_url is None else args.nudge_url or None,
         tts_url=args.tts_url,
         show=show,
         hal=args.hal,
@@ -122,7 +122,7 @@ def register(subparsers):
         default=DEFAULT_PORT,
         help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)",
     )
-    parser.add_argument("--token", help="bearer token the body requires (default: none)")
+    add_body_token(parser, "bearer token the body requires")
     parser.add_argument(
         "--serial", action="store_true", help="also speak the serial framing on a new pty; prints 'serial: PATH' first"
     )
@@ -138,12 +138,14 @@ def register(subparsers):
         "--heap", help="MicroPython heap size (default 256K; 1M with --hal uiflow, whose heap is in PSRAM)"
     )
     parser.add_argument(
-        "--nudge-url", help="where the firmware POSTs nudges (e.g. a soul's http://127.0.0.1:9202/nudge)"
+        "--nudge-url",
+        help=f"where the firmware POSTs nudges; empty turns them off (default: the soul's {DEFAULT_NUDGE_URL}; "
+        "with --serial none: nudges go up the cable, to the bridge)",
     )
     parser.add_argument("--tts-url", help="a `soulstack tts` URL the firmware fetches speech from")
     parser.add_argument(
         "--ears-url",
         help="a `soulstack ears` URL the firmware streams what it hears to (e.g. http://127.0.0.1:9205/utterance)",
     )
-    parser.add_argument("--ears-token", help="the ears server's token (default: none)")
+    add_secret(parser, "--ears-token", "EARS_TOKEN", "the ears server's token")
     parser.set_defaults(func=sim)

@@ -21,7 +21,7 @@ def register(subparsers):
     parser.add_argument(
         "--port",
         type=int,
-        metavar="P",
+        metavar="PORT",
         help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)",
     )
     parser.add_argument(
