@@ -217,6 +217,26 @@ async def test_a_reminder_the_model_said_before_it_failed_is_not_said_again_by_t
     assert stored(tmp_path)["delivered"] == 1
 
 
+async def test_a_reminder_cancelled_in_its_own_waking_is_neither_counted_nor_retried(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    clock = StepClock(start, end=start + timedelta(minutes=40))
+    async with RecordingBody() as body, FakeAnthropic() as fake:
+        fake.reply(message(call("remind", words="water the plants", after="10 min"), call("sleep", minutes=60)))
+        cancels = lambda request: (  # noqa: E731
+            message(
+                call("cancel_reminder", id=1), call("speak", text="Never mind the plants."), call("sleep", minutes=60)
+            )
+            if DUE_LINE in texts_of(request["messages"][-1])
+            else tool_use("sleep", {"minutes": 60})
+        )
+        fake.default = cancels
+        soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
+        await live_until_over(soul, clock)
+    assert body.spoken == ["Never mind the plants."]
+    kept = stored(tmp_path)
+    assert kept["reminders"] == [] and kept["delivered"] == 0 and kept["missed"] == 0
+
+
 async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_asked(tmp_path):
     start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
     clock = StepClock(start, end=start + timedelta(hours=2))

@@ -54,6 +54,11 @@ class Due:
     time: str  # "Tuesday 15:00", when it was for
 
 
+def occurrence(reminder: Reminder) -> str:
+    """One occurrence of a reminder, "<id>@<due>": a repeat's next one is another."""
+    return f"{reminder.id}@{reminder.due:.0f}"
+
+
 class Reminders:
     def __init__(self, soul: Soul):
         self.soul = soul
@@ -79,7 +84,7 @@ class Reminders:
         local = soul.local_now()
         return [
             Due(
-                f"{r.id}@{r.due:.0f}",
+                occurrence(r),
                 r.words,
                 self.who(r),
                 clock_words(localize(r.wall_time(), soul.tz), local, soul.lang),
@@ -90,7 +95,7 @@ class Reminders:
     def unsaid(self, due: list) -> list:
         """(key, words, who) of the waking's reminders not said yet: what the brainstem still has to say
         (after a model that said one and then failed, it must not say it again)."""
-        keys = {f"{r.id}@{r.due:.0f}" for r in self.in_waking.values()}
+        keys = {occurrence(r) for r in self.in_waking.values()}
         return [(d.key, d.words, d.who) for d in due if d.key in keys]
 
     def on_waking(self, soul: Soul, waking: Waking) -> None:
@@ -110,13 +115,15 @@ class Reminders:
         now = soul.clock.time()
         for reminder in exact or list(self.in_waking.values()):
             del self.in_waking[reminder.id]
+            if reminder not in self.store.reminders:
+                continue  # cancelled in this very waking
             self.store.done(reminder, "delivered", now)
             log.info("reminder %d said (%.0f s after its time): %s", reminder.id, now - reminder.due, reminder.words)
 
     def on_waking_end(self, soul: Soul, waking: Waking) -> None:
         """What its waking did not say is tried again at once, straight through the body, while it sleeps."""
         now = soul.clock.time()
-        for reminder in self.in_waking.values():
+        for reminder in [r for r in self.in_waking.values() if r in self.store.reminders]:
             reminder.retry_at = now
             reminder.error = self._failure or "its waking did not say it"
             log.warning(
