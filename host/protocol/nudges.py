@@ -140,6 +140,8 @@ def parse_nudge(body) -> Nudge:
             raise BadNudge(f'"words" is {len(words)} characters; at most {MAX_WORDS_CHARS}')
     speaker = parse_speaker(body.get("speaker"), words)
     heard = parse_heard(body.get("heard")) if body.get("heard") is not None else None
+    if reason is None and words is None and heard is not None and not (heard["played"] or "cut" in heard):
+        raise BadNudge('"heard" alone needs "played" (utterances heard in full) or "cut" (the one cut off)')
     if reason is None and (words is not None or heard is not None):
         return Nudge(None, words, speaker, heard).rendered()
     if not isinstance(reason, str) or not reason.strip():
@@ -165,8 +167,9 @@ def parse_speaker(speaker, words) -> str | None:
 
 
 def parse_heard(heard) -> dict:
-    """`heard` as the soul keeps it: {"played": [...]} and/or {"cut": "...", "cut_fraction": 0..1};
-    BadNudge naming what is wrong. Unknown keys inside it are dropped."""
+    """`heard` as the soul keeps it: {"played": [...]} and/or {"cut": "...", "cut_fraction": 0..1}
+    ({"played": []}: none of the speech was heard); BadNudge naming what is wrong. Unknown keys inside
+    it are dropped."""
     if not isinstance(heard, dict):
         raise BadNudge('"heard" must be an object: {"played": ["..."], "cut": "...", "cut_fraction": 0.42}')
     played, cut_off, fraction = heard.get("played", []), heard.get("cut"), heard.get("cut_fraction")
@@ -179,8 +182,6 @@ def parse_heard(heard) -> dict:
             raise BadNudge('"heard.cut_fraction" says how much of "heard.cut" was played: send it with "cut"')
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
             raise BadNudge('"heard.cut_fraction" must be a number from 0 to 1 (the part of "cut" played)')
-    if not played and cut_off is None:
-        raise BadNudge('"heard" needs "played" (utterances heard in full) or "cut" (the one cut off), or both')
     for text in [*played, cut_off or ""]:
         if len(text) > MAX_WORDS_CHARS:
             raise BadNudge(f'an utterance in "heard" is {len(text)} characters; at most {MAX_WORDS_CHARS}')

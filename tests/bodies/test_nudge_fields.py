@@ -29,6 +29,11 @@ def test_heard_beside_a_reason_and_played_alone():
     assert parse_nudge({"heard": {"cut": "Hello"}}).told == "you were cut off while saying \u2018Hello\u2019"
 
 
+def test_heard_of_nothing_beside_a_reason_is_kept_as_it_is():
+    nudge = parse_nudge({"reason": "someone tapped my screen while I was speaking", "heard": {"played": []}})
+    assert nudge.heard == {"played": []} and nudge.told == "someone tapped my screen while I was speaking"
+
+
 def test_a_speaker_names_who_said_the_words():
     nudge = parse_nudge({"words": "stop  please", "speaker": " Bo\n"})
     assert (nudge.speaker, nudge.told) == ("Bo", "Bo said: stop please")
@@ -45,7 +50,8 @@ def test_a_speaker_names_who_said_the_words():
         ({"words": "hi", "speaker": 7}, '"speaker", when sent, must be a non-empty string'),
         ({"words": "hi", "speaker": "B" * 65}, "at most 64"),
         ({"heard": "all of it"}, '"heard" must be an object'),
-        ({"heard": {}}, '"heard" needs "played"'),
+        ({"heard": {}}, '"heard" alone needs "played"'),
+        ({"heard": {"played": []}}, '"heard" alone needs "played"'),
         ({"heard": {"played": "Hi."}}, '"heard.played" must be a list'),
         ({"heard": {"played": [""]}}, '"heard.played" must be a list'),
         ({"heard": {"cut": ""}}, '"heard.cut", when sent, must be the non-empty text'),
