@@ -6,7 +6,7 @@ the last commits). Each statement commits on its own (autocommit mode).
 
 The WAL is kept small (`WAL_CHECKPOINT_PAGES`, `WAL_SIZE_LIMIT`) so the flock cannot fill a
 small disk by itself, and `give_back_space` truncates it after a storage error, once the
-database file can take its pages again (docs/events.md, "A full disk").
+database file can take its pages again (docs/deploy.md, "When the disk fills").
 """
 
 import json
