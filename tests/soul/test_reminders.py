@@ -318,3 +318,20 @@ async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_fa
         assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"]
         assert (tmp_path / "soul" / "REMINDERS.json.damaged").read_text().startswith('{"reminders"')
         assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems)
+
+
+def test_times_the_clock_change_skips_or_repeats_and_the_durations_it_reads():
+    from soulstack.soul.reminders.when import parse_after, resolve
+
+    before = datetime(2026, 3, 28, 12, 0, tzinfo=BERLIN)
+    skipped = resolve(before, "2026-03-29 02:30", None, None)  # 02:00 jumps to 03:00 that night
+    assert skipped.strftime("%H:%M %z") == "03:30 +0200"
+    twice = resolve(datetime(2026, 10, 24, 12, 0, tzinfo=BERLIN), "2026-10-25 02:30", None, None)
+    assert twice.strftime("%H:%M %z") == "02:30 +0200"  # the first of the two
+    assert [parse_after(text).total_seconds() for text in ("2 h 10 min", "1h30m", "45 s", "90", "1 day")] == [
+        7800,
+        5400,
+        45,
+        5400,
+        86400,
+    ]

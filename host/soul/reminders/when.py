@@ -64,20 +64,14 @@ def parse_at(text: str, now: datetime, *, roll: bool = False) -> datetime:
     words = " ".join(text.strip().lower().split())
     tz = now.tzinfo
     match = _DATE_TIME.match(words)
-    try:
-        if match:
-            year, month, day, hour, minute, second = (int(part or 0) for part in match.groups())
-            return localize(datetime(year, month, day, hour, minute, second), tz)
-        match = _DAY_TIME.match(words)
-        if not match:
-            raise WhenError("bad_at", text)
-        name, hour, minute, second = match.group(1), *(int(part or 0) for part in match.groups()[1:])
-        today = now.replace(tzinfo=None).date()
-        wall = datetime(today.year, today.month, today.day, hour, minute, second)
-    except ValueError as error:
-        if isinstance(error, WhenError):
-            raise
-        raise WhenError("bad_at", text) from None  # 25:00, February 30th
+    if match:
+        return localize(_wall(text, *(int(part or 0) for part in match.groups())), tz)
+    match = _DAY_TIME.match(words)
+    if not match:
+        raise WhenError("bad_at", text)
+    name, (hour, minute, second) = match.group(1), (int(part or 0) for part in match.groups()[1:])
+    today = now.replace(tzinfo=None).date()
+    wall = _wall(text, today.year, today.month, today.day, hour, minute, second)
     if name == "tomorrow":
         wall += timedelta(days=1)
     elif name in DAY_NAMES:
@@ -87,6 +81,14 @@ def parse_at(text: str, now: datetime, *, roll: bool = False) -> datetime:
     elif roll and localize(wall, tz) <= now:
         wall += timedelta(days=1)
     return localize(wall, tz)
+
+
+def _wall(text: str, *parts: int) -> datetime:
+    """A naive wall time from its parts; WhenError("bad_at") for one no calendar has (25:00, February 30th)."""
+    try:
+        return datetime(*parts)
+    except ValueError:
+        raise WhenError("bad_at", text) from None
 
 
 def resolve(now: datetime, at: str | None, after: str | None, repeat: str | None) -> datetime:
