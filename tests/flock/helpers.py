@@ -290,9 +290,9 @@ class Page:
 async def send_list(page, text):
     await page.fill("#list-form textarea", text)
     await page.click("#list-form button")
-    await expect(page.locator("#form-answer")).to_contain_text("accepted as list")
+    await expect(page.locator("#form-answer")).to_contain_text("is with the flock")
     assert await page.input_value("#list-form textarea") == ""  # cleared after a send
-    return (await page.text_content("#form-answer")).split()[-1]
+    return await page.get_attribute("#form-answer", "data-list-id")
 
 
 async def approve(page, key):

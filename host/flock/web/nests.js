@@ -3,15 +3,21 @@
 // shows the nests alone. An open conversation follows the nest's stream; closing its panel closes
 // that stream (drawing the nests again closes every one), and opening it again catches up on what
 // was said meanwhile (GET …/messages?after=N), so each message shows once, in the nest's order.
+// A message the owner posts may address one crow (`to`); a new nest can be made here too.
 
 import { send } from "/web/net.js";
 import { el } from "/web/dom.js";
 
+const NOT_ROSTER = new Set(["Sentry", "Elder"]); // they judge; they are no nest's core and take no messages
+
 export class Nests {
   // `ui`: /api/ui's answer: `nest_messages` (conversations offered) and `nest_event` (the stream's event).
-  constructor(root, ui) {
+  // `crows`: GET /api/crows; `changed(data)`: called with GET /api/nests after a nest is made here.
+  constructor(root, ui, crows = [], changed = () => {}) {
     this.root = root;
     this.ui = ui;
+    this.roster = crows.map(c => c.name).filter(name => !NOT_ROSTER.has(name));
+    this.changed = changed;
     this.talks = [];
   }
 
@@ -19,7 +25,48 @@ export class Nests {
   show(data) {
     this.close();
     this.talks = [];
-    this.root.replaceChildren(...data.nests.map(nest => this.card(nest)));
+    this.root.replaceChildren(...data.nests.map(nest => this.card(nest)), this.newNestForm());
+  }
+
+  // "A new nest": a name and its core crows, POSTed to /api/nests; the nests are drawn again.
+  newNestForm() {
+    const details = el("details", "new-nest");
+    details.append(el("summary", "", "Make a new nest"));
+    const form = el("form", "post");
+    const name = el("input");
+    Object.assign(name, { name: "name", placeholder: "its name", maxLength: 40, required: true });
+    const picks = el("fieldset", "core-picks");
+    picks.append(el("legend", "", "its core crows"));
+    for (const crow of this.roster) {
+      const label = el("label");
+      const box = el("input");
+      Object.assign(box, { type: "checkbox", name: "crows", value: crow });
+      label.append(box, ` ${crow}`);
+      picks.append(label);
+    }
+    const status = el("span", "reply");
+    status.setAttribute("role", "status");
+    form.append(name, picks, el("button", "", "Make the nest"), status);
+    form.onsubmit = async (e) => {
+      e.preventDefault();
+      const crows = [...form.querySelectorAll("input[name=crows]:checked")].map(box => box.value);
+      const result = await send("/api/nests", { name: name.value, crows });
+      if (result.status !== 201) {
+        status.className = "reply error";
+        status.textContent = result.message;
+        return;
+      }
+      try {
+        const data = await (await fetch("/api/nests")).json();
+        this.show(data);
+        this.changed(data);
+      } catch (error) {
+        status.className = "reply error";
+        status.textContent = `made, but the nests could not be read again (${error.message}); reload the page`;
+      }
+    };
+    details.append(form);
+    return details;
   }
 
   close() {
@@ -35,7 +82,7 @@ export class Nests {
     else core.append(el("span", "quiet", "no core: crows come from the whole flock"));
     card.append(core);
     if (!this.ui.nest_messages) return card;
-    const talk = new Conversation(nest.nest_id, this.ui.nest_event);
+    const talk = new Conversation(nest.nest_id, this.ui.nest_event, nest.crows.length ? nest.crows : this.roster);
     this.talks.push(talk);
     card.append(talk.details);
     return card;
@@ -57,7 +104,9 @@ function showMessage(m) {
 
 // One nest's conversation: a <details> panel, its messages and a form to post to it.
 class Conversation {
-  constructor(nestId, eventName) {
+  // `crows`: who a message may be addressed to (the nest's core, else the whole roster).
+  constructor(nestId, eventName, crows) {
+    this.crows = crows;
     this.path = `/api/nests/${encodeURIComponent(nestId)}/messages`;
     this.streamUrl = `/api/events?nest_id=${encodeURIComponent(nestId)}`;
     this.eventName = eventName;
@@ -136,11 +185,14 @@ class Conversation {
     const text = el("input");
     text.name = "text";
     text.placeholder = "say something to the nest";
+    const to = el("select");
+    to.name = "to";
+    to.append(new Option("to the whole nest", ""), ...this.crows.map(crow => new Option(`to @${crow}`, crow)));
     const status = el("span", "reply");
-    form.append(text, el("button", "", "Post"), status);
+    form.append(to, text, el("button", "", "Post"), status);
     form.onsubmit = async (e) => {
       e.preventDefault();
-      const result = await send(this.path, { author: "owner", text: text.value });
+      const result = await send(this.path, { author: "owner", text: text.value, to: to.value });
       status.className = result.status === 201 ? "reply" : "reply error";
       status.textContent = result.status === 201 ? "" : result.message;
       if (result.status === 201) text.value = "";

@@ -58,11 +58,13 @@ async function start() {
     return;
   }
   offerNests($("list-form"), nests);
-  new Nests($("nest-list"), ui).show(nests);
+  new Nests($("nest-list"), ui, crows, (data) => offerNests($("list-form"), data)).show(nests);
   await loadMarkdown(ui.vendor);
   const ledger = new Ledger($("ledger"));
+  const lists = new Lists($("lists"));
+  $("earlier").addEventListener("toggle", () => { if ($("earlier").open) lists.showEarlier($("earlier-lists")); });
   const board = new Board({
-    lists: new Lists($("lists")), approvals: new Approvals($("pending"), $("waiting-count")),
+    lists, approvals: new Approvals($("pending"), $("waiting-count")),
     renderer: await drawCrows(ui, crows), ledger, noModel: $("no-model"), scene: new Scene($("perch"), $("roost")),
   });
   ledger.load();
