@@ -20,7 +20,8 @@ OpenAI's `user`). An utterance that is the robot's own voice heard back (the
 echo guard, host/soul/converse/echo.py) is answered with silence and never
 reaches the soul; every sentence streamed is told to the guard as said. A
 voice stack that hangs up midway through a streamed answer (it aborted: the
-person spoke again) cut the answer there: once the whole answer is known, the
+person spoke again), or new words that come while an answer still streams (its
+stream ends there), cut the answer: once the whole answer is known, the
 listener's `cut` tells the soul what was streamed of it, and that the rest was
 never heard.
 """
