@@ -94,8 +94,8 @@ class TerminalBody:
         elif event.kind == "collapsed":
             self._notice("you just typed that; the soul was already nudged with it")
 
-    def show_mind(self, line: str):
-        self.scene.mind = line
+    def show_mind(self, line: str, state: str = ""):
+        self.scene.mind, self.scene.state = line, state
         self.screen.paint(self.scene, "mind")
 
     def _notice(self, text: str):

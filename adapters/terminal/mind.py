@@ -4,10 +4,12 @@ The soul's one HTTP server answers /nudge and /health, so the body finds
 /health next to the nudge URL it already has. `mind_line` turns the answer
 into the status line the face screen keeps showing: the model and provider,
 "brainstem — no model key", "model unreachable, retrying" while the soul's
-calls fail, or that the soul itself is not answering.
+calls fail, or that the soul itself is not answering. `state_line` is the line
+under it: whether the soul is thinking, or asleep and until when.
 """
 
 import asyncio
+from datetime import datetime
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -36,27 +38,43 @@ def mind_line(health: dict) -> str:
     return f"{mind} — model unreachable, retrying: {failing.get('message', '')}"
 
 
-async def read_mind(session: aiohttp.ClientSession, url: str, token: str | None) -> str:
-    """The status line now, from one GET `url`; the soul being down is a line too."""
+def state_line(health: dict) -> str:
+    """What the soul is doing, from one /health answer: thinking, or asleep until its alarm."""
+    state = health.get("state")
+    if state == "thinking":
+        return "thinking..."
+    if state == "asleep":
+        until = health.get("asleepUntil")
+        try:
+            at = datetime.fromisoformat(until).strftime("%H:%M") if until else None
+        except ValueError:
+            at = None
+        return f"asleep until {at} (what you type wakes it sooner)" if at else "asleep"
+    return "starting" if state == "starting" else ""
+
+
+async def read_mind(session: aiohttp.ClientSession, url: str, token: str | None) -> tuple[str, str]:
+    """(the status line, the state line) now, from one GET `url`; the soul being down is a line too."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=POLL_S)) as response:
             if response.status == 401:
-                return "unknown: the soul refused /health (check --nudge-token)"
+                return "unknown: the soul refused /health (check --nudge-token)", ""
             if response.status != 200:
-                return f"unknown: the soul's /health answered {response.status}"
-            return mind_line(await response.json())
+                return f"unknown: the soul's /health answered {response.status}", ""
+            health = await response.json()
+            return mind_line(health), state_line(health)
     except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
-        return f"the soul is not answering at {url.removesuffix('/health')} (starting, or stopped)"
+        return f"the soul is not answering at {url.removesuffix('/health')} (starting, or stopped)", ""
 
 
 async def watch_mind(nudge_url: str, token: str | None, show) -> None:
-    """Call `show(line)` whenever the line changes, until cancelled."""
+    """Call `show(mind, state)` whenever either line changes, until cancelled."""
     url, shown = health_url(nudge_url), None
     async with aiohttp.ClientSession() as session:
         while True:
-            line = await read_mind(session, url, token)
-            if line != shown:
-                show(line)
-                shown = line
+            lines = await read_mind(session, url, token)
+            if lines != shown:
+                show(*lines)
+                shown = lines
             await asyncio.sleep(POLL_S)

@@ -38,6 +38,7 @@ class Scene:
     looked_for: str = ""
     address: str = ""
     mind: str = ""  # whose mind the soul has now (the status line), when the body can tell
+    state: str = ""  # what the soul is doing: thinking, or asleep until its alarm
     caption: str = ""  # a line that stays on screen (the demo says where the soul's log is)
 
 
@@ -79,6 +80,8 @@ def frame(scene: Scene) -> str:
     lines.append("")
     if scene.mind:
         lines.append(f"  mind: {scene.mind}")
+    if scene.state:
+        lines.append(f"  soul: {scene.state}")
     if scene.caption:
         lines.append(f"  {scene.caption}")
     lines.append(f"  terminal body at {scene.address} - type a line to nudge the soul, Ctrl+C to power off")
@@ -104,7 +107,7 @@ def change_lines(scene: Scene, change: str) -> list[str]:
             else "(the soul looks at the screen)"
         ]
     if change == "mind":
-        return [f"mind: {scene.mind}"] if scene.mind else []
+        return [f"mind: {scene.mind}"] * bool(scene.mind) + [f"soul: {scene.state}"] * bool(scene.state)
     if change == "start":
         caption = [scene.caption] if scene.caption else []
         return [

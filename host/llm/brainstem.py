@@ -80,7 +80,7 @@ class Brainstem:
         if "diary" in names:
             entry = words["diary"].format(why="; ".join(now.reasons) or words["nothing"])
             if now.heard:
-                entry += words["heard"].format(words=" / ".join(f"\u201c{w}\u201d" for w in now.heard))
+                entry += said(words["heard"], " / ".join(f"\u201c{w}\u201d" for w in now.heard))
             calls.append(self._call("diary", entry=entry))
         calls.append(self._call("sleep", minutes=now.default_sleep_minutes))
         return calls
@@ -100,7 +100,7 @@ class Brainstem:
             if heard in self._answered:
                 continue
             self._answered.add(heard)
-            answer = words["answer"].format(words=heard)
+            answer = said(words["answer"], heard)
             answers.append(self._call("speak", text=answer) if "speak" in names else TextBlock(answer))
         return answers
 
@@ -108,6 +108,24 @@ class Brainstem:
         # Text before tool calls, the order a model writes them in.
         ordered = [b for b in blocks if isinstance(b, TextBlock)] + [b for b in blocks if not isinstance(b, TextBlock)]
         return Reply(Message("assistant", ordered), "tool_use", Usage(), self.model_id)
+
+
+# A sentence's own end: the template's full stop after a quote that already ends one is dropped
+# ("I heard you: “what is your name?”." reads as a stutter).
+SENTENCE_ENDS = (".", "?", "!", "\u2026", "\u3002", "\uff1f", "\uff01")
+STOPS = (".", "\u3002")
+
+
+def said(template: str, text: str) -> str:
+    """`template` with `text` as its {words}, without a second full stop after text that ends a sentence."""
+    out = template.format(words=text)
+    bare = text.rstrip("\u201d\"'")
+    if not bare.endswith(SENTENCE_ENDS):
+        return out
+    for stop in STOPS:
+        for quote in ("\u201d", ""):
+            out = out.replace(f"{text}{quote}{stop}", f"{text}{quote}", 1)
+    return out
 
 
 def reminder_sentence(words: Mapping[str, str], what: str, who: str) -> str:

@@ -194,6 +194,13 @@ class Soul:
             self._pending.append(delivery)
             self._wake.set()
 
+    def asleep_for(self) -> float | None:
+        """Seconds until its alarm while asleep (/health's asleepUntil, the terminal face's line); None awake.
+        A nudge may wake it sooner."""
+        if self.state != "asleep" or self._slept_at is None or self._alarm_s is None:
+            return None
+        return max(0.0, self._slept_at + self._alarm_s - self.clock.monotonic())
+
     def has_incoming(self) -> bool:
         return bool(self._incoming)
 

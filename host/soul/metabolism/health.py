@@ -13,11 +13,11 @@ person should look at:
 - budget_exhausted: a daily budget is used up; sleeps are being stretched
 - provider_failing: the model provider failed and the soul fell back to
   the brainstem, or the last model call failed
+- storage_failing: the last waking failed because soulDir's disk is full,
+  read-only or failing (soulstack.storage); never filed as provider_failing
 - reminder_undelivered / reminder_missed: a reminder due has not been said
   yet and is being retried, or was given up within the last day; each names
   the reminder (host/soul/reminders/delivery.py builds them)
-- storage_failing: the last waking failed because soulDir's disk is full,
-  read-only or failing (soulstack.storage); never filed as provider_failing
 
 The rut detector: an entry's *opening* is its first three words, lowercased,
 with digits and punctuation dropped (so "07:10 Woke up again" and "08:30
@@ -69,6 +69,8 @@ class SoulState:
     routine_model: str | None = None  # model.routine, when set
     memory: dict = field(default_factory=dict)  # the nightly consolidation: last night done, one under way
     shell: dict = field(default_factory=lambda: {"enabled": False})  # the fence's runs (host/soul/tools/shell.py)
+    state: str = "starting"  # starting | thinking | asleep (host/soul/loop.py)
+    asleep_until: datetime | None = None  # its alarm, while asleep (a nudge may wake it sooner)
     reminders: dict = field(default_factory=dict)  # counts, next, retrying, and their "alarms" (soul/reminders/)
 
 
@@ -167,6 +169,8 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         "diaryToday": diary_today(state.diary, today),
         "diaryVariety": variety,
         "mood": state.mood,
+        "state": state.state,
+        "asleepUntil": state.asleep_until.astimezone(tz).isoformat(timespec="seconds") if state.asleep_until else None,
         "provider": {
             "name": state.provider,
             "model": state.model_id,
@@ -220,7 +224,10 @@ def soul_state(soul: Soul) -> SoulState:
         mood, diary = soul.life.read(lifefiles.MOOD).strip(), soul.life.entries(lifefiles.DIARY)
     except lifefiles.Unreadable:
         mood, diary = "", []
+    asleep_for = soul.asleep_for()
     return SoulState(
+        state=soul.state,
+        asleep_until=None if asleep_for is None else soul.clock.now() + timedelta(seconds=asleep_for),
         provider="brainstem" if on_brainstem else soul.model.provider,
         model_id="" if on_brainstem else soul.model.model_id,
         fell_back=soul.metabolism.last_fell_back or bool(soul.waking and soul.waking.fell_back),
