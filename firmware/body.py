@@ -265,6 +265,10 @@ class Body:
                 lead = ahead_ms - (self.clock.ms() - started)
                 if lead > 150:
                     await sleep_ms(int(lead - 100))
+            # Until the last sample is out: only then was it heard in full, and only then may the microphone
+            # (on the same I2S bus) open.
+            while hal.playing() and not self.cutting:
+                await sleep_ms(20)
             hal.play_end()
         finally:
             self.avatar.set_mouth_level(0)

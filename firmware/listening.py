@@ -25,6 +25,7 @@ from core.vad import FRAME_BYTES, FRAME_MS, Endpointer
 
 READ_FRAMES = 5  # frames the microphone hands over per read (100 ms)
 THINKING_MS = 20000  # the thinking face waits this long for the answer's first words
+SEND_TIMEOUT_S = 3  # a piece of audio that cannot be handed to the network by then: the ears server is gone
 ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then some
 COULD_NOT_HEAR = "someone spoke to me but I couldn't hear the words: "
 
@@ -165,14 +166,18 @@ class Listening:
     async def _send(self, upload, data):
         """Send (opening the stream first when needed); the failure as a sentence, None when it went."""
         try:
-            if upload.writer is None:
-                await upload.open()
-            await upload.send(data)
+            await asyncio.wait_for(self._put(upload, data), SEND_TIMEOUT_S)
             return None
         except Exception as problem:
             log("ears stream failed:", problem)
             await upload.abandon()
-            return "my ears server (" + self.url + ") could not be reached: " + str(problem)
+            why = str(problem) or type(problem).__name__
+            return "my ears server (" + self.url + ") could not be reached: " + why
+
+    async def _put(self, upload, data):
+        if upload.writer is None:
+            await upload.open()
+        await upload.send(data)
 
     async def answer(self, upload, failed):
         """After the person stopped: what ears made of it, shown honestly."""

@@ -147,6 +147,9 @@ class Esp32Hal:
     def play_stop(self):
         pass
 
+    def playing(self):
+        return False
+
     def mic_problem(self):
         return "no microphone driver: " + UNAVAILABLE
 

@@ -256,6 +256,9 @@ class Hal:
         self._audio_until = max(now, self._audio_until) + len(pcm) * 1000 // rate
         self._log_until()
 
+    def playing(self):
+        return self._audio_until > _wall_ms()
+
     def play_stop(self):
         """Stop at once, dropping what the speaker still holds (M5.Speaker.stop() on the robot)."""
         self._audio_until = min(self._audio_until, _wall_ms())

@@ -49,6 +49,15 @@ def answer_then_sleep(words=ANSWER, number=[0]):
     return message({"type": "text", "text": words}, sleep)
 
 
+def answers(request_body):
+    """The fake model: the answer when the person asked the time (whatever else woke it meanwhile), else sleep."""
+    from tests.soul.helpers import texts_of
+
+    if QUESTION in texts_of(request_body["messages"][-1]):
+        return answer_then_sleep()
+    return tool_use("sleep", {"minutes": 60})
+
+
 class EarsProcess:
     """`soulstack ears` as a real process (so a test can kill -9 it)."""
 
@@ -111,7 +120,7 @@ class Rig:
 
     async def __aenter__(self):
         self.body = await RecordingBody().__aenter__()
-        self.fake = await FakeAnthropic(default=lambda _body: tool_use("sleep", {"minutes": 60})).__aenter__()
+        self.fake = await FakeAnthropic(default=answers).__aenter__()
         self.soul = a_soul(self.tmp_path, self.body, self.fake)
         self.running = await Running(self.soul).__aenter__()
         await until(lambda: self.soul.wakings == 1 and self.soul.state == "asleep", "the soul's first sleep")
@@ -155,7 +164,10 @@ class Rig:
                     return index + 1
             return 0
 
-        return await until(found, f"the robot to show {line!r} (it showed {self.screen[after:]})", timeout) - 1
+        what = (
+            f"the robot to show {line!r} (it showed {self.screen[after:]}; its log ends {self.robot.last_words[-6:]})"
+        )
+        return await until(found, what, timeout) - 1
 
     def heard_by_soul(self):
         """The person's words as the soul's model was given them (every request's newest user message)."""

@@ -1,20 +1,84 @@
-"""The robot hears you, end to end with real parts (tests/ears/helpers.py's Rig): a tap, speech in the
-room, the firmware streams it, pocketsphinx makes out the words, the soul answers, the robot speaks."""
+"""The robot hears you, end to end with real parts (tests/ears/helpers.py's Rig): speech in the room, the
+firmware under MicroPython streams it, pocketsphinx makes out the words, the soul answers, the robot speaks.
+The fake HAL refuses to play while its microphone is live (an `error:` line): none may appear."""
 
-from tests.ears.helpers import Rig, answer_then_sleep, speech_wav
+import asyncio
+
+from tests.ears.helpers import Rig, speech_wav
 from tests.helpers import until
 
 
+def no_errors(rig):
+    assert not [line for line in rig.screen if line.startswith("error")], rig.screen
+
+
+async def tap(rig):
+    rig.robot.touch()
+    await asyncio.sleep(0.15)  # the face loop looks at the screen every 50 ms
+    rig.robot.touch(down=False)
+    await asyncio.sleep(0.1)
+
+
 async def test_touch_to_talk_reaches_the_soul_and_the_answer_plays(tmp_path):
-    async with Rig(tmp_path) as rig:
-        rig.fake.reply(answer_then_sleep())
-        rig.robot.touch()
+    async with Rig(tmp_path, listen={"conversation": False}) as rig:
+        await tap(rig)
         live = await rig.shows("mic: live")
-        rig.robot.touch(down=False)
+        await tap(rig)  # a second tap ends it: nobody spoke, nothing is sent
+        after_second = await rig.shows("mic: off", after=live)
+        await tap(rig)
+        live = await rig.shows("mic: live", after=after_second)
         rig.robot.play_into_room(speech_wav())
-        off = await rig.shows("mic: off", after=live)
-        await until(lambda: any("time is it" in said for said in rig.heard_by_soul()), "the words to reach the soul")
+        off = await rig.shows("mic: off", after=live)  # silence ended it
+        words = await until(
+            lambda: [s for s in rig.heard_by_soul() if "what time is it" in s], "the words, at the soul"
+        )
+        assert "“what time is it”" in words[0]  # as a person's words
         said = await rig.shows('says: "It is three', after=off)
         assert "face: thinking" in rig.screen[off:said]
-        await until(lambda: rig.played_until(), "the answer to play", timeout=20)
-        assert not any("error" in line for line in rig.screen), rig.screen
+        await rig.shows('says: "Time for tea!"', after=said)  # sentence by sentence
+        await until(rig.played_until, "the answer to play")
+        await asyncio.sleep(0.5)
+        assert "mic: live" not in rig.screen[off:]  # conversation mode is off: no listening without a tap
+        no_errors(rig)
+
+
+async def test_an_unreachable_or_killed_ears_is_said_honestly_and_loses_only_that_utterance(tmp_path):
+    async with Rig(tmp_path, start_ears=False, listen={"conversation": False}) as rig:
+        await tap(rig)
+        live = await rig.shows("mic: live")
+        rig.robot.play_into_room(speech_wav())
+        face = await rig.shows("face: doubtful", after=live)
+        await rig.shows('says: "I couldn\'t hear you"', after=face - 2)
+        await until(
+            lambda: [s for s in rig.heard_by_soul() if "could not be reached" in s], "the nudge that says so", 20
+        )
+        await rig.ears.start()  # ears comes up; it is killed (-9) while the person speaks
+        mark = len(rig.screen)
+        await tap(rig)
+        live = await rig.shows("mic: live", after=mark)
+        rig.robot.play_into_room(speech_wav())
+        await asyncio.sleep(0.6)  # the stream is open: the speech goes on for another half second
+        rig.ears.kill9()
+        await rig.shows('says: "I couldn\'t hear you"', after=live)
+        nudges = len([s for s in rig.heard_by_soul() if "couldn't hear the words" in s])
+        await rig.ears.start()  # back again: the next utterance is heard and answered
+        mark = len(rig.screen)
+        await tap(rig)
+        await rig.shows("mic: live", after=mark)
+        rig.robot.play_into_room(speech_wav())
+        await rig.shows('says: "It is three', after=mark)
+        assert nudges >= 1
+        no_errors(rig)
+
+
+async def test_conversation_mode_listens_to_a_face_without_a_tap(tmp_path):
+    async with Rig(tmp_path, listen={"follow_s": 1}) as rig:
+        rig.robot.face_file.touch()  # someone sits down in front of it
+        live = await rig.shows("mic: live", timeout=10)
+        rig.robot.play_into_room(speech_wav())
+        said = await rig.shows('says: "It is three', after=live)
+        assert "mic: off" in rig.screen[live:said]  # the speaker had the bus to itself
+        again = await rig.shows("mic: live", after=said)  # the face is still there: it listens for the answer
+        rig.robot.face_file.unlink()  # they leave
+        await rig.shows("mic: off", after=again, timeout=15)
+        no_errors(rig)
