@@ -108,6 +108,44 @@ async def test_a_hostile_answer_is_rendered_as_markdown_and_nothing_in_it_runs(b
         await asyncio.sleep(0.5)
         assert await page.evaluate("window.pwned") is None
         await session.shot("3-hostile-answer-sanitized")
+        # Approved, the answer stays on the finished list's card: sanitized there too.
+        await approve(page, f"{list_id}-1 output")
+        card = page.locator(f'details.list-card[data-list-id="{list_id}"]')
+        await expect(card).to_have_class("list-card finished")
+        await card.locator("summary").click()
+        kept = card.locator(".kept-answer .answer")
+        await expect(kept.locator("strong")).to_have_text("Bold")
+        assert await kept.locator("script, iframe").count() == 0
+        hrefs = await kept.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert not any(h and h.strip().lower().startswith("javascript") for h in hrefs), hrefs
+        assert await page.evaluate("window.pwned") is None
+    assert session.errors == []
+
+
+async def test_without_the_npm_libraries_the_crows_are_svg_and_answers_plain_text(browser, flock, tmp_path):
+    # What a wheel install without `npm ci` serves: /api/ui says no library is there, /vendor/ is 404.
+    session = Page(browser, tmp_path)
+    async with session as page:
+
+        async def no_libraries(route):
+            answer = await route.fetch()
+            ui = await answer.json()
+            ui["vendor"] = {name: False for name in ui["vendor"]}
+            await route.fulfill(response=answer, json=ui)
+
+        await page.route("**/api/ui", no_libraries)
+        await page.route("**/vendor/**", lambda route: route.fulfill(status=404, json={"message": "not installed"}))
+        await page.goto(f"http://127.0.0.1:{flock.port}/")
+        await expect(page.locator("#renderer-note")).to_contain_text("@rive-app/canvas) is not installed; run npm ci")
+        await expect(page.locator("figure.crow svg")).to_have_count(10)
+        list_id = await send_list(page, "research plain text")
+        await approve(page, f"{list_id}-1 triage")
+        answer = page.locator(f'article[data-key="{list_id}-1 output"] .answer')
+        await expect(answer.locator("pre")).to_contain_text("done:")
+        await expect(answer.locator(".note")).to_contain_text("plain text")
+        seen = set(await page.evaluate("[...window.crowClasses]"))
+        assert {"flying", "takeoff", "land"} <= seen, seen
+        await session.shot("13-no-npm-libraries")
     assert session.errors == []
 
 

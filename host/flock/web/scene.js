@@ -10,6 +10,8 @@ import { el } from "/web/dom.js";
 import { listTitle } from "/web/lists.js";
 
 const AWAY_MS = 2600;
+const BURST_MS = 100; // a trip this short ended by its list's end was replayed, not lived
+const FINISHED_MARK_MS = 15000; // a finished list's marker stays this long, faded
 const MARKS_KEPT = 4; // markers shown at once; the oldest finished one goes first
 const SPREAD_PX = 96; // crows at one list stand apart by this much (a figure is 104 px wide)
 const BELOW_PX = 105; // they hover just under the marker (its flag is their goal)
@@ -41,8 +43,18 @@ export class Scene {
         for (const [crow, trip] of this.out) if (trip.items.has(d.item_id)) this.back(crow, d.item_id);
         break;
       case "list.finished": {
-        for (const [crow, trip] of this.out) if (trip.list === d.list_id) for (const id of trip.items) this.back(crow, id);
-        this.markOf(d.list_id)?.classList.add("finished");
+        // A list replayed whole by the opening view starts and finishes in one burst: its crows
+        // are home at once, and its marker goes soon. A live one's crows finish their trip.
+        const burst = (trip) => performance.now() - trip.since < BURST_MS;
+        for (const [crow, trip] of this.out) {
+          if (trip.list !== d.list_id) continue;
+          if (burst(trip)) this.home(crow); else for (const id of [...trip.items]) this.back(crow, id);
+        }
+        const mark = this.markOf(d.list_id);
+        if (mark) {
+          mark.classList.add("finished");
+          setTimeout(() => mark.remove(), FINISHED_MARK_MS);
+        }
         break;
       }
     }
