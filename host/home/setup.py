@@ -19,7 +19,7 @@ from soulstack.private_files import PRIVATE_FILE, write_atomically
 
 @dataclass(frozen=True)
 class HomeService:
-    name: str  # its unit is deploy/soulstack-NAME.service; a service without one here is left out
+    name: str  # its unit is soulstack-NAME.service in deploy/; a service without one there is left out
     port: int
     tokens: dict  # environment variable -> which of the home's tokens (TOKENS) it holds
     soul_url: bool = False  # takes --soul http://HOST:9202 (the soul it tells or hands words to)
