@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MISSED_ALARM_S = 86400.0  # a missed reminder stays an alarm for a day
+# A try made asleep waits this long for the body (its own timeout is 60 s): meanwhile the sleep hears
+# no nudge, and a body that takes longer to take a sentence is too late for a reminder anyway.
+SAY_TIMEOUT_S = 15.0
 
 
 @dataclass
@@ -163,7 +166,7 @@ class Reminders:
             why = "the body has no voice (no speak endpoint)"
         else:
             try:
-                await soul.body.speak(sentence)
+                await soul.body.call("speak", {"text": sentence}, timeout_s=SAY_TIMEOUT_S)
                 why = None
             except (BodyError, ProtocolError) as error:
                 why = f"speak failed: {getattr(error, 'message', '') or error}"
