@@ -335,3 +335,15 @@ def test_times_the_clock_change_skips_or_repeats_and_the_durations_it_reads():
         5400,
         86400,
     ]
+
+
+async def test_a_soul_that_speaks_chinese_echoes_and_reminds_in_chinese(tmp_path):
+    zh = texts("zh").TEXT
+    tuesday = datetime(2026, 12, 1, 12, 50, tzinfo=BERLIN)
+    clock = StepClock(tuesday.astimezone(timezone.utc), end=tuesday.astimezone(timezone.utc) + timedelta(hours=3))
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, clock, persona={"language": "zh", "human": "小明"})
+        answer, ok = await use(soul, "remind", words="给妈妈打电话", at="15:00")
+        assert ok and "星期二 15:00，2小时10分钟后" in answer
+        await live_until_over(soul, clock)  # the brainstem says it, in the soul's language
+    assert body.spoken == [zh["brainstem"]["reminder"].format(who="小明", words="给妈妈打电话")]
