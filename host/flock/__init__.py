@@ -9,6 +9,7 @@ Where things live:
     jev/     Jev, the tagger the nests ask: its two backends, the tagging rule, its report
     voice/   the flock's voice on the robot, and the told cursor that survives kill -9
     web/     the page: routes.py serves it, beside its HTML, CSS and JS modules
+    rive/    the crows' Rive file, written from readable source (the page's default renderer)
     shared by the rooms: store (SQLite), events (the event log and the one SSE fan-out),
     journal, personas (+ crows.json), trust, pranks, request_bodies
 
