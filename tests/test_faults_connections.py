@@ -4,7 +4,7 @@ The serving layer (host/serving.py, soulstack.connections) closes a connection w
 head does not arrive in time, answers a body that trickles 408, answers a connection over a cap
 at once and honestly (429 for one address holding too many, 503 for a full server), and logs a
 hang-up mid-body as one debug line. Real `soulstack flock` and `soulstack soul` processes at the
-usual 1,024-file limit keep serving people under 1,100 idle connections from another address;
+usual 1,024-file limit, and a terminal body, keep serving people under 1,100 idle connections from another address;
 the flock's event stream ends when its reader leaves, so 10,000 readers coming and going leave
 its memory flat (4,000 here; tools/bench-soak runs 10,000).
 """
@@ -150,7 +150,11 @@ async def hold_idle(port, count):
 
 async def timed_get(http, url):
     started = time.monotonic()
-    async with http.get(url) as response:
+    if url.endswith("/status"):  # a body's Body Protocol route is a POST
+        asking = http.post(url, json={})
+    else:
+        asking = http.get(url)
+    async with asking as response:
         assert response.status == 200, await response.text()
     return time.monotonic() - started
 
@@ -171,7 +175,7 @@ async def sse_churn(port, count, workers=32):
     await asyncio.gather(*(worker() for _ in range(workers)))
 
 
-async def test_flock_and_soul_serve_people_under_1100_idle_connections_and_sse_churn_leaves_memory_flat(tmp_path):
+async def test_flock_soul_and_body_serve_people_under_1100_idle_connections_sse_churn_leaves_no_memory(tmp_path):
     raise_own_file_limit()
     port = unused_port()
     flock = subprocess.Popen(
@@ -183,6 +187,16 @@ async def test_flock_and_soul_serve_people_under_1100_idle_connections_and_sse_c
         stderr=open(tmp_path / "flock.log", "w"),
         preexec_fn=at_1024_files,
     )
+    body_port = unused_port()
+    terminal = subprocess.Popen(  # a body: the terminal's, a host server like the others
+        [sys.executable, "-m", "soulstack.cli", "body", "terminal", "--port", str(body_port)],
+        cwd=ROOT,
+        env={**os.environ, "BODY_TOKEN": "", "NUDGE_TOKEN": ""},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "body.log", "w"),
+        preexec_fn=at_1024_files,
+    )
     async with RecordingBody() as body, aiohttp.ClientSession() as http:
         soul_port = unused_port()
         soul_config = write_config(tmp_path, body, soul_port)
@@ -190,11 +204,13 @@ async def test_flock_and_soul_serve_people_under_1100_idle_connections_and_sse_c
         held = []
         try:
             flock_url, soul_url = f"http://127.0.0.1:{port}/api/trust", f"http://127.0.0.1:{soul_port}/health"
+            body_url = f"http://127.0.0.1:{body_port}/status"
             await until_real(lambda: _ok(http, flock_url), what="the flock")
             await until_real(lambda: _ok(http, soul_url), what="the soul")
-            held += await hold_idle(port, 1100)
-            held += await hold_idle(soul_port, 1100)
-            times = [await timed_get(http, url) for _ in range(20) for url in (flock_url, soul_url)]
+            await until_real(lambda: _ok(http, body_url), what="the terminal body")
+            for server_port in (port, soul_port, body_port):
+                held += await hold_idle(server_port, 1100)
+            times = [await timed_get(http, url) for _ in range(20) for url in (flock_url, soul_url, body_url)]
             assert max(times) < 1.0, times
 
             await sse_churn(port, 500)  # warm up: what a first stream allocates once
@@ -206,16 +222,16 @@ async def test_flock_and_soul_serve_people_under_1100_idle_connections_and_sse_c
         finally:
             for _, writer in held:
                 writer.close()
-            flock.terminate()
-            flock.wait(timeout=20)
+            for process in (flock, terminal):
+                process.terminate()
+                process.wait(timeout=20)
             await stop_with_ctrl_c(soul)
-    for log in ("flock.log", "soul.log"):
+    for log in ("flock.log", "soul.log", "body.log"):
         assert "Traceback" not in (tmp_path / log).read_text(), log
 
 
 async def _ok(http, url):
     try:
-        async with http.get(url) as response:
-            return response.status == 200
-    except aiohttp.ClientConnectionError:
+        return await timed_get(http, url) >= 0
+    except (aiohttp.ClientConnectionError, AssertionError):
         return False
