@@ -216,3 +216,41 @@ def test_kill_9_at_random_moments_never_loses_or_doubles_a_message(tmp_path):
         acked = max(acked, acknowledged(lines))
         check_whole(path, acked)
     assert any(r["type"] == "fold" for r in life_records(path))
+
+
+# --- backups -------------------------------------------------------------------------------------
+
+
+def test_the_archive_is_backed_up_with_the_life_files_and_three_copies_are_kept(tmp_path):
+    from datetime import date, timedelta
+
+    from soulstack.soul.life import Life
+
+    life = Life(tmp_path)
+    session = Session(tmp_path / "session.jsonl").load()
+    fill(session, 12)
+    session.append_fold("summary", 8, AT)
+    session.remember("heard", "my sister Mia lives in Lisbon", __import__("datetime").datetime(2025, 3, 10, 14, 0))
+    day = date(2025, 3, 10)
+    for offset in range(4):
+        life.backup_daily(day + timedelta(days=offset))
+        copy = tmp_path / "backups" / (day + timedelta(days=offset)).isoformat() / ARCHIVE
+        deadline = time.monotonic() + 10
+        while not copy.exists() and time.monotonic() < deadline:  # the copy runs beside the waking
+            time.sleep(0.01)
+        assert copy.exists() and stat.S_IMODE(os.stat(copy).st_mode) == 0o600
+        os.utime(copy.parent, (time.time() + offset, time.time() + offset))  # written in that order
+    with sqlite3.connect(copy) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 8
+        assert db.execute("SELECT text FROM entries WHERE kind = 'heard'").fetchall() == [
+            ("my sister Mia lives in Lisbon",)
+        ]
+
+    def kept():
+        return sorted(p.parent.name for p in (tmp_path / "backups").glob(f"*/{ARCHIVE}"))
+
+    deadline = time.monotonic() + 10
+    while len(kept()) > 3 and time.monotonic() < deadline:  # the last copy's pruning follows its rename
+        time.sleep(0.01)
+    assert kept() == ["2025-03-11", "2025-03-12", "2025-03-13"]
+    session.close()

@@ -26,11 +26,14 @@ STOP = frozenset(
     could may might must i me my mine myself we us our you your yours he him his she her hers it its
     they them their this that these those there here what which who whom whose when where why how
     not no yes all any some just also again ever still tell told say said remember recall know
-    ago once please any anything something""".split()
+    ago once please any anything something like prefer kind usually again lately these days now call
+    called""".split()
 ) | frozenset(
     "什么 哪里 哪儿 怎么 为什 么时 时候 我的 你的 他的 她的 记得 还记 是什 么东 东西 一下 一个 告诉 知道 是不 不是 "
     "有没 没有 哪个 哪些 多少 几个 谁是 吗 呢 吧 的 了 是".split()
 )
+# Characters that carry no meaning alone in a question: pronouns, particles, question words.
+STOP_CHARACTERS = frozenset("我你他她它们的了是在吗呢吧什么哪怎谁有和也都就要会能这那个一不多少几时候里儿")
 
 
 def pairs(text: str, singles: bool = False) -> str:
@@ -48,7 +51,9 @@ def pairs(text: str, singles: bool = False) -> str:
 
 
 def terms(question: str) -> list:
-    """The words of `question` to search for, lower case, each once, in order; [] when it has none."""
+    """The words of `question` to search for, lower case, each once, in order; [] when it has none.
+    A Chinese question also asks for each of its characters that carries meaning (怕 in 我害怕什么
+    meets 很怕; 烟 in 戒的烟 meets 戒了烟), after its pairs."""
     found, seen = [], set()
     for token in TOKEN.findall(pairs(question).lower()):
         if token in seen or (len(token) < 2 and not RUN.match(token)) or token.isdigit() and len(token) < 2:
@@ -56,9 +61,20 @@ def terms(question: str) -> list:
         seen.add(token)
         found.append(token)
     meaningful = [token for token in found if token not in STOP]
-    return (meaningful or found)[:MAX_TERMS]
+    singles = [c for run in RUN.findall(question) for c in run if c not in STOP_CHARACTERS]
+    chosen = meaningful or found
+    chosen += [c for c in dict.fromkeys(singles) if c not in chosen and meaningful]
+    return chosen[:MAX_TERMS]
 
 
 def match_expression(words: list) -> str:
-    """An FTS5 MATCH expression: any of `words`, each a quoted string (a quote inside is doubled)."""
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    """An FTS5 MATCH expression: any of `words`, each a quoted string (a quote inside is doubled). A word
+    of four letters or more also matches as the start of a longer one (child: childhood), and one of six
+    or more by its first five (allergy: allergic; travelling: travel), where the stemmer stops short."""
+    out = []
+    for word in words:
+        quoted = '"' + word.replace('"', '""') + '"'
+        out.append(quoted)
+        if len(word) >= 4 and word.isascii() and word.isalpha():
+            out.append(f'"{word[:5]}"*')
+    return " OR ".join(dict.fromkeys(out))
