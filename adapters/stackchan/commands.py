@@ -68,7 +68,7 @@ def announce_trust(device_host: str, args):
 async def run_stackchan_body(args, announce=print):
     from soulstack.adapters.stackchan.body import XIAOZHI_WAKE_WORDS, StackChanBody
     from soulstack.protocol.commands import check_url
-    from soulstack.protocol.nudges import NudgeSender
+    from soulstack.protocol.nudge_sender import NudgeSender
 
     upstream = check_ws_url(args.upstream)
     tts_url = check_url(args.tts_url, "--tts-url", "http://127.0.0.1:9204/tts")

@@ -15,7 +15,7 @@ import threading
 
 from soulstack.adapters.terminal.mind import watch_mind
 from soulstack.adapters.terminal.screen import Scene, Screen, describe
-from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender
+from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
 from soulstack.protocol.shapes import EmotionMap
 from soulstack.protocol.body_app import BodyUnavailable, make_body_app
 from soulstack.serving import listening

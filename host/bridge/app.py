@@ -4,7 +4,7 @@ import logging
 
 from aiohttp import web
 
-from soulstack.protocol.nudges import NudgeSender
+from soulstack.protocol.nudge_sender import NudgeSender
 from soulstack.protocol.body_app import make_body_app
 from soulstack.bridge.serial_link import SerialLink
 from soulstack.serving import background

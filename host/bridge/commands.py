@@ -24,7 +24,7 @@ def locator(device: str):
 
 
 def bridge_serial(args) -> int:
-    from soulstack.protocol.nudges import NudgeSender
+    from soulstack.protocol.nudge_sender import NudgeSender
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
     from soulstack.bridge.app import make_bridge_app
     from soulstack.bridge.serial_link import SerialLink

@@ -3,59 +3,34 @@
 A nudge is `POST <soul>/nudge` with `{"reason": "<what happened>"}` (Body
 Protocol v1) or, as our documented addition, `{"words": "<a person's exact
 words>"}` from a body that knows a person spoke or typed: the words once, and
-the soul renders the reason from them (`TYPED`: "your human typed: <words>",
-what a typed line has always read). A body may send both (older terminal
-bodies, a wake word: `someone called the robot by its wake word: "..."`).
-Two more fields, also ours: `speaker` (who spoke the `words`; absent = the
-soul's human, as before) and `heard` (what the person actually heard of the
-soul's speech: `{"played": [...], "cut": "...", "cut_fraction": 0.42}`, sent
-when speech was cut off; `cut`/`cut_fraction` only when one utterance was cut,
-and a nudge may carry `heard` alone: the soul is told "you were cut off after
-'…'"). This module owns all of it: the shape and its validation (`parse_nudge`, the
-soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
+the soul renders the reason from them ("your human typed: <words>", what a
+typed line has always read). A body may send both (older terminal bodies, a
+wake word: `someone called the robot by its wake word: "..."`). Two more
+fields, also ours: `speaker` (who spoke the `words`; absent = the soul's
+human, as before) and `heard` (what the person actually heard of the soul's
+speech: `{"played": [...], "cut": "...", "cut_fraction": 0.42}`, sent when
+speech was cut off; `cut`/`cut_fraction` only when one utterance was cut, and a
+nudge may carry `heard` alone: the soul is told "you were cut off after '…'").
+
+This module owns the nudge itself: the shape and its validation (`parse_nudge`,
+the soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
 the one rule for "a person spoke" (`words_of`: the `words` field, else the
 phrasings known bodies use in a reason) and which of those words are shown
-beside the reason (`words_apart`), the sender's debounce, merge and delivery.
-
-The sender keeps a body from waking the soul over and over (a face seen every
-frame once caused wake storms):
-
-- the same reason offered again within `same_reason_window_s` of the last time
-  it was accepted is dropped: it is the same event seen again;
-- nudges go out at most once per `min_interval_s`. A *different* reason that
-  arrives sooner waits, and every reason waiting when the interval passes goes
-  out merged ("; "), in as few nudges as the cap allows. A person's line is
-  never merged: it goes out as its own nudge, with its `words`.
-
-Nothing accepted is lost. While the soul is down (connection refused, 5xx, a
-timeout, 408/429) the sender keeps the nudges and retries with a growing
-backoff. A 400 for a merged nudge is split: each part is sent alone, and only
-a part the soul refuses by itself is given up. Other 4xx (a wrong token)
-cannot be fixed by retrying: the nudge is given up, reported to the listener
-and logged with the soul's answer (at most once a minute, with a count).
+beside the reason (`words_apart`), and how a nudge's fields are told
+(`told_in`): in `PLAIN` words for logs, senders and the kept reason, and in the
+soul's own language by the soul, whose prompts hold the same phrases
+(host/soul/prompts/, TEXT["nudge"]). Sending (debounce, merge, delivery) is
+host/protocol/nudge_sender.py.
 """
 
-import asyncio
-import contextlib
-import logging
 import re
-import time
-from collections import deque
 from dataclasses import dataclass
-
-import aiohttp
-
-log = logging.getLogger(__name__)
 
 # One cap on both sides: the soul refuses a longer reason (400), the sender never merges past it.
 MAX_REASON_CHARS = 2000
 MAX_WORDS_CHARS = 2000
 SEPARATOR = "; "  # between merged reasons
-# 408 and 429 say "try again later", unlike the other 4xx.
-RETRYABLE_4XX = (408, 429)
 EXAMPLE = '{"reason": "<what happened>"} or {"words": "<a person\'s exact words>"}'
-# The reason of a nudge that carries only a person's words: what a typed line has always read.
-TYPED = "your human typed: "
 MAX_SPEAKER_CHARS = 64
 MAX_PLAYED = 20  # utterances in heard.played; older ones are not news
 
@@ -63,6 +38,76 @@ MAX_PLAYED = 20  # utterances in heard.played; older ones are not news
 def cut(text: str, cap: int) -> str:
     """`text`, or its first `cap - 1` characters and "…" when it is longer than `cap`."""
     return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+# How a nudge's fields are told, in plain English: for logs, the sender's debounce and the reason kept
+# for a nudge sent without one. The soul tells them in its own language: its prompts hold these keys
+# (host/soul/prompts/, TEXT["nudge"]) and it calls `told_in` with them.
+PLAIN = {
+    "typed": "your human typed: {words}",  # words sent alone: what a typed line has always read
+    "said": "{speaker} said: {words}",  # words sent alone, with who spoke them
+    "said_by": "{reason} (said by {speaker})",  # a body's own reason, beside words someone named spoke
+    # Reasons the StackChan adapter sends beside the words they quote (adapters/stackchan/body.py):
+    # a reason that reads exactly so is told in the soul's words (`BODY_REASONS`).
+    "typed_to_robot": 'someone typed to the robot: "{words}"',
+    "wake_word": 'someone called the robot by its wake word: "{words}"',
+    # what the person heard of the soul's speech (`heard`)
+    "cut_while": "you were cut off while saying \u2018{cut}\u2019",
+    "cut_after": "you were cut off after \u2018{part}\u2019 (saying \u2018{cut}\u2019: the rest was never heard)",
+    "cut_before": "you were cut off before a word of it was heard (saying \u2018{cut}\u2019: the rest was never heard)",
+    "played_before_cut": "Heard in full before that: {played}",
+    "played": "heard in full: {played}",
+    "quote": "\u2018{text}\u2019",  # one utterance of `played`
+    "between_quotes": ", ",
+    "between_sentences": ". ",  # the cut, then what played in full
+    "between_parts": " \u2014 ",  # what happened, then what was heard
+}
+BODY_REASONS = ("typed_to_robot", "wake_word")
+
+
+def _phrase(phrases: dict, key: str, **fields) -> str:
+    return cut(" ".join(phrases[key].format(**fields).split()), MAX_REASON_CHARS)
+
+
+def said_in(nudge: "Nudge", phrases: dict) -> str | None:
+    """What happened, in `phrases` (`PLAIN`'s keys): words sent alone as typed (or said by their
+    speaker); a reason that is one of our phrasings of the nudge's own words (the one rendered for
+    words sent alone, a body's in `BODY_REASONS`) told in `phrases`; any other reason as the body
+    sent it, naming the speaker when there is one."""
+    if nudge.words is not None:
+        spoken = ("said",) if nudge.speaker else ("typed",)
+        for key in spoken if nudge.reason is None else spoken + BODY_REASONS:
+            if nudge.reason is None or nudge.reason == _phrase(PLAIN, key, words=nudge.words, speaker=nudge.speaker):
+                told = _phrase(phrases, key, words=nudge.words, speaker=nudge.speaker)
+                if key in BODY_REASONS and nudge.speaker:
+                    return _phrase(phrases, "said_by", reason=told, speaker=nudge.speaker)
+                return told
+    if nudge.reason is not None and nudge.speaker:
+        return _phrase(phrases, "said_by", reason=nudge.reason, speaker=nudge.speaker)
+    return nudge.reason
+
+
+def heard_in(heard: dict, phrases: dict) -> str:
+    """What the person heard of the soul's speech, in `phrases`: where it was cut off, what played in full."""
+    parts = []
+    cut_off, fraction = heard.get("cut"), heard.get("cut_fraction")
+    if cut_off is not None and fraction is None:
+        parts.append(phrases["cut_while"].format(cut=cut_off))
+    elif cut_off is not None:
+        part = heard_part(cut_off, fraction)
+        key = "cut_after" if part else "cut_before"
+        parts.append(phrases[key].format(part=part, cut=cut_off))
+    played = heard.get("played") or []
+    if played:
+        quotes = phrases["between_quotes"].join(phrases["quote"].format(text=text) for text in played)
+        parts.append(phrases["played_before_cut" if cut_off else "played"].format(played=quotes))
+    return phrases["between_sentences"].join(parts)
+
+
+def told_in(nudge: "Nudge", phrases: dict) -> str:
+    """What woke the soul, in `phrases`: what happened (`said_in`), then what the person heard (`heard_in`)."""
+    parts = [said_in(nudge, phrases), heard_in(nudge.heard, phrases) if nudge.heard else None]
+    return phrases["between_parts"].join(part for part in parts if part)
 
 
 @dataclass(frozen=True)
@@ -74,22 +119,13 @@ class Nudge:
 
     @property
     def said(self) -> str | None:
-        """The nudge's reason (naming its speaker), or for words sent alone `TYPED` (or "<speaker> said: ")
-        and the words."""
-        head = f"{self.speaker} said: " if self.speaker else TYPED
-        if self.reason is not None:
-            if self.speaker and not self.reason.startswith(head):
-                return f"{self.reason} (said by {self.speaker})"
-            return self.reason
-        if self.words is None:
-            return None
-        return cut(" ".join((head + self.words).split()), MAX_REASON_CHARS)
+        """What happened, in `PLAIN` words (`said_in`)."""
+        return said_in(self, PLAIN)
 
     @property
     def told(self) -> str:
-        """What woke the soul, in words: `said`, then what the person heard (`heard_line`)."""
-        parts = [part for part in (self.said, heard_line(self.heard) if self.heard else None) if part]
-        return " — ".join(parts)
+        """What woke the soul, in `PLAIN` words (`told_in`)."""
+        return told_in(self, PLAIN)
 
     @property
     def plain(self) -> bool:
@@ -204,23 +240,6 @@ def heard_part(text: str, fraction: float) -> str:
     return head.rstrip(" ,;:")
 
 
-def heard_line(heard: dict) -> str:
-    """What the person heard, for the soul: where its speech was cut off, and what played in full."""
-    parts = []
-    cut_off, fraction = heard.get("cut"), heard.get("cut_fraction")
-    if cut_off is not None and fraction is None:
-        parts.append(f"you were cut off while saying \u2018{cut_off}\u2019")
-    elif cut_off is not None:
-        part = heard_part(cut_off, fraction)
-        where = f"after \u2018{part}\u2019" if part else "before a word of it was heard"
-        parts.append(f"you were cut off {where} (saying \u2018{cut_off}\u2019: the rest was never heard)")
-    played = heard.get("played") or []
-    if played:
-        parts.append("Heard in full before that: " if cut_off else "heard in full: ")
-        parts[-1] += ", ".join(f"\u2018{text}\u2019" for text in played)
-    return ". ".join(parts)
-
-
 # --- a person's words ----------------------------------------------------------------------
 
 # How bodies that send only `reason` mark a person's words, each phrasing once: ours (the
@@ -284,257 +303,3 @@ def quoted(text: str) -> str:
     """Text from no person (a list's words, an unchecked robot) made safe to quote in a reason:
     without ";", no merged piece of it can start a phrasing `words_in_reason` takes for a person's."""
     return " ".join((text or "").replace(";", ",").split())
-
-
-# --- merging -------------------------------------------------------------------------------
-
-
-def merge(nudges: list) -> Nudge:
-    """One nudge for a group `pack` made: a person's line (or what was heard) alone, or plain reasons joined."""
-    if len(nudges) == 1:
-        return nudges[0]
-    return Nudge(SEPARATOR.join(n.reason for n in nudges))
-
-
-def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
-    """Groups to send, in order: a nudge with words (or a speaker, or `heard`) alone; plain reasons together
-    up to `cap` characters."""
-    groups, size = [], 0
-    for nudge in nudges:
-        last = groups[-1] if groups else None
-        fits = last is not None and last[-1].plain and size + len(SEPARATOR) + len(nudge.told) <= cap
-        if nudge.plain and fits:
-            last.append(nudge)
-            size += len(SEPARATOR) + len(nudge.told)
-        else:
-            groups.append([nudge])
-            size = len(nudge.told)
-    return groups
-
-
-def _capped(text: str, cap: int, what: str) -> str:
-    if len(text) > cap:
-        log.warning("a nudge's %s is %d characters; sending its first %d", what, len(text), cap)
-    return cut(text, cap)
-
-
-class RateLimitedLog:
-    """Logs a kind of message at most once per `every_s`; the next one says how many were held back."""
-
-    def __init__(self, logger: logging.Logger, every_s: float = 60.0, clock=time.monotonic):
-        self.logger, self.every_s, self.clock = logger, every_s, clock
-        self._last: dict = {}
-        self._held: dict = {}
-
-    def log(self, level: int, kind: str, message: str, *args) -> bool:
-        """Log `message % args` unless a `kind` message went out within `every_s`; True when logged."""
-        now, last = self.clock(), self._last.get(kind)
-        if last is not None and now - last < self.every_s:
-            self._held[kind] = self._held.get(kind, 0) + 1
-            return False
-        held = self._held.pop(kind, 0)
-        suffix = f" ({held} more like it in the last {self.every_s:g} s not logged)" if held else ""
-        self.logger.log(level, message + suffix, *args)
-        self._last[kind] = now
-        return True
-
-
-# --- the sender ----------------------------------------------------------------------------
-
-
-def _same(reason: str) -> str:
-    return " ".join(reason.split()).lower()
-
-
-class Debouncer:
-    """Decides which nudges go out, and when. Pure logic on an injected clock."""
-
-    def __init__(self, same_reason_window_s: float = 60.0, min_interval_s: float = 10.0, clock=time.monotonic):
-        self.same_reason_window_s = same_reason_window_s
-        self.min_interval_s = min_interval_s
-        self.clock = clock
-        self._accepted_at: dict[str, float] = {}
-        self._pending: list[Nudge] = []
-        self._last_sent: float | None = None
-
-    def offer(
-        self, reason: str | None, words: str | None = None, speaker: str | None = None, heard: dict | None = None
-    ) -> bool:
-        """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several);
-        False when what it tells repeats one accepted within the window (or it is empty)."""
-        reason, words = (reason or "").strip() or None, (words or "").strip() or None
-        if reason is None and words is None and not heard:
-            return False
-        reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
-        words = words and _capped(words, MAX_WORDS_CHARS, "words")
-        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None)
-        key, now = _same(nudge.told), self.clock()
-        last = self._accepted_at.get(key)
-        if last is not None and now - last < self.same_reason_window_s:
-            return False
-        # Forget reasons whose window has passed, so the table stays small on a long-lived body.
-        self._accepted_at = {k: t for k, t in self._accepted_at.items() if now - t < self.same_reason_window_s}
-        self._accepted_at[key] = now
-        self._pending.append(nudge)
-        return True
-
-    @property
-    def pending(self) -> list:
-        """What the waiting nudges tell, oldest first."""
-        return [nudge.told for nudge in self._pending]
-
-    def seconds_until_due(self) -> float | None:
-        """None when nothing waits; else how long until the next nudge may go (0 = now)."""
-        if not self._pending:
-            return None
-        if self._last_sent is None:
-            return 0.0
-        return max(0.0, self._last_sent + self.min_interval_s - self.clock())
-
-    def take(self) -> list:
-        """The waiting nudges, removed from the queue (call when `seconds_until_due()` is 0)."""
-        taken, self._pending = self._pending, []
-        return taken
-
-    def sent(self):
-        """Record that a nudge reached the soul now; the next waits `min_interval_s`."""
-        self._last_sent = self.clock()
-
-
-@dataclass
-class NudgeEvent:
-    """What happened to a nudge, for a body that shows it (the terminal paints these).
-
-    kind: "delivered", "retrying" (the soul is down; kept), "rejected" (a 4xx;
-    given up) or "collapsed" (a repeat within the window; not sent again).
-    """
-
-    kind: str
-    reasons: list
-    detail: str = ""
-    retry_in_s: float = 0.0
-
-
-class NudgeSender:
-    """Delivers debounced nudges to one soul; run `run()` as a task, call `nudge()` from anywhere on the loop."""
-
-    def __init__(
-        self,
-        url: str,
-        token: str | None = None,
-        debouncer: Debouncer | None = None,
-        listener=None,
-        clock=None,
-        timeout_s: float = 10.0,
-        first_backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
-    ):
-        self.url = url
-        self.token = token
-        self.debouncer = debouncer or Debouncer(clock=clock or time.monotonic)
-        self.clock = clock or self.debouncer.clock
-        self.listener = listener or (lambda event: None)
-        self.timeout_s = timeout_s
-        self.first_backoff_s = first_backoff_s
-        self.max_backoff_s = max_backoff_s
-        self._undelivered: list[Nudge] = []  # taken from the debouncer, not yet accepted by the soul
-        self._retry_at = 0.0
-        self._backoff_s = first_backoff_s
-        self._wake = asyncio.Event()
-        self.refusals = RateLimitedLog(log, clock=self.clock)
-
-    def nudge(
-        self,
-        reason: str | None = None,
-        words: str | None = None,
-        speaker: str | None = None,
-        heard: dict | None = None,
-    ) -> bool:
-        """Offer a nudge: what happened, a person's exact words (`words=`, with `speaker=` when known:
-        the soul renders the reason), what the person heard of the soul's speech (`heard=`, the shape
-        `parse_heard` keeps), or several; False when the debouncer collapsed it as a repeat."""
-        accepted = self.debouncer.offer(reason, words, speaker, heard)
-        if accepted:
-            self._wake.set()
-        else:
-            told = Nudge((reason or "").strip() or None, (words or "").strip() or None, None, heard or None).told
-            self.listener(NudgeEvent("collapsed", [told], "the same reason went out moments ago"))
-        return accepted
-
-    @property
-    def waiting(self) -> list:
-        """What every nudge not yet delivered tells, oldest first."""
-        return [nudge.told for nudge in self._undelivered] + self.debouncer.pending
-
-    def seconds_until_attempt(self) -> float | None:
-        if self._undelivered:
-            return max(0.0, self._retry_at - self.clock())
-        return self.debouncer.seconds_until_due()
-
-    async def _sleep_or_wake(self, seconds: float | None):
-        self._wake.clear()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
-
-    async def run(self):
-        """Deliver nudges until cancelled."""
-        async with aiohttp.ClientSession() as session:
-            while True:
-                wait = self.seconds_until_attempt()
-                if wait is None or wait > 0:
-                    await self._sleep_or_wake(wait)
-                    continue
-                await self._attempt(session)
-
-    async def _attempt(self, session: aiohttp.ClientSession):
-        # What is not yet accepted stays in `_undelivered` while in flight, so a stop mid-send still knows it.
-        self._undelivered = self._undelivered + self.debouncer.take()
-        groups = deque(pack(self._undelivered))
-        while groups:
-            group = groups.popleft()
-            status, detail = await self._post(session, merge(group))
-            reasons = [nudge.told for nudge in group]
-            if 200 <= status < 300:
-                self._forget(group)
-                self.debouncer.sent()
-                self._backoff_s = self.first_backoff_s
-                self.listener(NudgeEvent("delivered", reasons))
-            elif status == 400 and len(group) > 1:
-                groups.extendleft([nudge] for nudge in reversed(group))  # find the one it refuses
-            elif 400 <= status < 500 and status not in RETRYABLE_4XX:
-                self._forget(group)
-                self.refusals.log(
-                    logging.ERROR,
-                    f"refused {status}",
-                    "the soul at %s refused a nudge (it answered %s); gave up on: %s",
-                    self.url,
-                    detail,
-                    merge(group).told,
-                )
-                self.listener(NudgeEvent("rejected", reasons, detail))
-            else:
-                self._retry_at = self.clock() + self._backoff_s
-                self.listener(NudgeEvent("retrying", self.waiting, detail, retry_in_s=self._backoff_s))
-                log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
-                self._backoff_s = min(self._backoff_s * 2, self.max_backoff_s)
-                return
-
-    def _forget(self, group: list):
-        done = {id(nudge) for nudge in group}
-        self._undelivered = [nudge for nudge in self._undelivered if id(nudge) not in done]
-
-    async def _post(self, session: aiohttp.ClientSession, nudge: Nudge) -> tuple[int, str]:
-        """(HTTP status, what happened); status 0 when the soul did not answer at all."""
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        try:
-            async with session.post(
-                self.url, json=nudge.to_json(), headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s)
-            ) as response:
-                text = (await response.text()).strip()[:200]
-                return response.status, f"{response.status} {text}".strip()
-        except asyncio.TimeoutError:
-            return 0, f"no answer within {self.timeout_s:g} s"
-        except aiohttp.ClientConnectorError as error:
-            return 0, f"cannot connect to {self.url}: {error.os_error.strerror or error.os_error}"
-        except aiohttp.ClientError as error:
-            return 0, f"{type(error).__name__}: {error}"

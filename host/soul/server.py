@@ -27,7 +27,8 @@ import logging
 from aiohttp import web
 
 from soulstack.exposure import Exposure
-from soulstack.protocol.nudges import BadNudge, Nudge, RateLimitedLog, parse_nudge
+from soulstack.protocol.nudge_sender import RateLimitedLog
+from soulstack.protocol.nudges import BadNudge, Nudge, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
 

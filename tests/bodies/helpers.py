@@ -16,7 +16,7 @@ from soulstack.fakes.loopback import LoopbackServer
 from soulstack.fakes.xiaozhi_robot import FakeRobot
 from soulstack.fakes.xiaozhi_upstream import FakeUpstream
 from soulstack.protocol.client import BodyClient
-from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.serving import listening
 from soulstack.tts.server import make_tts_app as tts_app
 from tests.fakes.nudge_receiver import NudgeReceiver

@@ -10,7 +10,7 @@ from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyClient, BodyError
-from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.serving import listening
 from soulstack.bridge.serial_link import SerialLink

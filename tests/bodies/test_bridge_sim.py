@@ -12,7 +12,7 @@ import pytest
 
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyError
-from soulstack.protocol.nudges import Debouncer, NudgeSender
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.serving import listening
 from tests.bodies.helpers import TOKEN, Bridge, Soul, wait_until
 from tests.helpers import ROOT

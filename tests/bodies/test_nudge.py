@@ -6,7 +6,8 @@ import logging
 import pytest
 from aiohttp.test_utils import unused_port
 
-from soulstack.protocol.nudges import Debouncer, Nudge, NudgeSender
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
+from soulstack.protocol.nudges import Nudge
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import until
 
@@ -212,7 +213,7 @@ async def test_a_refused_batch_is_split_and_only_the_refused_nudge_is_given_up(a
     sender.debouncer.min_interval_s = 0.2
     for reason in ("a face appeared", "something it refuses", "the device was picked up"):
         sender.nudge(reason)
-    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudges"):
+    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudge_sender"):
         await receiver.wait_for(2)
         rejected = await events.wait_for("rejected")
     assert receiver.refused[0] == "a face appeared; something it refuses; the device was picked up"
@@ -227,7 +228,7 @@ async def test_a_missing_token_is_logged_with_the_soul_s_answer_once_a_minute(ai
     server = await aiohttp_server(receiver.app())
     events = Events()
     sender = running(quick_sender(str(server.make_url("/nudge")), events))
-    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudges"):
+    with caplog.at_level(logging.ERROR, logger="soulstack.protocol.nudge_sender"):
         sender.nudge("a face appeared")
         await events.wait_for("rejected")
         sender.nudge("the device was picked up")

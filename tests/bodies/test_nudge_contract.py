@@ -4,15 +4,12 @@ import logging
 
 import pytest
 
+from soulstack.protocol.nudge_sender import Debouncer, RateLimitedLog, merge, pack
 from soulstack.protocol.nudges import (
     MAX_REASON_CHARS,
     MAX_WORDS_CHARS,
     BadNudge,
-    Debouncer,
     Nudge,
-    RateLimitedLog,
-    merge,
-    pack,
     parse_nudge,
     quoted,
     words_apart,

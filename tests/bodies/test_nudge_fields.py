@@ -5,7 +5,8 @@ import asyncio
 
 import pytest
 
-from soulstack.protocol.nudges import BadNudge, Debouncer, Nudge, NudgeSender, heard_part, pack, parse_nudge
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender, pack
+from soulstack.protocol.nudges import BadNudge, Nudge, heard_part, parse_nudge
 from tests.bodies.helpers import Receiver, wait_until
 
 HEARD = {"played": ["Good morning."], "cut": "Shall I read you the news?", "cut_fraction": 0.5}

@@ -28,7 +28,8 @@ import logging
 from soulstack.clocks import Clock
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
-from soulstack.protocol.nudges import Debouncer, NudgeEvent, NudgeSender, quoted
+from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
+from soulstack.protocol.nudges import quoted
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,292 @@
+"""Sending nudges: the debounce, merge and delivery every body and the bridge share.
+
+The nudge itself (its shape, validation, cap and a person's words) is the contract in
+host/protocol/nudges.py; this module only decides which nudges go out, when, and how.
+
+The sender keeps a body from waking the soul over and over (a face seen every
+frame once caused wake storms):
+
+- the same reason offered again within `same_reason_window_s` of the last time
+  it was accepted is dropped: it is the same event seen again;
+- nudges go out at most once per `min_interval_s`. A *different* reason that
+  arrives sooner waits, and every reason waiting when the interval passes goes
+  out merged ("; "), in as few nudges as the cap allows. A person's line is
+  never merged: it goes out as its own nudge, with its `words`.
+
+Nothing accepted is lost. While the soul is down (connection refused, 5xx, a
+timeout, 408/429) the sender keeps the nudges and retries with a growing
+backoff. A 400 for a merged nudge is split: each part is sent alone, and only
+a part the soul refuses by itself is given up. Other 4xx (a wrong token)
+cannot be fixed by retrying: the nudge is given up, reported to the listener
+and logged with the soul's answer (at most once a minute, with a count).
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import aiohttp
+
+from soulstack.protocol.nudges import MAX_REASON_CHARS, MAX_WORDS_CHARS, SEPARATOR, Nudge, cut
+
+log = logging.getLogger(__name__)
+
+# 408 and 429 say "try again later", unlike the other 4xx.
+RETRYABLE_4XX = (408, 429)
+
+
+# --- merging -------------------------------------------------------------------------------
+
+
+def merge(nudges: list) -> Nudge:
+    """One nudge for a group `pack` made: a person's line (or what was heard) alone, or plain reasons joined."""
+    if len(nudges) == 1:
+        return nudges[0]
+    return Nudge(SEPARATOR.join(n.reason for n in nudges))
+
+
+def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
+    """Groups to send, in order: a nudge with words (or a speaker, or `heard`) alone; plain reasons together
+    up to `cap` characters."""
+    groups, size = [], 0
+    for nudge in nudges:
+        last = groups[-1] if groups else None
+        fits = last is not None and last[-1].plain and size + len(SEPARATOR) + len(nudge.told) <= cap
+        if nudge.plain and fits:
+            last.append(nudge)
+            size += len(SEPARATOR) + len(nudge.told)
+        else:
+            groups.append([nudge])
+            size = len(nudge.told)
+    return groups
+
+
+def _capped(text: str, cap: int, what: str) -> str:
+    if len(text) > cap:
+        log.warning("a nudge's %s is %d characters; sending its first %d", what, len(text), cap)
+    return cut(text, cap)
+
+
+class RateLimitedLog:
+    """Logs a kind of message at most once per `every_s`; the next one says how many were held back."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = 60.0, clock=time.monotonic):
+        self.logger, self.every_s, self.clock = logger, every_s, clock
+        self._last: dict = {}
+        self._held: dict = {}
+
+    def log(self, level: int, kind: str, message: str, *args) -> bool:
+        """Log `message % args` unless a `kind` message went out within `every_s`; True when logged."""
+        now, last = self.clock(), self._last.get(kind)
+        if last is not None and now - last < self.every_s:
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return False
+        held = self._held.pop(kind, 0)
+        suffix = f" ({held} more like it in the last {self.every_s:g} s not logged)" if held else ""
+        self.logger.log(level, message + suffix, *args)
+        self._last[kind] = now
+        return True
+
+
+# --- the sender ----------------------------------------------------------------------------
+
+
+def _same(reason: str) -> str:
+    return " ".join(reason.split()).lower()
+
+
+class Debouncer:
+    """Decides which nudges go out, and when. Pure logic on an injected clock."""
+
+    def __init__(self, same_reason_window_s: float = 60.0, min_interval_s: float = 10.0, clock=time.monotonic):
+        self.same_reason_window_s = same_reason_window_s
+        self.min_interval_s = min_interval_s
+        self.clock = clock
+        self._accepted_at: dict[str, float] = {}
+        self._pending: list[Nudge] = []
+        self._last_sent: float | None = None
+
+    def offer(
+        self, reason: str | None, words: str | None = None, speaker: str | None = None, heard: dict | None = None
+    ) -> bool:
+        """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several);
+        False when what it tells repeats one accepted within the window (or it is empty)."""
+        reason, words = (reason or "").strip() or None, (words or "").strip() or None
+        if reason is None and words is None and not heard:
+            return False
+        reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
+        words = words and _capped(words, MAX_WORDS_CHARS, "words")
+        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None)
+        key, now = _same(nudge.told), self.clock()
+        last = self._accepted_at.get(key)
+        if last is not None and now - last < self.same_reason_window_s:
+            return False
+        # Forget reasons whose window has passed, so the table stays small on a long-lived body.
+        self._accepted_at = {k: t for k, t in self._accepted_at.items() if now - t < self.same_reason_window_s}
+        self._accepted_at[key] = now
+        self._pending.append(nudge)
+        return True
+
+    @property
+    def pending(self) -> list:
+        """What the waiting nudges tell, oldest first."""
+        return [nudge.told for nudge in self._pending]
+
+    def seconds_until_due(self) -> float | None:
+        """None when nothing waits; else how long until the next nudge may go (0 = now)."""
+        if not self._pending:
+            return None
+        if self._last_sent is None:
+            return 0.0
+        return max(0.0, self._last_sent + self.min_interval_s - self.clock())
+
+    def take(self) -> list:
+        """The waiting nudges, removed from the queue (call when `seconds_until_due()` is 0)."""
+        taken, self._pending = self._pending, []
+        return taken
+
+    def sent(self):
+        """Record that a nudge reached the soul now; the next waits `min_interval_s`."""
+        self._last_sent = self.clock()
+
+
+@dataclass
+class NudgeEvent:
+    """What happened to a nudge, for a body that shows it (the terminal paints these).
+
+    kind: "delivered", "retrying" (the soul is down; kept), "rejected" (a 4xx;
+    given up) or "collapsed" (a repeat within the window; not sent again).
+    """
+
+    kind: str
+    reasons: list
+    detail: str = ""
+    retry_in_s: float = 0.0
+
+
+class NudgeSender:
+    """Delivers debounced nudges to one soul; run `run()` as a task, call `nudge()` from anywhere on the loop."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        debouncer: Debouncer | None = None,
+        listener=None,
+        clock=None,
+        timeout_s: float = 10.0,
+        first_backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+    ):
+        self.url = url
+        self.token = token
+        self.debouncer = debouncer or Debouncer(clock=clock or time.monotonic)
+        self.clock = clock or self.debouncer.clock
+        self.listener = listener or (lambda event: None)
+        self.timeout_s = timeout_s
+        self.first_backoff_s = first_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._undelivered: list[Nudge] = []  # taken from the debouncer, not yet accepted by the soul
+        self._retry_at = 0.0
+        self._backoff_s = first_backoff_s
+        self._wake = asyncio.Event()
+        self.refusals = RateLimitedLog(log, clock=self.clock)
+
+    def nudge(
+        self,
+        reason: str | None = None,
+        words: str | None = None,
+        speaker: str | None = None,
+        heard: dict | None = None,
+    ) -> bool:
+        """Offer a nudge: what happened, a person's exact words (`words=`, with `speaker=` when known:
+        the soul renders the reason), what the person heard of the soul's speech (`heard=`, the shape
+        `parse_heard` keeps), or several; False when the debouncer collapsed it as a repeat."""
+        accepted = self.debouncer.offer(reason, words, speaker, heard)
+        if accepted:
+            self._wake.set()
+        else:
+            told = Nudge((reason or "").strip() or None, (words or "").strip() or None, None, heard or None).told
+            self.listener(NudgeEvent("collapsed", [told], "the same reason went out moments ago"))
+        return accepted
+
+    @property
+    def waiting(self) -> list:
+        """What every nudge not yet delivered tells, oldest first."""
+        return [nudge.told for nudge in self._undelivered] + self.debouncer.pending
+
+    def seconds_until_attempt(self) -> float | None:
+        if self._undelivered:
+            return max(0.0, self._retry_at - self.clock())
+        return self.debouncer.seconds_until_due()
+
+    async def _sleep_or_wake(self, seconds: float | None):
+        self._wake.clear()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def run(self):
+        """Deliver nudges until cancelled."""
+        async with aiohttp.ClientSession() as session:
+            while True:
+                wait = self.seconds_until_attempt()
+                if wait is None or wait > 0:
+                    await self._sleep_or_wake(wait)
+                    continue
+                await self._attempt(session)
+
+    async def _attempt(self, session: aiohttp.ClientSession):
+        # What is not yet accepted stays in `_undelivered` while in flight, so a stop mid-send still knows it.
+        self._undelivered = self._undelivered + self.debouncer.take()
+        groups = deque(pack(self._undelivered))
+        while groups:
+            group = groups.popleft()
+            status, detail = await self._post(session, merge(group))
+            reasons = [nudge.told for nudge in group]
+            if 200 <= status < 300:
+                self._forget(group)
+                self.debouncer.sent()
+                self._backoff_s = self.first_backoff_s
+                self.listener(NudgeEvent("delivered", reasons))
+            elif status == 400 and len(group) > 1:
+                groups.extendleft([nudge] for nudge in reversed(group))  # find the one it refuses
+            elif 400 <= status < 500 and status not in RETRYABLE_4XX:
+                self._forget(group)
+                self.refusals.log(
+                    logging.ERROR,
+                    f"refused {status}",
+                    "the soul at %s refused a nudge (it answered %s); gave up on: %s",
+                    self.url,
+                    detail,
+                    merge(group).told,
+                )
+                self.listener(NudgeEvent("rejected", reasons, detail))
+            else:
+                self._retry_at = self.clock() + self._backoff_s
+                self.listener(NudgeEvent("retrying", self.waiting, detail, retry_in_s=self._backoff_s))
+                log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
+                self._backoff_s = min(self._backoff_s * 2, self.max_backoff_s)
+                return
+
+    def _forget(self, group: list):
+        done = {id(nudge) for nudge in group}
+        self._undelivered = [nudge for nudge in self._undelivered if id(nudge) not in done]
+
+    async def _post(self, session: aiohttp.ClientSession, nudge: Nudge) -> tuple[int, str]:
+        """(HTTP status, what happened); status 0 when the soul did not answer at all."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        try:
+            async with session.post(
+                self.url, json=nudge.to_json(), headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s)
+            ) as response:
+                text = (await response.text()).strip()[:200]
+                return response.status, f"{response.status} {text}".strip()
+        except asyncio.TimeoutError:
+            return 0, f"no answer within {self.timeout_s:g} s"
+        except aiohttp.ClientConnectorError as error:
+            return 0, f"cannot connect to {self.url}: {error.os_error.strerror or error.os_error}"
+        except aiohttp.ClientError as error:
+            return 0, f"{type(error).__name__}: {error}"
