@@ -6,7 +6,11 @@ failing one becomes a sentence (`camera_problem()` etc.) instead of a crash:
   camera   camera.init(pixformat=camera.RGB565, framesize=camera.QVGA), camera.snapshot(),
            jpg.encode(img, quality).bytearray()  (older builds: camera.capture_to_jpg)
   faces    dl.ObjectDetector(dl.model.HUMAN_FACE_DETECT).infer(img)
-  speaker  M5.Speaker.playRaw(pcm, rate, stereo, repeat, channel, stop_current_sound)
+  speaker  M5.Speaker.playRaw(pcm, rate, stereo, repeat, channel, stop_current_sound), isPlaying(), stop()
+  mic      M5.Mic.begin() / end() -> bool, record(buf, rate, stereo) -> bool, isRecording() -> 0|1|2
+           (M5Unified queues two buffers: 2 = both queued, 1 = the older one is filled, 0 = both are).
+           The CoreS3's speaker and microphone share one I2S bus: Speaker.end() before Mic.begin(),
+           Mic.end() before Speaker.begin(); never both at once.
   IMU      M5.Imu.getAccel() in g;  touch  M5.Touch.getCount();  buttons  M5.BtnA/BtnPWR.wasPressed()
 """
 
@@ -15,6 +19,9 @@ from hal.esp32 import Esp32Hal
 W, H = 320, 240
 BLACK, WHITE, RED = 0x000000, 0xFFFFFF, 0xFF3030
 ERROR_SHOWN_MS = 10000
+MIC_BYTES = 3200  # one microphone buffer: 100 ms at 16 kHz
+MIC_RATE = 16000
+LIVE = 0xFF2020  # the listening dot: red while the microphone is live
 
 
 def _problem(what, failure):
@@ -40,6 +47,10 @@ class Hal(Esp32Hal):
         self._touching = False
         self._error = None
         self._error_until = 0
+        self._mic_problem = "the microphone is not started yet"
+        self._mic_buffers = None  # two, made at begin() while the heap is whole
+        self._mic_oldest = 0  # the buffer the microphone fills first
+        self._mic_on = False
 
     # --- start-up: each sense on its own, so one broken part leaves the rest working ---
 
@@ -51,6 +62,7 @@ class Hal(Esp32Hal):
         self._start_display()
         self._start_camera()
         self._start_speaker()
+        self._prepare_mic()
 
     def _start_display(self):
         try:
@@ -105,6 +117,16 @@ class Hal(Esp32Hal):
         except Exception as failure:
             self._speaker_problem = _problem("the speaker", failure)
 
+    def _prepare_mic(self):
+        if getattr(self.M5, "Mic", None) is None:
+            self._mic_problem = "this UIFlow2 build has no M5.Mic"
+            return
+        try:
+            self._mic_buffers = (bytearray(MIC_BYTES), bytearray(MIC_BYTES))
+            self._mic_problem = None
+        except MemoryError:
+            self._mic_problem = "no memory for the microphone's buffers"
+
     def update(self):
         self.M5.update()
 
@@ -143,6 +165,11 @@ class Hal(Esp32Hal):
             c.setTextColor(BLACK, WHITE)
             for row, line in enumerate(frame.balloon):
                 c.drawString(line, 18, 182 + 26 * row)
+        if frame.indicator == "listening":  # privacy: whenever the microphone is live, a red dot says so
+            c.fillCircle(W - 16, 16, 8, LIVE)
+        elif frame.indicator == "thinking":
+            for i in range(3):
+                c.fillCircle(W - 40 + 12 * i, 16, 3, WHITE)
         if self._error and self.clock.ms() < self._error_until:
             c.setTextColor(RED, BLACK)
             c.drawString(self._error[:26], 4, 2)
@@ -202,6 +229,58 @@ class Hal(Esp32Hal):
 
     def play_end(self):
         pass  # the last buffers finish on their own; they stay referenced until the next play_start
+
+    def playing(self):
+        try:
+            return bool(self.M5.Speaker.isPlaying())
+        except Exception:
+            return False
+
+    def play_stop(self):
+        self.M5.Speaker.stop()
+
+    # --- microphone (one I2S bus with the speaker: see the module doc) ---
+
+    def mic_problem(self):
+        return self._mic_problem
+
+    def mic_start(self):
+        M5 = self.M5
+        M5.Speaker.end()
+        if not M5.Mic.begin():
+            self._speaker_back()
+            raise OSError("Mic.begin() returned False")
+        self._mic_on = True
+        self._mic_oldest = 0
+        for buffer in self._mic_buffers:
+            M5.Mic.record(buffer, MIC_RATE, False)
+
+    def mic_read(self, buffer):
+        """Copy the older filled microphone buffer into `buffer` and queue it again; bytes copied (0: none yet)."""
+        if not self._mic_on:
+            return 0
+        M5 = self.M5
+        if M5.Mic.isRecording() >= 2:
+            return 0  # both still being filled
+        filled = self._mic_buffers[self._mic_oldest]
+        size = min(len(buffer), MIC_BYTES)
+        buffer[:size] = memoryview(filled)[:size]
+        M5.Mic.record(filled, MIC_RATE, False)
+        self._mic_oldest = 1 - self._mic_oldest
+        return size
+
+    def mic_stop(self):
+        if self._mic_on:
+            self._mic_on = False
+            self.M5.Mic.end()
+            self._speaker_back()
+
+    def _speaker_back(self):
+        try:
+            if self.M5.Speaker.begin():
+                self.M5.Speaker.setVolume(self.config["volume"] * 255 // 100)
+        except Exception as failure:
+            self._speaker_problem = _problem("the speaker", failure)
 
     # --- IMU, touch, buttons ---
 

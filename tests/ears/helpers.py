@@ -11,35 +11,17 @@ import asyncio
 import signal
 import subprocess
 import sys
-import tempfile
-from functools import lru_cache
-from pathlib import Path
 
 from aiohttp.test_utils import unused_port
 
-from soulstack.audio import little_endian, mono_samples, mono_wav
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.tts.server import make_tts_app
 from tests.helpers import until
+from tests.ears.speech import ANSWER, QUESTION, speech_wav  # noqa: F401 (the tests take them from here)
 from tests.soul.helpers import a_soul, Running
-
-# espeak-ng's en-us+f2 voice at 160 words a minute is one pocketsphinx's English model makes out.
-VOICE = ["-v", "en-us+f2", "-s", "160"]
-QUESTION = "what time is it"
-ANSWER = "It is three o'clock. Time for tea!"
-
-
-@lru_cache
-def speech_wav(words=QUESTION) -> bytes:
-    """`words` spoken by espeak-ng, as the 16 kHz mono WAV a robot's microphone would catch."""
-    with tempfile.TemporaryDirectory() as folder:
-        raw = Path(folder) / "speech.wav"
-        subprocess.run(["espeak-ng", *VOICE, "-w", str(raw), words], check=True)
-        pcm = little_endian(mono_samples(raw.read_bytes(), 16000))
-    return mono_wav(pcm, 16000)
 
 
 def answer_then_sleep(words=ANSWER, number=[0]):

@@ -1,7 +1,9 @@
 """A double of UIFlow2's `M5` module (M5Unified/M5GFX bindings) for the CoreS3.
 
 Written from m5stack/uiflow-micropython: docs/en/hardware/display.rst
-("Display", "newCanvas"), docs/en/hardware/speaker.rst ("Speaker"), and,
+("Display", "newCanvas"), docs/en/hardware/speaker.rst ("Speaker"),
+docs/en/hardware/mic.rst ("Mic": begin, end, isRunning, isEnabled,
+isRecording's 0/1/2, record(rec_data[, rate[, stereo]])), and,
 where the docs leave a signature out or name it differently (drawString,
 push, setVolume's `vol`), from the bindings in m5stack/components/M5Unified/
 (mpy_m5gfx.cpp gfx_drawString: text, x, y, font; gfx_push: exactly x and
@@ -146,11 +148,19 @@ def _broken(name, what):
 class _Speaker:
     """speaker.rst, class Speaker (the CoreS3's AW88298)."""
 
+    enabled = False
+
     def begin(self):
         _needs_begin("Speaker.begin")
-        ok = _double.world("speaker", "ok") != "fail"
+        ok = _double.world("speaker", "ok") != "fail" and not Mic.running
         _double.record("Speaker.begin", {"returned": ok})
+        self.enabled = ok
         return ok
+
+    def end(self):
+        _needs_begin("Speaker.end")
+        _double.record("Speaker.end", {})
+        self.enabled = False
 
     def setVolume(self, *args, **kwargs):
         _needs_begin("Speaker.setVolume")
@@ -181,6 +191,9 @@ class _Speaker:
             ("stop_current_sound", "bool", False),
         ]
         parsed = _double.call("Speaker.playRaw", args, kwargs, spec)
+        if Mic.running or not self.enabled:  # one I2S bus: a speaker ended for the microphone plays nothing
+            _double.record("Speaker.playRaw refused", {"mic_running": Mic.running})
+            return False
         channel = parsed.get("channel", -1)
         if not -1 <= channel <= 7:
             raise ValueError("Speaker.playRaw: channel is 0..7 (or -1 for any), got " + str(channel))
@@ -197,6 +210,106 @@ class _Speaker:
 
 
 Speaker = _Speaker()
+
+
+class _Mic:
+    """mic.rst, class Mic (the CoreS3's ES7210), and M5Unified's queue of two recordings behind it.
+
+    record(buf, rate, stereo) queues `buf` to be filled (at most two queued; a third is refused with
+    False); isRecording() is 2 while two are queued, 1 once the older one is filled, 0 when none is
+    left. What it hears: world file `sound` names a 16 kHz mono 16-bit WAV that starts playing in the
+    room when first seen (the file is taken away), in real time; otherwise the room is quiet. It shares
+    the I2S bus with the speaker: begin() while the speaker is enabled returns False.
+    """
+
+    running = False
+
+    def __init__(self):
+        self.queue = []  # [buffer, ms when it is full]
+        self.sound = None  # [open file, ms it started]
+
+    def _now(self):
+        import time
+
+        return time.ticks_ms()
+
+    def begin(self):
+        _needs_begin("Mic.begin")
+        ok = not Speaker.enabled and _double.world("mic", "ok") != "fail"
+        _double.record("Mic.begin", {"returned": ok, "speaker_enabled": Speaker.enabled})
+        self.running = ok
+        self.queue = []
+        return ok
+
+    def end(self):
+        _needs_begin("Mic.end")
+        _double.record("Mic.end", {})
+        self.running = False
+        self.queue = []
+        return True
+
+    def isRunning(self):
+        return self.running
+
+    def isEnabled(self):
+        return self.running
+
+    def _room(self):
+        path = _double.world("sound", "")
+        if self.sound is None and path:
+            _double.consume("sound")
+            handle = open(path, "rb")
+            handle.read(44)  # the WAV header
+            self.sound = [handle, self._now()]
+        return self.sound
+
+    def _fill(self, buffer, start_ms):
+        view = memoryview(buffer)
+        got = 0
+        sound = self._room()
+        if sound:
+            handle, began = sound
+            at = (start_ms - began) * 32
+            if at >= 0:
+                handle.seek(44 + at)
+                got = handle.readinto(view) or 0
+                if got < len(buffer) and at > 0:
+                    handle.close()
+                    self.sound = None
+        for i in range(got, len(buffer)):
+            buffer[i] = 0
+
+    def _settle(self):
+        now = self._now()
+        while self.queue and self.queue[0][1] <= now:
+            buffer, done = self.queue.pop(0)
+            self._fill(buffer, done - len(buffer) // 32)
+
+    def isRecording(self):
+        _needs_begin("Mic.isRecording")
+        if not self.running:
+            return 0
+        self._settle()
+        return len(self.queue)
+
+    def record(self, *args, **kwargs):
+        _needs_begin("Mic.record")
+        spec = [("rec_data", "buf", True), ("rate", "int", False), ("stereo", "bool", False)]
+        parsed = _double.call("Mic.record", args, kwargs, spec)
+        if not self.running:
+            return False
+        self._settle()
+        if len(self.queue) >= 2:
+            return False
+        rate = parsed.get("rate", 8000)
+        if rate != 16000:
+            raise ValueError("this double hears 16 kHz only; record(buf, 16000, False)")
+        start = self.queue[-1][1] if self.queue else self._now()
+        self.queue.append([parsed["rec_data"], start + len(parsed["rec_data"]) // 32])
+        return True
+
+
+Mic = _Mic()
 
 
 class _Imu:

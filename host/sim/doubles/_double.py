@@ -28,6 +28,8 @@ The world is a folder of one-word files the test or the person writes:
   button   present: BtnA was pressed (consumed by the next wasPressed()); broken: it raises
   wdt      ok (default) | fail (machine.WDT() raises OSError)
   accel    "x y z" in g (default "0 0 1"); broken: getAccel() raises OSError
+  sound    the path of a 16 kHz mono WAV: it plays into the room once, from when Mic first sees it
+  mic      ok (default) | fail (Mic.begin() returns False)
 """
 
 import json

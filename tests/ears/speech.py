@@ -1,0 +1,23 @@
+"""The utterance the ears tests speak into the robot's room, made by espeak-ng (no soul needed to import it)."""
+
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from soulstack.audio import little_endian, mono_samples, mono_wav
+
+# espeak-ng's en-us+f2 voice at 160 words a minute is one pocketsphinx's English model makes out.
+VOICE = ["-v", "en-us+f2", "-s", "160"]
+QUESTION = "what time is it"
+ANSWER = "It is three o'clock. Time for tea!"
+
+
+@lru_cache
+def speech_wav(words=QUESTION) -> bytes:
+    """`words` spoken by espeak-ng, as the 16 kHz mono WAV a robot's microphone would catch."""
+    with tempfile.TemporaryDirectory() as folder:
+        raw = Path(folder) / "speech.wav"
+        subprocess.run(["espeak-ng", *VOICE, "-w", str(raw), words], check=True)
+        pcm = little_endian(mono_samples(raw.read_bytes(), 16000))
+    return mono_wav(pcm, 16000)
