@@ -10,7 +10,7 @@ the (empty) lock file left in place means nothing by itself.
 import fcntl
 import os
 
-from soulstack.private_files import open_private
+PRIVATE_FILE = 0o600  # as soulstack.private_files makes them (a layer above: this stands below serving)
 
 
 class FolderBusy(Exception):
@@ -22,7 +22,9 @@ def hold_folder(folder, name: str):
 
     Raises FolderBusy when another process holds it; an OSError (a full disk cannot make the
     file) propagates for the caller to name."""
-    handle = open_private(os.path.join(folder, name), "a")
+    fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+    os.fchmod(fd, PRIVATE_FILE)  # an existing lock file keeps its mode through O_CREAT: set it
+    handle = os.fdopen(fd, "a")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
