@@ -114,7 +114,8 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
         "soulstack/adapters/terminal/body.py",
         "soulstack/flock/web/index.html",
         "soulstack/flock/crows.json",
-        "soulstack/flock/jev/examples.jsonl",
+        "soulstack/flock/jev/data/train.nests",
+        "soulstack/flock/jev/data/separate.nests",
     ):
         assert needed in names
     where = run(installed, "--version")

@@ -1,11 +1,21 @@
-"""Jev's benchmark (run it as tools/bench-jev): quality on the held-out fifth of
-the shipped examples, which the local classifier never trained on, and the
-latency of tagging one message (the classifier call, as the harness makes it).
+"""Jev's benchmark (run it as tools/bench-jev): the local classifier's quality in distribution (the
+held-out fifth of the training conversations) and on the separate set (written apart, never
+trained on; host/flock/jev/data/README.md), the band the separate set chooses, the latency of
+tagging one message, and the LLM backend on the same separate set.
 
-Last line: jev_accuracy=<n> jev_ece=<n> tag_p99_ms=<n>
-Goals: accuracy >= 0.90, ECE <= 0.05, p99 < 5 ms.
+The LLM backend: with --llm-base-url URL (any OpenAI-compatible server that returns logprobs) it
+is measured for real; without it, against the scripted OpenAI fake answering every message the
+same way, which only shows the wiring works — its figures measure nothing, and it says so.
+
+Last line: jev_accuracy=<n> jev_ece=<n> tag_p99_ms=<n> separate_accuracy_sure=<n>
+separate_coverage=<n> separate_overall=<n> separate_ece=<n> (jev_* in distribution).
+Goals on the separate set: accuracy where sure >= 0.85, coverage >= 0.5, overall >= 0.75, ECE <= 0.05;
+tagging p99 < 5 ms.
 """
 
+import argparse
+import asyncio
+import math
 import sys
 import time
 from pathlib import Path
@@ -13,38 +23,75 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from soulstack.flock.jev.local import load_examples, local_jev, measure, split  # noqa: E402
-from soulstack.flock.jev.report import format_table  # noqa: E402
+from soulstack.flock.jev import evaluate  # noqa: E402
+from soulstack.flock.jev.dataset import context_of  # noqa: E402
+from soulstack.flock.jev.llm import JevBackendError, LlmJev  # noqa: E402
+from soulstack.flock.jev.local import load_separate, local_jev  # noqa: E402
+from soulstack.flock.jev.report import format_measured, measured  # noqa: E402
+from soulstack.flock.jev.tagging import DEFAULT_BAND  # noqa: E402
+
+
+def latency(jev, examples) -> tuple:
+    """-> (p50 ms, p99 ms, CPU p50 ms) of tagging one message at a time, each message five times."""
+    wall, cpu = [], []
+    for _ in range(5):
+        for e in examples:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            jev.kind_probs(e["text"], **context_of(e))
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    wall.sort()
+    cpu.sort()
+    return wall[len(wall) // 2] * 1000, wall[int(len(wall) * 0.99)] * 1000, cpu[len(cpu) // 2] * 1000
+
+
+async def llm_figures(base_url: str | None, model: str) -> str:
+    separate = load_separate()
+    if base_url:
+        backend, what = LlmJev(model, base_url), f"the LLM backend ({model} at {base_url})"
+        rows = await evaluate.rows_of(backend, separate)
+        return f"{what} on the separate set:\n  " + evaluate.format_figures(
+            evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
+        )
+    from soulstack.fakes.openai_api import FakeOpenAI, completion
+
+    # The fake answers "A" (say) to everything; only the wiring is measured.
+    answer = completion("A", top_logprobs=[("A", math.log(0.6)), ("B", math.log(0.3)), ("C", math.log(0.1))])
+    async with FakeOpenAI(default=lambda body: answer) as fake:
+        try:
+            rows = await evaluate.rows_of(LlmJev("fake", fake.base_url + "/v1"), separate)
+        except JevBackendError as error:
+            return f"the LLM backend against the fake failed: {error}"
+        asked = len(fake.requests)
+    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
+    return (
+        f"the LLM backend against the scripted fake (a wiring test, not a measurement: the fake says 'say' "
+        f"to all {asked} messages; give --llm-base-url to measure a real model):\n  " + evaluate.format_figures(result)
+    )
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(prog="tools/bench-jev", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--llm-base-url", help="an OpenAI-compatible server with logprobs, to compare on the same set")
+    parser.add_argument("--llm-model", default="default", help="its model id (default 'default')")
+    args = parser.parse_args()
     started = time.perf_counter()
     jev = local_jev()
     print(f"trained in {time.perf_counter() - started:.1f} s (scikit-learn import included)")
-    train, held = split(load_examples())
-    result = measure(jev.probs_many(held), [e["kind"] for e in held])
-    print(f"held-out: {len(held)} examples (trained on {len(train)})")
-    print(format_table(result))
-    for lang in ("en", "zh"):
-        part = [e for e in held if e["lang"] == lang]
-        print(
-            f"  {lang}: accuracy {measure(jev.probs_many(part), [e['kind'] for e in part])['accuracy']:.3f} over {len(part)}"
-        )
-    latencies, cpu = [], []
-    for _ in range(5):  # every held-out message five times, one at a time
-        for e in held:
-            start, start_cpu = time.perf_counter(), time.process_time()
-            jev.kind_probs(e["text"], e["author"], e["to"], e["refers_to"])
-            latencies.append(time.perf_counter() - start)
-            cpu.append(time.process_time() - start_cpu)
-    latencies.sort()
-    cpu.sort()
-    p50, p99 = latencies[len(latencies) // 2] * 1000, latencies[int(len(latencies) * 0.99)] * 1000
+    result = measured(jev)
+    print(format_measured(result))
+    p50, p99, cpu50 = latency(jev, load_separate())
     print(
-        f"tagging one message: p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(latencies)} calls "
-        f"(CPU time p50 {cpu[len(cpu) // 2] * 1000:.2f} ms: on a busy machine the wall figures include waiting for a core)"
+        f"tagging one message: p50 {p50:.2f} ms, p99 {p99:.2f} ms "
+        f"(CPU time p50 {cpu50:.2f} ms: on a busy machine the wall figures include waiting for a core)"
     )
-    print(f"jev_accuracy={result['accuracy']:.3f} jev_ece={result['ece']:.3f} tag_p99_ms={p99:.2f}")
+    print(asyncio.run(llm_figures(args.llm_base_url, args.llm_model)))
+    held, separate = result["held"], result["separate"]
+    print(
+        f"jev_accuracy={held['accuracy']:.3f} jev_ece={held['ece']:.3f} tag_p99_ms={p99:.2f} "
+        f"separate_accuracy_sure={separate['accuracy_sure']:.3f} separate_coverage={separate['coverage']:.3f} "
+        f"separate_overall={separate['overall']:.3f} separate_ece={separate['ece']:.3f}"
+    )
     return 0
 
 

@@ -60,7 +60,9 @@ def register(subparsers) -> None:
         "--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)"
     )
     parser.add_argument(
-        "--jev-band", type=float, help="Jev's high band: at or above it Jev's kind stands (default 0.8)"
+        "--jev-band",
+        type=float,
+        help=f"Jev's high band: at or above it Jev's kind stands (default {NestConfig().band:g})",
     )
     parser.add_argument(
         "--jev-base-url",

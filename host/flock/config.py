@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from soulstack.config_checks import ConfigError, choice, fill, number, port, read_json_file, string, url
+from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.lists.flow import FlockConfig
 
 ENV = "FLOCK_CONFIG"
@@ -58,7 +59,7 @@ SPEC = {
     "listsPerMinute": (DEFAULTS.lists_per_minute, number(1, integer=True)),
     "heartbeatSeconds": (DEFAULTS.heartbeat_s, positive),
     "rive": (None, string(optional=True)),
-    "jevBand": (0.8, number(0.01, 1)),
+    "jevBand": (DEFAULT_BAND, number(0.01, 1)),  # chosen from Jev's separate set (jev/evaluate.py)
     "body": {
         "url": (None, url(optional=True)),
         "token": (None, string(optional=True)),

@@ -1,4 +1,4 @@
-"""Jev itself: the local classifier's held-out quality and calibration, the
+"""Jev itself: the local classifier's quality on held-out conversations, the
 tagging rule's four outcomes, the LLM backend against the OpenAI fake
 (probabilities from top_logprobs, the real openai SDK), and jev-report.
 """
@@ -17,21 +17,22 @@ from soulstack.fakes.openai_api import FakeOpenAI, completion, error
 from tests.flock.helpers import Flock
 
 
-def test_the_shipped_set_is_large_varied_and_bilingual():
+def test_the_training_set_is_large_varied_bilingual_and_split_by_conversation():
     examples = load_examples()
-    assert len(examples) >= 600
+    assert len(examples) >= 700 and len({e["conv"] for e in examples}) >= 100
     for kind in KINDS:
         of_kind = [e for e in examples if e["kind"] == kind]
-        assert len(of_kind) >= 100 and {e["lang"] for e in of_kind} == {"en", "zh"}
-    assert sum(1 for e in examples if e.get("hard")) >= 50
+        assert len(of_kind) >= 50 and {e["lang"] for e in of_kind} == {"en", "zh"}
     train, held = split(examples)
-    assert not {e["text"] for e in train} & {e["text"] for e in held} and len(held) >= 100
+    assert not {e["conv"] for e in train} & {e["conv"] for e in held} and len(held) >= 100
 
 
-def test_the_local_jev_is_accurate_and_calibrated_on_the_held_out_split():
+def test_the_local_jev_is_accurate_on_the_held_out_conversations():
     _, held = split(load_examples())
     result = measure(local_jev().probs_many(held), [e["kind"] for e in held])
-    assert result["accuracy"] >= 0.90 and result["ece"] <= 0.05, result
+    # In distribution, but a conversation never on both sides: the separate set's figures are
+    # the ones that count (test_jev_separate.py).
+    assert result["accuracy"] >= 0.85 and result["ece"] <= 0.08, result
     assert sum(row["count"] for row in result["table"]) == len(held)
 
 

@@ -139,15 +139,22 @@ async def test_jev_sure_and_a_different_header_is_a_disagreement(flock):
     assert (same["kind"], same["tagged_by"]) == ("say", "jev")
 
 
-async def test_jev_unsure_takes_the_header_or_defaults_to_say(flock):
-    _, request = await say(flock, text="Can you draft the launch email by Friday?", to="Pepper")
-    text = "Here."
-    kind, p = jev_top(text, "crow", "owner", "request")
-    assert p < BAND, (kind, p)
-    status, record = await say(flock, author="Pepper", text=text, kind="refer", to="owner", refers_to=request["msg_id"])
-    assert status == 201 and (record["kind"], record["tagged_by"]) == ("refer", "header")
-    status, record = await say(flock, author="Pepper", text=text, to="owner", refers_to=request["msg_id"])
-    assert (record["kind"], record["tagged_by"]) == ("say", "default")
+def last_probs(tmp_path) -> dict:
+    """Jev's probabilities for the last message it tagged, in the nest's context (jev.jsonl)."""
+    lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]
+    return [line for line in lines if line["question"] == "kind"][-1]["probs"]
+
+
+async def test_jev_unsure_takes_the_header_or_defaults_to_say(flock, tmp_path):
+    # The same words in two nests that look alike (Jev reads the nest's recent messages too).
+    await flock.post("/api/nests", {"name": "Launch", "crows": ["Pepper", "Inky"]})
+    for nest_id, header, outcome in (("todo", "refer", ("refer", "header")), ("launch", "", ("say", "default"))):
+        _, request = await say(flock, nest_id, text="Can you draft the launch email by Friday?", to="Pepper")
+        status, record = await say(
+            flock, nest_id, author="Pepper", text="Here.", kind=header, to="owner", refers_to=request["msg_id"]
+        )
+        assert max(last_probs(tmp_path).values()) < BAND, last_probs(tmp_path)  # unsure, in this nest's context
+        assert status == 201 and (record["kind"], record["tagged_by"]) == outcome
 
 
 async def test_every_decision_is_logged_with_its_probabilities_and_the_owner_can_correct_it(flock, tmp_path):
@@ -181,6 +188,7 @@ async def test_jev_chooses_only_among_the_kinds_the_author_may_post(flock, tmp_p
     text = "I'll take this."
     assert jev_top(text, "crow")[0] == "claim" and jev_top(text, "owner")[0] == "claim"
     _, by_owner = await say(flock, "launch", text=text)
+    await say(flock, "launch", text="Could someone write the launch tweet?")  # a request for Pepper to take
     _, by_crow = await say(flock, "launch", author="Pepper", text=text)
     assert by_owner["kind"] in ("say", "request", "refer") and by_crow["kind"] == "claim"
     lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]

@@ -21,6 +21,14 @@ MEANINGS = {
     "decline": "refuses a request, with a reason",
 }
 
+OPEN_REQUEST = {  # soulstack.flock.jev.context.open_request's values, in words for the model
+    "to_me": "addressed to the author",
+    "to_room": "addressed to nobody in particular",
+    "to_other": "addressed to someone else",
+    "claimed_by_me": "claimed by the author",
+    "mine": "asked by the author",
+}
+
 
 class JevBackendError(Exception):
     pass
@@ -35,16 +43,28 @@ class LlmJev:
         self.model = model
         self.client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=1)
 
-    def prompt(self, text: str, author_role: str, to_role: str, refers_kind: str) -> str:
+    def prompt(
+        self, text: str, author_role: str, to_role: str, refers_kind: str, recent_kinds=(), open_request: str = ""
+    ) -> str:
         options = "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS))
-        context = f"author: {author_role or 'unknown'}; addressed to: {to_role or 'nobody'}; answers a: {refers_kind or 'nothing'}"
+        context = (
+            f"author: {author_role or 'unknown'}; addressed to: {to_role or 'nobody'}; "
+            f"answers a: {refers_kind or 'nothing'}; the nest's last kinds: {', '.join(recent_kinds) or 'none'}; "
+            f"the latest open request: {OPEN_REQUEST.get(open_request, 'none')}"
+        )
         return (
             f"Which kind is this message of a crow nest?\n{options}\n\nContext: {context}\nMessage: {text}\n\n"
             "Answer with the one letter only."
         )
 
     async def kind_probs_async(
-        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
+        self,
+        text: str,
+        author_role: str = "",
+        to_role: str = "",
+        refers_kind: str = "",
+        recent_kinds=(),
+        open_request: str = "",
     ) -> dict:
         from openai import OpenAIError
 
@@ -55,7 +75,12 @@ class LlmJev:
                 temperature=0,
                 logprobs=True,
                 top_logprobs=len(LABELS),
-                messages=[{"role": "user", "content": self.prompt(text, author_role, to_role, refers_kind)}],
+                messages=[
+                    {
+                        "role": "user",
+                        "content": self.prompt(text, author_role, to_role, refers_kind, recent_kinds, open_request),
+                    }
+                ],
             )
         except OpenAIError as error:
             raise JevBackendError(f"Jev's model failed: {error}") from error

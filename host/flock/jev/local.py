@@ -2,57 +2,56 @@
 
 The question Jev answers most is "which kind is this nest message?" over the six
 kinds a crow may post. The default backend is local and offline: a classifier
-trained at first use from `examples.jsonl` (our own labelled nest messages,
-English and Chinese), reading the text (word and character n-grams, so Chinese
-needs no tokenizer) and its context (who wrote it, who it is addressed to, what
-kind of message it answers). Its probabilities are calibrated by scikit-learn's
-CalibratedClassifierCV (temperature scaling, 5 folds), because the tagging rule compares
-them with a band: 0.8 has to mean right about four times in five.
+trained at first use from hand-written nest conversations (data/train.nests; data/README.md
+says who wrote them and how), reading the text (word and character n-grams, so Chinese
+needs no segmenter) and its context (soulstack.flock.jev.context: who wrote it, who it is
+addressed to, the kind it refers to, the nest's recent kinds and whether a request is open
+for its author). Its probabilities are calibrated by scikit-learn's CalibratedClassifierCV
+(temperature scaling on out-of-fold scores, folds by conversation), because the tagging rule
+compares them with a band: 0.8 has to mean right about four times in five.
 
-A fixed fifth of the examples (chosen by a hash of the text) is held out and
-never trained on; `tools/bench-jev` and `soulstack flock jev-report` measure on it.
-The optional LLM backend (`llm.py`) answers the same question from a model's
-logprobs.
+A fixed fifth of the conversations (chosen by a hash of the conversation's id, so no
+conversation is on both sides) is held out and never trained on: the in-distribution figures.
+The separate set (data/separate.nests) is written apart and never trains either: the figures
+that count (soulstack.flock.jev.evaluate). The optional LLM backend (`llm.py`) answers the same
+question from a model's logprobs.
 """
 
 import asyncio
 import hashlib
-import json
 import re
 import threading
-from pathlib import Path
+
+from soulstack.flock.jev.context import context_words
+from soulstack.flock.jev.dataset import SEPARATE, TRAIN, context_of, read_nests
 
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")  # the crow-postable kinds
-EXAMPLES = Path(__file__).with_name("examples.jsonl")
-HELD_OUT_SHARE = 5  # one example in five is held out
+HELD_OUT_SHARE = 5  # one conversation in five is held out
+FOLDS = 5
 
 
-def load_examples(path: Path = EXAMPLES) -> list:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def load_examples(path=TRAIN) -> list:
+    """The training conversations' messages (the held-out fifth included: `split` separates it)."""
+    return read_nests(path)
+
+
+def load_separate() -> list:
+    """The separate evaluation set: never trained on, never used to fit a parameter of the model."""
+    return read_nests(SEPARATE)
 
 
 def held_out(example: dict) -> bool:
-    digest = hashlib.sha256(example["text"].encode()).digest()
+    digest = hashlib.sha256(example["conv"].encode()).digest()
     return digest[0] % HELD_OUT_SHARE == 0
 
 
 def split(examples: list) -> tuple:
-    """-> (train, held_out): the same split on every machine."""
+    """-> (train, held_out), by conversation: the same split on every machine."""
     return [e for e in examples if not held_out(e)], [e for e in examples if held_out(e)]
 
 
-def context_words(author_role: str, to_role: str, refers_kind: str) -> str:
-    """The message's context as words the word vectorizer reads beside the text."""
-    return f"ctx_author_{author_role or 'none'} ctx_to_{to_role or 'none'} ctx_ref_{refers_kind or 'none'}"
-
-
-def features(example: dict) -> str:
-    return (
-        context_words(example.get("author", ""), example.get("to", ""), example.get("refers_to", ""))
-        + " ||| "
-        + example["text"]
-    )
+def features(text: str, context: dict) -> str:
+    return " ".join(context_words(**context)) + " ||| " + text
 
 
 WORD = re.compile(r"\w+|[^\w\s]")
@@ -60,30 +59,36 @@ WORD = re.compile(r"\w+|[^\w\s]")
 
 def analyze(value: str) -> list:
     """Features of one `features()` string: its context words, the text's words and word pairs,
-    and character 1-3-grams of each space-separated chunk (Chinese needs no tokenizer this way)."""
+    the first word and the last mark (a delivery often starts "Done", a request ends "?"), and
+    character 1-3-grams of each space-separated chunk (Chinese needs no segmenter this way)."""
     context, text = value.split(" ||| ", 1)
     text = text.lower()
     words = WORD.findall(text)
     grams = context.split() + words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    if words:
+        grams += [f"first_{words[0]}", f"last_{words[-1]}", f"length_{min(len(words) // 8, 4)}"]
     for chunk in text.split():
         padded = f" {chunk} "
         grams += [padded[i : i + n] for n in (1, 2, 3) for i in range(len(padded) - n + 1)]
     return grams
 
 
-def build_classifier():
-    """-> (vectorizer, calibrated model), unfitted."""
+def build_classifier(groups):
+    """-> (vectorizer, calibrated model), unfitted; `groups` keeps a conversation in one fold."""
     # Imported here: scikit-learn takes a second to import and only Jev needs it.
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.model_selection import GroupKFold
     from sklearn.svm import LinearSVC
 
     # One vectorizer with one analyzer: a single sparse transform per message keeps tagging fast.
     vectorizer = TfidfVectorizer(analyzer=analyze, sublinear_tf=True)
     # A linear SVM trains in a fraction of a second; its scores become probabilities by temperature
-    # scaling fitted on out-of-fold predictions. ensemble=False keeps one model to predict with, so
-    # tagging costs one transform and one dot product.
-    model = CalibratedClassifierCV(LinearSVC(C=0.5), method="temperature", cv=5, ensemble=False)
+    # scaling fitted on out-of-fold predictions. Folds by conversation: messages of one nest look
+    # alike, and folds by message would teach the temperature that Jev is surer than it is.
+    # ensemble=False keeps one model to predict with: tagging costs one transform and one dot product.
+    folds = list(GroupKFold(n_splits=FOLDS).split(groups, groups=groups))
+    model = CalibratedClassifierCV(LinearSVC(C=0.5, random_state=0), method="temperature", cv=folds, ensemble=False)
     return vectorizer, model
 
 
@@ -94,23 +99,31 @@ class LocalJev:
 
     def __init__(self, examples: list | None = None):
         train, _ = split(examples if examples is not None else load_examples())
-        self.vectorizer, self.model = build_classifier()
-        self.model.fit(self.vectorizer.fit_transform([features(e) for e in train]), [e["kind"] for e in train])
+        self.vectorizer, self.model = build_classifier([e["conv"] for e in train])
+        matrix = self.vectorizer.fit_transform([features(e["text"], context_of(e)) for e in train])
+        self.model.fit(matrix, [e["kind"] for e in train])
         self.columns = [list(self.model.classes_).index(kind) for kind in KINDS]
 
-    def kind_probs(self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = "") -> dict:
-        """{kind: probability} over KINDS, summing to 1."""
-        row = self._probs([context_words(author_role, to_role, refers_kind) + " ||| " + text])[0]
-        return {kind: float(row[column]) for kind, column in zip(KINDS, self.columns)}
-
-    async def kind_probs_async(
-        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
+    def kind_probs(
+        self,
+        text: str,
+        author_role: str = "",
+        to_role: str = "",
+        refers_kind: str = "",
+        recent_kinds=(),
+        open_request: str = "",
     ) -> dict:
-        return self.kind_probs(text, author_role, to_role, refers_kind)  # fast enough to run on the loop
+        """{kind: probability} over KINDS, summing to 1."""
+        context = dict(author_role=author_role, to_role=to_role, refers_kind=refers_kind)
+        row = self._probs([features(text, {**context, "recent_kinds": recent_kinds, "open_request": open_request})])
+        return {kind: float(row[0][column]) for kind, column in zip(KINDS, self.columns)}
+
+    async def kind_probs_async(self, text: str, *context, **named) -> dict:
+        return self.kind_probs(text, *context, **named)  # fast enough to run on the loop
 
     def probs_many(self, examples: list):
         """Rows of probabilities in KINDS order, for measuring."""
-        return self._probs([features(e) for e in examples])[:, self.columns]
+        return self._probs([features(e["text"], context_of(e)) for e in examples])[:, self.columns]
 
     def _probs(self, strings: list):
         from sklearn import config_context
@@ -146,12 +159,10 @@ class StartingJev:
         if self._trained is None:
             self._trained = asyncio.ensure_future(asyncio.to_thread(local_jev))
 
-    async def kind_probs_async(
-        self, text: str, author_role: str = "", to_role: str = "", refers_kind: str = ""
-    ) -> dict:
+    async def kind_probs_async(self, text: str, *context, **named) -> dict:
         self.warm_up()
         jev = await asyncio.shield(self._trained)  # a cancelled caller must not cancel the training
-        return jev.kind_probs(text, author_role, to_role, refers_kind)
+        return jev.kind_probs(text, *context, **named)
 
 
 # --- measuring calibration --------------------------------------------------

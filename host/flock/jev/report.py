@@ -1,19 +1,22 @@
 """`soulstack flock jev-report`: how well Jev's probabilities mean what they say.
 
-Two measurements, each a reliability table (10 bins of Jev's top probability),
-accuracy and ECE:
-- the held-out fifth of the shipped examples (the local Jev never trained on it);
+Three measurements, each a reliability table (10 bins of Jev's top probability), accuracy and ECE:
+- in distribution: the held-out fifth of the training conversations (the local Jev never trained
+  on them, but they were written with the rest);
+- the separate set (data/separate.nests), written apart by other rules and never trained on: the
+  figures that count, with the band chosen from them (soulstack.flock.jev.evaluate);
 - the decisions in `<data>/jev.jsonl`, against the owner's corrections: a
   corrected message's truth is the owner's kind; an uncorrected one counts as
-  confirmed (its kind stood). The second is the calibration experiment on
+  confirmed (its kind stood). The last is the calibration experiment on
   real traffic; it means more the more messages the owner has looked at.
-A reliability diagram of both is written as a PNG (matplotlib, no display).
+A reliability diagram of all three is written as a PNG (matplotlib, no display).
 """
 
 from pathlib import Path
 
-from soulstack.flock.jev.local import KINDS, load_examples, local_jev, measure, split
-from soulstack.flock.jev.tagging import JevLog
+from soulstack.flock.jev import evaluate
+from soulstack.flock.jev.local import KINDS, load_examples, load_separate, local_jev, measure, split
+from soulstack.flock.jev.tagging import DEFAULT_BAND, JevLog
 
 
 def from_log(entries: list) -> tuple:
@@ -65,10 +68,57 @@ def draw(results: dict, path: Path) -> None:
     pyplot.close(figure)
 
 
-def report(data_dir: Path, png: Path) -> str:
+def measured(jev) -> dict:
+    """Jev's figures in distribution and on the separate set, at the shipped band, and the band
+    the separate set chooses (bench-jev prints the same)."""
     _, held = split(load_examples())
-    results = {"held-out": measure(local_jev().probs_many(held), [e["kind"] for e in held])}
-    out = [f"held-out split of the shipped set: {len(held)} examples", format_table(results["held-out"])]
+    separate = load_separate()
+    held_probs = evaluate.as_tagged(jev.probs_many(held), held)
+    separate_probs = evaluate.as_tagged(jev.probs_many(separate), separate)
+    band, bands = evaluate.choose_band(separate_probs, separate)
+    return {
+        "held": evaluate.figures(held_probs, held, DEFAULT_BAND),
+        "separate": evaluate.figures(separate_probs, separate, DEFAULT_BAND),
+        "chosen_band": band,
+        "bands": bands,
+        "confusions": evaluate.confusions(separate_probs, separate, DEFAULT_BAND),
+        "by_lang": {
+            lang: evaluate.figures(
+                [p for p, e in zip(separate_probs, separate) if e["lang"] == lang],
+                [e for e in separate if e["lang"] == lang],
+                DEFAULT_BAND,
+            )
+            for lang in ("en", "zh")
+        },
+    }
+
+
+def format_measured(result: dict) -> str:
+    held, separate = result["held"], result["separate"]
+    out = [
+        f"in distribution: the held-out fifth of the training conversations, {held['count']} messages",
+        "  " + evaluate.format_figures(held),
+        format_table(held),
+        f"separate set (written apart, never trained on): {separate['count']} messages",
+        "  " + evaluate.format_figures(separate),
+        *(f"  {lang}: " + evaluate.format_figures(part) for lang, part in result["by_lang"].items()),
+        format_table(separate),
+        "the band on the separate set (chosen: the lowest whose sure tags stay right 0.90 of the time "
+        "at the low end of a 95% interval, sure on half or more):",
+        evaluate.format_bands(result["bands"]),
+        f"  chosen {result['chosen_band']:.2f}; the flock's default is {DEFAULT_BAND:.2f}",
+        "wrong tags on the separate set (true kind -> the tag that stood): "
+        + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in result["confusions"]) or "none"),
+        "goal (accuracy where sure >= 0.85, coverage >= 0.5, overall >= 0.75, ECE <= 0.05) on the separate set: "
+        + ("met" if evaluate.meets_goal(separate) else "NOT met"),
+    ]
+    return "\n".join(out)
+
+
+def report(data_dir: Path, png: Path) -> str:
+    result = measured(local_jev())
+    results = {"held-out conversations": result["held"], "separate set": result["separate"]}
+    out = [format_measured(result)]
     log_path = Path(data_dir) / "jev.jsonl"
     rows, truths, corrected = from_log(JevLog(log_path).read())
     out.append(f"the log ({log_path}): {len(rows)} messages, {corrected} corrected by the owner")

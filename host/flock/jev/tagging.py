@@ -20,7 +20,15 @@ from soulstack.flock.jev.llm import JevBackendError
 from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.private_files import open_private
 
-DEFAULT_BAND = 0.8
+# Jev's high band: the lowest at which its sure tags stay right nine times in ten on the separate
+# set (soulstack.flock.jev.evaluate.choose_band); tests/flock/test_jev_separate.py keeps them equal.
+DEFAULT_BAND = 0.6
+
+
+def narrow(probs: dict, options) -> dict:
+    """Jev's probabilities renormalised over the kinds this author may post (the owner's three)."""
+    total = sum(probs[kind] for kind in options)
+    return {kind: (probs[kind] / total if total > 0 else 1 / len(options)) for kind in options}
 
 
 def decide(probs: dict, header: str, band: float) -> tuple:
@@ -75,7 +83,7 @@ class Tagger:
         self.jev, self.band, self.jev_log = jev, band, jev_log
 
     async def tag(self, text: str, header: str, context: dict, options=None) -> dict:
-        """-> the decision: kind, tagged_by, probs, ... `context`: author_role, to_role, refers_kind.
+        """-> the decision: kind, tagged_by, probs, ... `context`: soulstack.flock.jev.context's fields.
         `options` narrows the question to the kinds this author may post (the owner: say, request,
         refer); the probabilities are renormalised over them. A backend that fails leaves Jev unsure
         (no probabilities): the header or `say` decides."""
@@ -85,8 +93,7 @@ class Tagger:
         except JevBackendError as failure:
             probs, error = {}, str(failure)
         if options and probs:
-            total = sum(probs[kind] for kind in options)
-            probs = {kind: (probs[kind] / total if total > 0 else 1 / len(options)) for kind in options}
+            probs = narrow(probs, options)
         kind, tagged_by = decide(probs, header, self.band)
         decision = {
             "backend": self.jev.name,

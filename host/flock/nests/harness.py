@@ -30,16 +30,16 @@ from soulstack.flock.nests import rules
 from soulstack.serving import BadRequest
 from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.jev.llm import JevBackendError
+from soulstack.flock.jev.context import OWNER_KINDS, WINDOW, nest_context
+from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
 
-OWNER_KINDS = ("say", "request", "refer")  # claim, deliver and decline are a crow's
-
 
 @dataclass
 class NestConfig:
-    band: float = 0.8  # Jev's high band
+    band: float = DEFAULT_BAND  # Jev's high band, chosen from its separate set (jev/evaluate.py)
     claim_within_s: float = 300.0  # a request expects a claim or decline this soon
     deliver_within_s: float = 1800.0  # a claim expects a deliver this soon
     verdict_timeout_s: float = 600.0  # an unanswered flag keeps its quarantine
@@ -93,11 +93,8 @@ class Harness:
         referred = self.store.message(refers_to) if refers_to else None
         if refers_to and (referred is None or referred["nest_id"] != nest_id):
             raise BadRequest(f'"refers_to" {refers_to[:40]!r} is not a message of nest {nest_id!r}')
-        context = {
-            "author_role": "owner" if author == "owner" else "crow",
-            "to_role": "" if not to else ("owner" if to == "owner" else "crow"),
-            "refers_kind": referred["kind"] if referred else "",
-        }
+        # Jev's context: who, to whom, what it answers, and the nest's last messages (jev/context.py)
+        context = nest_context(self.store.recent(nest_id, WINDOW), author, to, referred)
         options = OWNER_KINDS if author == "owner" else None
         decision = await self.tagger.tag(fields["text"], header, context, options)
         kind = decision["kind"]

@@ -1,0 +1,79 @@
+"""Jev's context with real nests over HTTP: a flock on loopback (the local Jev, no model), messages
+posted through POST /api/nests/{id}/messages, and what the harness handed Jev read back from
+<data>/jev.jsonl. A crow's words right after a request addressed to it are read as an answer to
+it; the same words in a quiet nest are less surely a claim."""
+
+import json
+
+from soulstack.flock.jev.context import nest_context, open_request
+from tests.flock.helpers import Flock
+
+
+def decisions(data_dir) -> list:
+    lines = (data_dir / "jev.jsonl").read_text().splitlines()
+    return [entry for entry in map(json.loads, lines) if entry["question"] == "kind"]
+
+
+async def test_the_harness_gives_jev_the_nests_recent_kinds_and_the_open_request(tmp_path):
+    flock = await Flock(tmp_path).start()
+    try:
+        post = "/api/nests/todo/messages"
+        request = {"author": "owner", "to": "Tinker", "text": "could you look at why last night's backup failed?"}
+        status, asked = await flock.post(post, request)
+        assert status == 201 and asked["kind"] == "request"
+        # No header, no refers_to: only the words and the nest around them.
+        status, claimed = await flock.post(post, {"author": "Tinker", "text": "Leave it with me."})
+        assert status == 201 and (claimed["kind"], claimed["tagged_by"]) == ("claim", "jev")
+        status, _ = await flock.post("/api/nests", {"name": "quiet", "crows": ["Munin", "Soot"]})
+        assert status == 201
+        status, cold = await flock.post("/api/nests/quiet/messages", {"author": "Munin", "text": "Leave it with me."})
+        assert status == 201
+        # A claim and a delivery that name their request (else the Sentry flags the delivery).
+        status, errand = await flock.post(post, {"author": "owner", "to": "Soot", "text": "book the MOT for the van"})
+        for text in ("Yes.", "Done. Thursday 8:30 at Hillside, about an hour."):
+            status, delivered = await flock.post(post, {"author": "Soot", "text": text, "refers_to": errand["msg_id"]})
+            assert status == 201
+        assert (delivered["kind"], delivered["tagged_by"]) == ("deliver", "jev")
+    finally:
+        await flock.stop()
+    by_text = {}
+    for entry in decisions(tmp_path):
+        by_text.setdefault(entry["text"], []).append(entry)
+    owner = by_text[request["text"]][0]["context"]
+    assert owner == {
+        "author_role": "owner",
+        "to_role": "crow",
+        "refers_kind": "",
+        "recent_kinds": [],
+        "open_request": "",
+    }
+    warm, quiet = by_text["Leave it with me."]
+    # Without a model the harness notes that Tinker cannot answer; that `say` is in the nest too.
+    assert warm["context"] == {
+        "author_role": "crow",
+        "to_role": "",
+        "refers_kind": "",
+        "recent_kinds": ["request", "say"],
+        "open_request": "to_me",
+    }
+    assert quiet["context"]["recent_kinds"] == [] and quiet["context"]["open_request"] == ""
+    assert warm["probs"]["claim"] > quiet["probs"]["claim"]  # the open request is what makes it a claim
+    done = by_text[delivered["text"]][0]["context"]
+    assert done["refers_kind"] == "request" and done["open_request"] == "claimed_by_me"
+    assert done["recent_kinds"][-2:] == ["claim", "say"]  # the claim, then the harness: no model to invoke
+
+
+def test_open_request_from_the_authors_side():
+    nest = [
+        {"author": "owner", "to": "Soot", "kind": "request"},
+        {"author": "Pepper", "to": "", "kind": "say"},
+    ]
+    assert open_request(nest, "Soot") == "to_me"
+    assert open_request(nest, "Pepper") == "to_other"
+    assert open_request(nest, "owner") == "mine"
+    assert open_request([{**nest[0], "to": ""}], "Soot") == "to_room"
+    assert open_request(nest + [{"author": "Soot", "to": "", "kind": "claim"}], "Soot") == "claimed_by_me"
+    # A request more than WINDOW messages back is no longer open.
+    assert open_request(nest[:1] + [nest[1]] * 6, "Soot") == ""
+    referred = {"author": "owner", "to": "Soot", "kind": "request"}
+    assert nest_context(nest, "Soot", "owner", referred)["refers_kind"] == "request"
