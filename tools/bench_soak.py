@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -253,6 +254,7 @@ async def main(args) -> int:
             for process in (flock, soul):
                 process.terminate()
                 process.wait(timeout=30)
+            shutil.rmtree(folder, ignore_errors=True)
     rss_growth = max(after[name][0] - before[name][0] for name in pids)
     fd_growth = max(after[name][1] - before[name][1] for name in pids)
     print(f"rss_growth_mb={rss_growth:.1f} fd_growth={fd_growth} legit_p99_ms_under_attack={p(attack[0], 0.99):.1f}")
