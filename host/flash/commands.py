@@ -24,6 +24,8 @@ CABLE_ONLY = (
     "nudge_token",
     "tts_url",
     "tts_token",
+    "ears_url",
+    "ears_token",
     "pan_pin",
     "tilt_pin",
     "new_token",
@@ -36,7 +38,7 @@ def over_wifi(args) -> int:
 
     given = [f"--{name.replace('_', '-')}" for name in CABLE_ONLY if getattr(args, name)]
     if args.port != "auto" or args.target != "auto" or args.servo is not None:
-        given += ["--serial-port" if args.port != "auto" else "--target" if args.target != "auto" else "--servo"]
+        given += ["--device" if args.port != "auto" else "--target" if args.target != "auto" else "--servo"]
     if given:
         raise UsageError(
             f"{', '.join(given)}: only for the cable; --over-wifi updates the firmware of a robot already "
@@ -71,7 +73,7 @@ def flash(args) -> int:
     if args.token and args.new_token:
         raise UsageError("--new-token makes a new token; leave out --token, or drop --new-token")
     # Flag mistakes before touching the robot; a URL with no path is completed, and said so.
-    url_notes = provision.check_reachable(args.nudge_url, args.tts_url)
+    url_notes = provision.check_reachable(args.nudge_url, args.tts_url, args.ears_url)
     if args.servo is None:
         args.servo = DEFAULT_SERVO
     provision.servo_config(args)
@@ -169,6 +171,13 @@ def register(subparsers):
         help="a soulstack tts server for speech, e.g. http://192.168.1.10:9204/tts (default: asked, or none)",
     )
     add_secret(parser, "--tts-token", "TTS_TOKEN", "bearer token for the tts server")
+    parser.add_argument(
+        "--ears-url",
+        metavar="URL",
+        help="a soulstack ears server the robot streams what it hears to, e.g. http://192.168.1.10:9205/utterance "
+        "(a URL with no path gets /utterance; default: none)",
+    )
+    add_secret(parser, "--ears-token", "EARS_TOKEN", "bearer token for the ears server")
     parser.add_argument(
         "--servo",
         choices=SERVOS,

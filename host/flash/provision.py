@@ -71,7 +71,7 @@ def robot_cannot_reach(flag: str, url: str | None) -> str | None:
 
 
 # The path each URL the robot is given ends in, as the soul and `soulstack tts` serve it.
-URL_PATHS = {"--nudge-url": "/nudge", "--tts-url": "/tts"}
+URL_PATHS = {"--nudge-url": "/nudge", "--tts-url": "/tts", "--ears-url": "/utterance"}
 
 
 def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
@@ -106,11 +106,10 @@ def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
     return url, None
 
 
-def check_reachable(nudge_url: str | None, tts_url: str | None) -> list[str]:
-    """The notes for both URLs (completed paths); UsageError when one is unusable or only this computer's."""
-    return [
-        note for flag, url in (("--nudge-url", nudge_url), ("--tts-url", tts_url)) if (note := robot_url(flag, url)[1])
-    ]
+def check_reachable(nudge_url: str | None, tts_url: str | None, ears_url: str | None = None) -> list[str]:
+    """The notes for the URLs (completed paths); UsageError when one is unusable or only this computer's."""
+    urls = (("--nudge-url", nudge_url), ("--tts-url", tts_url), ("--ears-url", ears_url))
+    return [note for flag, url in urls if (note := robot_url(flag, url)[1])]
 
 
 def listen_hint(config: dict) -> list[str]:
@@ -128,6 +127,12 @@ def listen_hint(config: dict) -> list[str]:
         lines.append(
             f"soulstack tts must listen there too: soulstack tts --host {host} --token-file FILE, "
             "with that token here as --tts-token"
+        )
+    if config.get("ears_url"):
+        host = urlsplit(config["ears_url"]).hostname
+        lines.append(
+            f"soulstack ears must listen there too: soulstack ears --host {host} --token-file FILE, "
+            "with that token here as --ears-token"
         )
     return lines
 
@@ -177,6 +182,8 @@ def gather(options, interactive: bool) -> dict:
         "nudge_token": options.nudge_token,
         "tts_url": tts_url or None,
         "tts_token": getattr(options, "tts_token", None) or None,
+        "ears_url": robot_url("--ears-url", getattr(options, "ears_url", None))[0],
+        "ears_token": getattr(options, "ears_token", None) or None,
         # The cable stays a way in on every robot (soulstack bridge serial); nudges still go to
         # nudge_url over Wi-Fi when there is one, and up the cable only when there is not.
         "serial": True,

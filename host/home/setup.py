@@ -207,6 +207,9 @@ def flash_command(host: str, tokens: dict, names: list[str]) -> str:
     if "tts" in names:
         env.append(f"TTS_TOKEN={tokens['tts']}")
         flags += ["--tts-url", f"http://{host}:9204/tts"]
+    if "ears" in names:
+        env.append(f"EARS_TOKEN={tokens['ears']}")
+        flags += ["--ears-url", f"http://{host}:9205/utterance"]
     return " ".join(env) + " tools/flash " + shlex.join(flags)
 
 

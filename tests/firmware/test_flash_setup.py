@@ -59,13 +59,19 @@ def test_mistakes_are_one_line_before_the_robot_is_touched(args, said):
 
 
 def test_a_url_with_no_path_is_completed_and_the_lan_listeners_are_named():
-    done = flash(*WIFI, "--nudge-url", "http://192.168.1.10:9202", "--tts-url", "http://192.168.1.10:9204/")
+    done = flash(
+        *WIFI,
+        *("--nudge-url", "http://192.168.1.10:9202", "--tts-url", "http://192.168.1.10:9204/"),
+        *("--ears-url", "http://192.168.1.10:9205", "--ears-token", "e"),
+    )
     assert done.returncode == 0, done.stderr
     config = written_config(done.stdout)
     assert (
         config["nudge_url"] == "http://192.168.1.10:9202/nudge" and config["tts_url"] == "http://192.168.1.10:9204/tts"
     )
+    assert config["ears_url"] == "http://192.168.1.10:9205/utterance" and config["ears_token"] == "e"
     assert "note: --nudge-url http://192.168.1.10:9202 names no path: the robot will use" in done.stdout
+    assert "soulstack ears must listen there too: soulstack ears --host 192.168.1.10" in done.stdout
     assert "the soul must listen where the robot reaches it: soulstack soul --host 192.168.1.10" in done.stdout
     assert "soulstack tts must listen there too: soulstack tts --host 192.168.1.10" in done.stdout
 
@@ -100,3 +106,9 @@ def test_a_reflash_keeps_the_robots_token_unless_told_otherwise(flags, kept):
     run.out = open("/dev/null", "w")
     plan.keep_token(run, "the-robots-token")
     assert (run.config["token"] == "the-robots-token") is kept
+
+
+def test_the_cable_only_flags_are_refused_over_wifi():
+    for flags, named in ((["--servo", "none"], "--servo"), (["--device", "/dev/x"], "--device")):
+        done = flash("--over-wifi", "http://192.168.1.23", "--token", "t", "--dry-run", *flags)
+        assert done.returncode == 2 and f"{named}: only for the cable" in done.stderr, done.stderr
