@@ -62,6 +62,7 @@ export async function startRive(info, perch, crows) {
     for (const crow of crows) {
       const canvas = document.createElement("canvas");
       canvas.width = canvas.height = 240; // drawn at 2x for sharp edges; CSS sizes it
+      canvas.setAttribute("aria-hidden", "true"); // the caption names the crow
       let anim = await loadOne(rive, buffer, info.rive.name, canvas, artboards?.includes(crow.name) ? crow.name : undefined);
       made.push(anim);
       if (artboards === null) {

@@ -21,6 +21,7 @@ export class Scene {
     this.perch = perch;
     this.roost = roost;
     this.out = new Map(); // crow -> {list, items: Set, since, timer}
+    window.addEventListener("resize", () => this.place()); // the perch reflows: crows out follow their marker
   }
 
   clear() {
