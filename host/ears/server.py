@@ -148,7 +148,9 @@ class Ears:
         if not words:
             self.stats["no_words"] += 1
             told = await self.tell(f"someone spoke to me ({name} heard it) but I couldn't make out the words")
-            return error_response(422, "I heard someone but could not make out the words", soul_told=told)
+            return web.json_response(
+                {"message": "I heard someone but could not make out the words", "soul_told": told}, status=422
+            )
         self.stats["heard"] += 1
         log.info("%s heard: %s", name, words)
         task = asyncio.create_task(converse(self.soul, self.bodies[name], self.session, words, self.stats))
@@ -160,7 +162,7 @@ class Ears:
         self.stats["failed"] += 1
         log.warning("recognising what %s heard failed: %s", name, why)
         told = await self.tell(f"someone spoke to me ({name} heard it) but I couldn't make out the words: {why}")
-        return error_response(502, f"the recogniser failed: {why}", soul_told=told)
+        return web.json_response({"message": f"the recogniser failed: {why}", "soul_told": told}, status=502)
 
     async def tell(self, reason) -> bool:
         return await self.soul.nudge(self.session, reason)

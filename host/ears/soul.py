@@ -19,7 +19,8 @@ import aiohttp
 
 log = logging.getLogger(__name__)
 
-SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u2026]+[\"')\]\u201d\u300d]*(\s+|$)|\n+")
+# Latin stops end a sentence before a space (or the end: "3.5" ends nothing); CJK ones end it at once.
+SENTENCE_END = re.compile(r"[.!?\u2026]+[\"')\]\u201d]*(\s+|$)|[\u3002\uff01\uff1f]+[\u201d\u300d]*|\n+")
 SPEAK_RETRY_S = 0.2
 SPEAK_WAIT_S = 60  # how long a sentence waits for room in the body's speech queue
 MAX_SENTENCE = 400  # a body's /speak takes this much at once; longer runs are cut at a space

@@ -1,0 +1,52 @@
+"""Protocol-true fakes for ears' neighbours, built on host/fakes/openai_api.py's FakeOpenAI:
+
+- `FakeSoul`: the soul's converse (`POST /v1/chat/completions`, streamed, from a script) and `/nudge`
+  (the nudges kept in `nudges`), as the soul's one server serves both.
+- `FakeTranscriber`: OpenAI's `POST /v1/audio/transcriptions` (multipart `file` and `model`, both
+  required, as OpenAI's is): answers `{"text": ...}` from `texts`, or `status` with OpenAI's error shape.
+"""
+
+import json
+
+from aiohttp import web
+
+from soulstack.fakes.openai_api import FakeOpenAI
+
+
+class FakeSoul(FakeOpenAI):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.nudges = []
+
+    def routes(self, app):
+        super().routes(app)
+
+        async def nudge(request):
+            self.nudges.append(json.loads(await request.read()))
+            return web.json_response({"queued": True}, status=202)
+
+        app.router.add_post("/nudge", nudge)
+
+
+class FakeTranscriber(FakeOpenAI):
+    def __init__(self, texts=(), status=200):
+        super().__init__()
+        self.texts = list(texts)
+        self.status = status
+        self.files = []  # (filename, content type, bytes) of each upload
+
+    def routes(self, app):
+        async def transcribe(request):
+            if not request.content_type.startswith("multipart/form-data"):
+                return self.error_response(400, "Content-Type must be multipart/form-data")
+            fields = {}
+            async for part in await request.multipart():
+                fields[part.name] = (part.filename, part.headers.get("Content-Type"), await part.read())
+            if "file" not in fields or "model" not in fields:
+                return self.error_response(400, "you must provide a file and a model")
+            self.files.append(fields["file"])
+            if self.status != 200:
+                return self.error_response(self.status, "the fake transcriber fails as told")
+            return web.json_response({"text": self.texts.pop(0) if self.texts else ""})
+
+        app.router.add_post("/v1/audio/transcriptions", transcribe)

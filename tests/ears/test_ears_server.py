@@ -1,0 +1,165 @@
+"""`soulstack ears`'s server in this process: real pocketsphinx, the real openai SDK for converse and
+transcription against protocol-true fakes (tests/ears/fakes.py), a recording body for /speak."""
+
+import asyncio
+
+import aiohttp
+import pytest
+
+from soulstack.ears.recognise import OpenAITranscriber, PocketSphinx
+from soulstack.ears.server import Ears, make_ears_app
+from soulstack.ears.soul import Body, Soul, sentences
+from soulstack.fakes.openai_api import text
+from soulstack.fakes.scripted_server import steered
+from soulstack.fakes.soul_body import RecordingBody
+from soulstack.serving import listening
+from tests.ears.fakes import FakeSoul, FakeTranscriber
+from tests.ears.speech import speech_wav
+from tests.helpers import until
+
+PCM = "audio/L16; rate=16000; channels=1"
+SPHINX = PocketSphinx()  # one pool for the module: a decoder takes ~0.4 s to load
+
+
+class Running:
+    def __init__(self, recogniser=SPHINX, token=None, max_seconds=30, reply=None):
+        self.recogniser, self.token, self.max_seconds, self.reply = recogniser, token, max_seconds, reply
+
+    async def __aenter__(self):
+        self.soul = await FakeSoul(default=self.reply or "Hello.").__aenter__()
+        self.body = await RecordingBody().__aenter__()
+        bodies = {"stackchan": Body("stackchan", self.body.base_url, None)}
+        self.ears = Ears(self.recogniser, Soul(self.soul.base_url, None), bodies, self.max_seconds)
+        self.serving = listening(make_ears_app(self.ears, self.token), "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{await self.serving.__aenter__()}"
+        self.http = aiohttp.ClientSession()
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.http.close()
+        await self.serving.__aexit__(None, None, None)
+        await self.body.__aexit__(None, None, None)
+        await self.soul.__aexit__(None, None, None)
+
+    async def send(self, audio, body="stackchan", utterance_id=None, content_type=PCM, token=None, chunks=3200):
+        headers = {"Content-Type": content_type, "X-Soulstack-Body": body}
+        if utterance_id:
+            headers["X-Utterance-Id"] = utterance_id
+        if token or self.token:
+            headers["Authorization"] = f"Bearer {token or self.token}"
+
+        async def stream():
+            for at in range(0, len(audio), chunks):
+                yield audio[at : at + chunks]
+
+        async with self.http.post(self.url + "/utterance", data=stream(), headers=headers) as response:
+            return response.status, await response.json()
+
+
+SPEECH = speech_wav()[44:]
+
+
+async def test_words_go_to_the_soul_and_each_sentence_to_the_body_as_it_comes():
+    held = asyncio.Event()
+    streamed = []
+
+    async def hold_after_the_first_sentence(data):
+        streamed.append(data)
+        if "Time" in "".join(streamed):
+            await held.wait()  # the model is still writing the rest
+
+    reply = steered(text("It is three. Time for tea! And"), after_event=hold_after_the_first_sentence)
+    async with Running(reply=reply) as ears:
+        status, answer = await ears.send(SPEECH, utterance_id="boot1-1")
+        assert status == 200 and answer["heard"] == "what time is it", answer
+        await until(lambda: ears.body.spoken[:1] == ["It is three."], "the first sentence, while the rest is held")
+        assert "And" not in ears.body.spoken
+        held.set()
+        await until(lambda: len(ears.body.spoken) == 3, "three sentences at /speak")
+        assert ears.body.spoken == ["It is three.", "Time for tea!", "And"]
+        asked = ears.soul.bodies[-1]
+        assert asked["stream"] is True
+        assert asked["messages"] == [{"role": "user", "content": "what time is it"}]
+        assert asked["metadata"] == {"heard_by": "stackchan"}
+
+
+async def test_a_resent_utterance_is_heard_once():
+    async with Running() as ears:
+        first = await ears.send(SPEECH, utterance_id="b-7")
+        again = await ears.send(SPEECH, utterance_id="b-7")  # a reconnecting robot resends
+        same_audio = await ears.send(SPEECH, utterance_id="b-8")  # the same bytes under a new id
+        assert first == (200, {"heard": "what time is it", "utterance_id": "b-7"})
+        assert again == (200, {"heard": "what time is it", "duplicate": True})
+        assert same_audio[1]["duplicate"] is True
+        await until(lambda: ears.body.spoken, "the answer")
+        await asyncio.sleep(0.2)
+        assert len(ears.soul.bodies) == 1  # one question reached the soul
+
+
+async def test_sound_without_words_is_an_honest_422_and_the_soul_is_told():
+    async with Running() as ears:
+        status, answer = await ears.send(bytes(32000))  # a second of silence
+        assert status == 422 and answer["soul_told"] is True, answer
+        assert "couldn't make out the words" in ears.soul.nudges[0]["reason"]
+        assert ears.soul.bodies == []  # nothing pretended to be words
+
+
+async def test_the_openai_recogniser_uploads_a_wav_and_its_failure_is_told():
+    async with FakeTranscriber(texts=["What's the weather?"]) as whisper:
+        recogniser = OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")
+        async with Running(recogniser=recogniser) as ears:
+            status, answer = await ears.send(SPEECH)
+            assert (status, answer["heard"]) == (200, "What's the weather?")
+            name, kind, data = whisper.files[0]
+            assert name == "utterance.wav" and data[:4] == b"RIFF" and data[44:] == SPEECH
+            whisper.status = 500
+            status, answer = await ears.send(SPEECH[:-2])
+            assert status == 502 and "500" in answer["message"] and answer["soul_told"], answer
+            assert "couldn't make out the words" in ears.soul.nudges[-1]["reason"]
+
+
+@pytest.mark.parametrize(
+    "headers, status, words",
+    [
+        ({"content_type": "audio/wav"}, 415, "audio/L16"),
+        ({"content_type": "audio/L16; rate=8000"}, 415, "16 kHz"),
+        ({"content_type": "audio/L16; rate=16000; channels=2"}, 415, "mono"),
+        ({"body": "nobody"}, 404, "ears knows: stackchan"),
+        ({"body": "bad\tname"}, 400, "X-Soulstack-Body"),
+        ({"utterance_id": "x" * 65}, 400, "X-Utterance-Id"),
+    ],
+)
+async def test_a_wrong_stream_is_refused_naming_what_is_wrong(headers, status, words):
+    async with Running() as ears:
+        got, answer = await ears.send(SPEECH[:6400], **headers)
+        assert got == status and words in answer["message"], answer
+
+
+async def test_caps_tokens_and_one_stream_at_a_time():
+    async with Running(token="s3cret", max_seconds=1) as ears:
+        assert (await ears.send(SPEECH, token="wrong"))[0] == 401
+        status, answer = await ears.send(bytes(40000))  # 1.25 s
+        assert status == 413 and "at most 1 s" in answer["message"]
+        assert (await ears.send(b"\x00" * 100))[0] == 400  # under 0.1 s
+
+        gate = asyncio.Event()
+
+        async def slow():
+            yield SPEECH[:3200]
+            await gate.wait()
+            yield SPEECH[3200:6400]
+
+        headers = {"Content-Type": PCM, "X-Soulstack-Body": "stackchan", "Authorization": "Bearer s3cret"}
+        first = asyncio.create_task(ears.http.post(ears.url + "/utterance", data=slow(), headers=headers))
+        await until(lambda: ears.ears.streaming, "the first stream to open")
+        status, answer = await ears.send(SPEECH[:6400])
+        assert status == 409 and "one at a time" in answer["message"]
+        gate.set()
+        (await first).release()
+
+
+def test_sentences_are_cut_where_they_end():
+    assert sentences("Hi. How are", final=False) == (["Hi."], "How are")
+    assert sentences("你好。今天", final=False) == (["你好。"], "今天")
+    assert sentences("Wait... what?! yes", final=True) == (["Wait...", "what?!", "yes"], "")
+    assert sentences("3.5 apples", final=False) == ([], "3.5 apples")  # a decimal point ends nothing
