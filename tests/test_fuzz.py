@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from tools import fuzzkit
 
-SERVERS = ("soul", "terminal", "sim", "bridge", "stackchan", "tts", "flock")
+SERVERS = ("soul", "terminal", "sim", "bridge", "stackchan", "tts", "ears", "flock")
 
 
 class FakeModelThread:

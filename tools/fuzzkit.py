@@ -242,6 +242,9 @@ SOUL_ENDPOINTS = [
 
 TTS_ENDPOINTS = [Endpoint("POST", "/tts", ("text", "voice"), {"text": "hello"})]
 
+# ears takes 16 kHz PCM, not JSON: the JSON corpus meets its 415; the framing and size cases its stream.
+EARS_ENDPOINTS = [Endpoint("POST", "/utterance", (), {}), Endpoint("GET", "/health")]
+
 FLOCK_ENDPOINTS = [
     Endpoint(
         "POST", "/api/lists", ("text", "requester", "nest_id"), {"text": "- water the plants", "requester": "fuzz"}
@@ -444,6 +447,13 @@ class Servers(contextlib.ExitStack):
             port, self._start("tts", ["tts", "--port", str(port), "--token", TOKEN], port, TTS_ENDPOINTS, TOKEN).process
         )
 
+    def start_ears(self):
+        """ears with pocketsphinx, a soul and a body that are not there: what it hears still gets honest answers."""
+        port = free_port()
+        argv = ["ears", "--port", str(port), "--token", TOKEN, "--soul", f"http://127.0.0.1:{free_port()}"]
+        argv += ["--body", f"stackchan=http://127.0.0.1:{free_port()}"]
+        wait_for_port(port, self._start("ears", argv, port, EARS_ENDPOINTS, TOKEN).process)
+
     def start_flock(self):
         port = free_port()
         server = self._start(
@@ -471,6 +481,7 @@ class Servers(contextlib.ExitStack):
         self.start_sim_and_bridge()
         self.start_stackchan()
         self.start_tts()
+        self.start_ears()
         self.start_flock()
         return self
 
@@ -531,6 +542,15 @@ def still_able(server: Server) -> str | None:
     if server.name == "tts":
         status, answer = call(port, "POST", "/tts", {"text": "still here"}, token, timeout=30)
         return None if status in (200, 503) else f"/tts got {status} {answer!r:.200}"  # 503: no espeak-ng here
+    if server.name == "ears":  # a clean second of silence: heard, no words, said so (the soul is not there)
+        headers = {"Content-Type": "audio/L16; rate=16000; channels=1", "X-Soulstack-Body": "stackchan"}
+        headers["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/utterance", bytes(32000), headers, method="POST")
+        try:
+            urllib.request.urlopen(req, timeout=30)
+            return "a second of silence was taken for words"
+        except urllib.error.HTTPError as error:
+            return None if error.code == 422 else f"a clean utterance got {error.code} {error.read()!r:.200}"
     if server.name == "flock":
         status, answer = call(
             port, "POST", "/api/lists", {"text": "- one clean item", "requester": "after-fuzz"}, token
@@ -543,7 +563,7 @@ def main(argv=None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="tools/fuzz", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="comma-separated servers: soul,terminal,sim,bridge,stackchan,tts,flock")
+    parser.add_argument("--only", help="comma-separated servers: soul,terminal,sim,bridge,stackchan,tts,ears,flock")
     args = parser.parse_args(argv)
     wanted = set(args.only.split(",")) if args.only else None
     print(f"{'server':<10} {'sent':>5} {'5xx':>4} {'slowest':>8}  answers by status")
