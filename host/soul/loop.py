@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from soulstack.protocol.client import BodyError
-from soulstack.protocol.nudges import Nudge, words_apart, words_of
+from soulstack.protocol.nudges import Nudge, told_in, words_apart, words_of
 from soulstack.llm.brainstem import Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
@@ -291,7 +291,8 @@ class Soul:
         why.heard = [delivery.text for delivery in delivered]
         why.speakers = {delivery.text: delivery.speaker for delivery in delivered if delivery.speaker}
         for entry in nudges:
-            (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(entry.nudge.told)
+            reason = told_in(entry.nudge, self.lang.TEXT["nudge"])  # its fields in the soul's own words
+            (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(reason)
             why.heard += words_apart(entry.nudge)  # a person's words its reason does not quote
             if entry.nudge.speaker:  # who spoke them, when a voiceprint knew
                 why.speakers.update(dict.fromkeys(words_apart(entry.nudge), entry.nudge.speaker))

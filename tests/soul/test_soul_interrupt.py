@@ -16,10 +16,13 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, text, tool_use
 from soulstack.fakes.scripted_server import steered
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.converse.echo import EchoGuard
+from soulstack.soul.prompts import texts
 from tests.helpers import until
 from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_long, texts_of
 
 ANSWER = "Hello, Ana. I missed you. How was the trip?"
+EN = texts("en").TEXT["nudge"]
+CUT_AFTER_HELLO = EN["cut_after"].format(part="Hello, Ana.", cut=ANSWER)  # what the soul is told of the cut
 
 
 async def ask(soul_url, words, *, user=None, stream=True):
@@ -75,9 +78,7 @@ async def test_a_voice_stack_that_hangs_up_mid_answer_leaves_only_what_was_strea
             await until(lambda: soul.wakings >= 3 and soul.state == "asleep", what="the waking told of the cut")
         assert streamed == "Hello, Ana."
         told = [texts_of(b["messages"][-1]) for b in fake.bodies]
-        cut = [t for t in told if "you were cut off" in t]
-        assert len(cut) == 1
-        assert f"you were cut off after \u2018Hello, Ana.\u2019 (saying \u2018{ANSWER}\u2019" in cut[0]
+        assert len([t for t in told if CUT_AFTER_HELLO in t]) == 1
 
 
 async def _hang_up_after_first_piece(soul_url, words) -> str:
@@ -113,7 +114,7 @@ async def test_new_words_while_the_answer_streams_end_it_there_and_join_the_runn
         second_step = texts_of(fake.bodies[2]["messages"][-1])
         assert "Ana is speaking to you now: \u201cwait, the kettle is boiling\u201d" in second_step  # the running turn
         told = [texts_of(b["messages"][-1]) for b in fake.bodies]
-        assert any(f"you were cut off after \u2018Hello, Ana.\u2019 (saying \u2018{ANSWER}\u2019" in t for t in told)
+        assert any(CUT_AFTER_HELLO in t for t in told)
 
 
 async def _pieces(soul_url, words) -> list:
@@ -213,6 +214,27 @@ async def test_a_nudge_names_its_speaker_and_what_was_heard(tmp_path):
             assert (await post_nudge(running.url, {"words": "stop, please", "speaker": "Bo", "heard": heard}))[0] == 202
             await fell_asleep(soul, wakings=2)
         snapshot = texts_of(fake.bodies[1]["messages"][-1])
-        assert "Bo said: stop, please" in snapshot
-        assert "you were cut off after \u2018Shall I read\u2019" in snapshot
-        assert "Heard in full before that: \u2018Good morning.\u2019" in snapshot
+        assert EN["said"].format(speaker="Bo", words="stop, please") in snapshot
+        assert EN["cut_after"].format(part="Shall I read", cut=heard["cut"]) in snapshot
+        assert EN["played_before_cut"].format(played=EN["quote"].format(text="Good morning.")) in snapshot
+
+
+async def test_a_chinese_soul_is_told_who_typed_and_what_was_heard_in_chinese(tmp_path):
+    zh = texts("zh").TEXT
+    heard = {"played": ["早上好。"], "cut": "要不要听今天的新闻？", "cut_fraction": 0.3}
+    # What the StackChan adapter sends for typed text (adapters/stackchan/body.py), with a voiceprint's name.
+    typed = {"reason": 'someone typed to the robot: "拍张照"', "words": "拍张照", "speaker": "张三", "heard": heard}
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake, persona={"language": "zh", "human": "大哥"})
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            assert (await post_nudge(running.url, typed))[0] == 202
+            await fell_asleep(soul, wakings=2)
+        snapshot = texts_of(fake.bodies[1]["messages"][-1])
+        words = zh["nudge"]
+        said = words["said_by"].format(reason=words["typed_to_robot"].format(words="拍张照"), speaker="张三")
+        cut = words["cut_after"].format(part="要不要", cut=heard["cut"])
+        played = words["played_before_cut"].format(played=words["quote"].format(text="早上好。"))
+        told = words["between_parts"].join([said, words["between_sentences"].join([cut, played])])
+        assert zh["woke_nudge"].format(reason=told) in snapshot
+        assert "typed to the robot" not in snapshot and "cut off" not in snapshot and "said by" not in snapshot
