@@ -63,6 +63,7 @@ class SoulState:
     model_id: str = ""
     fell_back: bool = False  # the last waking fell back to the brainstem
     last_error: str | None = None
+    last_waking_error: str | None = None  # why the last (or the current) waking failed, if it did
     mood: str = ""
     diary: list = field(default_factory=list)  # [(datetime | date | "YYYY-MM-DD...", text)], oldest first
     nudges: dict = field(default_factory=dict)  # since the process started: received, wakings, waiting
@@ -137,7 +138,7 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
         )
     if budget["hunger"] == "starving":
         alarms.append({"code": "budget_exhausted", "message": "a daily budget is used up; every sleep is stretched"})
-    storage = storage_problem_in(state.last_error)  # a full disk is no fault of the model's
+    storage = storage_problem_in(state.last_waking_error)  # a full disk is no fault of the model's
     if storage:
         alarms.append(
             {
@@ -145,7 +146,8 @@ def build_health(now: datetime, tz: tzinfo, drives, vitals, state: SoulState) ->
                 "message": f"the soul cannot write its files: {storage}; free space where soulDir lives",
             }
         )
-    if state.fell_back or (state.last_error and not storage and state.provider != "brainstem"):
+    blamed = state.last_error and not storage_problem_in(state.last_error)
+    if state.fell_back or (blamed and state.provider != "brainstem"):
         alarms.append(
             {
                 "code": "provider_failing",
@@ -232,6 +234,7 @@ def soul_state(soul: Soul) -> SoulState:
         model_id="" if on_brainstem else soul.model.model_id,
         fell_back=soul.metabolism.last_fell_back or bool(soul.waking and soul.waking.fell_back),
         last_error=soul.last_error,
+        last_waking_error=soul.waking.error if soul.waking is not None else None,
         mood=mood,
         diary=diary,
         nudges=nudge_counts(soul),
