@@ -64,6 +64,9 @@ async def test_a_full_disk_is_a_storage_alarm_and_a_start_on_one_is_one_line(tmp
                     disk.free()
                     async with http.post(f"http://127.0.0.1:{port}/nudge", json={"reason": "are you there?"}) as r:
                         assert r.status == 202, await r.text()
+                    await until(
+                        lambda: _without_alarm(http, port, "storage_failing"), what="the alarm to clear", timeout=30
+                    )
             finally:
                 await stop_with_ctrl_c(process)
 
@@ -79,6 +82,11 @@ async def test_a_full_disk_is_a_storage_alarm_and_a_start_on_one_is_one_line(tmp
 async def _with_alarm(http, port, code):
     state = await health(http, port)
     return state if code in alarm_codes(state) else None
+
+
+async def _without_alarm(http, port, code):
+    state = await health(http, port)
+    return state is not None and code not in alarm_codes(state)
 
 
 async def test_one_soul_per_soul_dir_and_kill_9_leaves_no_lock(tmp_path):
