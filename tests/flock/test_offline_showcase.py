@@ -8,7 +8,7 @@ import sys
 import time
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
-from soulstack.fakes.flock_brain import paced, triage
+from soulstack.fakes.flock_brain import answer, paced, triage
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.llm.anthropic import AnthropicModel
 from tests.flock.helpers import Flock
@@ -68,6 +68,26 @@ async def test_a_paced_offline_flock_shows_flights_banter_and_one_merged_answer(
     finally:
         await flock.stop()
         await fake.stop()
+
+
+async def test_a_crow_in_a_nest_claims_and_delivers_through_the_fake_brain(tmp_path):
+    fake = await FakeAnthropic(default=answer).start()
+    model = AnthropicModel("claude-sonnet-5-5", api_key="x", base_url=fake.base_url)
+    flock = await Flock(tmp_path, model=model, config=FlockConfig(heartbeat_s=1.0)).start()
+    try:
+        request = {"author": "owner", "to": "Tinker", "text": "could you check why the backup failed?"}
+        status, asked = await flock.post("/api/nests/todo/messages", request)
+        assert status == 201
+        async with flock.events(nest_id="todo", last_event_id=1) as stream:
+            said = [(await stream.next(timeout=10))["data"] for _ in range(2)]
+    finally:
+        await flock.stop()
+        await fake.stop()
+    assert [(m["author"], m["kind"], m["refers_to"]) for m in said] == [
+        ("Tinker", "claim", asked["msg_id"]),
+        ("Tinker", "deliver", asked["msg_id"]),
+    ]
+    assert said[1]["text"].startswith("Done.") and "no model thought about this" in said[1]["text"]
 
 
 def test_pace_is_checked_on_the_command_line():
