@@ -24,6 +24,7 @@ import secrets
 from dataclasses import dataclass
 
 from soulstack.flock.lists import sentry
+from soulstack.flock.lists.approvals import Approvals
 from soulstack.flock.lists.banter import Banter
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.llm.providers import complete_with_retry
@@ -48,53 +49,6 @@ class FlockConfig:
     crow_max_tokens: int = 1024
     model_attempts: int = 2  # tries per model call while the error is retryable
     model_backoff_s: float = 1.0
-
-
-class Approvals:
-    """Futures for verdicts a human still owes, with deadlines on the clock seam."""
-
-    def __init__(self, store, clock):
-        self.store = store
-        self.clock = clock
-        self.waiting = {}  # (item_id, target) -> Future
-
-    async def wait(self, item_id: str, target: str, deadline: float) -> str:
-        """-> "approved", "rejected" or "timeout". The pending row outlives a crash."""
-        key = (item_id, target)
-        future = self.waiting.get(key) or asyncio.get_running_loop().create_future()
-        self.waiting[key] = future
-        self.store.add_pending(item_id, target, deadline)
-        timer = asyncio.ensure_future(self.clock.sleep_until(deadline))
-        try:
-            await asyncio.wait({future, timer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
-        verdict = future.result() if future.done() else "timeout"
-        # The row goes first: if the storage refuses, the verdict stays here for the retry.
-        self.store.remove_pending(item_id, target)
-        if self.waiting.get(key) is future:
-            del self.waiting[key]
-        return verdict
-
-    def expect_stored(self) -> None:
-        """After a restart, accept verdicts for stored pending approvals at once, before their items resume."""
-        loop = asyncio.get_running_loop()
-        for item_id, target, _deadline in self.store.all_pending():
-            self.waiting.setdefault((item_id, target), loop.create_future())
-
-    def answer(self, item_id: str, target: str, approve: bool) -> bool:
-        """Record a human's verdict; False when nothing is waiting (so the caller says 404).
-
-        What the store lists as pending is always answerable, also while its item's task waits
-        for the storage to come back: the verdict is kept until the item asks for it."""
-        key = (item_id, target)
-        future = self.waiting.get(key)  # `wait` removes it; a done one means "answered"
-        if future is None and self.store.pending_deadline(item_id, target) is not None:
-            future = self.waiting[key] = asyncio.get_running_loop().create_future()
-        if future is None or future.done():
-            return False
-        future.set_result("approved" if approve else "rejected")
-        return True
 
 
 class Flock:
