@@ -78,6 +78,19 @@ def choose_band(probs: list, examples: list) -> tuple:
     return (min(fit) if fit else max(low, key=lambda band: (low[band], band))), each
 
 
+def cross_check(probs: list, examples: list) -> list:
+    """The band chosen on one half of the set's conversations, measured on the other half, both
+    ways: what choosing and measuring on the same messages could flatter. -> [(band, figures)]."""
+    halves = ([], [])
+    for p, e in zip(probs, examples):
+        halves[sum(map(ord, e["conv"])) % 2].append((p, e))
+    out = []
+    for choose, measure_on in ((0, 1), (1, 0)):
+        band, _ = choose_band(*zip(*halves[choose]))
+        out.append((band, figures(*map(list, zip(*halves[measure_on])), band)))
+    return out
+
+
 def confusions(probs: list, examples: list, band: float) -> list:
     """[((truth, tag that stood), count)] of the wrong tags, most common first."""
     stood = [decide(p, e["header"], band)[0] for p, e in zip(probs, examples)]

@@ -82,6 +82,7 @@ def measured(jev) -> dict:
         "chosen_band": band,
         "bands": bands,
         "confusions": evaluate.confusions(separate_probs, separate, DEFAULT_BAND),
+        "cross_check": evaluate.cross_check(separate_probs, separate),
         "by_lang": {
             lang: evaluate.figures(
                 [p for p, e in zip(separate_probs, separate) if e["lang"] == lang],
@@ -107,6 +108,8 @@ def format_measured(result: dict) -> str:
         "at the low end of a 95% interval, sure on half or more):",
         evaluate.format_bands(result["bands"]),
         f"  chosen {result['chosen_band']:.2f}; the flock's default is {DEFAULT_BAND:.2f}",
+        "  the same choice on one half of its conversations, measured on the other half:",
+        *(f"    chose {band:.2f}, then " + evaluate.format_figures(half) for band, half in result["cross_check"]),
         "wrong tags on the separate set (true kind -> the tag that stood): "
         + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in result["confusions"]) or "none"),
         "goal (accuracy where sure >= 0.85, coverage >= 0.5, overall >= 0.75, ECE <= 0.05) on the separate set: "
