@@ -1,7 +1,10 @@
 """Memory: what the model is sent of the soul's history, and how that history stays small.
 
-  session.py      session.jsonl, every message the moment it exists (the one record of a life;
-                  folds and consolidations are records in it too)
+  session.py      session.jsonl, every message the moment it exists (folds and consolidations are
+                  records in it too); after a fold the past it let go moves into the archive
+  archive.py      archive.sqlite3: the moved records, and the entries `recall` searches (FTS5)
+  words.py        how the search cuts words, stored and asked alike (Chinese in pairs)
+  heard.py        hooks keeping a person's words and the soul's spoken ones the moment they arrive
   view.py         `view(soul)`: the history as every request shows it (earlier images as placeholders,
                   earlier wakings' calls settled, the last fold's summary in front); the turn, keep-warm
                   and the ceiling all read this one function

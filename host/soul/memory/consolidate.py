@@ -10,7 +10,7 @@ and then to answer, calling no tool, with a digest of the day for its
 morning self. What the next day reads is compact: system, tools, its inner
 life (shown again in full), the digest, and the last few exchanges.
 
-On disk nothing is lost: session.jsonl keeps every message, and two records
+On disk nothing is lost: every message is kept (session.jsonl, then the archive), and two records
 make the consolidation restart-safe like a fold:
   {"type": "consolidation", "night": "<date>", "at": ...}    the turn begins
   {"type": "fold", ..., "night": "<date>"}                    the day is folded

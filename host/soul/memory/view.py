@@ -1,6 +1,6 @@
 """The view: what a model call sends of the soul's history, built in one place.
 
-`view(soul)` is the session's history (host/soul/memory/session.py: every message
+`view(soul)` is the session's history (host/soul/memory/session.py: every live message
 on disk, coalesced) as every request shows it:
 
   - images of earlier wakings become a short placeholder (fold.strip_old_images);
