@@ -202,7 +202,7 @@ async def test_a_mind_that_is_down_still_answers_honestly_through_the_brainstem(
             fake.reply(error(529))
             answer = await ask(running.url, "what time is it?")
             await fell_asleep(soul, wakings=2)
-        assert answer.startswith("I heard you: \u201cwhat time is it?\u201d. My mind is away right now")
+        assert answer.startswith("I heard you: \u201cwhat time is it?\u201d My mind is away right now")
         assert body.spoken == []  # the brainstem's speak was the answer; the voice stack says it
 
 
@@ -216,7 +216,7 @@ async def test_a_mind_that_is_down_answers_through_the_brainstem_even_without_a_
             fake.reply(error(529))
             answer = await ask(running.url, "are you there?")
             await fell_asleep(soul, wakings=2)
-        assert answer.startswith("I heard you: \u201care you there?\u201d. My mind is away right now")
+        assert answer.startswith("I heard you: \u201care you there?\u201d My mind is away right now")
         assert body.spoken == []
 
 
