@@ -63,7 +63,9 @@ from soulstack.llm.anthropic import AnthropicModel  # noqa: E402
 from soulstack.soul import config  # noqa: E402
 from soulstack.clocks import StepClock  # noqa: E402
 from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
+from soulstack.soul.memory.session import life_records  # noqa: E402
 from soulstack.soul.memory.settle import settle_earlier_calls  # noqa: E402
+from soulstack.llm.types import Message  # noqa: E402
 from soulstack.fakes.anthropic_api import BYTES_PER_TOKEN  # noqa: E402
 from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, CALL_SECONDS, SELF, START, TIMEZONE, Player  # noqa: E402
@@ -178,8 +180,12 @@ async def live(variant: str, args) -> dict:
             )
             per = args.bytes_per_token
             row["spent"] = spending(fake.bodies, fake.usages, days, per)
-            every = soul.session.messages  # as a later waking would see them all: settled (host/soul/memory/settle.py)
-            settled = settle_earlier_calls(every, len(every), soul.session.waking_starts, soul.toolbox, soul.lang)
+            # Every message of the life (the folded ones are in its archive), as a later waking would see them
+            # all: settled (host/soul/memory/settle.py).
+            records = [r for r in life_records(soul.session.path) if r["type"] == "message"]
+            every = [Message.from_json(r["message"]) for r in records]
+            starts = [index for index, r in enumerate(records) if r.get("waking")]
+            settled = settle_earlier_calls(every, len(every), starts, soul.toolbox, soul.lang)
             row["added"] = added_per_waking(settled, per)
             row["fixed"] = fixed_tokens(fake.bodies, per)
             row["byModel"] = by_model(fake.calls, days)
