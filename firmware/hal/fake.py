@@ -27,7 +27,9 @@ and the microphone share one I2S bus on the CoreS3: playing while the
 microphone is live is refused here (an error line and `overlaps` count), as
 the real board would garble it. With `fake.speaker_log` every change to what
 the speaker will play writes `until <wall ms>`: when its last queued sample
-ends (a stop cuts it to now), so a test or a benchmark knows when sound stops.
+ends (a stop cuts it to now), so a test or a benchmark knows when sound stops;
+`start <wall ms>` when an utterance's first sample plays, and `sound <wall ms>`
+when a sound began in the room.
 """
 
 import os
@@ -244,6 +246,7 @@ class Hal:
     def play_start(self, rate, channels):
         self.play_rate = rate
         self.play_channels = channels
+        self._first_chunk = True
 
     def play(self, pcm):
         if self.mic_on:
@@ -253,6 +256,9 @@ class Hal:
         self.played_bytes += len(pcm)
         now = _wall_ms()
         rate = (self.play_rate or 16000) * (getattr(self, "play_channels", 1) or 1) * 2
+        if getattr(self, "_first_chunk", False) and self.speaker_log:
+            self._first_chunk = False
+            self.speaker_log.write("start " + str(max(now, self._audio_until)) + "\n")  # its first sample
         self._audio_until = max(now, self._audio_until) + len(pcm) * 1000 // rate
         self._log_until()
 
@@ -298,6 +304,8 @@ class Hal:
                 handle.seek(0)
             os.remove(self.mic_file)
             self._sound = [handle, self.clock.ms(), 0]
+            if self.speaker_log:
+                self.speaker_log.write("sound " + str(_wall_ms()) + "\n")  # when the room's sound began
         return self._sound
 
     def mic_read(self, buffer):

@@ -79,7 +79,7 @@ def register(subparsers):
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     add_secret(parser, "--token", "EARS_TOKEN", "bearer token bodies must send (config.json ears_token)")
     parser.add_argument("--soul", default=DEFAULT_SOUL, help=f"the soul's URL (default {DEFAULT_SOUL})")
-    add_secret(parser, "--soul-token", "SOUL_TOKEN", "the soul's token (its converse.token, or nudge.token)")
+    add_secret(parser, "--soul-token", "NUDGE_TOKEN", "the soul's token (its converse.token, or nudge.token)")
     parser.add_argument(
         "--body",
         action="append",

@@ -84,13 +84,9 @@ class _SphinxSession:
         return hypothesis.hypstr.strip() if hypothesis else ""
 
     def abandon(self):
-        if self.decoder is not None:
-            try:
-                self.decoder.end_utt()
-                self.owner.idle.append(self.decoder)
-            except RuntimeError:
-                pass  # a broken decoder is not kept
-            self.decoder = None
+        # The decoder may still be working in its thread: it is dropped, never put back half-used
+        # (the pool loads a fresh one when it runs short).
+        self.decoder = None
 
 
 class OpenAITranscriber:

@@ -50,6 +50,7 @@ class Ears:
         self.stats = {"utterances": 0, "heard": 0, "no_words": 0, "failed": 0, "duplicates": 0, "answered": 0}
         self.tasks = set()
         self.session = None
+        self.timeline = []  # per heard utterance: wall-clock times of its stages (tools/bench-ears reads them)
 
     # --- dedup ---
 
@@ -107,39 +108,44 @@ class Ears:
             self.streaming.discard(name)
 
     async def hear(self, request, name, utterance_id):
+        """Read the stream while a second task feeds the recogniser: a recogniser slower than the
+        stream never holds the robot's upload back, and the end of the stream is seen when it comes."""
         session = self.recogniser.session()
+        pieces = asyncio.Queue()
+        decoding = asyncio.create_task(self.decode(session, pieces))
         digest = hashlib.sha256()
         size = 0
         limit_s = self.max_seconds * 2 + 5  # real time, and slack for a slow link
+        problem = None
         try:
             async with asyncio.timeout(limit_s):
                 async for chunk in request.content.iter_chunked(CHUNK):
                     size += len(chunk)
                     if size > self.max_bytes:
-                        session.abandon()
-                        return error_response(413, f"an utterance is at most {self.max_seconds} s of 16 kHz audio")
+                        problem = error_response(413, f"an utterance is at most {self.max_seconds} s of 16 kHz audio")
+                        break
                     digest.update(chunk)
-                    await session.feed(chunk)
+                    pieces.put_nowait(chunk)
         except TimeoutError:
-            session.abandon()
-            return error_response(408, f"the stream took longer than {limit_s} s to arrive")
+            problem = error_response(408, f"the stream took longer than {limit_s} s to arrive")
         except (aiohttp.ClientPayloadError, ConnectionError):
-            session.abandon()
-            return error_response(400, "the stream broke off before its end")
-        except RecogniserError as error:
-            session.abandon()
-            return await self.failed(name, str(error))
-        if size < MIN_BYTES:
-            session.abandon()
-            return error_response(400, "the stream held less than 0.1 s of audio")
-        key = (name, digest.hexdigest())
-        if self.remembered(key) is not None:
-            session.abandon()
+            problem = error_response(400, "the stream broke off before its end")
+        ended = time.time()
+        if problem is None and size < MIN_BYTES:
+            problem = error_response(400, "the stream held less than 0.1 s of audio")
+        if problem is None and self.remembered((name, digest.hexdigest())) is not None:
             self.stats["duplicates"] += 1
-            return web.json_response({"heard": self.remembered(key), "duplicate": True})
+            problem = web.json_response({"heard": self.remembered((name, digest.hexdigest())), "duplicate": True})
+        if problem is not None:
+            decoding.cancel()
+            session.abandon()
+            return problem
+        pieces.put_nowait(None)
+        key = (name, digest.hexdigest())
         self.stats["utterances"] += 1
+        times = {"stream_end": ended}
         try:
-            words = await session.finish()
+            words = await decoding
         except RecogniserError as error:
             return await self.failed(name, str(error))
         self.remember(key, words)
@@ -152,11 +158,22 @@ class Ears:
                 {"message": "I heard someone but could not make out the words", "soul_told": told}, status=422
             )
         self.stats["heard"] += 1
+        times["recognised"] = time.time()
+        self.timeline = (self.timeline + [times])[-100:]
         log.info("%s heard: %s", name, words)
-        task = asyncio.create_task(converse(self.soul, self.bodies[name], self.session, words, self.stats))
+        task = asyncio.create_task(converse(self.soul, self.bodies[name], self.session, words, self.stats, times))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
+
+    @staticmethod
+    async def decode(session, pieces):
+        """Feed the recogniser each piece as it comes; the words once the end (None) arrives."""
+        while True:
+            piece = await pieces.get()
+            if piece is None:
+                return await session.finish()
+            await session.feed(piece)
 
     async def failed(self, name, why):
         self.stats["failed"] += 1

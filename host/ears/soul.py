@@ -120,20 +120,25 @@ class Body:
             pass  # only a face: the log has the failure that led here
 
 
-async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict):
-    """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told."""
+async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict, times=None):
+    """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told.
+    `times` gets the wall-clock moments the first sentence was complete and the body took it."""
+    times = {} if times is None else times
     buffer = ""
     spoken = 0
     try:
         async for piece in soul.answer(words, body.name):
             ready, buffer = sentences(buffer + piece, final=False)
             for sentence in ready:
+                times.setdefault("first_sentence", time.time())
                 await body.speak(session, sentence)
+                times.setdefault("first_spoken", time.time())
                 spoken += 1
-                stats["first_sentence_at"] = stats.get("first_sentence_at") or time.perf_counter()
         ready, _ = sentences(buffer, final=True)
         for sentence in ready:
+            times.setdefault("first_sentence", time.time())
             await body.speak(session, sentence)
+            times.setdefault("first_spoken", time.time())
             spoken += 1
         stats["answered"] += 1
     except OSError as error:

@@ -1,0 +1,247 @@
+"""How soon the robot answers a person (run it as tools/bench-ears).
+
+Every part is real and on loopback: a recorded utterance (espeak-ng, "what time is it" and others) is played
+into the simulated robot's room in real time (the firmware under MicroPython, the fake HAL's
+microphone); the robot end-points it and streams it to `soulstack ears` (pocketsphinx); ears hands
+the words to a real soul (build_soul) whose model is the fake Messages API, paced so that its first
+sentence takes `--model-ms`; the first sentence goes to the robot's /speak, which fetches its speech
+from `soulstack tts` (espeak-ng) and plays it on the fake speaker. Clocks: the wall clock of this
+machine, shared by the processes (the fake HAL's speaker log, ears' timeline, this process).
+
+Stages, per run (ms):
+  endpoint   last voiced sample in the room -> ears has the end of the stream, minus the configured
+             silence the robot waits for (listen.silence_ms): our end-pointing and upload
+  recognise  the end of the stream -> pocketsphinx's words (recognition compute: not ours)
+  soul       the words -> the soul's first sentence complete at ears, minus the model's own time
+  model      the fake model's own time before it wrote the first sentence (not ours)
+  speak      the first sentence -> the robot's /speak took it
+  tts        /speak took it -> the first sample played (the robot fetching espeak-ng speech, playback start)
+  total      last voiced sample -> first played sample (everything, the silence window included)
+ears_overhead = total - silence - recognise - model: everything that is ours.
+Last line: ears_overhead_ms_p50=N ears_overhead_ms_p95=N ears_total_ms_p50=N (goal: overhead p95 <= 150).
+"""
+
+import argparse
+import asyncio
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from aiohttp.test_utils import unused_port  # noqa: E402
+
+from soulstack.audio import little_endian, mono_samples, mono_wav  # noqa: E402
+from soulstack.ears.recognise import PocketSphinx  # noqa: E402
+from soulstack.ears.server import Ears, make_ears_app  # noqa: E402
+from soulstack.ears.soul import Body, Soul  # noqa: E402
+from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402
+from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
+from soulstack.serving import listening  # noqa: E402
+from soulstack.sim.runner import Simulator  # noqa: E402
+from soulstack.soul import config  # noqa: E402
+from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
+from soulstack.tts.server import make_tts_app  # noqa: E402
+
+# Phrases espeak-ng's voice below says so that pocketsphinx makes them out, taken in turn: the soul's
+# converse reuses the answer to the same words for 15 s, so no phrase comes back sooner than that.
+PHRASES = (
+    "what time is it",
+    "hello there",
+    "what is your name",
+    "thank you very much",
+    "where are you",
+    "are you awake",
+)
+ANSWER = "It is three o'clock. Time for tea!"
+VOICE = ["-v", "en-us+f2", "-s", "160"]
+SILENCE_MS = 500
+STAGES = ("endpoint", "recognise", "soul", "model", "speak", "tts", "total", "overhead")
+
+
+def utterance(phrase, number):
+    """(16 kHz WAV bytes of `phrase`, ms from its start to its last voiced sample).
+
+    A least-significant bit of noise, different each run: a microphone never hears the same bytes
+    twice, and ears takes the same bytes again for a resend."""
+    with tempfile.TemporaryDirectory() as folder:
+        raw = Path(folder) / "q.wav"
+        subprocess.run(["espeak-ng", *VOICE, "-w", str(raw), phrase], check=True)
+        samples = mono_samples(raw.read_bytes(), 16000)
+    noise = random.Random(number)
+    for i in range(len(samples)):
+        samples[i] = max(-32768, min(32767, samples[i] + noise.choice((-1, 0, 1))))
+    voiced = [i for i, value in enumerate(samples) if abs(value) > 600]
+    return mono_wav(little_endian(samples), 16000), voiced[-1] / 16.0
+
+
+def log_times(path: Path, kind: str) -> list:
+    if not path.exists():
+        return []
+    return [int(line.split()[1]) for line in path.read_text().split("\n") if line.startswith(kind + " ")]
+
+
+class Model:
+    """The fake model: for the question, waits `model_s` and answers; anything else, sleep."""
+
+    def __init__(self, model_s):
+        self.model_s = model_s
+        self.spans = []  # (asked, answered) wall times for each answer
+
+    async def __call__(self, body):
+        last = body["messages"][-1]["content"]
+        words = last if isinstance(last, str) else " ".join(block.get("text", "") for block in last)
+        sleep = tool_use("sleep", {"minutes": 60})
+        if not any(phrase in words for phrase in PHRASES):
+            return sleep
+        asked = time.time()
+        await asyncio.sleep(self.model_s)
+        self.spans.append((asked, time.time()))
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_bench{len(self.spans):04d}",
+            "name": "sleep",
+            "input": {"minutes": 60},
+        }
+        return message({"type": "text", "text": ANSWER}, call)
+
+
+async def run(args) -> list:
+    model = Model(args.model_ms / 1000)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="soulstack-bench-ears-") as folder:
+        folder = Path(folder)
+        log = folder / "speaker.log"
+        async with RecordingBody() as own_body, FakeAnthropic(default=model) as fake:
+            cfg, _ = config.from_dict(
+                {
+                    "soulDir": str(folder / "soul"),
+                    "timezone": "UTC",
+                    "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
+                    "body": {"name": "the desk robot", "endpoints": own_body.endpoints()},
+                    "persona": {"name": "Pip", "human": "Ana"},
+                    "nudge": {"port": 0},
+                    "budget": {"maxWakesPerDay": 100000},
+                }
+            )
+            soul = build_soul(cfg, env={"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url})
+            lines = []
+            living = asyncio.create_task(serve_and_live(soul, announce=lines.append))
+            while not (lines and soul.wakings == 1 and soul.state == "asleep"):
+                await asyncio.sleep(0.01)
+            soul_url = next(word for word in lines[0].split() if word.startswith("http"))
+            robot_port = unused_port()
+            ears = Ears(
+                PocketSphinx(),
+                Soul(soul_url, None),
+                {"stackchan": Body("stackchan", f"http://127.0.0.1:{robot_port}", None)},
+            )
+            async with (
+                listening(make_ears_app(ears), "127.0.0.1", 0) as ears_port,
+                listening(make_tts_app(), "127.0.0.1", 0) as tts_port,
+            ):
+                robot = Simulator(
+                    robot_port,
+                    nudge_url=soul_url + "/nudge",
+                    tts_url=f"http://127.0.0.1:{tts_port}/tts",
+                    fake={"speaker_log": str(log)},
+                    config={
+                        "ears_url": f"http://127.0.0.1:{ears_port}/utterance",
+                        "listen": {"conversation": False, "silence_ms": SILENCE_MS},
+                    },
+                ).start()
+                try:
+                    if not await asyncio.to_thread(robot.wait_until_serving):
+                        raise RuntimeError("the simulated robot did not start")
+                    for number in range(args.runs):
+                        wav, last_voiced_ms = utterance(PHRASES[number % len(PHRASES)], number)
+                        rows.append(await one_run(robot, ears, model, log, wav, last_voiced_ms))
+                        print(f"run {number + 1}: total {rows[-1]['total']:.0f} ms", file=sys.stderr, flush=True)
+                finally:
+                    robot.stop()
+            living.cancel()
+            try:
+                await living
+            except asyncio.CancelledError:
+                pass
+    return rows
+
+
+async def one_run(robot, ears, model, log, wav, last_voiced_ms):
+    starts, sounds, heard = len(log_times(log, "start")), len(log_times(log, "sound")), len(ears.timeline)
+    robot.touch()
+    await asyncio.sleep(0.12)
+    robot.touch(down=False)
+    await asyncio.sleep(0.2)  # the microphone is live (its indicator is on)
+    robot.play_into_room(wav)
+    deadline = time.monotonic() + 20
+    while len(log_times(log, "start")) <= starts or len(ears.timeline) <= heard:
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"no answer was played within 60 s: {ears.timeline} {log.read_text() if log.exists() else None!r:.300} {ears.stats}"
+            )
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    times = ears.timeline[-1]
+    sound = log_times(log, "sound")[sounds] / 1000
+    first_sample = log_times(log, "start")[starts] / 1000
+    asked, answered = model.spans[-1]
+    last_voiced = sound + last_voiced_ms / 1000
+    ms = {
+        "endpoint": (times["stream_end"] - last_voiced) * 1000 - SILENCE_MS,
+        "recognise": (times["recognised"] - times["stream_end"]) * 1000,
+        "model": (answered - asked) * 1000,
+        "speak": (times["first_spoken"] - times["first_sentence"]) * 1000,
+        "tts": (first_sample - times["first_spoken"]) * 1000,
+        "total": (first_sample - last_voiced) * 1000,
+    }
+    ms["soul"] = (times["first_sentence"] - times["recognised"]) * 1000 - ms["model"]
+    ms["overhead"] = ms["total"] - SILENCE_MS - ms["recognise"] - ms["model"]
+    # Wait until the answer has played out before the next run: the microphone waits for the speaker.
+    while log_times(log, "until") and log_times(log, "until")[-1] > time.time() * 1000 - 200:
+        await asyncio.sleep(0.05)
+    return ms
+
+
+def pct(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def report(rows, args) -> list:
+    lines = [
+        f"{len(rows)} runs; model's first sentence after {args.model_ms} ms; robot waits {SILENCE_MS} ms of silence",
+        f"{'stage':<10} {'p50 ms':>8} {'p95 ms':>8}",
+    ]
+    for stage in STAGES:
+        values = [row[stage] for row in rows]
+        lines.append(f"{stage:<10} {statistics.median(values):>8.0f} {pct(values, 95):>8.0f}")
+    overhead = [row["overhead"] for row in rows]
+    total = [row["total"] for row in rows]
+    lines.append(
+        f"ears_overhead_ms_p50={statistics.median(overhead):.0f} ears_overhead_ms_p95={pct(overhead, 95):.0f} "
+        f"ears_total_ms_p50={statistics.median(total):.0f}"
+    )
+    return lines
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="tools/bench-ears", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=20, help="utterances (default 20)")
+    parser.add_argument("--model-ms", type=int, default=300, help="the fake model's time to its first sentence")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse(argv)
+    for line in report(asyncio.run(run(args)), args):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
