@@ -17,6 +17,7 @@ balloon, and (when the ears server could not tell the soul itself) a nudge.
 """
 
 import asyncio
+import gc
 import json
 
 from core import httpc
@@ -122,6 +123,8 @@ class Listening:
         hal.mic_start()
         self.live = True
         body.avatar.set_indicator("listening")
+        gc.collect()  # now, not mid-utterance: a collection while streaming would stall the microphone's reads
+        log("listening (heap free " + str(gc.mem_free()) + ")")
         upload = None
         failed = None
         reason = None

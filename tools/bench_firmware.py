@@ -3,6 +3,8 @@
 
 core_heap_bytes   heap in use after importing firmware/core's body modules (gc.mem_alloc; goal < 64 KB)
 ota_heap_bytes    what core/ota (the updater over Wi-Fi, imported at boot with a token) holds on top
+listen_heap_bytes what listening holds (its code, the end-pointer's pre-roll ring, the microphone buffer)
+listen_heap_free  heap free (gc.mem_free) at 256K when the simulated body's microphone opens, with a token
 smallest_heap     the smallest -X heapsize at which the simulated body answers 30 /look in a row
 look_chunk_bytes  the largest piece the /look writer allocates (CHUNK * 4 / 3)
 boot_*            from sources and from tools/flash's compiled (.mpy) layout, at 256K, median of 5 boots:
@@ -44,7 +46,34 @@ def core_heap():
         text=True,
         check=True,
     ).stdout
-    return int(re.search(r"core_heap_bytes (\d+)", out).group(1)), int(re.search(r"ota_heap_bytes (\d+)", out).group(1))
+    figures = {key: int(value) for key, value in re.findall(r"(\w+_heap_bytes) (\d+)", out)}
+    return figures["core_heap_bytes"], figures["ota_heap_bytes"], figures["listen_heap_bytes"]
+
+
+def listening_heap_free():
+    """gc.mem_free() as the simulated body (256K, a token, ears configured) opens its microphone after a tap."""
+    import time
+
+    lines = []
+    simulator = Simulator(
+        unused_port(),
+        token="bench",
+        show=lines.append,
+        config={"ears_url": "http://127.0.0.1:9/utterance", "listen": {"conversation": False}},
+    ).start()
+    try:
+        simulator.wait_until_serving()
+        simulator.release()
+        time.sleep(2)  # settled, as a robot is long after boot
+        for _ in range(3):
+            simulator.touch()
+            time.sleep(0.2)
+            simulator.touch(down=False)
+            time.sleep(0.5)
+        free = [int(m.group(1)) for line in lines for m in [re.search(r"listening \(heap free (\d+)\)", line)] if m]
+        return min(free) if free else None
+    finally:
+        simulator.stop()
 
 
 async def thirty_looks(heap_kb):
@@ -141,9 +170,11 @@ def main():
         print_boot()
         return
     print_boot()
-    core, updater = core_heap()
+    core, updater, listen = core_heap()
     print(f"core_heap_bytes   {core}")
     print(f"ota_heap_bytes    {updater}")
+    print(f"listen_heap_bytes {listen}")
+    print(f"listen_heap_free  {listening_heap_free()}  (256K heap, a token, the microphone just opened)")
     print(f"look_chunk_bytes  {b64json.CHUNK * 4 // 3}  (base64 of {b64json.CHUNK} JPEG bytes per write)")
     print(
         f"smallest_heap     {asyncio.run(smallest_heap())}K  (30 /look in a row, the fake camera reuses one 15.5 KB frame buffer, as a driver does)"
