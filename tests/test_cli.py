@@ -1,6 +1,7 @@
 """The `soulstack` command itself: help lists what is built, --version, usage mistakes."""
 
 import importlib.metadata
+import re
 import subprocess
 
 
@@ -99,6 +100,7 @@ def test_every_subcommands_help_keeps_the_conventions():
 
     commands = every_subcommand()
     assert len(commands) > 15
+    variables: dict = {}
     bodies = {"soulstack body terminal", "soulstack body sim", "soulstack body stackchan", "soulstack bridge serial"}
     for name, parser in commands:
         text = parser.format_help()
@@ -122,6 +124,14 @@ def test_every_subcommands_help_keeps_the_conventions():
                 assert f"{flag}-file" in options, (name, flag)
         if "--host" in options and options["--host"].default is not None:
             assert options["--host"].default == "127.0.0.1", name
+        # Each other secret flag reads the same variable in every command (--token is the command's own:
+        # $BODY_TOKEN for a body, $TTS_TOKEN, $EARS_TOKEN, $FLOCK_TOKEN for those servers).
+        for flag, action in options.items():
+            found = re.search(r"\(default: \$([A-Z_]+)", action.help or "")
+            if flag.endswith("-token") and flag != "--token" and found:
+                variables.setdefault(flag, set()).add(found.group(1))
+    assert {flag: names for flag, names in variables.items() if len(names) > 1} == {}
+    assert variables["--soul-token"] == variables["--nudge-token"] == {"NUDGE_TOKEN"}
 
 
 def test_every_subcommands_help_runs(soulstack_cmd):

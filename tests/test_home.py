@@ -32,7 +32,7 @@ def env(root, name):
 def test_home_init_writes_units_that_verify_tokens_that_are_private_and_the_flash_command(tmp_path):
     done = home_init(tmp_path)
     assert done.returncode == 0, done.stderr
-    for name in ("soul", "tts", "flock"):
+    for name in ("soul", "tts", "flock", "ears"):
         unit = tmp_path / "units" / f"soulstack-{name}.service"
         assert f"EnvironmentFile=-{tmp_path}/env/{name}.env" in unit.read_text()
         verify = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
@@ -41,10 +41,17 @@ def test_home_init_writes_units_that_verify_tokens_that_are_private_and_the_flas
         assert env(tmp_path, name)["SOULSTACK_ARGS"].startswith(f"--host {HOST}")
     soul, tts, flock = env(tmp_path, "soul"), env(tmp_path, "tts"), env(tmp_path, "flock")
     assert soul["NUDGE_TOKEN"] == flock["NUDGE_TOKEN"] and soul["FLOCK_TOKEN"] == flock["FLOCK_TOKEN"]
-    assert len({soul["NUDGE_TOKEN"], soul["BODY_TOKEN"], tts["TTS_TOKEN"], flock["FLOCK_TOKEN"]}) == 4
+    ears = env(tmp_path, "ears")
+    assert ears["NUDGE_TOKEN"] == soul["NUDGE_TOKEN"] and ears["BODY_TOKEN"] == soul["BODY_TOKEN"]
+    assert (
+        len({soul["NUDGE_TOKEN"], soul["BODY_TOKEN"], tts["TTS_TOKEN"], flock["FLOCK_TOKEN"], ears["EARS_TOKEN"]}) == 5
+    )
+    assert "ears waits for the robot: started when you run this again with --robot" in done.stdout
+    assert "soulstack-ears.service" not in done.stdout.rsplit("start them with:", 1)[1]
     assert (
         f"BODY_TOKEN={soul['BODY_TOKEN']} NUDGE_TOKEN={soul['NUDGE_TOKEN']} TTS_TOKEN={tts['TTS_TOKEN']} "
-        f"tools/flash --nudge-url http://{HOST}:9202/nudge --tts-url http://{HOST}:9204/tts"
+        f"EARS_TOKEN={ears['EARS_TOKEN']} tools/flash --nudge-url http://{HOST}:9202/nudge "
+        f"--tts-url http://{HOST}:9204/tts --ears-url http://{HOST}:9205/utterance"
     ) in done.stdout
     config = json.loads((tmp_path / "state" / "soulstack-soul" / "soul.config.json").read_text())
     assert config["flock"]["url"] == f"http://{HOST}:8470" and config["body"]["name"] == "stackchan"
@@ -63,6 +70,10 @@ def test_a_rerun_keeps_tokens_and_a_persons_lines_and_names_the_robot(tmp_path):
     assert after["ANTHROPIC_API_KEY"] == "sk-ant-mine"
     config = json.loads((tmp_path / "state" / "soulstack-soul" / "soul.config.json").read_text())
     assert config["body"]["endpoints"]["look"] == "http://192.0.2.42/look"
+    assert "--body stackchan=http://192.0.2.42" in env(tmp_path, "ears")["SOULSTACK_ARGS"]
+    assert "waits for the robot" not in done.stdout
+    again = home_init(tmp_path)  # the robot named once stays the body
+    assert again.returncode == 0 and "--body stackchan=http://192.0.2.42" in env(tmp_path, "ears")["SOULSTACK_ARGS"]
 
 
 @pytest.mark.parametrize(

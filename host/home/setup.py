@@ -24,6 +24,7 @@ class HomeService:
     tokens: dict  # environment variable -> which of the home's tokens (TOKENS) it holds
     soul_url: bool = False  # takes --soul http://HOST:9202 (the soul it tells or hands words to)
     robot: str = ""  # how it names the robot on its command line, once the robot's address is known
+    needs_robot: bool = False  # it cannot start before it knows the robot: enabled once --robot names it
     extra: tuple = field(default_factory=tuple)
 
 
@@ -37,9 +38,10 @@ SERVICES = (
     HomeService(
         "ears",
         9205,
-        {"EARS_TOKEN": "ears", "SOUL_TOKEN": "soul", "BODY_TOKEN": "body"},
+        {"EARS_TOKEN": "ears", "NUDGE_TOKEN": "soul", "BODY_TOKEN": "body"},
         soul_url=True,
         robot="--body stackchan={robot}",
+        needs_robot=True,
     ),
     HomeService("flock", 8470, {"FLOCK_TOKEN": "flock", "NUDGE_TOKEN": "soul"}, soul_url=True),
 )
@@ -169,20 +171,24 @@ def init_home(args) -> int:
     services = available()
     soul_path = state_dir / "soulstack-soul" / "soul.config.json"
     raw = soul_config(soul_path, host, robot)
+    robot = robot or body_of(raw)  # named by an earlier run: the soul's body
     tokens = home_tokens(env_dir)
-    units, executable = [], None
+    units, waiting, executable = [], [], None
     for service in services:
         unit, env_path, executable = write_unit(service.name, unit_dir, env_dir)
         lines = read_env(env_path)
-        kept = env_values(lines).get("SOULSTACK_ARGS", "")
-        keep_robot = robot is None and service.robot and "--body" in kept  # a robot named by an earlier run
         ours = {variable: tokens[token] for variable, token in service.tokens.items()}
-        ours["SOULSTACK_ARGS"] = kept if keep_robot else soulstack_args(service, host, robot)
+        ours["SOULSTACK_ARGS"] = soulstack_args(service, host, robot)
         write_atomically(env_path, merged_env(lines, ours).encode(), PRIVATE_FILE)
-        units.append(unit.name)
+        if service.needs_robot and not robot:
+            waiting.append(service.name)
+        else:
+            units.append(unit.name)
     soul_path.parent.mkdir(mode=0o700, exist_ok=True)
     write_atomically(soul_path, (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode(), PRIVATE_FILE)
-    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot or body_of(raw))
+    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot)
+    if waiting:
+        print(f"{', '.join(waiting)} waits for the robot: started when you run this again with --robot")
     note = checkout_note(executable) if executable else None
     if note:
         print(note)

@@ -32,7 +32,7 @@ ENV_HINTS = {
     "# SOULSTACK_ARGS=--nudge-url http://127.0.0.1:9202/nudge\n",
     "tts": "# TTS_TOKEN=...          (needed to listen beyond loopback)\n# SOULSTACK_ARGS=--host 0.0.0.0\n",
     "ears": "# EARS_TOKEN=...         (the robots' config.json ears_token; needed to listen beyond loopback)\n"
-    "# SOUL_TOKEN=...         (the soul's converse.token or nudge.token)\n# BODY_TOKEN=...\n"
+    "# NUDGE_TOKEN=...        (the soul's converse.token or nudge.token)\n# BODY_TOKEN=...\n"
     "# OPENAI_API_KEY=...     (only with --recogniser openai)\n"
     "# SOULSTACK_ARGS=--host 0.0.0.0 --body stackchan=http://ROBOT\n",
     "stackchan": "# DEVICE_AUTH_KEY=...    (xiaozhi-server's server.auth_key: checks the tokens it signs for robots)\n"
