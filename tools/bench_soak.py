@@ -9,7 +9,7 @@ Starts a real `soulstack soul` (the brainstem, a Body Protocol body on loopback)
 - under attack: the same, while strangers from other loopback addresses (127.0.0.2 and up)
   hold slowloris connections (a header line trickled every second, re-opened when closed:
   `--slowloris` per server) and readers open the flock's event stream and leave at once
-  (`--sse` of them in all);
+  (`--sse` of them in all; the phase lasts until they all have, three minutes at most);
 - after: people's requests alone again, once the attackers are gone.
 
 RSS and open files of both processes are read at the end of each phase (after a settle for
@@ -195,12 +195,17 @@ async def sse_churn(port, count, stop, workers=16):
     return done
 
 
-async def phase(name, people, seconds, *attacks):
+async def phase(name, people, seconds, *attacks, until_done=None, most_seconds=180.0):
+    """`seconds` of people's requests (with `attacks` running); with `until_done` (the index of an
+    attack), also until that attack has finished, for at most `most_seconds`."""
     stop = asyncio.Event()
     people.samples, people.failed = [], 0
     tasks = [asyncio.ensure_future(people.ask(stop)), asyncio.ensure_future(people.send_lists(stop))]
     tasks += [asyncio.ensure_future(attack(stop)) for attack in attacks]
-    await asyncio.sleep(seconds)
+    started = time.monotonic()
+    if until_done is not None:
+        await asyncio.wait({tasks[2 + until_done]}, timeout=most_seconds)
+    await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     return results[2:]
@@ -233,6 +238,7 @@ async def main(args) -> int:
                     lambda stop: slowloris(flock_port, args.slowloris, stop),
                     lambda stop: slowloris(soul_port, args.slowloris, stop, address_base=60),
                     lambda stop: sse_churn(flock_port, args.sse, stop),
+                    until_done=2,  # every SSE reader came and went (on a busy machine that takes longer)
                 )
                 attack = list(people.samples), people.failed
                 during = {name: (rss_mb(pid), files(pid)) for name, pid in pids.items()}
