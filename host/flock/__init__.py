@@ -4,9 +4,10 @@ the Elder merges, and trust grows with every approval. See docs/events.md.
 Where things live:
     app.py, commands.py, config.py  the wiring: routes and lifecycle (`make_flock_app`),
                                     `soulstack flock`, flock.config.json
-    lists/   a list's life: flow (the Flock), the Sentry's triage, the crows' banter
+    lists/   a list's life: flow (the Flock), the Sentry's triage, the crows' banter, the read API
     nests/   rooms of crows: the registry, messages and their stream, the harness, rules, tables
-    jev/     Jev, the tagger the nests ask: its two backends, the tagging rule, its report
+    jev/     Jev, the tagger the nests ask: its two backends, its context, the tagging rule, the
+             separate set's figures and band, its report; data/ its written conversations
     voice/   the flock's voice on the robot, and the told cursor that survives kill -9
     web/     the page: routes.py serves it, beside its HTML, CSS and JS modules
     rive/    the crows' Rive file, written from readable source (the page's default renderer)
