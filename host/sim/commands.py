@@ -88,6 +88,11 @@ def sim(args) -> int:
         show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, {hardware})")
         if args.hal != "generic":  # the generic build has no camera
             show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
+        if args.ears_url and args.hal == "fake":
+            show(
+                f"ears: create {simulator.touch_file} to tap the screen (delete it to lift the finger); "
+                f"write a 16 kHz mono WAV to {simulator.sound_file} to speak in the robot's room"
+            )
         if args.hal != "fake":
             show(
                 f"doubles: every call the HAL makes is written to {simulator.journal}; "
