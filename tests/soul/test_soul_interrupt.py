@@ -8,6 +8,7 @@ anthropic SDK talks to the fake Messages API; the body is a recording body.
 
 import asyncio
 import json
+import logging
 
 import aiohttp
 from openai import AsyncOpenAI
@@ -79,6 +80,53 @@ async def test_a_voice_stack_that_hangs_up_mid_answer_leaves_only_what_was_strea
         assert streamed == "Hello, Ana."
         told = [texts_of(b["messages"][-1]) for b in fake.bodies]
         assert len([t for t in told if CUT_AFTER_HELLO in t]) == 1
+
+
+async def test_a_re_delivery_after_a_cut_is_heard_afresh_not_handed_the_cut_answer(tmp_path):
+    """A voice stack re-delivers the words it hung up on: the soul, told of the cut, answers them anew;
+    the answer it was cut off in (heard only to "Hello, Ana.") is never handed back."""
+    hold = HoldAfter("Hello, Ana.")
+    again = "Sorry, as I was saying: I missed you. How was the trip?"
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(text(ANSWER), after_event=hold))
+            assert await _hang_up_after_first_piece(running.url, "I'm back") == "Hello, Ana."
+            hold.release.set()
+            await until(lambda: soul.wakings >= 3 and soul.state == "asleep", what="the waking told of the cut")
+            fake.reply(text(again))
+            assert await ask(running.url, "I'm back") == again  # within the 15 s a whole answer is cached
+            await fell_asleep(soul, wakings=4)
+            assert await ask(running.url, "I'm  back") == again  # the new answer, heard in full, is cached
+        told = [texts_of(b["messages"][-1]) for b in fake.bodies]
+        assert len([t for t in told if CUT_AFTER_HELLO in t]) == 1
+        assert "Ana is speaking to you now: \u201cI'm back\u201d" in told[-1]  # heard afresh, after the cut
+        assert soul.wakings == 4
+
+
+async def test_a_re_delivery_while_the_cut_answer_is_still_written_waits_for_the_cut_then_is_heard(tmp_path, caplog):
+    hold = HoldAfter("Hello, Ana.")
+    again = "As I was saying: how was the trip?"
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(text(ANSWER), after_event=hold), text(again))
+            with caplog.at_level(logging.INFO, logger="soulstack.soul.converse.endpoint"):
+                assert await _hang_up_after_first_piece(running.url, "I'm back") == "Hello, Ana."
+                # The model is still writing (held): the hang-up is seen all the same, and at once.
+                await until(lambda: "the voice stack hung up" in caplog.text, what="the hang-up noticed")
+            redelivered = asyncio.create_task(ask(running.url, "I'm back"))
+            await asyncio.sleep(0.3)
+            assert not redelivered.done()  # it shares nothing with the cut answer, and waits for the cut
+            hold.release.set()
+            assert await redelivered == again
+            await until(lambda: soul.state == "asleep" and not soul.inbox.entries, what="sleep after both")
+        told = "\n".join(texts_of(b["messages"][-1]) for b in fake.bodies)
+        assert told.count(CUT_AFTER_HELLO) == 1
+        assert told.count("Ana is speaking to you now: \u201cI'm back\u201d") == 2  # heard twice: once afresh
+        assert told.index(CUT_AFTER_HELLO) < told.rindex("I'm back")  # told of the cut before hearing them again
 
 
 async def _hang_up_after_first_piece(soul_url, words) -> str:

@@ -23,7 +23,10 @@ voice stack that hangs up midway through a streamed answer (it aborted: the
 person spoke again), or new words that come while an answer still streams (its
 stream ends there), cut the answer: once the whole answer is known, the
 listener's `cut` tells the soul what was streamed of it, and that the rest was
-never heard.
+never heard. A cut answer is never handed back again: a re-delivery of those
+words is heard afresh (after the soul was told of the cut), so the soul answers
+knowing what the person heard, instead of the voice stack repeating what was
+heard and saying what the soul holds as never said.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 CACHE_S = 15  # a finished answer is reused for this long
 FILLER_AFTER_S = 45  # a voice stack waits no longer than this
 PENDING_MAX_S = 600  # an answer still missing after this is abandoned
+HANG_UP_CHECK_S = 0.1  # how often a streaming answer looks whether its voice stack is still there
 
 
 class Listener(Protocol):
@@ -84,6 +88,7 @@ class Pending:
     catcher: ReplyCatcher
     task: asyncio.Task
     started: float
+    cut_at: str | None = None  # what was streamed when the answer was cut off: never cached, never shared
 
 
 @dataclass
@@ -96,9 +101,9 @@ class Converse:
     model_name: str = "soul"
     echo: EchoGuard | None = None  # the robot's own voice heard back (echo.py)
     pending: dict = field(default_factory=dict)  # key -> Pending
-    cache: dict = field(default_factory=dict)  # key -> (answer, when)
+    cache: dict = field(default_factory=dict)  # key -> (Pending, when): answers settled, handed to a re-delivery
     hear_calls: int = 0
-    cuts: set = field(default_factory=set)  # tasks telling the soul of an answer cut off
+    cuts: dict = field(default_factory=dict)  # key -> the task telling the soul its answer to these words was cut
     saying: set = field(default_factory=set)  # an Event per answer being given now: set when new words come
 
     # --- one answer per utterance -------------------------------------------
@@ -120,20 +125,25 @@ class Converse:
         key = normalize(utterance)
         if key in self.cache:
             log.info("converse: re-delivery of %r answered from the cache", utterance)
-            return self.cache[key][0]
-        if key in self.pending:
+            return self.cache[key][0].catcher.reply
+        if key in self.pending and self.pending[key].cut_at is None:
             log.info("converse: re-delivery of %r joins the pending answer", utterance)
             return self.pending[key]
         for superseded in self.saying:  # new words: the answers still going out end where they are
             superseded.set()
+        told = self.cuts.get(key)  # its earlier answer was cut off: the soul hears of that first
+        if told is not None:
+            log.info("converse: re-delivery of %r after its answer was cut off: heard afresh", utterance)
         catcher = ReplyCatcher(utterance)
-        task = asyncio.create_task(self._hear(utterance, catcher, speaker))
+        task = asyncio.create_task(self._hear(utterance, catcher, speaker, told))
         pending = Pending(catcher, task, self.clock.monotonic())
         self.pending[key] = pending
         task.add_done_callback(lambda t: self._settle(key, pending))
         return pending
 
-    async def _hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None) -> str:
+    async def _hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None, after=None) -> str:
+        if after is not None:  # the soul is told of the cut before it hears the words again
+            await asyncio.wait({after})
         self.hear_calls += 1
         await self.listener.hear(utterance, catcher, speaker)
         return await catcher.wait()
@@ -148,8 +158,10 @@ class Converse:
             log.error("converse: no answer to %r: %s", pending.catcher.utterance, task.exception())
             return
         answer = task.result()
-        if answer:  # an empty answer is never cached: the next try asks again
-            self.cache[key] = (answer, self.clock.monotonic())
+        if pending.cut_at is not None and len(pending.cut_at) < len(answer):
+            log.info("converse: the answer to %r was cut off; a re-delivery is heard afresh", pending.catcher.utterance)
+        elif answer:  # an empty answer is never cached: the next try asks again
+            self.cache[key] = (pending, self.clock.monotonic())
         else:
             log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
 
@@ -216,20 +228,30 @@ class Converse:
     def heard_only(self, utterance: str, streamed: str, superseded: bool = False) -> None:
         """The voice stack took only `streamed` of the answer to `utterance` (it hung up, or new words
         `superseded` it): once the answer is known, the soul is told it was cut there (unless all of it
-        had gone out). A hang-up before any of it went out is no cut: a re-delivery usually follows."""
+        had gone out), and the answer is handed to no one again. A hang-up before any of it went out is
+        no cut: a re-delivery usually follows, and is given the whole answer."""
         key = normalize(utterance)
-        found, cached = self.pending.get(key), self.cache.get(key)
-        if not (streamed or superseded) or (found is None and cached is None):
-            return
-        task = asyncio.create_task(self._tell_cut(found, cached[0] if cached else "", streamed))
-        self.cuts.add(task)
-        task.add_done_callback(self.cuts.discard)
+        cached = self.cache.get(key, (None,))[0]
+        found = self.pending.get(key) or cached
+        if found is None or not (streamed or superseded) or found.cut_at is not None:
+            return  # nothing said (or nothing to cut), or already cut by another request: told once
+        if found.catcher.voiced or found.catcher.waiting:
+            return  # another request took the whole answer, or is taking it still: its own end decides
+        found.cut_at = streamed
+        if cached is found and len(streamed) < len(found.catcher.reply):
+            del self.cache[key]
+        task = asyncio.create_task(self._tell_cut(found, streamed))
+        self.cuts[key] = task
+        task.add_done_callback(lambda done: self._told(key, done))
 
-    async def _tell_cut(self, found: Pending | None, whole: str, streamed: str) -> None:
-        if found is not None:  # the answer is still being made: what it will have been
-            with contextlib.suppress(Exception):
-                await asyncio.wait({found.task}, timeout=PENDING_MAX_S)
-            whole = found.catcher.reply if found.catcher.reply is not None else "".join(found.catcher.pieces)
+    def _told(self, key: str, task: asyncio.Task) -> None:
+        if self.cuts.get(key) is task:
+            del self.cuts[key]
+
+    async def _tell_cut(self, found: Pending, streamed: str) -> None:
+        with contextlib.suppress(Exception):  # the answer may still be being made: what it will have been
+            await asyncio.wait({found.task}, timeout=PENDING_MAX_S)
+        whole = found.catcher.reply if found.catcher.reply is not None else "".join(found.catcher.pieces)
         if not whole or len(streamed) >= len(whole):
             return  # it all went out (the hang-up came after the last word), or there was nothing to say
         fraction = round(len(streamed) / len(whole), 3)
@@ -239,7 +261,7 @@ class Converse:
             log.error("converse: could not record that the answer %r was cut off: %s", whole, error)
 
     async def close(self) -> None:
-        tasks = [p.task for p in self.pending.values()] + list(self.cuts)
+        tasks = [p.task for p in self.pending.values()] + list(self.cuts.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -330,13 +352,16 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     said = []  # what went out: all the person may have heard
+    watch = _on_hang_up(request, asyncio.current_task())
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
-        async for piece in _nothing() if echo else converse.say(utterance, speaker):  # each sentence when complete
-            await _send(response, shape.chunk({"content": piece}, None, include_usage))
-            said.append(piece)
-            _said(converse, piece)
+        pieces = _nothing() if echo else converse.say(utterance, speaker)  # each sentence when complete
+        async with contextlib.aclosing(pieces):  # a hang-up closes it: no longer waiting when the cut is judged
+            async for piece in pieces:
+                await _send(response, shape.chunk({"content": piece}, None, include_usage))
+                said.append(piece)
+                _said(converse, piece)
         answer = "".join(said)
         await _send(response, shape.chunk({}, "stop", include_usage))
         if include_usage:
@@ -347,12 +372,27 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         log.info("converse: the voice stack hung up before the answer to %r", utterance)
         converse.heard_only(utterance, "".join(said))
     except asyncio.CancelledError:
-        # aiohttp cancels a handler whose client went away. The answer being
-        # made goes on regardless and is kept for a re-delivery.
+        # A handler whose client went away is cancelled (`_on_hang_up`). The answer
+        # being made goes on regardless.
         log.info("converse: the voice stack hung up before the answer to %r", utterance)
         converse.heard_only(utterance, "".join(said))
         raise
+    finally:
+        watch.cancel()
     return response
+
+
+def _on_hang_up(request: web.Request, handler: asyncio.Task) -> asyncio.Task:
+    """Cancel `handler` once the voice stack's connection is gone. aiohttp tells a handler only when it
+    next writes, and an answer may wait on the model for seconds: a re-delivery that comes meanwhile
+    must find the earlier answer cut where it was, not share it."""
+
+    async def watch():
+        while request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(HANG_UP_CHECK_S)
+        handler.cancel()
+
+    return asyncio.ensure_future(watch())
 
 
 def _said(converse: Converse, text: str) -> None:
