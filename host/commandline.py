@@ -60,13 +60,25 @@ def subcommand_group(subparsers, name: str, help: str):
 
 
 class OneHelpStyle(argparse.HelpFormatter):
-    """Every command's help in one style, whoever wrote its arguments: a default reads "(default: X)".
+    """Every command's help in one style, whoever wrote its arguments: a default reads "(default: X)",
+    and a value is named for its kind.
 
     The `soulstack` parser and every subcommand's use it (soulstack.cli.Parser), so a command added
     later follows it without thinking of it; tests/test_cli.py walks every --help to keep it so."""
 
     def _expand_help(self, action):
         return re.sub(r"\(default (?!:)", "(default: ", super()._expand_help(action))
+
+    def _get_default_metavar_for_optional(self, action):
+        """A value's name says its kind, not its flag: URL, TOKEN, DIR (an explicit metavar wins)."""
+        dest = action.dest
+        if dest.endswith("_url"):
+            return "URL"
+        if dest.endswith(("_token", "_key")) or dest == "token":
+            return "TOKEN"
+        if dest.endswith("_dir") or dest == "data":
+            return "DIR"
+        return super()._get_default_metavar_for_optional(action)
 
 
 # --- secrets and exposure ------------------------------------------------------

@@ -105,6 +105,7 @@ def test_every_subcommands_help_keeps_the_conventions():
     for name, parser in commands:
         text = parser.format_help()
         assert "(default " not in text.replace("\n", " ").replace("(default: ", ""), name
+        assert not re.search(r"\b[A-Z]+_(URL|TOKEN)\b", text.split("options:")[0]), name  # URL, TOKEN: one name each
         options = {flag: action for action in parser._actions for flag in action.option_strings}
         for action in parser._actions:
             if action.help == argparse.SUPPRESS or not action.option_strings:
