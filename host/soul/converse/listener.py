@@ -1,6 +1,6 @@
 """The soul behind the converse endpoint: `SoulListener`, the soul at the `Listener` seam.
 
-The endpoint (host/soul/converse/endpoint.py) hands it the human's words and a
+The endpoint (host/soul/converse/answers.py) hands it the human's words and a
 `ReplyCatcher` (host/soul/converse/reply.py); the listener gives the words to
 the soul's `deliver` and follows the soul's turn through four hooks, which
 `build_soul` (host/soul/run.py) hangs on the soul:
