@@ -10,7 +10,7 @@ import ipaddress
 import json
 import secrets
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from soulstack.errors import UsageError
@@ -25,7 +25,6 @@ class HomeService:
     soul_url: bool = False  # takes --soul http://HOST:9202 (the soul it tells or hands words to)
     robot: str = ""  # how it names the robot on its command line, once the robot's address is known
     needs_robot: bool = False  # it cannot start before it knows the robot: enabled once --robot names it
-    extra: tuple = field(default_factory=tuple)
 
 
 # The home's tokens, each made once (secrets.token_urlsafe) and kept across re-runs.
