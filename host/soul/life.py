@@ -18,7 +18,7 @@ from pathlib import Path
 
 from soulstack.private_files import make_private_dir, tighten, tighten_tree, write_atomically
 from soulstack.soul.atomic import atomic_write_text
-from soulstack.soul.memory import archive
+from soulstack.soul import database_backup
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ MOOD, DIARY, MIND = "MOOD.md", "DIARY.md", "MIND.md"
 ASPIRATIONS, ACHIEVEMENTS = "ASPIRATIONS.md", "ACHIEVEMENTS.md"
 SELF, SELF_HISTORY = "SELF.md", "SELF.history.md"
 REMINDERS = "REMINDERS.json"  # the promises of a time (host/soul/reminders/store.py)
+ARCHIVE = "archive.sqlite3"  # the whole past, searchable (host/soul/memory/archive.py); copied apart
 FILES = (MOOD, DIARY, MIND, ASPIRATIONS, ACHIEVEMENTS, SELF, SELF_HISTORY, REMINDERS)
 KEEP_BACKUP_DAYS = 14  # a backup written longer ago than this may go ...
 KEEP_BACKUPS = 7  # ... unless it is among the ones written last: these always stay
@@ -164,7 +165,7 @@ class Life:
             except (OSError, UnicodeDecodeError):
                 continue  # never let a damaged file become the newest backup
             write_atomically(target, data)
-        archive.back_up(self.dir / archive.FILENAME, folder, self._backup_folders())  # the whole past, too
+        database_backup.back_up(self.dir / ARCHIVE, folder, self._backup_folders())  # the whole past, too
         self._prune_backups()
 
     def _prune_backups(self) -> None:
