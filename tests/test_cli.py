@@ -136,7 +136,12 @@ def test_every_subcommands_help_keeps_the_conventions():
 
 
 def test_every_subcommands_help_runs(soulstack_cmd):
-    # The real command, each --help: nothing at start-up may fail for any of them.
-    for name, _ in every_subcommand()[1:]:
-        done = run(soulstack_cmd, *name.split()[1:], "--help")
-        assert done.returncode == 0 and done.stdout.startswith("usage: " + name), (name, done.stderr)
+    # The real command, each --help: nothing at start-up may fail for any of them (all started at once).
+    names = [name for name, _ in every_subcommand()[1:]]
+    running = [
+        subprocess.Popen([*soulstack_cmd, *name.split()[1:], "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for name in names
+    ]
+    for name, process in zip(names, running):
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0 and out.decode().startswith("usage: " + name), (name, err.decode())
