@@ -150,6 +150,8 @@ async def run(args) -> list:
                     nudge_url=soul_url + "/nudge",
                     tts_url=f"http://127.0.0.1:{tts_port}/tts",
                     fake={"speaker_log": str(log)},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
                     config={
                         "ears_url": f"http://127.0.0.1:{ears_port}/utterance",
                         "listen": {"conversation": False, "silence_ms": SILENCE_MS},
@@ -202,8 +204,9 @@ async def one_run(robot, ears, model, log, wav, last_voiced_ms):
     }
     ms["soul"] = (times["first_sentence"] - times["recognised"]) * 1000 - ms["model"]
     ms["overhead"] = ms["total"] - SILENCE_MS - ms["recognise"] - ms["model"]
-    # Wait until the answer has played out before the next run: the microphone waits for the speaker.
-    while log_times(log, "until") and log_times(log, "until")[-1] > time.time() * 1000 - 200:
+    # Wait until the whole answer has played out (its sentences fetch their speech one by one, with
+    # silences between): a tap while it speaks would cut it off instead of starting the next run.
+    while log_times(log, "until") and log_times(log, "until")[-1] > time.time() * 1000 - 1500:
         await asyncio.sleep(0.05)
     return ms
 
