@@ -47,10 +47,13 @@ PLAIN = {
     "typed": "your human typed: {words}",  # words sent alone: what a typed line has always read
     "said": "{speaker} said: {words}",  # words sent alone, with who spoke them
     "said_by": "{reason} (said by {speaker})",  # a body's own reason, beside words someone named spoke
-    # Reasons the StackChan adapter sends beside the words they quote (adapters/stackchan/body.py):
-    # a reason that reads exactly so is told in the soul's words (`BODY_REASONS`).
+    # Reasons the StackChan adapter sends beside the words they quote (adapters/stackchan/body.py), and
+    # reasons our bodies send alone: a reason that reads exactly so is told in the soul's words.
     "typed_to_robot": 'someone typed to the robot: "{words}"',
     "wake_word": 'someone called the robot by its wake word: "{words}"',
+    "wake_word_alone": "someone called the robot by its wake word",  # the adapter, no words heard
+    "cut_off": "the person cut the robot off while it spoke",  # the adapter, beside `heard`
+    "tapped": "someone tapped my screen while I was speaking, so I stopped",  # the firmware, beside `heard`
     # what the person heard of the soul's speech (`heard`)
     "cut_while": "you were cut off while saying \u2018{cut}\u2019",
     "cut_after": "you were cut off after \u2018{part}\u2019 (saying \u2018{cut}\u2019: the rest was never heard)",
@@ -62,7 +65,8 @@ PLAIN = {
     "between_sentences": ". ",  # the cut, then what played in full
     "between_parts": " \u2014 ",  # what happened, then what was heard
 }
-BODY_REASONS = ("typed_to_robot", "wake_word")
+BODY_REASONS = ("typed_to_robot", "wake_word")  # beside the words they quote
+BODY_REASONS_ALONE = ("wake_word_alone", "cut_off", "tapped")
 
 
 def _phrase(phrases: dict, key: str, **fields) -> str:
@@ -71,9 +75,9 @@ def _phrase(phrases: dict, key: str, **fields) -> str:
 
 def said_in(nudge: "Nudge", phrases: dict) -> str | None:
     """What happened, in `phrases` (`PLAIN`'s keys): words sent alone as typed (or said by their
-    speaker); a reason that is one of our phrasings of the nudge's own words (the one rendered for
-    words sent alone, a body's in `BODY_REASONS`) told in `phrases`; any other reason as the body
-    sent it, naming the speaker when there is one."""
+    speaker); a reason that is one of our phrasings (of the nudge's own words: the one rendered for
+    words sent alone, a body's in `BODY_REASONS`; or without words: `BODY_REASONS_ALONE`) told in
+    `phrases`; any other reason as the body sent it, naming the speaker when there is one."""
     if nudge.words is not None:
         spoken = ("said",) if nudge.speaker else ("typed",)
         for key in spoken if nudge.reason is None else spoken + BODY_REASONS:
@@ -84,7 +88,8 @@ def said_in(nudge: "Nudge", phrases: dict) -> str | None:
                 return told
     if nudge.reason is not None and nudge.speaker:
         return _phrase(phrases, "said_by", reason=nudge.reason, speaker=nudge.speaker)
-    return nudge.reason
+    known = [key for key in BODY_REASONS_ALONE if nudge.words is None and nudge.reason == PLAIN[key]]
+    return phrases[known[0]] if known else nudge.reason
 
 
 def heard_in(heard: dict, phrases: dict) -> str:

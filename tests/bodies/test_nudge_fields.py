@@ -74,6 +74,19 @@ def test_the_soul_tells_the_fields_in_its_own_words(language):
     )
 
 
+@pytest.mark.parametrize(
+    "reason",
+    ["the person cut the robot off while it spoke", "someone tapped my screen while I was speaking, so I stopped"],
+)
+def test_our_bodies_reasons_for_a_cut_are_told_in_the_souls_words(reason):
+    zh = texts("zh").TEXT["nudge"]
+    nudge = parse_nudge({"reason": reason, "heard": {"cut": "你好", "cut_fraction": 0.5}})
+    told = told_in(nudge, zh)
+    assert told.startswith(zh["cut_off" if "cut" in reason else "tapped"] + zh["between_parts"])
+    assert not any(word in told for word in ("person", "tapped", "cut off"))
+    assert nudge.told.startswith(reason)  # the plain words, as the body sent them
+
+
 def test_a_chinese_soul_is_told_the_fields_in_chinese_and_the_kept_nudge_is_plain():
     nudge = parse_nudge(
         {
