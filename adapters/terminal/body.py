@@ -144,7 +144,7 @@ async def run_terminal_body(
         debouncer = Debouncer(same_reason_window_s=TYPED_SAME_WINDOW_S, min_interval_s=TYPED_MIN_INTERVAL_S)
         sender = NudgeSender(nudge_url, token=nudge_token, debouncer=debouncer)
         # The screen already says when the soul is down; only a refusal also goes to the log.
-        logging.getLogger("soulstack.protocol.nudges").setLevel(logging.ERROR)
+        logging.getLogger("soulstack.protocol.nudge_sender").setLevel(logging.ERROR)
     body = TerminalBody(screen, sender)
     body.scene.caption = caption
     app = make_body_app(body.handlers(), token=token)
