@@ -95,8 +95,15 @@ class TerminalBody:
             self._notice("you just typed that; the soul was already nudged with it")
 
     def show_mind(self, line: str, state: str = ""):
+        """Paint what changed: whose mind it has, and what it is doing (thinking, asleep until ...)."""
+        changed = [
+            name
+            for name, now, was in (("mind", line, self.scene.mind), ("state", state, self.scene.state))
+            if now != was
+        ]
         self.scene.mind, self.scene.state = line, state
-        self.screen.paint(self.scene, "mind")
+        for change in changed:
+            self.screen.paint(self.scene, change)
 
     def _notice(self, text: str):
         self.scene.notice = text

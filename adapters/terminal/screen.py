@@ -107,7 +107,9 @@ def change_lines(scene: Scene, change: str) -> list[str]:
             else "(the soul looks at the screen)"
         ]
     if change == "mind":
-        return [f"mind: {scene.mind}"] * bool(scene.mind) + [f"soul: {scene.state}"] * bool(scene.state)
+        return [f"mind: {scene.mind}"] if scene.mind else []
+    if change == "state":
+        return [f"soul: {scene.state}"] if scene.state else []
     if change == "start":
         caption = [scene.caption] if scene.caption else []
         return [

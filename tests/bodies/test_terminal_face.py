@@ -25,9 +25,16 @@ def test_the_state_line_for_each_state_of_the_soul():
 def test_the_face_shows_the_state_under_the_mind_line():
     scene = Scene(mind="brainstem", state="asleep until 14:05 (what you type wakes it sooner)")
     assert "  mind: brainstem\n  soul: asleep until 14:05" in frame(scene)
+    # Through a pipe, only what changed is a new line: the soul's state changes each waking, its mind seldom.
+    from soulstack.adapters.terminal.body import TerminalBody
+
     out = StringIO()
-    Screen(out, live=False).paint(scene, "mind")
-    assert out.getvalue() == "mind: brainstem\nsoul: asleep until 14:05 (what you type wakes it sooner)\n"
+    body = TerminalBody(Screen(out, live=False))
+    body.show_mind("brainstem", "thinking...")
+    body.show_mind("brainstem", "asleep until 14:05 (what you type wakes it sooner)")
+    assert out.getvalue() == (
+        "mind: brainstem\nsoul: thinking...\nsoul: asleep until 14:05 (what you type wakes it sooner)\n"
+    )
 
 
 def test_a_living_souls_health_says_it_is_asleep_and_until_when(tmp_path):
