@@ -79,17 +79,20 @@ def said_in(nudge: "Nudge", phrases: dict) -> str | None:
     words sent alone, a body's in `BODY_REASONS`; or without words: `BODY_REASONS_ALONE`) told in
     `phrases`; any other reason as the body sent it, naming the speaker when there is one."""
     if nudge.words is not None:
-        spoken = ("said",) if nudge.speaker else ("typed",)
-        for key in spoken if nudge.reason is None else spoken + BODY_REASONS:
-            if nudge.reason is None or nudge.reason == _phrase(PLAIN, key, words=nudge.words, speaker=nudge.speaker):
-                told = _phrase(phrases, key, words=nudge.words, speaker=nudge.speaker)
-                if key in BODY_REASONS and nudge.speaker:
-                    return _phrase(phrases, "said_by", reason=told, speaker=nudge.speaker)
-                return told
-    if nudge.reason is not None and nudge.speaker:
-        return _phrase(phrases, "said_by", reason=nudge.reason, speaker=nudge.speaker)
-    known = [key for key in BODY_REASONS_ALONE if nudge.words is None and nudge.reason == PLAIN[key]]
-    return phrases[known[0]] if known else nudge.reason
+        fields = {"words": nudge.words, "speaker": nudge.speaker}
+        spoken = "said" if nudge.speaker else "typed"
+        if nudge.reason is None or nudge.reason == _phrase(PLAIN, spoken, **fields):
+            return _phrase(phrases, spoken, **fields)  # words sent alone (the kept reason rendered from them)
+        for key in BODY_REASONS:
+            if nudge.reason == _phrase(PLAIN, key, **fields):
+                told = _phrase(phrases, key, **fields)
+                return _phrase(phrases, "said_by", reason=told, speaker=nudge.speaker) if nudge.speaker else told
+        if nudge.speaker:
+            return _phrase(phrases, "said_by", reason=nudge.reason, speaker=nudge.speaker)
+    for key in BODY_REASONS_ALONE:
+        if nudge.words is None and nudge.reason == PLAIN[key]:
+            return phrases[key]
+    return nudge.reason
 
 
 def heard_in(heard: dict, phrases: dict) -> str:
