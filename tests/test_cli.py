@@ -4,6 +4,8 @@ import importlib.metadata
 import re
 import subprocess
 
+import pytest
+
 
 def run(soulstack_cmd, *args):
     return subprocess.run([*soulstack_cmd, *args], capture_output=True, text=True, timeout=60)
@@ -145,3 +147,12 @@ def test_every_subcommands_help_runs(soulstack_cmd):
     for name, process in zip(names, running):
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0 and out.decode().startswith("usage: " + name), (name, err.decode())
+
+
+def test_a_shell_cwd_that_is_not_a_folder_is_one_line(tmp_path):
+    from soulstack.soul import config
+
+    with pytest.raises(config.ConfigError, match="shell.cwd is .*, which is not a folder"):
+        config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path / "nowhere")}})
+    cfg, _ = config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path)}})
+    assert cfg["shell"]["cwd"] == str(tmp_path)

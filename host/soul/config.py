@@ -401,3 +401,6 @@ def _check_paths(cfg: dict, base_dir: Path | None):
                 f"{key_path} is {json.dumps(given)}, but its folder {path.parent} does not exist; create it first"
             )
         cfg[section][key] = str(path)
+    cwd = cfg["shell"]["cwd"]  # where the shell's commands run: a folder that must be there already
+    if cwd is not None and (cwd.startswith(PLACEHOLDER_PREFIX) or not Path(os.path.expanduser(cwd)).is_dir()):
+        raise ConfigError(f"shell.cwd is {json.dumps(cwd)}, which is not a folder; set one that exists or remove it")
