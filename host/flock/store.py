@@ -18,6 +18,13 @@ from soulstack.private_files import make_private_dir, tighten, touch_private
 
 log = logging.getLogger(__name__)
 
+# The `verdict` event of (item_id, target), found through the list id (the item id's prefix) and
+# its index: a pending row whose verdict is recorded is answered, whether or not the row is gone yet.
+_VERDICT_OF = """list_id = (SELECT list_id FROM items WHERE item_id = ?) AND name = 'verdict'
+    AND json_extract(data, '$.item_id') = ? AND json_extract(data, '$.target') = ?"""
+_UNANSWERED = """NOT EXISTS (SELECT 1 FROM events WHERE list_id = (SELECT list_id FROM items WHERE item_id = p.item_id)
+    AND name = 'verdict' AND json_extract(data, '$.item_id') = p.item_id AND json_extract(data, '$.target') = p.target)"""
+
 WAL_CHECKPOINT_PAGES = 100  # SQLite copies the WAL back into the database every ~400 KB
 WAL_SIZE_LIMIT = 1024 * 1024  # bytes a WAL keeps after a checkpoint (SQLite's default keeps all)
 
@@ -37,6 +44,9 @@ CREATE TABLE IF NOT EXISTS pending (
 CREATE TABLE IF NOT EXISTS trust (
     holder TEXT NOT NULL, task_type TEXT NOT NULL, level INTEGER NOT NULL, streak INTEGER NOT NULL,
     PRIMARY KEY (holder, task_type));
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment TEXT NOT NULL, holder TEXT NOT NULL, moved_from INTEGER NOT NULL, moved_to INTEGER NOT NULL,
+    PRIMARY KEY (judgment, holder));
 CREATE TABLE IF NOT EXISTS strikes (
     requester TEXT PRIMARY KEY, strikes INTEGER NOT NULL, cooldown_until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS told (
@@ -112,9 +122,22 @@ class Store:
                  ORDER BY id"""
         return self.db.execute(sql, (up_to, count)).fetchall()
 
-    def has_event(self, list_id: str, name: str) -> bool:
-        row = self.db.execute("SELECT 1 FROM events WHERE list_id = ? AND name = ? LIMIT 1", (list_id, name))
-        return row.fetchone() is not None
+    def has_event(self, list_id: str, name: str, **match) -> bool:
+        """Whether `list_id` has a `name` event whose payload holds every `match` field (item_id="...")."""
+        sql, args = "SELECT 1 FROM events WHERE list_id = ? AND name = ?", [list_id, name]
+        for key, value in match.items():
+            assert key.isidentifier(), key  # our own field names, never a request's
+            sql += f" AND json_extract(data, '$.{key}') = ?"
+            args.append(value)
+        return self.db.execute(sql + " LIMIT 1", args).fetchone() is not None
+
+    def verdict_of(self, item_id: str, target: str) -> str | None:
+        """The verdict recorded for an item's target (its `verdict` event), or None."""
+        row = self.db.execute(
+            f"SELECT json_extract(data, '$.verdict') FROM events WHERE {_VERDICT_OF} LIMIT 1",
+            (item_id, item_id, target),
+        ).fetchone()
+        return row[0] if row else None
 
     def last_event_id(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
@@ -217,8 +240,9 @@ class Store:
         )
 
     def pending_deadline(self, item_id: str, target: str) -> float | None:
+        """The deadline of an approval still owed (none once its verdict is recorded), or None."""
         row = self.db.execute(
-            "SELECT deadline FROM pending WHERE item_id = ? AND target = ?", (item_id, target)
+            f"SELECT deadline FROM pending p WHERE item_id = ? AND target = ? AND {_UNANSWERED}", (item_id, target)
         ).fetchone()
         return row[0] if row else None
 
@@ -226,13 +250,34 @@ class Store:
         self.db.execute("DELETE FROM pending WHERE item_id = ? AND target = ?", (item_id, target))
 
     def all_pending(self) -> list:
-        return self.db.execute("SELECT item_id, target, deadline FROM pending ORDER BY deadline").fetchall()
+        """[(item_id, target, deadline)] of every approval still owed, soonest deadline first."""
+        return self.db.execute(
+            f"SELECT item_id, target, deadline FROM pending p WHERE {_UNANSWERED} ORDER BY deadline"
+        ).fetchall()
 
     # --- trust and strikes -----------------------------------------------
     def trust_rows(self) -> list:
         return self.db.execute(
             "SELECT holder, task_type, level, streak FROM trust ORDER BY holder, task_type"
         ).fetchall()
+
+    def judgment(self, judgment: str, holder: str) -> tuple | None:
+        """(from, to) of the level when `judgment` was counted for `holder`, or None if it was not yet."""
+        row = self.db.execute(
+            "SELECT moved_from, moved_to FROM judgments WHERE judgment = ? AND holder = ?", (judgment, holder)
+        ).fetchone()
+        return tuple(row) if row else None
+
+    def count_judgment(self, judgment, holder, task_type, moved: tuple, streak: int) -> None:
+        """Keep `holder`'s new level and streak and that `judgment` was counted, in one transaction:
+        a retry after a storage fault counts it once."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT INTO judgments (judgment, holder, moved_from, moved_to) VALUES (?, ?, ?, ?)",
+                (judgment, holder, *moved),
+            )
+            self.set_trust(holder, task_type, moved[1], streak)
 
     def set_trust(self, holder: str, task_type: str, level: int, streak: int) -> None:
         self.db.execute(

@@ -24,19 +24,23 @@ class TrustLedger:
     def trusted(self, holders: list, task_type: str) -> bool:
         return bool(holders) and all(self.level(h, task_type) >= TRUSTED for h in holders)
 
-    def record(self, holder: str, task_type: str, approved: bool) -> tuple | None:
-        """Count one human judgment; -> (from, to) when the level moved, else None."""
-        level, streak = self.entries.get((holder, task_type), [0, 0])
-        before = level
-        if approved:
-            streak += 1
-            if streak >= PROMOTE_AFTER and level < TRUSTED:
-                level, streak = level + 1, 0
-        else:
-            level, streak = max(0, level - 1), 0
-        self.entries[(holder, task_type)] = [level, streak]
-        self.store.set_trust(holder, task_type, level, streak)
-        return (before, level) if level != before else None
+    def record(self, holder: str, task_type: str, approved: bool, judgment: str) -> tuple | None:
+        """Count one human judgment (`judgment` names it: "<item_id>/<target>") once, however often a
+        retry after a storage fault asks; -> (from, to) when it moved the level, else None."""
+        counted = self.store.judgment(judgment, holder)
+        if counted is None:
+            level, streak = self.entries.get((holder, task_type), [0, 0])
+            before = level
+            if approved:
+                streak += 1
+                if streak >= PROMOTE_AFTER and level < TRUSTED:
+                    level, streak = level + 1, 0
+            else:
+                level, streak = max(0, level - 1), 0
+            counted = (before, level)
+            self.store.count_judgment(judgment, holder, task_type, counted, streak)
+            self.entries[(holder, task_type)] = [level, streak]  # only once the store kept it
+        return counted if counted[0] != counted[1] else None
 
     def set_level(self, holder: str, task_type: str, level: int) -> None:
         """Set a level outright (used to seed a ledger, e.g. by tools/bench-flock)."""

@@ -2,7 +2,9 @@
 
 The pending row in the store outlives a crash (`Flock.resume` asks `expect_stored`), and what
 the store lists is always answerable, also while the item's task waits for the storage to come
-back (host/flock/lists/flow.py): the verdict is kept until its item asks for it.
+back (host/flock/lists/flow.py): the verdict is kept until its item asks for it. Once the verdict
+is recorded (its `verdict` event), the store lists it no more and `settle` removes the row: an
+approval answered is never asked again, even when a storage fault came between the two.
 """
 
 import asyncio
@@ -27,12 +29,13 @@ class Approvals:
             await asyncio.wait({future, timer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             timer.cancel()
-        verdict = future.result() if future.done() else "timeout"
-        # The row goes first: if the storage refuses, the verdict stays here for the retry.
+        # The future stays until `settle`: if recording the verdict fails, the retry gets it again.
+        return future.result() if future.done() else "timeout"
+
+    def settle(self, item_id: str, target: str) -> None:
+        """The verdict is recorded: forget the pending row and its future."""
         self.store.remove_pending(item_id, target)
-        if self.waiting.get(key) is future:
-            del self.waiting[key]
-        return verdict
+        self.waiting.pop((item_id, target), None)
 
     def expect_stored(self) -> None:
         """After a restart, accept verdicts for stored pending approvals at once, before their items resume."""

@@ -16,6 +16,12 @@ retried, from what the store says, once the storage takes writes again: `queued`
 and `awaiting_*` items carry on as after a restart, and an item whose write failed mid-flight
 is skipped as "storage failure" (its work was not kept). Meanwhile every approval the store
 lists can be answered: the verdict waits for its item.
+
+So that a retry repeats nothing, each step tells its event before it saves the state that follows
+from it, and tells it once (`_emit_once` asks the store whether it was told already): a verdict, a
+skip and `list.finished` are told once however often a step is retried; a verdict already recorded
+is taken from the store, never asked again; trust counts each judgment once
+(soulstack.flock.trust.TrustLedger.record).
 """
 
 import asyncio
@@ -124,7 +130,7 @@ class Flock:
         items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
         await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
         await self.banter.settle(list_id)
-        self.events.emit("list.finished", list_id, tokens_used=self.used[list_id], token_budget=lst["token_budget"])
+        self._emit_once("list.finished", list_id, {}, tokens_used=self.used[list_id], token_budget=lst["token_budget"])
         self.store.finish_list(list_id)
         self.used.pop(list_id, None)
 
@@ -223,10 +229,10 @@ class Flock:
         if abusive:
             self.prank(lst["requester"], *self.pranks.strike(lst["requester"]))
             return self._skip(lst, item_id, "abusive")
+        if not triage["needs_approval"]:
+            self._emit_once("verdict", lst["list_id"], {"item_id": item_id, "target": "triage"}, verdict="auto")
         state = "awaiting_triage" if triage["needs_approval"] else "approved"
         self.store.set_item(item_id, state, triage=triage)
-        if not triage["needs_approval"]:
-            self.events.emit("verdict", lst["list_id"], item_id=item_id, target="triage", verdict="auto")
         return triage
 
     async def _fly(self, lst, item, triage) -> tuple | None:
@@ -256,9 +262,9 @@ class Flock:
         self.events.emit(
             "item.answered", lst["list_id"], item_id=item_id, answer=answer, crows=crows, needs_approval=needs_approval
         )
-        self.store.set_item(item_id, "awaiting_output" if needs_approval else "done", answer=answer, crows=crows)
         if not needs_approval:
-            self.events.emit("verdict", lst["list_id"], item_id=item_id, target="output", verdict="auto")
+            self._emit_once("verdict", lst["list_id"], {"item_id": item_id, "target": "output"}, verdict="auto")
+        self.store.set_item(item_id, "awaiting_output" if needs_approval else "done", answer=answer, crows=crows)
         return crows, needs_approval
 
     async def _job(self, lst, item_id, job, pick, used) -> tuple | None:
@@ -302,23 +308,22 @@ class Flock:
 
     # --- verdicts --------------------------------------------------------
     async def _verdict(self, lst, item_id, target, holders, task_type) -> str:
-        """Wait for the human's verdict (or the deadline), record it, move trust. -> the verdict."""
-        deadline = self.store.pending_deadline(item_id, target)
-        if deadline is None:
-            deadline = self.clock.time() + self.config.verdict_timeout_s
-        verdict = await self.approvals.wait(item_id, target, deadline)
-        self.events.emit("verdict", lst["list_id"], item_id=item_id, target=target, verdict=verdict)
-        approved = verdict == "approved"
+        """Wait for the human's verdict (or the deadline), record it, move trust. -> the verdict.
+        Run again after a storage fault, it takes the verdict already recorded and asks no one."""
+        list_id = lst["list_id"]
+        verdict = self.store.verdict_of(item_id, target)
+        if verdict is None:
+            deadline = self.store.pending_deadline(item_id, target)
+            if deadline is None:
+                deadline = self.clock.time() + self.config.verdict_timeout_s
+            verdict = await self.approvals.wait(item_id, target, deadline)
+            self.events.emit("verdict", list_id, item_id=item_id, target=target, verdict=verdict)
+        self.approvals.settle(item_id, target)
         for holder in holders:
-            moved = self.trust.record(holder, task_type, approved)
+            moved = self.trust.record(holder, task_type, verdict == "approved", judgment=f"{item_id}/{target}")
             if moved:
-                self.events.emit(
-                    "trust.changed",
-                    lst["list_id"],
-                    holder=holder,
-                    task_type=task_type,
-                    **{"from": moved[0], "to": moved[1]},
-                )
+                fields = {"task_type": task_type, "from": moved[0], "to": moved[1]}
+                self._emit_once("trust.changed", list_id, {"item_id": item_id, "holder": holder}, **fields)
         return verdict
 
     # --- what the nests' harness uses (soulstack.flock.nests.harness.FlockForNests) ---
@@ -390,6 +395,12 @@ class Flock:
         self.events.emit("crow.landed", lst["list_id"], **fields)
 
     def _skip(self, lst, item_id, reason) -> None:
-        self.events.emit("item.skipped", lst["list_id"], item_id=item_id, reason=reason)
+        self._emit_once("item.skipped", lst["list_id"], {"item_id": item_id}, reason=reason)
         self.store.set_item(item_id, "skipped")
         return None
+
+    def _emit_once(self, name, list_id, key: dict, **fields) -> None:
+        """Emit `name` with `key`'s fields and `fields`, unless the list has such an event already
+        (a retry after a storage fault: the first try told it, then failed to save what followed)."""
+        if not self.store.has_event(list_id, name, **key):
+            self.events.emit(name, list_id, **key, **fields)
