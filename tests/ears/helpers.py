@@ -19,7 +19,7 @@ from soulstack.fakes.soul_body import RecordingBody
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.tts.server import make_tts_app
-from tests.helpers import until
+from tests.helpers import poll, until
 from tests.ears.speech import ANSWER, QUESTION, speech_wav  # noqa: F401 (the tests take them from here)
 from tests.soul.helpers import a_soul, Running
 
@@ -146,10 +146,9 @@ class Rig:
                     return index + 1
             return 0
 
-        what = (
-            f"the robot to show {line!r} (it showed {self.screen[after:]}; its log ends {self.robot.last_words[-6:]})"
-        )
-        return await until(found, what, timeout) - 1
+        if await poll(found, timeout):
+            return found() - 1
+        raise AssertionError(f"timed out waiting for the robot to show {line!r}; it showed {self.screen[after:]}")
 
     def heard_by_soul(self):
         """The person's words as the soul's model was given them (every request's newest user message)."""
