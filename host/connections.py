@@ -10,7 +10,8 @@ front of aiohttp's protocol, so a stranger's sockets cannot starve the people th
   it never waits in a queue holding a file.
 - the request's headers must arrive within the server's header bound (aiohttp's keep-alive
   timer, which closes a connection that has not sent a whole request by then; set by
-  `serving.listening`), and a JSON body within `serving.BODY_TIMEOUT_S` (`serving.read_json`).
+  `serving.listening`), a JSON body within `serving.BODY_TIMEOUT_S` (`serving.read_json`), and a
+  streamed body (audio) within the size, time and silence `serving.read_stream` is given.
 - `gone(request)` is a future that completes when the request's client hangs up, so a handler
   that waits for a long time (an event stream) ends as soon as its reader has left.
 """

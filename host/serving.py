@@ -27,7 +27,9 @@ cleanup context.
 And holding up under strangers (docs/security.md, "Connections"): `listening` caps the
 connections a server holds and one address may hold (soulstack.connections), closes a
 connection whose request headers have not arrived within `HEADER_TIMEOUT_S`, and
-`read_json` gives a body `BODY_TIMEOUT_S` to arrive; `client_gone(request)` tells a
+`read_json` gives a body `BODY_TIMEOUT_S` to arrive; a body that is not JSON (an audio
+stream: soulstack ears) is read through `read_stream`, held to a size, a whole-arrival time and
+a longest silence; `client_gone(request)` tells a
 long-running handler its client left. A storage fault (a full disk, a database that cannot
 write: soulstack.storage) is answered 503 naming it, never 500; a client that hangs up
 mid-request is one debug line, not a traceback.
@@ -40,6 +42,7 @@ import json
 import logging
 import signal
 
+import aiohttp
 from aiohttp import web
 
 from soulstack.connections import Gate
@@ -53,6 +56,7 @@ MAX_DEPTH = 32  # nesting deeper than any request of ours; json.loads itself giv
 DEFAULT_MAX_BODY = 1024 * 1024
 HEADER_TIMEOUT_S = 15.0  # a connection that has not sent a whole request head by then is closed
 BODY_TIMEOUT_S = 30.0  # a JSON body (at most DEFAULT_MAX_BODY) must arrive in full within this
+STREAM_IDLE_S = 10.0  # a streamed body (read_stream) that sends nothing for this long is cut off
 
 
 class BadRequest(Exception):
@@ -149,6 +153,39 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
     except TimeoutError:
         raise BadRequest("the request body did not arrive in time; send it whole, promptly", status=408) from None
     return parse_json(raw, request.charset, max_depth)
+
+
+async def read_stream(request: web.Request, *, max_bytes: int, timeout_s: float, idle_s=STREAM_IDLE_S, chunk=4096):
+    """A body that is not JSON (an audio stream), chunk by chunk as it arrives: an async iterator
+    of up to `chunk` bytes each. It is held to bounds, so a stranger cannot hold a handler open:
+    more than `max_bytes` is BadRequest 413, a body not whole within `timeout_s` or silent for
+    `idle_s` is 408, one cut short (the client hung up) is 400. Uncaught, `json_errors` answers
+    them as {"message"}; a handler that has work to undo catches BadRequest.
+
+    aiohttp's `client_max_size` bounds only `request.read()`, and `read_json`'s timeout only a
+    JSON body: a handler reading `request.content` itself has neither."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    size = 0
+    while True:
+        wait = min(idle_s, deadline - loop.time())
+        try:
+            if wait <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(wait):
+                piece = await request.content.read(chunk)
+        except TimeoutError:
+            if loop.time() >= deadline:
+                raise BadRequest(f"the body did not arrive within {timeout_s:g} s; send it promptly", 408) from None
+            raise BadRequest(f"the body stopped arriving (nothing for {idle_s:g} s); send it whole", 408) from None
+        except (aiohttp.ClientPayloadError, ConnectionError):
+            raise BadRequest("the body broke off before its end", 400) from None
+        if not piece:
+            return
+        size += len(piece)
+        if size > max_bytes:
+            raise BadRequest(f"the body is larger than {max_bytes} bytes, the most this takes", 413)
+        yield piece
 
 
 # --- auth and errors -----------------------------------------------------------
