@@ -202,10 +202,14 @@ class Soul:
         return max(0.0, self._slept_at + self._alarm_s - self.clock.monotonic())
 
     def has_incoming(self) -> bool:
-        return bool(self._incoming)
+        """Something for the running turn: words delivered, or a reminder whose time came meanwhile."""
+        return bool(self._incoming) or bool(self.reminders.came_due())
 
     def take_incoming(self) -> list:
-        """Deliveries for the running turn (turn.py calls this before every model step)."""
+        """Deliveries for the running turn (turn.py calls this before every model step). A reminder whose
+        time came while it thinks joins the turn here too, shown as what is due (reminders' join_turn)."""
+        if self.waking is not None and self.state == "thinking":
+            self.reminders.join_turn(self.waking)
         taken, self._incoming = self._incoming, []
         return taken
 
@@ -260,6 +264,12 @@ class Soul:
 
     async def live(self) -> None:
         """Wake, live, sleep, forever (until cancelled)."""
+        try:
+            await self._live_on()
+        finally:
+            self.reminders.stop()  # a reminder's try still out to the body ends with the life
+
+    async def _live_on(self) -> None:
         first = True
         while True:
             waking = self._begin(first)
@@ -357,9 +367,10 @@ class Soul:
 
     def _end(self, waking: Waking) -> float:
         """Log the waking in one line; the seconds to sleep."""
-        # Words that arrived after the last model step are not lost: they open the next waking.
-        for delivery in self.take_incoming():
-            self._pending.append(delivery)
+        # Words that arrived after the last model step are not lost: they open the next waking (and so
+        # does a reminder due since: not take_incoming, which would show it to a turn that is over).
+        self._pending += self._incoming
+        self._incoming = []
         if waking.error:
             minutes = self.cfg["loop"]["errorSleepMinutes"]
             plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"
@@ -406,7 +417,7 @@ class Soul:
 
     async def _sleep(self, seconds: float) -> None:
         """Until the alarm, converse words, nudges that are due (a nudge that is not yet due shortens the sleep),
-        or a reminder's time, whatever the sleep's length and clamp (retries of one not said are made on the way)."""
+        or a reminder's time, whatever the sleep's length and clamp (a retry of one not said runs beside it)."""
         self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
         alarm = self._slept_at + seconds
         while not self._pending:
@@ -414,15 +425,30 @@ class Soul:
             due = self.inbox.due_in(now)
             if due == 0 or now >= alarm:
                 return
-            promised = await self.reminders.while_asleep()  # host/soul/reminders/delivery.py
+            promised = self.reminders.while_asleep()  # host/soul/reminders/delivery.py
             if promised == 0:
                 return
-            now = self.clock.monotonic()  # (a retry spoke through the body meanwhile)
             self._wake.clear()
+            if self.reminders.trying is not None:  # its body is saying a reminder: beside the sleep
+                await self._beside(self.reminders.trying, due)
+                continue
             until = alarm if due is None else min(alarm, now + due)
             if promised is not None:
                 until = min(until, now + promised)
             await self._doze(until - now)
+
+    async def _beside(self, trying: asyncio.Future, due: float | None) -> None:
+        """Wait for a reminder's try, raced against a person: a nudge or words (the wake), or nudges
+        waiting for their interval (`due`). The clock does not run on by itself meanwhile: the alarm
+        or another reminder would need the same body, busy with this sentence (a minute at most)."""
+        waits = {asyncio.ensure_future(self._wake.wait())}
+        if due is not None:
+            waits.add(asyncio.ensure_future(self.clock.sleep(due)))
+        try:
+            await asyncio.wait({trying, *waits}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     async def _doze(self, seconds: float) -> None:
         """One stretch of sleep: `seconds`, or until something wakes the soul. Keep-warm is asked when the

@@ -253,6 +253,7 @@ TEXT = {
         "due": "A reminder you promised is due now, for {who}: \u201c{words}\u201d (set for {time}). "
         "Say it to them with speak, now, in your own words.",
         "reason": "a reminder for {who}: {words}",
+        "cuts_sleep": " The reminder for {who}, \u201c{words}\u201d, will wake you sooner: {when}.",
         "said_asleep": "While I slept my body said a reminder that was due: {words}",
         "bad_at": "The time \u201c{value}\u201d was not understood: give at as YYYY-MM-DD HH:MM, HH:MM, "
         "tomorrow HH:MM or a weekday and HH:MM (your local time). Nothing was set.",

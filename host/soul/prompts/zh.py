@@ -207,6 +207,7 @@ TEXT = {
         "cancel_none": "没有编号为 {id} 的待办提醒，什么也没取消。（用 reminders 查看。）",
         "due": "你答应过的一个提醒现在到时间了，给{who}：“{words}”（定在 {time}）。现在就用 speak 用你自己的话告诉对方。",
         "reason": "给{who}的提醒：{words}",
+        "cuts_sleep": "不过给{who}的提醒“{words}”会提前叫醒你：{when}。",
         "said_asleep": "我睡着时，身体替我说了一个到期的提醒：{words}",
         "bad_at": "没看懂时间“{value}”：at 请写成 YYYY-MM-DD HH:MM、HH:MM、tomorrow HH:MM 或星期的英文名加 HH:MM"
         "（你的本地时间）。什么也没设。",

@@ -5,7 +5,9 @@ The life of one occurrence:
 1. Its time comes while the soul sleeps: the sleep ends then, whatever its length or clamp
    (`while_asleep`, asked by the loop's sleep). A reminder never waits for a waking by chance.
 2. The waking takes it (`take_due`, from the loop's `_begin`): the snapshot says first what is
-   due and for whom, and the soul says it with speak in its own words. On the brainstem — no
+   due and for whom, and the soul says it with speak in its own words. One whose time comes while
+   the soul is thinking joins the running turn before its next model step, as a person's words do
+   (`join_turn`, from the loop's `take_incoming`). On the brainstem — no
    key, the provider down, or today's budget spent (`on_waking` puts such a waking on it) — the
    brainstem says the fixed sentence (TEXT["brainstem"]["reminder"]) itself.
 3. It is delivered only when a speak in that waking succeeded (`on_tool_result`: the body's
@@ -14,7 +16,13 @@ The life of one occurrence:
 4. Not said by the end of the waking (no speak, or it failed): it is retried while the soul
    sleeps, the fixed sentence sent straight to the body with no waking and no model, with the
    backoff of schedule.py, until it is said (a diary line tells the soul) or given up (missed).
-   Meanwhile /health carries an alarm naming it.
+   Meanwhile /health carries an alarm naming it. A try runs beside the sleep (`trying`), never in
+   its place: a nudge or a person's words wake the soul at once while the body is still saying it,
+   and the try goes on; no second try of it starts while one is out, so nothing is said twice.
+   A try waits for the body as long as any speak does (the body client's 60 s, which Body Protocol
+   asks a body to answer within, docs/body-protocol.md): a body that plays the sentence before it
+   answers is heard once. One that answers later still cannot be told from one that never spoke:
+   that try counts as failed and is made again.
 
 Everything that changes is in REMINDERS.json before the soul acts on it (store.py), so a kill -9
 at any point leaves each reminder either done or still due: due again at the next start.
@@ -22,17 +30,19 @@ at any point leaves each reminder either done or still due: due again at the nex
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from soulstack.llm.brainstem import reminder_sentence
+from soulstack.llm.types import Message, TextBlock
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.shapes import ProtocolError
 from soulstack.soul import life as lifefiles
 from soulstack.soul.reminders import schedule
 from soulstack.soul.reminders.store import Store
-from soulstack.soul.reminders.when import clock_words, localize
+from soulstack.soul.reminders.when import clock_words, describe, localize
 
 if TYPE_CHECKING:
     from soulstack.soul.hooks import ToolEvent
@@ -42,9 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MISSED_ALARM_S = 86400.0  # a missed reminder stays an alarm for a day
-# A try made asleep waits this long for the body (its own timeout is 60 s): meanwhile the sleep hears
-# no nudge, and a body that takes longer to take a sentence is too late for a reminder anyway.
-SAY_TIMEOUT_S = 15.0
 
 
 @dataclass
@@ -68,6 +75,8 @@ class Reminders:
         self.store = Store(soul.life, soul.tz).load()
         self.in_waking: dict = {}  # id -> Reminder the running waking showed and has not said yet
         self.wakings = 0  # wakings of this process the reminders called (their sleep ended at a due time)
+        self.trying: asyncio.Task | None = None  # the retries out to the body now, beside the sleep
+        self._trying_ids: set = set()  # the reminders that task is saying
         self._failure = ""  # why the running waking's last speak failed
 
     # --- the waking ---------------------------------------------------------------------
@@ -81,19 +90,35 @@ class Reminders:
 
     def take_due(self) -> list:
         """The reminders due now, for the waking beginning (a retried one is the sleep's, not its)."""
-        soul, now = self.soul, self.soul.clock.time()
+        now = self.soul.clock.time()
         due = [r for r in self.store.reminders if r.retry_at is None and r.due <= now]
         self.in_waking, self._failure = {r.id: r for r in due}, ""
-        local = soul.local_now()
-        return [
-            Due(
-                occurrence(r),
-                r.words,
-                self.who(r),
-                clock_words(localize(r.wall_time(), soul.tz), local, soul.lang),
-            )
-            for r in due
-        ]
+        return [self._shown(r) for r in due]
+
+    def _shown(self, reminder: Reminder) -> Due:
+        soul = self.soul
+        when = clock_words(localize(reminder.wall_time(), soul.tz), soul.local_now(), soul.lang)
+        return Due(occurrence(reminder), reminder.words, self.who(reminder), when)
+
+    def came_due(self) -> list:
+        """The reminders whose time came while the running waking thinks (not those it shows already)."""
+        now = self.soul.clock.time()
+        return [r for r in self.store.reminders if r.retry_at is None and r.due <= now and r.id not in self.in_waking]
+
+    def join_turn(self, waking: Waking) -> None:
+        """Reminders that came due during the turn join it before its next model step, the way words
+        delivered while it thinks do (the loop's take_incoming): shown as the snapshot shows what is
+        due, then said and counted like the waking's own (the brainstem says them if it stands in)."""
+        fresh = self.came_due()
+        if not fresh:
+            return
+        shown = [self._shown(r) for r in fresh]
+        self.in_waking.update({r.id: r for r in fresh})
+        waking.why.due += shown
+        words = self.soul.lang.TEXT["reminders"]["due"]
+        blocks = [TextBlock(words.format(who=d.who, words=d.words, time=d.time)) for d in shown]
+        self.soul.session.append(Message("user", blocks), at=self.soul.clock.now().isoformat())
+        log.info("waking %d: %d reminder(s) came due while it thinks: shown to its turn", waking.number, len(fresh))
 
     def unsaid(self, due: list) -> list:
         """(key, words, who) of the waking's reminders not said yet: what the brainstem still has to say
@@ -138,45 +163,80 @@ class Reminders:
 
     # --- the sleep ----------------------------------------------------------------------
 
-    async def while_asleep(self) -> float | None:
-        """Retries that are due are tried now; then the seconds until the next reminder needs the soul:
-        0 when one is due (wake now), None when none is pending. Never raises: the sleep is no
-        waking, and nothing may end a life (a disk that fails a write is tried again in a minute)."""
+    def cuts_sleep(self, minutes: float) -> str:
+        """What the sleep tool's answer adds when a reminder ends that sleep sooner ("" when none does)."""
+        soul, now = self.soul, self.soul.clock.time()
+        sooner = [
+            r
+            for r in self.store.reminders
+            if r.retry_at is None and r.id not in self.in_waking and r.due < now + minutes * 60
+        ]
+        if not sooner:
+            return ""
+        first = min(sooner, key=lambda r: r.due)
+        when = describe(localize(first.wall_time(), soul.tz), soul.local_now(), soul.lang)
+        return soul.lang.TEXT["reminders"]["cuts_sleep"].format(when=when, who=self.who(first), words=first.words)
+
+    def while_asleep(self) -> float | None:
+        """Starts the retries that are due, beside the sleep (`trying`); then the seconds until the next
+        reminder needs the soul: 0 when one is due (wake now), None when none is pending. Never raises:
+        the sleep is no waking, and nothing may end a life (a failing check looks again in a minute)."""
         try:
-            return await self._while_asleep()
+            return self._while_asleep()
         except Exception:
             log.exception("reminders: the check made while asleep failed; it looks again in a minute")
             return 60.0
 
-    async def _while_asleep(self) -> float | None:
+    def _while_asleep(self) -> float | None:
         now = self.soul.clock.time()
-        for reminder in [r for r in self.store.reminders if r.retry_at is not None and r.retry_at <= now]:
-            await self._say(reminder)
-        now = self.soul.clock.time()
+        retrying = [r for r in self.store.reminders if r.retry_at is not None and r.id not in self._trying_ids]
+        ready = [r for r in retrying if r.retry_at <= now]
+        if ready and self.trying is None:  # one body, one sentence at a time
+            self._trying_ids = {r.id for r in ready}
+            self.trying = asyncio.ensure_future(self._try(ready))
+            retrying = [r for r in retrying if r not in ready]
         waiting = [r.due for r in self.store.reminders if r.retry_at is None]
         if waiting and min(waiting) <= now:
             self.wakings += 1
             return 0.0
-        times = waiting + [r.retry_at for r in self.store.reminders if r.retry_at is not None]
+        times = waiting + [r.retry_at for r in retrying]
         return max(0.0, min(times) - now) if times else None
+
+    async def _try(self, reminders: list) -> None:
+        try:
+            for reminder in reminders:
+                await self._say(reminder)
+        except Exception:  # (a write that failed: what is stored stands, and is tried again)
+            log.exception("reminders: a retry made while asleep failed")
+        finally:
+            self.trying, self._trying_ids = None, set()
+
+    def stop(self) -> None:
+        """The life ends: a try still out is left (REMINDERS.json still holds it; the next start retries it)."""
+        if self.trying is not None:
+            self.trying.cancel()
 
     async def _say(self, reminder: Reminder) -> None:
         soul, sentence = self.soul, self.sentence(reminder)
+        started = soul.clock.time()  # when the words left for the body: what lateness is measured by
         if soul.body is None or not soul.body.has("speak"):
             why = "the body has no voice (no speak endpoint)"
         else:
             try:
-                await soul.body.call("speak", {"text": sentence}, timeout_s=SAY_TIMEOUT_S)
+                await soul.body.call("speak", {"text": sentence})  # the body client's own wait, as any speak
                 why = None
             except (BodyError, ProtocolError) as error:
                 why = f"speak failed: {getattr(error, 'message', '') or error}"
-        now = soul.clock.time()
+        if reminder not in self.store.reminders:
+            log.info("reminder %d was cancelled while the body was asked to say it", reminder.id)
+            return
         if why is None:
-            self.store.done(reminder, "delivered", now)
+            self.store.done(reminder, "delivered", started)
             entry = soul.lang.TEXT["reminders"]["said_asleep"].format(words=sentence)
             soul.life.add_entry(lifefiles.DIARY, soul.local_now().replace(tzinfo=None), entry)
             log.info("reminder %d said by the body while the soul slept (try %d)", reminder.id, reminder.attempts + 1)
             return
+        now = soul.clock.time()
         self.store.failed(reminder, why, now)
         if reminder.retry_at is None:
             log.error("reminder %d missed: %s (%s)", reminder.id, reminder.words, why)

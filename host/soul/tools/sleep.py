@@ -22,6 +22,7 @@ async def sleep(soul, minutes: float) -> Outcome:
         )
     else:
         words = text["sleep_told"].format(minutes=fmt_minutes(plan.minutes))
+    words += soul.reminders.cuts_sleep(plan.minutes)  # a reminder due sooner ends it then: say so
     plan.told = True
     soul.waking.sleep = plan
     return Outcome.text(words)
