@@ -2,6 +2,7 @@
 transcription against protocol-true fakes (tests/ears/fakes.py), a recording body for /speak."""
 
 import asyncio
+import json
 
 import aiohttp
 import pytest
@@ -64,7 +65,8 @@ async def test_words_go_to_the_soul_and_each_sentence_to_the_body_as_it_comes():
     streamed = []
 
     async def hold_after_the_first_sentence(data):
-        streamed.append(data)
+        chunk = json.loads(data) if data.startswith("{") else {}
+        streamed.extend(choice["delta"].get("content") or "" for choice in chunk.get("choices", []))
         if "Time" in "".join(streamed):
             await held.wait()  # the model is still writing the rest
 
