@@ -19,6 +19,7 @@ from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
 from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_model, texts_of
+from soulstack.soul.run import close_soul
 from tests.soul.test_reminders import DUE_LINE, call, live_until_over, soul_for, stored
 
 EN, ZH = texts("en").TEXT, texts("zh").TEXT
@@ -28,11 +29,11 @@ PLAYS_S = 16.0  # longer than the 15 s a try once waited: a body that plays a lo
 
 
 class PlayingBody(RecordingBody):
-    """A body that answers /speak for `slow` only once it has played it (`PLAYS_S` of real time)."""
+    """A body that answers /speak for `slow` only once it has played it (`plays_s` of real time)."""
 
-    def __init__(self, slow: str):
+    def __init__(self, slow: str, plays_s: float = PLAYS_S):
         super().__init__()
-        self.slow = slow
+        self.slow, self.plays_s = slow, plays_s
         self.answered: list = []  # the texts /speak answered 2xx for, in order
 
     def make_app(self) -> web.Application:
@@ -44,7 +45,7 @@ class PlayingBody(RecordingBody):
             if request.path == "/speak":
                 text = (await request.json())["text"]
                 if text == self.slow:
-                    await asyncio.sleep(PLAYS_S)
+                    await asyncio.sleep(self.plays_s)
                 self.answered.append(text)
             return answer
 
@@ -82,6 +83,35 @@ async def test_a_person_speaking_during_a_slow_retry_is_answered_at_once_and_the
     assert body.answered == ["Yes, Ana, I am here.", sentence]
     kept = stored(tmp_path)
     assert kept["delivered"] == 1 and kept["reminders"] == [] and kept["recent"][0]["late_s"] <= 30
+
+
+async def test_words_during_a_retry_wake_the_soul_and_a_reminder_it_cancels_then_is_not_counted(tmp_path, caplog):
+    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="feed the cat")
+    clock = StepClock(START, end=START + timedelta(minutes=40))
+
+    def model(request):
+        if "never mind the cat" in texts_of(request["messages"][-1]):
+            return message(call("cancel_reminder", id=1), call("sleep", minutes=60))
+        return tool_use("sleep", {"minutes": 60})  # at the reminder's waking too: it forgets to say it
+
+    async with PlayingBody(slow=sentence, plays_s=2.0) as body, FakeAnthropic(default=model) as fake:
+        fake.reply(message(call("remind", words="feed the cat", after="10 min"), call("sleep", minutes=60)))
+        soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
+        living = asyncio.create_task(soul.live())
+        try:
+            await until(lambda: sentence in body.spoken, what="the retry reaching the body")
+            soul.deliver("never mind the cat, I fed her")  # converse words, while the body still speaks
+            await until(lambda: not soul.reminders.store.reminders, what="the reminder cancelled")
+            assert sentence not in body.answered  # cancelled while its try was still out
+            await asyncio.wait_for(clock.over.wait(), 10)
+        finally:
+            living.cancel()
+            await asyncio.gather(living, return_exceptions=True)
+            await close_soul(soul)
+    assert body.answered == [sentence] and body.spoken == [sentence]  # said once, never tried again
+    kept = stored(tmp_path)
+    assert kept["delivered"] == 0 and kept["missed"] == 0 and kept["reminders"] == []
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
 
 
 async def test_a_reminder_due_during_a_long_turn_joins_it_and_is_said_on_time(tmp_path):
