@@ -6,6 +6,7 @@ POST /utterance  (docs/ears.md, "The stream")
   X-Utterance-Id: <the body's id for this utterance>   (optional; a resend with the same id is not heard twice)
   -> 200 {"heard": "<words>", "utterance_id"}   the words go on to the soul; the answer to the body's /speak
      200 {"heard": ..., "duplicate": true}       the same utterance again (same id, or the same audio): not resent
+                                                  (one that had no words gets its 422 again)
      422 {"message", "soul_told"}                sound, but no words made out; the soul was nudged
      502 {"message", "soul_told"}                the recogniser failed; the soul was nudged
      400/404/409/413/415 {"message"}             a bad stream, an unknown body, one already streaming, too long,
@@ -97,8 +98,7 @@ class Ears:
             return checked
         name, utterance_id = checked
         if utterance_id and self.remembered((name, utterance_id)) is not None:
-            self.stats["duplicates"] += 1
-            return web.json_response({"heard": self.remembered((name, utterance_id)), "duplicate": True})
+            return self.duplicate(self.remembered((name, utterance_id)))
         if name in self.streaming:
             return error_response(409, f"{name} is already streaming an utterance; one at a time per body")
         self.streaming.add(name)
@@ -134,8 +134,7 @@ class Ears:
         if problem is None and size < MIN_BYTES:
             problem = error_response(400, "the stream held less than 0.1 s of audio")
         if problem is None and self.remembered((name, digest.hexdigest())) is not None:
-            self.stats["duplicates"] += 1
-            problem = web.json_response({"heard": self.remembered((name, digest.hexdigest())), "duplicate": True})
+            problem = self.duplicate(self.remembered((name, digest.hexdigest())))
         if problem is not None:
             decoding.cancel()
             session.abandon()
@@ -165,6 +164,14 @@ class Ears:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
+
+    def duplicate(self, words):
+        """The answer to a resend: what the first one got (the soul is not asked or told again)."""
+        self.stats["duplicates"] += 1
+        if not words:
+            message = "I heard someone but could not make out the words"
+            return web.json_response({"message": message, "soul_told": True, "duplicate": True}, status=422)
+        return web.json_response({"heard": words, "duplicate": True})
 
     @staticmethod
     async def decode(session, pieces):

@@ -103,6 +103,9 @@ async def test_sound_without_words_is_an_honest_422_and_the_soul_is_told():
         status, answer = await ears.send(bytes(32000))  # a second of silence
         assert status == 422 and answer["soul_told"] is True, answer
         assert "couldn't make out the words" in ears.soul.nudges[0]["reason"]
+        status, answer = await ears.send(bytes(32000))  # resent: the same answer, the soul not told twice
+        assert status == 422 and answer["duplicate"] is True
+        assert len(ears.soul.nudges) == 1
         assert ears.soul.bodies == []  # nothing pretended to be words
 
 
