@@ -53,13 +53,16 @@ sys.path.insert(0, str(ROOT))
 from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult  # noqa: E402
 from soulstack.soul import life as lifefiles  # noqa: E402
 from soulstack.soul.memory.archive import Archive, Entry, stamp  # noqa: E402
+from soulstack.soul.memory.diary import keep_light  # noqa: E402
 from soulstack.soul.memory.session import HEADER  # noqa: E402
 from tools.bench_age_facts import FACTS  # noqa: E402
 from tools.bench_life_player import ASPIRATIONS, DIARY, DIGESTS, EN, MATTERS, SELF, START, THOUGHTS, Player  # noqa: E402
 
 AGES = (1, 30, 365, 1095)
-GENERATION = 1  # of the written lives: a cached life of another generation is written again
+GENERATION = 2  # of the written lives: a cached life of another generation is written again
 WAKINGS = 100
+# Packages worth knowing whether a soul loaded (the other provider's SDK must not be among them).
+HEAVY = ("anthropic", "openai", "boto3", "botocore", "mcp", "numpy", "PIL", "playwright", "websockets")
 SEED = 7
 # What a waking's snapshot says besides the time (~1 KB, as the issue's measure had it).
 FILLER = (
@@ -203,7 +206,9 @@ class Writer:
             (self.folder / name).write_text(text, encoding="utf-8")
         from soulstack.soul.tools.recall import sync_life  # the tool's own sync, as its first search would
 
-        sync_life(SimpleNamespace(life=lifefiles.Life(self.folder), session=SimpleNamespace(archive=self.archive)))
+        life = lifefiles.Life(self.folder)
+        sync_life(SimpleNamespace(life=life, session=SimpleNamespace(archive=self.archive)))
+        keep_light(life, self.archive)  # DIARY.md as a soul keeps it: its old lines in the archive
         self.archive.close()
 
 
@@ -231,6 +236,12 @@ def cached_life(cache: Path, days: int) -> Path:
 # --- measuring one age, in its own process -----------------------------------------------------------
 
 
+def top_allocations(snapshot, since=None, n=12) -> list:
+    """The lines of code holding the most memory (or the most more than at `since`), for --trace."""
+    stats = snapshot.compare_to(since, "lineno") if since else snapshot.statistics("lineno")
+    return [f"{stat.size_diff if since else stat.size:>10} B {stat.traceback}" for stat in stats[:n]]
+
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -238,7 +249,11 @@ def rss_mb() -> float:
     return math.nan
 
 
-async def measure(folder: Path, days: int, wakings: int) -> dict:
+async def measure(folder: Path, days: int, wakings: int, trace: bool = False) -> dict:
+    if trace:
+        import tracemalloc
+
+        tracemalloc.start()
     imports = time.perf_counter()
     import anthropic  # noqa: F401  (the SDK's import is the same at every age: it is timed apart)
 
@@ -276,11 +291,22 @@ async def measure(folder: Path, days: int, wakings: int) -> dict:
             out.setdefault("start_s", time.perf_counter() - began)
 
         def on_end(soul, waking):
-            fake.bodies.clear()  # the fake's record of requests is the harness's, not the soul's memory
+            # The fakes' records (every request body, every call to the body) are the harness's memory in this
+            # process, not the soul's: dropped each waking, or they would be counted as the soul growing.
+            fake.requests.clear()
+            fake.usages.clear()
+            body.received.clear()
             if waking.number == 1:
                 out["rss_start_mb"] = rss_mb()
+                if trace:
+                    out["trace_start"] = tracemalloc.take_snapshot()
             if waking.number == wakings + 1:
                 out["rss_mb"] = rss_mb()
+                out["loaded"] = sorted(m for m in HEAVY if m in sys.modules)
+                if trace:
+                    early = out.pop("trace_start")
+                    out["top_start"] = top_allocations(early)
+                    out["top_growth"] = top_allocations(tracemalloc.take_snapshot(), early)
                 done.set()
 
         soul.hooks.on_waking.append(on_waking)
@@ -336,11 +362,12 @@ def main(argv=None) -> int:
         "--ages", default=",".join(map(str, AGES)), help="days, comma-separated (1 and 1095 for the last line)"
     )
     parser.add_argument("--wakings", type=int, default=WAKINGS)
+    parser.add_argument("--trace", action="store_true", help="with --measure: where the memory goes (tracemalloc)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--days", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:
-        print(json.dumps(asyncio.run(measure(Path(args.measure), args.days, args.wakings))))
+        print(json.dumps(asyncio.run(measure(Path(args.measure), args.days, args.wakings, args.trace))))
         return 0
     ages = [int(a) for a in args.ages.split(",")]
     rows = {days: run_age(Path(args.cache), days, args.wakings) for days in ages}

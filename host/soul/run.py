@@ -29,7 +29,7 @@ from soulstack.soul.metabolism import health
 from soulstack.soul.converse import endpoint as converse
 from soulstack.soul.converse.listener import SoulListener
 from soulstack.soul.server import make_soul_app, ports, soul_exposure
-from soulstack.soul.memory import heard
+from soulstack.soul.memory import diary, heard
 from soulstack.soul.memory.ceiling import Ceiling
 from soulstack.soul.memory.consolidate import Nightly
 from soulstack.soul.memory.keepwarm import KeepWarm
@@ -72,6 +72,7 @@ def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(),
     soul_dir = Path(cfg["soulDir"])
     life = Life(soul_dir, cfg["persona"]["sharedMoodPath"])
     session = Session(soul_dir / "session.jsonl").load()
+    diary.keep_light(life, session.archive)  # DIARY.md's old lines into the archive (a long one's first start)
     for warning in session.warnings:
         log.warning(warning)
     if session.messages:
@@ -129,6 +130,7 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     hooks.on_nudge.append(metabolism.on_nudge)  # a person's words in a nudge are contact
     hooks.on_nudge.append(heard.on_nudge)  # ... and kept word for word for recall (host/soul/memory/heard.py)
     hooks.on_tool_result.append(heard.on_tool_result)  # what it said aloud, kept for recall
+    hooks.on_waking_end.append(diary.on_waking_end)  # DIARY.md keeps a bounded recent part (memory/diary.py)
     hooks.on_contact.append(metabolism.on_contact)  # converse words are contact
     hooks.adjust_sleep.append(metabolism.adjust_sleep)  # a starving soul sleeps longer
     hooks.on_waking_end.append(metabolism.on_waking_end)  # whether it fell back to the brainstem (/health)

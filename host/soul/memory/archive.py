@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS entries(
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, kind TEXT NOT NULL, who TEXT NOT NULL,
     text TEXT NOT NULL, key TEXT NOT NULL UNIQUE);
 CREATE INDEX IF NOT EXISTS entries_kind ON entries(kind, at);
+CREATE TABLE IF NOT EXISTS moved_lines(file TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
+    PRIMARY KEY(file, n));
 CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(
     body, content='', tokenize='porter unicode61 remove_diacritics 2');
 """
@@ -180,8 +182,34 @@ class Archive:
         return row[0] if row else None
 
     def put(self, key: str, value: str) -> None:
+        self.put_many({key: value})
+
+    def put_many(self, values: dict) -> None:
         with Transaction(self.db):
-            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+            self.db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
+
+    # --- a life file's old lines (host/soul/memory/diary.py) ----------------------------------
+
+    def move_lines(self, name: str, lines: list, entries, key: str, note: str) -> None:
+        """Store `lines` of the life file `name` after those moved before, their `entries` [(Entry, daily)],
+        and meta `key` = `note` (the cut still to be made in the file), in one transaction."""
+        with Transaction(self.db):
+            (start,) = self.db.execute("SELECT count(*) FROM moved_lines WHERE file = ?", (name,)).fetchone()
+            rows = [(name, start + i, line) for i, line in enumerate(lines)]
+            self.db.executemany("INSERT INTO moved_lines(file, n, line) VALUES (?, ?, ?)", rows)
+            for entry, daily in entries:
+                self._add(entry, daily)
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, note))
+
+    def moved_lines(self, name: str) -> list:
+        """Every line of life file `name` moved into the archive, in the order it stood."""
+        return [line for (line,) in self.db.execute("SELECT line FROM moved_lines WHERE file = ? ORDER BY n", (name,))]
+
+    def entries_between(self, kind: str, start: str, end: str) -> list:
+        """[(at, text)] of the entries of `kind` with start <= at < end (STAMP strings), oldest first."""
+        return self.db.execute(
+            "SELECT at, text FROM entries WHERE kind = ? AND at >= ? AND at < ? ORDER BY at, id", (kind, start, end)
+        ).fetchall()
 
 
 class Transaction:

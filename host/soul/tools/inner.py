@@ -5,7 +5,7 @@ from datetime import timedelta
 from soulstack.soul import life as lifefiles
 from soulstack.soul.life import STAMP, one_line
 from soulstack.soul.tools import Outcome, SoulTool
-from soulstack.soul.tools.recall import diary_query
+from soulstack.soul.tools.recall import diary_day, diary_query
 
 READ_CAP_CHARS = 8000
 READ_MAX_ENTRIES = 30
@@ -58,10 +58,10 @@ async def read_diary(soul, days_ago: int | None = None, query: str | None = None
     """A day's entries (0 = today), entries matching `query`'s words (the archive's index), or else the latest ones."""
     if query is not None and query.strip():
         return await diary_query(soul, query, days_ago)
-    entries = soul.life.entries(lifefiles.DIARY)
-    if days_ago is not None:
-        day = (soul.local_now() - timedelta(days=max(0, int(days_ago)))).date()
-        entries = [e for e in entries if e[0].date() == day]
+    if days_ago is not None:  # an older day's lines are in the archive (host/soul/memory/diary.py)
+        entries = diary_day(soul, (soul.local_now() - timedelta(days=max(0, int(days_ago)))).date())
+    else:
+        entries = soul.life.entries(lifefiles.DIARY)
     return Outcome.text(_listing(entries) if entries else soul.lang.TEXT["diary_none"])
 
 

@@ -16,10 +16,10 @@ import hashlib
 import json
 import re
 import unicodedata
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from soulstack.soul import life as lifefiles
-from soulstack.soul.memory.archive import Entry, stamp
+from soulstack.soul.memory.archive import STAMP, Entry, stamp
 from soulstack.soul.tools import Outcome, SoulTool
 
 MAX_QUERY_CHARS = 300
@@ -152,6 +152,16 @@ async def diary_query(soul, query: str, days_ago: int | None = None) -> Outcome:
         return Outcome.text(soul.lang.TEXT["diary_none"])
     hits = sorted(hits[:DIARY_HITS], key=lambda hit: hit.at)
     return Outcome.text("\n".join(f"- {hit.at}: {hit.text}" for hit in hits))
+
+
+def diary_day(soul, day) -> list:
+    """[(datetime, text)] of the diary lines of `day` (a date): DIARY.md keeps only its recent part
+    (host/soul/memory/diary.py moves the rest into the archive), so the archive's are read too."""
+    sync_life(soul)
+    start, end = day.isoformat(), (day + timedelta(days=1)).isoformat()
+    found = {(at, text) for at, text in soul.session.archive.entries_between("diary", start, end)}
+    found |= {(stamp(when), text) for when, text in soul.life.entries(lifefiles.DIARY) if when.date() == day}
+    return [(datetime.strptime(at, STAMP), text) for at, text in sorted(found)]
 
 
 def recall_tools() -> list:
