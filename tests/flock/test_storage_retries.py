@@ -21,7 +21,11 @@ from tests.flock.processes import FlockProcess
 from tests.helpers import until_real as until
 
 PAGE = 4096
-ROOMS = range(6)  # pages left free as the person answers; six approvals keep "flock" short of trusted
+# Pages left free as the person answers: 0 cuts the verdict's own event, more cut the writes after
+# it (measured here: 4 the pending row, 6 the ledger, 10 and 11 the item's state, 11 and 14 the
+# list's end, 12 and 13 the crows' flight). Two task types, five approvals each, keep "flock"
+# short of trusted (six), so every triage waits for a person.
+ROOMS = (0, 4, 6, 10, 11, 12, 13, 14, 15, 16)
 
 
 def leave(disk, pages: int) -> None:
@@ -43,7 +47,7 @@ async def test_a_step_cut_by_a_full_disk_is_retried_without_repeating_anything(t
             flock = await FlockProcess(disk.path, fake.base_url, {"listsPerMinute": 1000}).start()
             try:
                 async with aiohttp.ClientSession() as http:
-                    lists = [await one_list_cut_at(http, flock, disk, room) for room in ROOMS]
+                    lists = [await one_list_cut_at(http, flock, disk, room, n % 2) for n, room in enumerate(ROOMS)]
                     async with http.get(f"{flock.url}/api/trust") as response:
                         ledger = {
                             (e["holder"], e["task_type"]): (e["level"], e["streak"])
@@ -68,15 +72,16 @@ def check_told_once(flock, lists, ledger) -> None:
         assert (item_id, "triage") in keys
         assert (item_id, "output") in keys or item_id in skipped, "an answered item without its verdict"
     assert len(flock.events("item.skipped")) == len(skipped), "an item skipped twice"
-    expected, moves = replay(verdicts, flock.events("item.answered"))
+    expected, moves = replay(verdicts, flock.events("item.triaged"), flock.events("item.answered"))
     assert ledger == expected, "trust counted a judgment twice (or not at all)"
     changed = [(e["holder"], e["from"], e["to"]) for e in flock.events("trust.changed")]
     assert sorted(changed) == sorted(moves)
 
 
-async def one_list_cut_at(http, flock, disk, room: int) -> str:
+async def one_list_cut_at(http, flock, disk, room: int, code: bool) -> str:
     """A one-item list whose two approvals are answered on a disk with `room` pages free."""
-    list_id = await flock.new_list(f"- look up the tide at harbour {room}")
+    task = "write the code for" if code else "look up"  # the Brain's "code" and "research"
+    list_id = await flock.new_list(f"- {task} the tide at harbour {room}")
     item_id = f"{list_id}-1"
     answered = set()
     for target in ("triage", "output"):
@@ -115,14 +120,15 @@ def _finished(flock, list_id) -> bool:
     return any(e["list_id"] == list_id for e in flock.events("list.finished"))
 
 
-def replay(verdicts, answers):
+def replay(verdicts, triages, answers):
     """The ledger the judged verdicts make (host/flock/trust.py's rules), and the moves they make."""
     crows = {a["item_id"]: a["crows"] for a in answers}
+    task_types = {t["item_id"]: t["task_type"] for t in triages}
     entries, moves = {}, []
     for v in verdicts:
         if v["verdict"] == "auto":
             continue
-        task_type = "research"  # what the Brain makes of "look up"
+        task_type = task_types[v["item_id"]]
         for holder in ["flock"] if v["target"] == "triage" else crows[v["item_id"]]:
             level, streak = entries.get((holder, task_type), (0, 0))
             before = level
