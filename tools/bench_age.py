@@ -268,6 +268,7 @@ async def measure(folder: Path, days: int, wakings: int, trace: bool = False) ->
     clock = StepClock(START + timedelta(days=days, hours=9))
     player = Player(SEED + days, clock)
     out: dict = {"imports_s": time.perf_counter() - imports, "rss_imports_mb": rss_mb()}
+    imported = tracemalloc.take_snapshot() if trace else None
     done = asyncio.Event()
     async with (
         RecordingBody(image=QVGA_JPEG) as body,
@@ -305,7 +306,7 @@ async def measure(folder: Path, days: int, wakings: int, trace: bool = False) ->
                 out["loaded"] = sorted(m for m in HEAVY if m in sys.modules)
                 if trace:
                     early = out.pop("trace_start")
-                    out["top_start"] = top_allocations(early)
+                    out["top_start"] = top_allocations(early, imported)
                     out["top_growth"] = top_allocations(tracemalloc.take_snapshot(), early)
                 done.set()
 

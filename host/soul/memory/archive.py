@@ -41,6 +41,8 @@ STAMP = "%Y-%m-%d %H:%M"  # the life files' own (host/soul/life.py)
 CANDIDATES = 60
 # A match a year old counts this much less than one from today (1.0: as much; recency breaks ties).
 YEARLY_FADE = 0.25
+# SQLite's own page cache (its default is 2 MiB): the OS caches the file too, and recall stays quick.
+CACHE_KIB = 512
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,6 +88,7 @@ class Archive:
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self.db.executescript(SCHEMA)
         for side in ("-wal", "-shm"):
             tighten(self.path.with_name(self.path.name + side))
