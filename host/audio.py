@@ -15,20 +15,31 @@ class AudioError(ValueError):
     """Audio that is not a 16-bit PCM WAV."""
 
 
-def resample_linear(samples: array.array, rate: int, target: int) -> array.array:
-    """16-bit mono samples from `rate` to `target` Hz by linear interpolation."""
+def resampled_length(count: int, rate: int, target: int) -> int:
+    """How many samples `resample_linear` makes of `count` samples at `rate`."""
+    if rate == target or not count:
+        return count
+    return max(1, int(count * target / rate))
+
+
+def resample_linear(samples: array.array, rate: int, target: int, start: int = 0, stop=None) -> array.array:
+    """16-bit mono samples from `rate` to `target` Hz by linear interpolation.
+
+    `start`/`stop` pick a span of the output, so that a server can make and send it a piece at a time
+    (the pieces joined are exactly the whole)."""
+    count = resampled_length(len(samples), rate, target)
+    stop = count if stop is None else min(stop, count)
     if rate == target or not samples:
-        return samples
-    count = max(1, int(len(samples) * target / rate))
-    out = array.array("h", bytes(2 * count))
+        return samples[start:stop]
+    out = array.array("h", bytes(2 * max(0, stop - start)))
     step = rate / target
     last = len(samples) - 1
-    for i in range(count):
+    for i in range(start, stop):
         position = i * step
         left = int(position)
         right = min(left + 1, last)
         fraction = position - left
-        out[i] = int(samples[min(left, last)] * (1 - fraction) + samples[right] * fraction)
+        out[i - start] = int(samples[min(left, last)] * (1 - fraction) + samples[right] * fraction)
     return out
 
 

@@ -74,3 +74,25 @@ def test_linear_resampling_keeps_duration_and_shape():
     out = resample_linear(source, 22050, 16000)
     assert abs(len(out) - 16000) <= 2
     assert min(out) >= 0 and max(out) <= 3000
+
+
+def test_resampled_pieces_join_to_the_whole():
+    import array
+
+    from soulstack.audio import little_endian
+    from soulstack.tts.server import pieces
+
+    source = array.array("h", [(i * 37) % 6000 - 3000 for i in range(30000)])
+    whole = little_endian(resample_linear(source, 22050, 16000))
+    parts = list(pieces(source, 22050))
+    assert len(parts) > 2 and len(parts[0]) < len(parts[1])  # the first piece short, so playback starts soon
+    assert b"".join(parts) == whole
+
+
+@needs_espeak
+async def test_streamed_answer_has_its_true_length(tts):
+    response = await tts.post("/tts", json={"text": "It is three o'clock. Time for tea!"}, headers=AUTH)
+    body = await response.read()
+    assert response.status == 200 and int(response.headers["Content-Length"]) == len(body)
+    with wave.open(io.BytesIO(body)) as audio:
+        assert audio.getnframes() * 2 + 44 == len(body)
