@@ -20,7 +20,9 @@ host/fakes/anthropic_api.py playing the same player, a real body on loopback, a 
   start_s      from build_soul to its first waking (the imports, ~50 MB and a few seconds with the
                anthropic SDK on a loaded machine, and the fakes' start are measured apart)
   rss_mb       resident memory after the first waking, and after 100 further wakings (which live
-               through a night: a consolidation, its fold and a move into the archive)
+               through a night: a consolidation, its fold and a move into the archive); the fakes'
+               records are dropped each waking (they live in the measured process, but are not the
+               soul's); --trace with --measure adds where Python's allocations went (tracemalloc)
   recall       p95 latency of the recall tool (the tool's whole call: the life files' sync and the
                search) over the 200 questions, and the share of facts that are in the context the
                model is sent or in recall's top 5 for a query made of the question's words. This

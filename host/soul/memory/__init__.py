@@ -4,6 +4,7 @@
                   records in it too); after a fold the past it let go moves into the archive
   archive.py      archive.sqlite3: the moved records, and the entries `recall` searches (FTS5)
   words.py        how the search cuts words, stored and asked alike (Chinese in pairs)
+  diary.py        DIARY.md keeps a bounded recent part; its old lines move into the archive (kill -9 safe)
   heard.py        hooks keeping a person's words and the soul's spoken ones the moment they arrive
   view.py         `view(soul)`: the history as every request shows it (earlier images as placeholders,
                   earlier wakings' calls settled, the last fold's summary in front); the turn, keep-warm
