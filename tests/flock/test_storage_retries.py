@@ -5,7 +5,8 @@ The disk is filled as a person answers, leaving 0, 1, 2... pages free, so the fa
 different write of the step each time (the verdict's event, the pending row, the trust ledger,
 the item's state, the next step's). Whatever it cut, every target gets exactly one verdict, an
 answered approval is never listed again, trust counts each judgment once (the ledger equals the
-verdicts replayed) and every list finishes once.
+verdicts replayed) and every list finishes once. A kill -9 after the verdict's event, before its
+pending row went, does not ask the person again after the restart either.
 """
 
 import asyncio
@@ -142,3 +143,37 @@ def replay(verdicts, triages, answers):
             if level != before:
                 moves.append((holder, before, level))
     return entries, moves
+
+
+async def test_a_verdict_recorded_before_a_kill_9_is_not_asked_again_after_the_restart(tmp_path):
+    """The disk fills between the verdict's event and its pending row's removal (4 pages, as
+    measured above); the flock is killed -9 there. Started again, it carries on from the
+    recorded verdict: the approval is never listed again, and the list finishes."""
+    async with FakeAnthropic(default=Brain()) as fake:
+        with small_disk(tmp_path, "16m") as disk:
+            flock = await FlockProcess(disk.path, fake.base_url, {"listsPerMinute": 1000}).start()
+            try:
+                async with aiohttp.ClientSession() as http:
+                    list_id = await flock.new_list("- look up the tide at the pier")
+                    item_id = f"{list_id}-1"
+                    await until(lambda: _waiting_or_skipped(http, flock, item_id, "triage"), what="the triage")
+                    flock.db("PRAGMA wal_checkpoint(TRUNCATE)")
+                    leave(disk, 4)
+                    assert await flock.verdict(item_id, "triage") == 204
+                    await until(lambda: _judged(flock, item_id, "triage"), what="the verdict recorded")
+                    await asyncio.sleep(0.3)
+                    flock.kill()
+                    disk.free()
+                    assert flock.pending(), "the fault was meant to keep the pending row"
+                    await flock.start()
+                    await until(lambda: _waiting_or_skipped(http, flock, item_id, "output"), what="the output")
+                    assert (item_id, "triage") not in await waiting(http, flock)
+                    assert await flock.verdict(item_id, "triage") == 404  # answered before: nothing waits
+                    assert await flock.verdict(item_id, "output") == 204
+                    await until(lambda: _finished(flock, list_id), what="list.finished")
+                    verdicts = [(v["target"], v["verdict"]) for v in flock.events("verdict")]
+                    assert verdicts == [("triage", "approved"), ("output", "approved")]
+                    assert flock.pending() == []
+            finally:
+                disk.free()
+                flock.stop()
