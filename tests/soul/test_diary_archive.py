@@ -34,6 +34,8 @@ def long_diary(count: int) -> list:
             lines.append(f"- {when.year}/{when.month}/{when.day} {when.hour}:{when.minute:02d}:05: 旧的一行 {n}")
         else:
             lines.append(f"- {when:%Y-%m-%d %H:%M}: line {n} about the plant by the window")
+        if n == 5:
+            lines[-1] += "\u2028a line separator inside a line"  # a line ends at a newline only
         if n % 50 == 7:
             lines.append(f"  (more of line {n})")
     return lines
@@ -41,7 +43,7 @@ def long_diary(count: int) -> list:
 
 def whole(path, archive) -> list:
     """The diary's whole life as lines: the preamble, what moved into the archive, what the file keeps."""
-    now = path.read_text(encoding="utf-8").splitlines()
+    now = path.read_text(encoding="utf-8").split("\n")[:-1]
     head = next(i for i, line in enumerate(now) if parse_entry(line))
     return now[:head] + archive.moved_lines(lifefiles.DIARY) + now[head:]
 
@@ -56,7 +58,7 @@ def test_a_long_diary_is_cut_to_its_recent_part_and_nothing_is_lost(tmp_path):
     assert moved > 2000 and path.stat().st_size <= diary.KEEP_BYTES + len(PREAMBLE.encode()) + 200
     text = path.read_text(encoding="utf-8")
     assert text.startswith(PREAMBLE) and text.endswith(lines[-1] + "\n")  # the title stays, the newest lines too
-    assert whole(path, archive) == (PREAMBLE + "\n".join(lines)).splitlines()  # every line once, in order
+    assert whole(path, archive) == (PREAMBLE + "\n".join(lines)).split("\n")  # every line once, in order
     assert not path.with_name(lifefiles.DIARY + diary.BEFORE_ARCHIVE).exists()  # verified: the copy is gone
     kept = life.entries(lifefiles.DIARY)
     assert kept and all(isinstance(when, datetime) for when, _ in kept)  # both formats still read

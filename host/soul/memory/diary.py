@@ -64,7 +64,7 @@ def store_cut(life, archive, name: str = NAME, trim_at: int = TRIM_AT_BYTES, kee
         return 0
     if archive.get(f"cut:{name}:done") is None:  # the first cut of this diary: a copy until verified
         write_atomically(path.with_name(path.name + BEFORE_ARCHIVE), data)
-    moving = data[head:cut].decode("utf-8").splitlines()
+    moving = _lines(data[head:cut])
     note = {"len": len(data), "sha1": _sha1(data), "head": head, "cut": cut}
     archive.move_lines(name, moving, _entries(moving), f"cut:{name}", json.dumps(note))
     return len(moving)
@@ -85,7 +85,9 @@ def _cut_points(data: bytes, keep: int) -> tuple:
 
 
 def _finish(archive, path: Path, name: str) -> None:
-    """The rewrite a stored cut asks for, when the file still begins as it did (see the module)."""
+    """The rewrite a stored cut asks for, when the file still begins as it did (see the module); then,
+    after a first cut, the backup's verification; the note is cleared last, so a kill anywhere here
+    is finished at the next call."""
     noted = archive.get(f"cut:{name}")
     if not noted:
         return
@@ -96,10 +98,10 @@ def _finish(archive, path: Path, name: str) -> None:
         data = b""
     if len(data) >= note["len"] and _sha1(data[: note["len"]]) == note["sha1"]:
         write_atomically(path, data[: note["head"]] + data[note["cut"] :])
-    archive.put_many({f"cut:{name}": "", f"cut:{name}:done": "1"})
     backup = path.with_name(path.name + BEFORE_ARCHIVE)
-    if backup.exists():  # a first cut killed before it was verified
+    if backup.exists():
         _verify(archive, path, name, backup)
+    archive.put_many({f"cut:{name}": "", f"cut:{name}:done": "1"})
 
 
 def _entries(lines: list) -> list:
@@ -114,8 +116,7 @@ def _entries(lines: list) -> list:
 
 def _verify(archive, path: Path, name: str, backup: Path) -> None:
     """Every line of the old file is in the archive or the file, once and in order: then the copy goes."""
-    before = backup.read_text(encoding="utf-8").splitlines()
-    now = path.read_text(encoding="utf-8").splitlines()
+    before, now = _lines(backup.read_bytes()), _lines(path.read_bytes())
     head = next((i for i, line in enumerate(now) if lifefiles.parse_entry(line)), len(now))
     after = now[:head] + archive.moved_lines(name) + now[head:]
     if after[: len(before)] == before:
@@ -123,6 +124,11 @@ def _verify(archive, path: Path, name: str, backup: Path) -> None:
         log.info("%s: migrated %d lines into the archive; the copy is removed", name, len(before))
     else:
         log.warning("%s: its move into the archive could not be verified; the old file is kept as %s", name, backup)
+
+
+def _lines(data: bytes) -> list:
+    """The file's lines as the soul's writers end them (at a newline only: a line may hold U+2028)."""
+    return [line.decode("utf-8") for line in data.splitlines()]
 
 
 def _text(line: bytes) -> str:
