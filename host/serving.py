@@ -27,9 +27,9 @@ cleanup context.
 And holding up under strangers (docs/security.md, "Connections"): `listening` caps the
 connections a server holds and one address may hold (soulstack.connections), closes a
 connection whose request headers have not arrived within `HEADER_TIMEOUT_S`, and
-`read_json` gives a body `BODY_TIMEOUT_S` to arrive; a body that is not JSON (an audio
-stream: soulstack ears) is read through `read_stream`, held to a size, a whole-arrival time and
-a longest silence; `client_gone(request)` tells a
+`read_json` gives a body `BODY_TIMEOUT_S` to arrive; a body that is not JSON is read through
+`read_stream` (a stream: ears' audio) or `read_body` (whole: a photo upload), held to a size, a
+whole-arrival time and a longest silence; `client_gone(request)` tells a
 long-running handler its client left. A storage fault (a full disk, a database that cannot
 write: soulstack.storage) is answered 503 naming it, never 500; a client that hangs up
 mid-request is one debug line, not a traceback.
@@ -186,6 +186,15 @@ async def read_stream(request: web.Request, *, max_bytes: int, timeout_s: float,
         if size > max_bytes:
             raise BadRequest(f"the body is larger than {max_bytes} bytes, the most this takes", 413)
         yield piece
+
+
+async def read_body(request: web.Request, *, max_bytes: int, timeout_s: float | None = None) -> bytes:
+    """A whole body that is not JSON (a multipart photo upload): `read_stream`'s bounds for a body
+    read at once, within `timeout_s` (default: the app's body bound, as for JSON)."""
+    if timeout_s is None:
+        timeout_s = request.app.get(LIMITS, Limits()).body_timeout_s
+    pieces = read_stream(request, max_bytes=max_bytes, timeout_s=timeout_s, chunk=65536)
+    return b"".join([piece async for piece in pieces])
 
 
 # --- auth and errors -----------------------------------------------------------

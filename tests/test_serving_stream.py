@@ -1,7 +1,7 @@
-"""A streamed body that is not JSON (an audio stream: soulstack ears) read through the serving
-layer's `read_stream`, on a real server on loopback, by raw sockets that send what a stranger
-could: a body held to its size, its whole-arrival time and its longest silence, answered as
-{"message"}; one cut short is one debug line, never a traceback.
+"""A body that is not JSON read through the serving layer, on a real server on loopback, by raw
+sockets that send what a stranger could: a stream (`read_stream`: ears' audio) or a whole body
+(`read_body`: a photo upload) is held to its size, its whole-arrival time and its longest
+silence, answered as {"message"}; one cut short is one debug line, never a traceback.
 """
 
 import asyncio
@@ -11,7 +11,9 @@ import time
 
 from aiohttp import web
 
-from soulstack.serving import BadRequest, listening, make_server_app, read_stream
+from soulstack.serving import GATE, BadRequest, Limits, listening, make_server_app, read_body, read_stream
+
+from tests.helpers import until
 
 MAX_BYTES = 64 * 1024
 HEAD = (
@@ -89,3 +91,22 @@ async def test_a_streamed_body_is_held_to_its_size_time_and_silence(caplog):
             await asyncio.sleep(0.3)
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert ended == [20000, 413, 408, 408, 400]
+
+
+async def test_a_whole_body_that_is_not_json_is_held_to_its_size_and_time():
+    app = make_server_app(limits=Limits(body_timeout_s=1.0))
+
+    async def upload(request):
+        return web.json_response({"bytes": len(await read_body(request, max_bytes=MAX_BYTES))})
+
+    app.router.add_post("/stream", upload)
+    async with listening(app, "127.0.0.1", 0) as port:
+        status, answer, _ = await send(port, chunk(b"\xff\xd8" + b"\0" * 30000), b"0\r\n\r\n")
+        assert (status, answer) == (200, {"bytes": 30002})
+        status, answer, _ = await send(port, *[chunk(b"\0" * 8192)] * 9)
+        assert status == 413, answer
+        # A photo trickled in, never whole: 408 at the app's body bound (as a JSON body's).
+        status, answer, took = await send(port, *[chunk(b"\0" * 10)] * 8, pause=0.2)
+        assert status == 408 and "within 1 s" in answer["message"] and 0.9 < took < 2.0, (answer, took)
+        # Its connection closes once the client's does (else the server's stop would wait for it).
+        await until(lambda: app[GATE].open == 0, what="the connections to close")
