@@ -17,7 +17,7 @@ import secrets
 import aiohttp
 from aiohttp import web
 
-from soulstack.serving import error_response, make_server_app
+from soulstack.serving import error_response, make_server_app, read_body
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ async def upload(request: web.Request) -> web.Response:
     session = request.app[SESSIONS_KEY].get(request.match_info["secret"])
     if session is None:
         return error_response(404, "no robot conversation has this vision URL (it ended, or the URL is wrong)")
-    body = await request.read()
+    body = await read_body(request, max_bytes=MAX_UPLOAD)  # bounded in size and in time to arrive
     try:
         fields = form_fields(request.headers.get("Content-Type", ""), body)
     except ValueError as error:
