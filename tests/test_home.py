@@ -53,6 +53,10 @@ def test_home_init_writes_units_that_verify_tokens_that_are_private_and_the_flas
         f"EARS_TOKEN={ears['EARS_TOKEN']} tools/flash --nudge-url http://{HOST}:9202/nudge "
         f"--tts-url http://{HOST}:9204/tts --ears-url http://{HOST}:9205/utterance"
     ) in done.stdout
+    again = next(line for line in done.stdout.splitlines() if "with the address tools/flash prints" in line)
+    executable = next(line for line in unit.read_text().splitlines() if line.startswith("ExecStart=")).split()[0]
+    assert f"sudo {executable.removeprefix('ExecStart=')} home init --robot http://ROBOT-ADDRESS" in again
+    assert f"--env-dir {tmp_path}/env" in again and f"--host {HOST}" in again  # the second run finds the first's
     config = json.loads((tmp_path / "state" / "soulstack-soul" / "soul.config.json").read_text())
     assert config["flock"]["url"] == f"http://{HOST}:8470" and config["body"]["name"] == "stackchan"
     assert "token" not in config["body"] and "token" not in config["nudge"]  # secrets stay in the env files

@@ -20,7 +20,7 @@ def follow(device: str, out=sys.stdout) -> None:
     waiting = False
     while True:
         try:
-            path = resolve(device, flag="--port")
+            path = resolve(device, flag="--device")
             port = open_serial(path)
         except PortError as error:
             if not waiting:

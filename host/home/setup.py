@@ -185,7 +185,8 @@ def init_home(args) -> int:
             units.append(unit.name)
     soul_path.parent.mkdir(mode=0o700, exist_ok=True)
     write_atomically(soul_path, (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode(), PRIVATE_FILE)
-    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot)
+    again = again_command(executable, args)
+    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again)
     if waiting:
         print(f"{', '.join(waiting)} waits for the robot: started when you run this again with --robot")
     note = checkout_note(executable) if executable else None
@@ -218,7 +219,23 @@ def flash_command(host: str, tokens: dict, names: list[str]) -> str:
     return " ".join(env) + " tools/flash " + shlex.join(flags)
 
 
-def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot):
+def again_command(executable, args) -> str:
+    """This command again with the robot named: by the full path the units run (sudo's PATH seldom
+    has a venv's bin), and with every folder the person chose, so the second run finds the first's."""
+    line = [executable or "soulstack", "home", "init", "--robot", "http://ROBOT-ADDRESS"]
+    for flag, value, default in (
+        ("--unit-dir", args.unit_dir, "/etc/systemd/system"),
+        ("--env-dir", args.env_dir, "/etc/soulstack"),
+        ("--state-dir", args.state_dir, "/var/lib"),
+    ):
+        if str(value) != default:
+            line += [flag, shlex.quote(str(value))]
+    if args.host:
+        line += ["--host", shlex.quote(args.host)]
+    return "sudo " + " ".join(line)
+
+
+def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again):
     names = [service.name for service in services]
     left_out = [service.name for service in SERVICES if service.name not in names]
     print(f"home on {host}: " + ", ".join(f"{s.name} http://{host}:{s.port}" for s in services))
@@ -231,5 +248,5 @@ def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robo
     if robot:
         print(f"the soul's body: {robot}")
     else:
-        print("then, with the address tools/flash prints: sudo soulstack home init --robot http://ROBOT-ADDRESS")
+        print(f"then, with the address tools/flash prints: {again}")
     print(f"the flock's page: http://{host}:8470 (it asks once for FLOCK_TOKEN, in {env_dir}/flock.env)")
