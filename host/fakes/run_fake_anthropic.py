@@ -77,27 +77,41 @@ def count_images(value):
 
 
 class RecordingFake(FakeAnthropic):
-    """FakeAnthropic that also writes each request to a file and says what it answered."""
+    """FakeAnthropic that also writes each request to a file and says what it answered.
 
-    def __init__(self, replies, *, default=None, record=None):
+    `flock`: the flock brain answers every call, so there is no script to count down."""
+
+    def __init__(self, replies, *, default=None, record=None, flock=False):
         super().__init__(replies, default=default)
         self.record_path = record
+        self.flock = flock
+
+    async def record(self, request):
+        # Number and body are taken here, before the reply is awaited: with --pace, calls overlap,
+        # and by the time one is answered self.requests[-1] is some later call.
+        entry = await super().record(request)
+        request["fake_number"] = len(self.requests)
+        if self.record_path:
+            with open(self.record_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(shorten_images(entry.body), ensure_ascii=False) + "\n")
+        return entry
 
     async def handle_messages(self, request):
         response = await super().handle_messages(request)
-        body = self.requests[-1].body
-        n = len(self.requests)
-        if self.record_path:
-            with open(self.record_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(shorten_images(body), ensure_ascii=False) + "\n")
+        body = self.requests[request["fake_number"] - 1].body
         messages = body.get("messages", []) if isinstance(body, dict) else []
         print(
-            f"fake anthropic: request {n}: {len(messages)} messages, {count_images(body)} image block(s)"
-            f" -> {response.status}, {len(self.script)} scripted replies left",
+            f"fake anthropic: request {request['fake_number']}: {len(messages)} messages,"
+            f" {count_images(body)} image block(s) -> {response.status}, {self.what_is_left()}",
             file=sys.stderr,
             flush=True,
         )
         return response
+
+    def what_is_left(self):
+        if self.flock:
+            return "answered by the flock brain"
+        return f"{len(self.script)} scripted replies left"
 
 
 async def serve(fake, host, port):
@@ -111,7 +125,8 @@ async def serve(fake, host, port):
         await runner.cleanup()
         raise SystemExit(f"run_fake_anthropic: cannot listen on {host}:{port}: {e.strerror}")
     print(
-        f"fake anthropic: listening on http://{host}:{port} (POST /v1/messages), {len(fake.script)} scripted replies",
+        f"fake anthropic: listening on http://{host}:{port} (POST /v1/messages), "
+        + ("answering as the flock" if fake.flock else f"{len(fake.script)} scripted replies"),
         file=sys.stderr,
         flush=True,
     )
@@ -162,7 +177,8 @@ def main(argv=None):
         from soulstack.fakes.flock_brain import answer, paced
 
         default = paced(args.pace) if args.pace else answer
-    fake = RecordingFake(load_script(args.script) if args.script else [], default=default, record=args.record)
+    script = load_script(args.script) if args.script else []
+    fake = RecordingFake(script, default=default, record=args.record, flock=args.flock)
     try:
         asyncio.run(serve(fake, args.host, args.port))
     except KeyboardInterrupt:

@@ -92,3 +92,42 @@ def test_a_script_that_is_not_a_list_is_one_line(tmp_path):
     )
     assert done.returncode != 0
     assert done.stderr.strip().endswith("must be a JSON list of replies") and "Traceback" not in done.stderr
+
+
+async def test_overlapping_flock_calls_are_each_logged_and_recorded_as_themselves(tmp_path):
+    """With --pace the calls overlap: each log line and record line is its own call's, not the latest's."""
+    port = unused_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--pace", "0.4", "--port", str(port)]
+        + ["--record", str(tmp_path / "requests.jsonl")],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        started = await asyncio.to_thread(process.stderr.readline)
+        assert f"listening on http://127.0.0.1:{port}" in started and "scripted" not in started, started
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+
+        def ask(turns):  # 1, 3 or 5 messages, so each log line shows whose it is
+            words = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"say {i}"} for i in range(turns)]
+            return client.messages.create(
+                model="claude-test", max_tokens=100, system="You are Ash, a crow.", messages=words
+            )
+
+        replies = await asyncio.gather(ask(1), ask(3), ask(5))
+        assert all(reply.content[0].type == "text" for reply in replies)
+        await client.close()
+    finally:
+        process.terminate()
+        _, rest = process.communicate(timeout=10)
+    lines = [line for line in rest.splitlines() if ": request " in line]
+    assert len(lines) == 3, rest
+    assert sorted(line.split(": request ")[1].split(":")[0] for line in lines) == ["1", "2", "3"]
+    assert sorted(int(line.split(": ")[2].split()[0]) for line in lines) == [1, 3, 5]
+    assert all("answered by the flock brain" in line and "scripted" not in line for line in lines), lines
+    recorded = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert sorted(len(body["messages"]) for body in recorded) == [1, 3, 5]
+    for line in lines:  # request N in the log is line N of the record
+        number, messages = line.split(": request ")[1].split(": ")[0:2]
+        assert len(recorded[int(number) - 1]["messages"]) == int(messages.split()[0])
