@@ -250,7 +250,7 @@ def now_block(
     text = lang.TEXT
     fresh = (lambda key, line: sight.fresh(key, line, session)) if sight is not None else (lambda key, line: True)
     # What is due comes first: a promise of a time is the one thing this waking must not miss.
-    lines = [text["reminders"]["due"].format(who=due.who, words=due.words, time=due.time) for due in why.due]
+    lines = [due.line(text) for due in why.due]
     if fresh("date", local.strftime("%Y-%m-%d")):
         lines.append(text["now"].format(time=local.strftime("%Y-%m-%d %H:%M"), weekday=lang.WEEKDAYS[local.weekday()]))
     else:  # the same day as the full date in view: the clock time is enough

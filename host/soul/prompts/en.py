@@ -252,6 +252,8 @@ TEXT = {
         "cancel_none": "There is no pending reminder {id}; nothing was cancelled. (reminders lists them.)",
         "due": "A reminder you promised is due now, for {who}: \u201c{words}\u201d (set for {time}). "
         "Say it to them with speak, now, in your own words.",
+        "due_unnamed": "A reminder you promised is due now: \u201c{words}\u201d (set for {time}). "
+        "Say it aloud with speak, now, in your own words.",
         "reason": "a reminder for {who}: {words}",
         "cuts_sleep": " The reminder for {who}, \u201c{words}\u201d, will wake you sooner: {when}.",
         "said_asleep": "While I slept my body said a reminder that was due: {words}",
@@ -277,6 +279,9 @@ TEXT = {
         "nothing": "my own alarm",
         "rest": "(resting; no mind to think with)",
         "reminder": "A reminder for {who}: {words}",
+        # what the flock asks the person (docs/flock-and-soul.md); no mind can take the answer
+        "flock_ask": "My flock asks: {ask}. My mind is away, so I cannot take your answer: "
+        "please answer on the flock's page. Left unanswered, it counts as a no.",
     },
 }
 

@@ -206,6 +206,7 @@ TEXT = {
         "cancelled": "提醒 {id} 已取消：“{words}”。",
         "cancel_none": "没有编号为 {id} 的待办提醒，什么也没取消。（用 reminders 查看。）",
         "due": "你答应过的一个提醒现在到时间了，给{who}：“{words}”（定在 {time}）。现在就用 speak 用你自己的话告诉对方。",
+        "due_unnamed": "你答应过的一个提醒现在到时间了：“{words}”（定在 {time}）。现在就用 speak 用你自己的话说出来。",
         "reason": "给{who}的提醒：{words}",
         "cuts_sleep": "不过给{who}的提醒“{words}”会提前叫醒你：{when}。",
         "said_asleep": "我睡着时，身体替我说了一个到期的提醒：{words}",
@@ -228,6 +229,7 @@ TEXT = {
         "nothing": "自己的闹钟",
         "rest": "（在休息；没有脑子可以想事）",
         "reminder": "给{who}的提醒：{words}",
+        "flock_ask": "乌鸦群在问：{ask}。我的脑子现在不在，没法记下你的回答，请到乌鸦群的网页上回答；没人回答就算作不同意。",
     },
 }
 

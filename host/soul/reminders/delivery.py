@@ -40,6 +40,7 @@ from soulstack.llm.types import Message, TextBlock
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.shapes import ProtocolError
 from soulstack.soul import life as lifefiles
+from soulstack.soul.config import SPEC
 from soulstack.soul.reminders import schedule
 from soulstack.soul.reminders.store import Store
 from soulstack.soul.reminders.when import clock_words, describe, localize
@@ -62,6 +63,13 @@ class Due:
     words: str
     who: str
     time: str  # "Tuesday 15:00", when it was for
+    named: str = ""  # whom the snapshot says it is for: "" when nobody is named and persona.human is the default
+
+    def line(self, text: dict) -> str:
+        """The snapshot's line for it (TEXT["reminders"]): "for <someone>" only when there is someone to name."""
+        if self.named:
+            return text["reminders"]["due"].format(who=self.named, words=self.words, time=self.time)
+        return text["reminders"]["due_unnamed"].format(words=self.words, time=self.time)
 
 
 def occurrence(reminder: Reminder) -> str:
@@ -84,6 +92,11 @@ class Reminders:
     def who(self, reminder: Reminder) -> str:
         return reminder.who or self.soul.cfg["persona"]["human"]
 
+    def named(self, reminder: Reminder) -> str:
+        """The person a line addressed to the soul names: "my human" (the default) reads wrong there."""
+        human = self.soul.cfg["persona"]["human"]
+        return reminder.who or ("" if human == SPEC["persona"]["human"][0] else human)
+
     def sentence(self, reminder: Reminder) -> str:
         """The brainstem's fixed sentence for it, in the soul's language."""
         return reminder_sentence(self.soul.lang.TEXT["brainstem"], reminder.words, self.who(reminder))
@@ -98,7 +111,7 @@ class Reminders:
     def _shown(self, reminder: Reminder) -> Due:
         soul = self.soul
         when = clock_words(localize(reminder.wall_time(), soul.tz), soul.local_now(), soul.lang)
-        return Due(occurrence(reminder), reminder.words, self.who(reminder), when)
+        return Due(occurrence(reminder), reminder.words, self.who(reminder), when, self.named(reminder))
 
     def came_due(self) -> list:
         """The reminders whose time came while the running waking thinks (not those it shows already)."""
@@ -115,8 +128,7 @@ class Reminders:
         shown = [self._shown(r) for r in fresh]
         self.in_waking.update({r.id: r for r in fresh})
         waking.why.due += shown
-        words = self.soul.lang.TEXT["reminders"]["due"]
-        blocks = [TextBlock(words.format(who=d.who, words=d.words, time=d.time)) for d in shown]
+        blocks = [TextBlock(d.line(self.soul.lang.TEXT)) for d in shown]
         self.soul.session.append(Message("user", blocks), at=self.soul.clock.now().isoformat())
         log.info("waking %d: %d reminder(s) came due while it thinks: shown to its turn", waking.number, len(fresh))
 
