@@ -157,7 +157,8 @@ class Body:
         elif url:
             log("Wi-Fi is down: nudge up the cable instead of to", url)
         if self.serial_out:
-            self.serial_out(serial_frames.nudge(reason))
+            extra = payload or {}
+            self.serial_out(serial_frames.nudge(reason, extra.get("heard"), extra.get("speaker")))
             self.hal.note("nudge -> cable: " + reason)
             return True
         log("nudge (nowhere to send it: no nudge_url):", reason)

@@ -195,9 +195,15 @@ def reply_head(frame_id, status):
 REPLY_TAIL = "}\n"
 
 
-def nudge(reason):
-    """A device -> host nudge, already debounced on the device."""
-    return encode({"nudge": reason})
+def nudge(reason, heard=None, speaker=None):
+    """A device -> host nudge, already debounced on the device. `heard` (what the person heard of
+    the robot's speech) and `speaker` travel with it as in a /nudge body; the bridge passes them on."""
+    frame = {"nudge": reason}
+    if heard is not None:
+        frame["heard"] = heard
+    if speaker is not None:
+        frame["speaker"] = speaker
+    return encode(frame)
 
 
 def ready(ip, wifi, hal, version=VERSION):

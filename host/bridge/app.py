@@ -34,6 +34,6 @@ def make_bridge_app(link: SerialLink, token: str | None = None, nudges: NudgeSen
         link.on_nudge = nudges.nudge
         app.cleanup_ctx.append(background(nudges.run))
     else:
-        link.on_nudge = lambda reason: log.info("the robot nudged (%s); not forwarded: no --nudge-url", reason)
+        link.on_nudge = lambda reason, **_: log.info("the robot nudged (%s); not forwarded: no --nudge-url", reason)
     app.cleanup_ctx.append(background(link.run))
     return app

@@ -25,6 +25,7 @@ import threading
 import time
 
 from soulstack.protocol.body_app import BodyUnavailable
+from soulstack.protocol.nudges import BadNudge, parse_heard
 from soulstack.firmware.core import serial_frames
 from soulstack.serial_ports import PortError, explain_open_error, identity, open_serial
 
@@ -44,11 +45,28 @@ class DeviceError(Exception):
         self.status = status
 
 
+def nudge_extras(frame: dict) -> dict:
+    """The `heard` and `speaker` a nudge frame carries, as NudgeSender.nudge takes them. A malformed one is
+    logged and left out: the reason still reaches the soul."""
+    extras = {"heard": None, "speaker": None}
+    if frame.get("heard") is not None:
+        try:
+            extras["heard"] = parse_heard(frame["heard"])
+        except BadNudge as problem:
+            log.warning("the robot's nudge carried an unusable 'heard' (%s); sent without it", problem)
+    speaker = frame.get("speaker")
+    if isinstance(speaker, str) and speaker.strip():
+        extras["speaker"] = speaker.strip()
+    elif speaker is not None:
+        log.warning("the robot's nudge carried a 'speaker' that is not a name (%r); sent without it", speaker)
+    return extras
+
+
 class SerialLink:
     """One robot on one serial port. Run `run()` as a task; call `request()` from the same loop.
 
     `locate()` returns the path to open (raising PortError when there is none);
-    `on_nudge(reason)` and `on_ready(info)` receive the device's unsolicited frames.
+    `on_nudge(reason, heard=, speaker=)` and `on_ready(info)` receive the device's unsolicited frames.
     """
 
     def __init__(
@@ -67,7 +85,7 @@ class SerialLink:
     ):
         self.locate = locate
         self.baud = baud
-        self.on_nudge = on_nudge or (lambda reason: None)
+        self.on_nudge = on_nudge or (lambda reason, heard=None, speaker=None: None)
         self.on_ready = on_ready or (lambda info: None)
         self.request_timeout_s = request_timeout_s
         self.probe_interval_s = probe_interval_s
@@ -183,7 +201,7 @@ class SerialLink:
             future.set_result((status, frame.get("body")))
         elif "nudge" in frame:
             if isinstance(frame["nudge"], str):
-                self.on_nudge(frame["nudge"])
+                self.on_nudge(frame["nudge"], **nudge_extras(frame))
         elif "ready" in frame:
             info = frame["ready"] if isinstance(frame["ready"], dict) else None
             # The firmware repeats `ready` for a minute after boot or a Wi-Fi change: log only news.

@@ -338,3 +338,16 @@ async def test_auto_with_no_robot_says_what_it_saw():
     with pytest.raises(BodyUnavailable) as caught:
         await link.request("speak", {"text": "hi"})
     assert "not connected over USB" in str(caught.value) and "saw:" in str(caught.value)
+
+
+async def test_a_nudge_with_an_unusable_heard_still_reaches_the_soul(device):
+    soul = Soul()
+    nudges = NudgeSender(soul.url, debouncer=Debouncer(min_interval_s=0.1))
+    async with listening(soul.app(), "127.0.0.1", soul.port), Bridge(lambda: device.path, nudges=nudges) as bridge:
+        await wait_until(bridge.online)
+        device.send({"nudge": "someone tapped my screen", "heard": {"played": "not a list"}, "speaker": 7})
+
+        async def arrived():
+            return "someone tapped my screen" in "; ".join(soul.reasons)
+
+        await wait_until(arrived)

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyError
@@ -175,3 +177,34 @@ def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
     section = json.loads(printed[printed.index("{") :])
     assert section["body"]["token"] == "flash-token"
     assert section["body"]["endpoints"]["look"] == f"http://127.0.0.1:{http_port}/look"
+
+
+async def test_a_tap_while_the_real_firmware_speaks_tells_the_soul_what_was_heard_through_the_cable(sim):
+    """The `heard` nudge (a tap cut the robot off) goes up the cable and through the bridge whole."""
+    bodies = []
+
+    async def nudge(request):
+        bodies.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/nudge", nudge)
+    port = unused_port()
+    nudges = NudgeSender(f"http://127.0.0.1:{port}/nudge", debouncer=Debouncer(min_interval_s=0.1))
+    async with listening(app, "127.0.0.1", port), Bridge(lambda: sim.path, nudges=nudges) as bridge:
+        await wait_until(bridge.online, timeout_s=10)
+        await bridge.client.speak("Good morning. I have been thinking about the garden and the rain all night long.")
+        await asyncio.sleep(0.5)  # the robot is speaking (mime: no TTS server)
+        touch = sim.face_file.parent / "touch"  # the fake HAL's finger on the screen (host/sim/runner.py)
+        touch.touch()
+        await asyncio.sleep(0.3)
+        touch.unlink()
+
+        async def heard():
+            return any("heard" in body for body in bodies)
+
+        await wait_until(heard, timeout_s=15)
+    body = next(body for body in bodies if "heard" in body)
+    assert "tapped" in body["reason"]
+    assert body["heard"]["cut"].startswith("Good morning.")
+    assert 0 < body["heard"]["cut_fraction"] < 1
