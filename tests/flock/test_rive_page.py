@@ -64,6 +64,8 @@ async def flock(tmp_path, fake_model):
 async def test_the_built_in_crows_fly_to_their_list_and_the_answers_stay(browser, flock, tmp_path):
     session = Page(browser, tmp_path)
     async with session as page:
+        warnings = []  # the runtime's console warnings (rive.js names the machine each figure plays)
+        page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
         await page.add_init_script(WATCH_FLIGHTS)
         await session.context.grant_permissions(["clipboard-read", "clipboard-write"])
         await page.goto(f"http://127.0.0.1:{flock.port}/")
@@ -122,6 +124,7 @@ async def test_the_built_in_crows_fly_to_their_list_and_the_answers_stay(browser
         await card.locator("summary").click()
         await expect(card.locator(".kept-answer .answer")).to_have_text(text)
     assert session.errors == []
+    assert [w for w in warnings if re.search("rive|state ?machine", w, re.I)] == [], warnings
 
 
 async def test_at_390_px_all_ten_crows_sit_in_view_and_a_nest_is_made_and_addressed(browser, flock, tmp_path):

@@ -29,8 +29,10 @@ function loadScript(src) {
 
 function loadOne(rive, buffer, name, canvas, artboard) {
   return new Promise((resolve, reject) => {
+    // Naming the machine keeps the runtime from instancing the first linear animation (and warning
+    // "No `stateMachine` was specified"); it starts only once startRive has checked it is there.
     const anim = new rive.Rive({
-      buffer: buffer.slice(0), canvas, artboard, autoplay: false, // the machine starts once we know it is there
+      buffer: buffer.slice(0), canvas, artboard, stateMachine: MACHINE, autoplay: false,
       onLoad: () => resolve(anim),
       onLoadError: () => reject(new Error(`${name} is not a Rive file this runtime can read`)),
     });
