@@ -8,6 +8,8 @@ waking it makes the same few calls, each only if the tool exists:
 2. then, in one step: express (sleepy at night, glad when someone spoke,
    neutral otherwise; only if the body answered), speak each reminder that
    is due (a fixed sentence with the person's own words: `reminder_sentence`),
+   say each of the flock's asks once (`flock_asks`: the `FLOCK_ASKS` head the
+   flock's nudges open with; TEXT["brainstem"]["flock_ask"]),
    speak once to each thing the human said ("I heard you, I will think about
    it when my mind is back"), one diary line with what woke it and what it
    heard, and sleep(the default).
@@ -19,7 +21,12 @@ prompts' TEXT["brainstem"], host/soul/prompts/), as a mapping with the keys
 answer ({words}: what the human said), diary ({why}: what woke it), heard
 ({words}: appended to the diary line), nothing (the `why` when nothing but the
 alarm woke it), rest (its reply when it has nothing left to do) and reminder
-({who} and {words}: a reminder that is due, host/soul/reminders/).
+({who} and {words}: a reminder that is due, host/soul/reminders/) and flock_ask ({ask}:
+what the flock asks the person, docs/flock-and-soul.md).
+
+An ask counts as said only when the body's speak answered 2xx: a waking that says one sleeps a
+step later, once the brainstem has read the speak's result. A failed one is said again at the next
+waking (never twice in one: no storm); one said is never said again.
 """
 
 import itertools
@@ -30,6 +37,11 @@ from typing import Callable, Mapping
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
 
 log = logging.getLogger(__name__)
+
+# The head every flock nudge that needs the person opens with (host/flock/voice/robot.py writes it
+# from here, docs/flock-and-soul.md documents it): the flock's marker for "this asks the person".
+FLOCK_ASKS = "your flock asks: "
+MERGED = "; "  # how merged reasons are joined (the nudge contract's SEPARATOR; llm may not import protocol)
 
 
 @dataclass
@@ -53,6 +65,9 @@ class Brainstem:
         self.words = words
         self._answered: set = set()
         self._reminded: set = set()  # the keys of the reminders it said
+        self._asks_out: dict = {}  # speak call id -> the flock's ask it says, its result not seen yet
+        self._asks_said: set = set()  # asks the body's speak took (2xx): never said again
+        self._asks_owed: list = []  # asks whose speak failed: said again at the next waking
         self._ids = itertools.count(1)
 
     def _call(self, name: str, **arguments) -> ToolCall:
@@ -61,13 +76,14 @@ class Brainstem:
     async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> Reply:
         names = {tool.name for tool in tools or []}
         now, words = self.situation(), self.words
+        heard_back = self._read_ask_results(messages)
         if now.step == 0 and "body_status" in names:
             return self._reply([self._call("body_status")])
         if now.step == 0 or (now.step == 1 and _previous_calls(messages) == ["body_status"]):
             return self._reply(self._live(names, now, words, body_answered=now.step == 0 or _status_answered(messages)))
         # The waking's acts are done. Words that arrived since get their answer; otherwise rest.
         answers = self._answers(names, now, words)
-        if answers:
+        if answers or heard_back:  # a waking that said an ask sleeps once it has read the body's answer
             return self._reply(answers + [self._call("sleep", minutes=now.default_sleep_minutes)])
         return Reply(Message("assistant", [TextBlock(words["rest"])]), "end_turn", Usage(), self.model_id)
 
@@ -76,20 +92,23 @@ class Brainstem:
         if "express" in names and body_answered:
             feeling = "sleepy" if now.night else ("happy" if now.heard else "neutral")
             calls.append(self._call("express", emotion=feeling))
-        calls += self._answers(names, now, words)
+        owed, self._asks_owed = self._asks_owed, []
+        asking = self._asks(names, owed + flock_asks(now.reasons), words)
+        calls += asking + self._answers(names, now, words)
         if "diary" in names:
             entry = words["diary"].format(why="; ".join(now.reasons) or words["nothing"])
             if now.heard:
                 entry += said(words["heard"], " / ".join(f"\u201c{w}\u201d" for w in now.heard))
             calls.append(self._call("diary", entry=entry))
-        calls.append(self._call("sleep", minutes=now.default_sleep_minutes))
+        if not asking:  # with an ask out it sleeps a step later, when the body's answer is read
+            calls.append(self._call("sleep", minutes=now.default_sleep_minutes))
         return calls
 
     def _answers(self, names, now: Situation, words) -> list:
         """One answer per thing the human said, never twice for the same words: spoken
         through the body, or, for a body with no voice, said as the reply's own text
         (which is what a voice pipeline talking to the soul hears)."""
-        answers = []
+        answers = self._asks(names, flock_asks(now.reasons), words)
         for key, what, who in now.reminders:
             if key in self._reminded:
                 continue
@@ -103,6 +122,37 @@ class Brainstem:
             answer = said(words["answer"], heard)
             answers.append(self._call("speak", text=answer) if "speak" in names else TextBlock(answer))
         return answers
+
+    def _asks(self, names, asks: list, words) -> list:
+        """A speak for each of the flock's asks not said and not out already; without speak, none: the
+        reply's own text reaches no one who could answer."""
+        if "speak" not in names:
+            return []
+        calls = []
+        for ask in dict.fromkeys(asks):
+            if ask in self._asks_said or ask in self._asks_out.values() or ask in self._asks_owed:
+                continue
+            call = self._call("speak", text=words["flock_ask"].format(ask=ask))
+            self._asks_out[call.id] = ask
+            calls.append(call)
+        return calls
+
+    def _read_ask_results(self, messages: list) -> bool:
+        """Counts an ask said when its speak's result (in the last message) is a success; a failed one
+        is owed. Whether any result was read."""
+        read = False
+        for block in messages[-1].content if messages and self._asks_out else []:
+            ask = self._asks_out.pop(block.tool_call_id, None) if isinstance(block, ToolResult) else None
+            if ask is None:
+                continue
+            read = True
+            if block.is_error:
+                log.warning("the brainstem could not say the flock's ask; it tries again next waking: %s", ask)
+                self._asks_owed.append(ask)
+            else:
+                log.info("the brainstem said the flock's ask: %s", ask)
+                self._asks_said.add(ask)
+        return read
 
     def _reply(self, blocks: list) -> Reply:
         # Text before tool calls, the order a model writes them in.
@@ -131,6 +181,17 @@ def said(template: str, text: str) -> str:
 def reminder_sentence(words: Mapping[str, str], what: str, who: str) -> str:
     """The fixed sentence a reminder is said in when no mind words it: `words` are the soul's (TEXT["brainstem"])."""
     return words["reminder"].format(who=who, words=what)
+
+
+def flock_asks(reasons: list) -> list:
+    """What the flock asks the person in what woke the soul: each piece of a (merged) reason that
+    opens with `FLOCK_ASKS`, without the head."""
+    return [
+        piece[len(FLOCK_ASKS) :].strip()
+        for reason in reasons
+        for piece in reason.split(MERGED)
+        if piece.startswith(FLOCK_ASKS) and piece[len(FLOCK_ASKS) :].strip()
+    ]
 
 
 def _previous_calls(messages: list) -> list:

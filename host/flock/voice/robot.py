@@ -26,6 +26,7 @@ import asyncio
 import logging
 
 from soulstack.clocks import Clock
+from soulstack.llm.brainstem import FLOCK_ASKS  # the head the soul's brainstem knows an ask by
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
@@ -241,7 +242,7 @@ class SoulVoice(Voice):
         line, _face, asks = self.read(name, payload, replay)
         held = False
         if line:
-            reason = ("your flock asks: " if asks else "your flock says: ") + line
+            reason = (FLOCK_ASKS if asks else "your flock says: ") + line
             held = self.sender.nudge(reason)  # False: a repeat the sender collapsed, told moments ago
             if held:
                 self.sending.append((event_id, " ".join(reason.split())))
