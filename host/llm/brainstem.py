@@ -70,6 +70,11 @@ class Brainstem:
         self._asks_owed: list = []  # asks whose speak failed: said again at the next waking
         self._ids = itertools.count(1)
 
+    @property
+    def asks_said(self) -> frozenset:
+        """The flock's asks the body's speak took (2xx): each said once, never again."""
+        return frozenset(self._asks_said)
+
     def _call(self, name: str, **arguments) -> ToolCall:
         return ToolCall(f"brainstem_{next(self._ids):05d}", name, arguments)
 

@@ -68,7 +68,7 @@ async def test_the_flocks_ask_is_said_once_in_a_fixed_sentence_and_not_again_at_
             await fell_asleep(soul, 4)
         answer = said(EN["brainstem"]["answer"], "hello?")
         assert body.spoken == [sentence, answer]  # the ask once, never again at the later wakings
-        assert ask in soul.brainstem._asks_said  # counted: the body's speak answered 2xx
+        assert ask in soul.brainstem.asks_said  # counted: the body's speak answered 2xx
 
 
 async def test_a_failed_speak_is_not_counted_and_the_ask_is_said_at_the_next_waking(tmp_path):
@@ -81,14 +81,14 @@ async def test_a_failed_speak_is_not_counted_and_the_ask_is_said_at_the_next_wak
             await fell_asleep(soul, 2)
             failed = [payload["text"] for name, payload in body.received if name == "speak (failed)"]
             assert failed == [sentence]  # tried once in that waking, no storm
-            assert body.spoken == [] and ask not in soul.brainstem._asks_said
+            assert body.spoken == [] and ask not in soul.brainstem.asks_said
             body.fail.clear()  # the speaker works again
             flock.hear("item.skipped", {"item_id": "9-9", "reason": "not needed"})
             await until(lambda: body.spoken == [sentence], what="the ask said at the next waking")
             await fell_asleep(soul, 3)
             flock.hear("item.skipped", {"item_id": "9-8", "reason": "a duplicate"})
             await fell_asleep(soul, 4)
-        assert body.spoken == [sentence] and ask in soul.brainstem._asks_said
+        assert body.spoken == [sentence] and ask in soul.brainstem.asks_said
 
 
 async def test_a_chinese_soul_says_the_ask_in_chinese(tmp_path):
