@@ -27,16 +27,27 @@ function loadScript(src) {
   });
 }
 
-function loadOne(rive, buffer, name, canvas, artboard) {
+function loadOne(rive, buffer, name, canvas, artboard, machine) {
   return new Promise((resolve, reject) => {
-    // Naming the machine keeps the runtime from instancing the first linear animation (and warning
-    // "No `stateMachine` was specified"); it starts only once startRive has checked it is there.
     const anim = new rive.Rive({
-      buffer: buffer.slice(0), canvas, artboard, stateMachine: MACHINE, autoplay: false,
+      buffer: buffer.slice(0), canvas, artboard, autoplay: false, ...(machine ? { stateMachine: machine } : {}),
       onLoad: () => resolve(anim),
-      onLoadError: () => reject(new Error(`${name} is not a Rive file this runtime can read`)),
+      onLoadError: event => reject(Object.assign(new Error(`${name} is not a Rive file this runtime can read`),
+        { noMachine: /State Machine with name/.test(String(event?.data)) })),
     });
   });
+}
+
+// Naming the machine keeps the runtime from instancing the first linear animation (and warning
+// "No `stateMachine` was specified"); it starts only once startRive has checked its inputs. A file
+// without it is loaded again unnamed, so that startRive can say which machines it has.
+async function loadCrow(rive, buffer, name, canvas, artboard) {
+  try {
+    return await loadOne(rive, buffer, name, canvas, artboard, MACHINE);
+  } catch (error) {
+    if (!error.noMachine) throw error;
+    return loadOne(rive, buffer, name, canvas, artboard, null);
+  }
 }
 
 async function fetchFile(info) {
@@ -65,13 +76,13 @@ export async function startRive(info, perch, crows) {
       const canvas = document.createElement("canvas");
       canvas.width = canvas.height = 240; // drawn at 2x for sharp edges; CSS sizes it
       canvas.setAttribute("aria-hidden", "true"); // the caption names the crow
-      let anim = await loadOne(rive, buffer, info.rive.name, canvas, artboards?.includes(crow.name) ? crow.name : undefined);
+      let anim = await loadCrow(rive, buffer, info.rive.name, canvas, artboards?.includes(crow.name) ? crow.name : undefined);
       made.push(anim);
       if (artboards === null) {
         artboards = (anim.contents.artboards || []).map(a => a.name);
         if (artboards.includes(crow.name) && anim.activeArtboard !== crow.name) {
           anim.cleanup();
-          anim = await loadOne(rive, buffer, info.rive.name, canvas, crow.name);
+          anim = await loadCrow(rive, buffer, info.rive.name, canvas, crow.name);
           made.push(anim);
         }
       }
