@@ -20,7 +20,7 @@ from soulstack.cjk import chinese
 from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
 from soulstack.llm.providers import PROVIDERS
 from soulstack.protocol.shapes import ENDPOINTS
-from soulstack.soul.prompts import LANGUAGES
+from soulstack.soul.prompts import DEFAULT_HUMAN, LANGUAGES
 
 DEFAULT_PATH = "soul.config.json"
 DEFAULT_PORT = 9202
@@ -135,7 +135,7 @@ SPEC = {
     },
     "persona": {
         "name": ("Pip", string(nonempty=True)),
-        "human": ("my human", string(nonempty=True)),
+        "human": (DEFAULT_HUMAN, string(nonempty=True)),
         "notes": ("", string()),
         "language": ("en", choice(*LANGUAGES)),  # the languages host/soul/prompts/ holds
         "sharedMoodPath": (None, string(optional=True)),
@@ -351,7 +351,7 @@ def starter(language: str = "en") -> dict:
         },
         "persona": {
             "name": "Pip",
-            "human": "my human",
+            "human": DEFAULT_HUMAN,
             "notes": "Curious, warm, a little mischievous; never clingy.",
             "language": language,
         },

@@ -26,6 +26,9 @@ import pkgutil
 from importlib import import_module
 from types import ModuleType
 
+# persona.human when a config names no one (host/soul/config.py); a line to the soul that would
+# name the person reads better without it (host/soul/reminders/delivery.py).
+DEFAULT_HUMAN = "my human"
 LANGUAGES = tuple(sorted(module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_")))
 
 

@@ -40,7 +40,7 @@ from soulstack.llm.types import Message, TextBlock
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.shapes import ProtocolError
 from soulstack.soul import life as lifefiles
-from soulstack.soul.config import SPEC
+from soulstack.soul.prompts import DEFAULT_HUMAN
 from soulstack.soul.reminders import schedule
 from soulstack.soul.reminders.store import Store
 from soulstack.soul.reminders.when import clock_words, describe, localize
@@ -95,7 +95,7 @@ class Reminders:
     def named(self, reminder: Reminder) -> str:
         """The person a line addressed to the soul names: "my human" (the default) reads wrong there."""
         human = self.soul.cfg["persona"]["human"]
-        return reminder.who or ("" if human == SPEC["persona"]["human"][0] else human)
+        return reminder.who or ("" if human == DEFAULT_HUMAN else human)
 
     def sentence(self, reminder: Reminder) -> str:
         """The brainstem's fixed sentence for it, in the soul's language."""
