@@ -20,6 +20,7 @@ from soulstack.llm.types import ToolCall
 from soulstack.soul.prompts import texts
 from soulstack.soul.reminders.schedule import following
 from soulstack.soul.run import build_soul, close_soul
+from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_model, make_cfg, texts_of
 
 EN = texts("en").TEXT
@@ -286,6 +287,32 @@ async def test_a_failed_speak_is_retried_with_an_alarm_naming_it_and_said_once_t
     kept = stored(tmp_path)
     assert kept["delivered"] == 1 and kept["reminders"] == []
     assert "my body said a reminder" in (tmp_path / "soul" / "DIARY.md").read_text()
+
+
+async def test_a_reminder_the_body_said_while_the_soul_slept_is_known_to_the_echo_guard(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    said_at = start + timedelta(minutes=11)
+    clock = StepClock(start, end=said_at)
+    async with RecordingBody(fail={"speak": 503}) as body:
+        soul = soul_for(tmp_path, body, clock)
+        await use(soul, "remind", words="water the plants", after="10 min")
+        await live_until_over(soul, clock)
+        assert stored(tmp_path)["reminders"][0]["attempts"] >= 1  # left to be retried while asleep
+
+        del body.fail["speak"]  # the body mends; the soul starts again and sleeps, held
+        clock = StepClock(said_at)
+        clock.hold(after=1)  # the sleep to the retry passes; the next is held
+        soul = soul_for(tmp_path, body, clock)
+        async with Running(soul) as running:
+            await until(lambda: body.spoken)
+            assert body.spoken == [EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")]
+            # Its microphone heard it, and speech-to-text made it words again: no person's words.
+            async with aiohttp.ClientSession() as http:
+                heard = {"words": "a reminder for Ana, water the plants"}
+                async with http.post(running.url + "/nudge", json=heard) as response:
+                    assert (response.status, await response.json()) == (202, {"queued": False, "echo": True})
+            clock.release()
+        assert not soul.inbox.entries
 
 
 async def test_a_reminder_never_said_is_missed_after_the_bound_and_health_names_it(tmp_path):

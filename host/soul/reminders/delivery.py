@@ -237,6 +237,9 @@ class Reminders:
             try:
                 await soul.body.call("speak", {"text": sentence})  # the body client's own wait, as any speak
                 why = None
+                echo = getattr(soul, "converse", None) and soul.converse.echo
+                if echo:  # said aloud (even if cancelled meanwhile): heard back through the mic, no person's words
+                    echo.said(sentence)
             except (BodyError, ProtocolError) as error:
                 why = f"speak failed: {getattr(error, 'message', '') or error}"
         if reminder not in self.store.reminders:
