@@ -64,7 +64,9 @@ def _without_echo(soul: Soul, given: Nudge) -> Nudge | None:
     if not given.words or not echo or not echo.is_echo(given.words, "nudge"):
         return given
     log.info("nudge: %r is the robot's own voice heard back (the echo guard); not a person's words", given.words)
-    return Nudge(None, heard=given.heard) if given.heard else None
+    # The body's own reason (a touch, a sound) still stands, unless it quotes the echoed words.
+    reason = given.reason if given.reason and given.words not in given.reason else None
+    return Nudge(reason, heard=given.heard) if reason or given.heard else None
 
 
 def make_soul_app(soul: Soul, routes=()) -> web.Application:

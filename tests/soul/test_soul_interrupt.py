@@ -215,6 +215,21 @@ async def test_the_robots_own_voice_heard_back_is_no_persons_words(tmp_path):
         assert soul.wakings == 2
 
 
+async def test_a_nudge_with_echoed_words_keeps_the_bodys_own_reason(tmp_path):
+    said = "See you tomorrow, Ana. Sleep well!"
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        fake.reply(tool_use("speak", {"text": said}), sleep_long)
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            nudge = {"reason": "someone patted my head", "words": "see you tomorrow, Ana, sleep well"}
+            assert await post_nudge(running.url, nudge) == (202, {"queued": True, "state": "asleep"})
+            await fell_asleep(soul, wakings=2)
+        snapshot = texts_of(fake.bodies[-1]["messages"][-1])  # the waking the nudge began
+        assert "someone patted my head" in snapshot  # what the body itself felt reaches the soul
+        assert "see you tomorrow, Ana, sleep well" not in snapshot  # its own voice is no person's words
+
+
 def test_echo_thresholds():
     now = [0.0]
     guard = EchoGuard(lambda: now[0])
