@@ -347,6 +347,26 @@ async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_fa
         assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems)
 
 
+async def test_a_file_with_fields_of_the_wrong_type_is_damage_and_its_backup_is_used(tmp_path):
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN)
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        await use(soul, "remind", words="call the dentist", at="2026-12-02 10:00")
+        soul.life.backup_daily(start.date())
+        path = tmp_path / "soul" / "REMINDERS.json"
+        good = json.loads(path.read_text())
+        damaged = [{"next_id": None}, {"delivered": "12"}, {"missed": None}, {"next_id": True}, {"recent": "x"}]
+        damaged += [{"reminders": [{**good["reminders"][0], "due": "tomorrow"}]}]
+        damaged += [{"reminders": [{**good["reminders"][0], "wall": "not a time"}]}, {"reminders": None}]
+        for change in damaged:
+            path.write_text(json.dumps({**good, **change}))
+            again = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+            assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"], change
+            assert again.reminders.store.next_id == good["next_id"], change
+            assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems), change
+            again.reminders.health()  # it reads what it loaded without a crash
+
+
 def test_times_the_clock_change_skips_or_repeats_and_the_durations_it_reads():
     from soulstack.soul.reminders.when import parse_after, resolve
 

@@ -73,9 +73,19 @@ class Store:
         return self
 
     def _parse(self, text: str) -> dict:
+        """The file's data, checked: a wrong type anywhere is damage (ValueError), never a crash later."""
         data = json.loads(text)
-        self.reminders = [Reminder(**item) for item in data.get("reminders", [])]
-        return data
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        counts = {key: data.get(key, default) for key, default in (("next_id", 1), ("delivered", 0), ("missed", 0))}
+        for key, value in counts.items():
+            if not _whole(value) or value < 0:
+                raise ValueError(f"{key} is {value!r}, not a whole number")
+        recent = data.get("recent", [])
+        if not isinstance(recent, list) or not all(isinstance(o, dict) and _number(o.get("at")) for o in recent):
+            raise ValueError("recent is not a list of outcomes with their times")
+        self.reminders = [_reminder(item) for item in data.get("reminders", [])]
+        return {**data, **counts, "recent": recent}
 
     def _from_backup(self, text: str, error) -> dict | None:
         """A REMINDERS.json that is not what it should be: its bytes kept aside, its newest backup used
@@ -169,3 +179,25 @@ class Store:
             return
         reminder.retry_at = now + schedule.retry_delay(reminder.attempts)
         self.save()
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _reminder(item) -> Reminder:
+    """One stored reminder, its fields' types checked (ValueError or TypeError when one is wrong)."""
+    reminder = Reminder(**item)  # TypeError: a field missing or unknown
+    if not (_whole(reminder.id) and isinstance(reminder.words, str) and _number(reminder.due)):
+        raise ValueError(f"reminder {item.get('id')!r}: its id, words or due is of the wrong type")
+    if not (_whole(reminder.attempts) and (reminder.retry_at is None or _number(reminder.retry_at))):
+        raise ValueError(f"reminder {reminder.id}: its attempts or retry_at is of the wrong type")
+    if not isinstance(reminder.wall, str) or not (reminder.who is None or isinstance(reminder.who, str)):
+        raise ValueError(f"reminder {reminder.id}: its wall time or who is of the wrong type")
+    reminder.wall_time()  # ValueError: not an ISO time
+    reminder.due = float(reminder.due)
+    return reminder
