@@ -7,7 +7,7 @@ words arrive through the soul's own ways in (its /nudge server, a nudge, the voi
 import asyncio
 import json
 import random
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
@@ -178,3 +178,20 @@ async def test_hostile_queries_are_words_or_a_tool_error_never_a_crash(tmp_path)
         said, ok = await call(soul, "recall", query=12)
         assert not ok and "query must be a string" in said
         soul.session.close()
+
+
+async def test_read_diary_finds_a_days_matches_however_many_newer_days_match(tmp_path):
+    folder = tmp_path / "soul"
+    folder.mkdir()
+    today = datetime.now().replace(hour=9, minute=0, second=0, microsecond=0)
+    old = today - timedelta(days=10)
+    lines = [f"- {old + timedelta(minutes=n):%Y-%m-%d %H:%M}: watered the fern {n}" for n in range(3)]
+    lines += [
+        f"- {today - timedelta(days=5 - n // 60, minutes=n % 60):%Y-%m-%d %H:%M}: fern again {n}" for n in range(300)
+    ]
+    (folder / "DIARY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    async with RecordingBody() as body:
+        soul = a_brainstem_soul(tmp_path, body)
+        said, ok = await call(soul, "read_diary", query="fern", days_ago=10)
+        soul.session.close()
+    assert ok and said.splitlines() == lines[:3]  # that day's, though 300 newer lines match better

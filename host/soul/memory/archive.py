@@ -158,9 +158,10 @@ class Archive:
     def count(self) -> int:
         return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
-    def search(self, question: str, now: datetime, kinds=None, limit: int = 5) -> list:
+    def search(self, question: str, now: datetime, kinds=None, limit: int = 5, between=None) -> list:
         """The best `limit` entries for `question`, best first (BM25, a little less for older ones;
-        newer first among equals). [] when nothing matches; ValueError when it holds no word."""
+        newer first among equals), only those with start <= at < end when `between` is (start, end)
+        (STAMP strings). [] when nothing matches; ValueError when it holds no word."""
         words = terms(question)
         if not words:
             raise ValueError("the query holds no word to search for")
@@ -168,6 +169,9 @@ class Archive:
         if kinds:
             where += f" AND e.kind IN ({', '.join('?' * len(kinds))})"
             arguments += list(kinds)
+        if between:
+            where += " AND e.at >= ? AND e.at < ?"
+            arguments += list(between)
         rows = self.db.execute(
             f"SELECT e.at, e.kind, e.who, e.text, s.rank FROM search s JOIN entries e ON e.id = s.rowid "
             f"WHERE {where} ORDER BY s.rank LIMIT ?",

@@ -141,13 +141,14 @@ async def diary_query(soul, query: str, days_ago: int | None = None) -> Outcome:
     if problem:
         return Outcome.text(soul.lang.TEXT["bad_input"].format(problem=problem), ok=False)
     sync_life(soul)
+    between = None
+    if days_ago is not None:  # the day is asked of the index: that day's matches, however many newer ones match
+        day = (soul.local_now() - timedelta(days=max(0, int(days_ago)))).date()
+        between = (day.isoformat(), (day + timedelta(days=1)).isoformat())
     try:
-        hits = soul.session.archive.search(query, soul.local_now(), kinds=["diary"], limit=200)
+        hits = soul.session.archive.search(query, soul.local_now(), kinds=["diary"], limit=200, between=between)
     except ValueError as error:
         return Outcome.text(soul.lang.TEXT["bad_input"].format(problem=str(error)), ok=False)
-    if days_ago is not None:
-        day = (soul.local_now() - timedelta(days=max(0, int(days_ago)))).date().isoformat()
-        hits = [hit for hit in hits if hit.at.startswith(day)]
     if not hits:
         return Outcome.text(soul.lang.TEXT["diary_none"])
     hits = sorted(hits[:DIARY_HITS], key=lambda hit: hit.at)
