@@ -216,7 +216,9 @@ class Body:
         """A tap while the robot speaks: stop now, drop the queue, and tell the soul what was heard."""
         speaking = self.speech.speaking
         self.speech.drop()
-        self.cutting = True
+        # Only a sentence playing now is cut: a tap in the gap between sentences must not leave the flag set,
+        # or the soul's next answer would be dropped without a sound.
+        self.cutting = speaking is not None
         self.hal.play_stop()  # the speaker drops what it still holds at once; the play loop stops at its next chunk
         heard = {"played": list(self.played)}
         if speaking is not None:
