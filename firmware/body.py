@@ -315,11 +315,12 @@ class Body:
                 last_key = key
             self.head.tick(now)
             event = hal.poll_event()
-            if event == "touch" and self.speech.busy():
-                self.interrupt()
+            interrupted = event == "touch" and self.speech.busy()
+            if interrupted:
+                self.interrupt()  # its `heard` nudge says the tap: no second, ordinary touch nudge
             if event == "touch" and self.listening and self.listening.available():
                 self.listening.touched()  # a tap is for talking: no "someone touched my face" nudge as well
-            elif event:
+            elif event and not interrupted:
                 self.nudger.event(event, now)
             imu_every += 1
             if imu_every >= 2:

@@ -51,3 +51,5 @@ async def test_a_tap_between_sentences_drops_the_queue_and_the_next_answer_is_st
         await rig.playing(timeout_s=8)  # it is heard: the speaker plays again (the balloon alone is not enough)
         await rig.quiet()
         assert not any("never heard" in line for line in rig.screen), rig.screen  # the queue was dropped
+        # No ears here: the one tap sent the `heard` nudge and no ordinary "touched my face" one besides.
+        assert not [n for n in rig.nudges.sent if "touched my face" in n.get("reason", "")], rig.nudges.sent
