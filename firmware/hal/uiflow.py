@@ -237,7 +237,11 @@ class Hal(Esp32Hal):
             return False
 
     def play_stop(self):
-        self.M5.Speaker.stop()
+        # Guarded like playing(): a driver error here must not keep the soul from hearing what was said.
+        try:
+            self.M5.Speaker.stop()
+        except Exception as failure:
+            print("[soulstack] Speaker.stop failed:", failure)
 
     # --- microphone (one I2S bus with the speaker: see the module doc) ---
 

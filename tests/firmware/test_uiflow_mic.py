@@ -8,6 +8,8 @@ at once, and the speaker has it back afterwards.
 
 import asyncio
 
+import aiohttp
+
 from aiohttp import web
 from aiohttp.test_utils import unused_port
 
@@ -86,3 +88,34 @@ async def test_tap_to_talk_on_uiflow_streams_the_mic_and_never_overlaps_the_spea
             assert robot.calls("Speaker.begin")[-1]["returned"]  # the speaker has the bus back
         finally:
             robot.stop()
+
+
+async def test_a_tap_on_uiflow_tells_the_soul_what_was_heard_even_when_speaker_stop_raises(tmp_path):
+    from soulstack.tts.server import make_tts_app
+    from tools.bench_interrupt_robot import LONG, Nudges
+
+    nudges = Nudges()
+    async with listening(make_tts_app(), "127.0.0.1", 0) as tts_port:
+        async with listening(nudges.app(), "127.0.0.1", 0) as nudge_port:
+            port = unused_port()
+            robot = Simulator(
+                port,
+                hal="uiflow",
+                servo={"kind": "scs0009"},
+                nudge_url=f"http://127.0.0.1:{nudge_port}/nudge",
+                tts_url=f"http://127.0.0.1:{tts_port}/tts",
+            ).start()
+            try:
+                assert await asyncio.to_thread(robot.wait_until_serving)
+                robot.set_world("speaker_stop", "fail")
+                async with aiohttp.ClientSession() as http:
+                    async with http.post(f"http://127.0.0.1:{port}/speak", json={"text": LONG}) as response:
+                        assert response.status == 200, await response.text()
+                await until(lambda: robot.calls("Speaker.playRaw"), "the speech to play")
+                robot.set_world("touch", "present")
+                await until(lambda: robot.calls("Speaker.stop"), "Speaker.stop after the tap")
+                robot.set_world("touch", None)
+                heard = await until(lambda: [n for n in nudges.sent if "heard" in n], "the heard nudge")
+                assert heard[0]["heard"]["cut"] == LONG
+            finally:
+                robot.stop()
