@@ -12,14 +12,15 @@ HOW_TO_LOCK = "--token-file FILE (or $EARS_TOKEN)"
 def parse_bodies(values) -> dict:
     """{name: url} from --body NAME=URL options; UsageError naming a wrong one."""
     from soulstack.ears.server import NAME
+    from soulstack.protocol.commands import check_url
 
     bodies = {}
     for value in values or []:
         name, equals, url = value.partition("=")
         name = name.strip()
-        if not equals or not NAME.match(name) or not url.startswith(("http://", "https://")):
+        if not equals or not NAME.match(name):
             raise UsageError(f"--body {value}: give NAME=URL, e.g. --body stackchan=http://192.168.1.20")
-        bodies[name] = url
+        bodies[name] = check_url(url, f"--body {name}", "http://192.168.1.20")
     return bodies
 
 
@@ -41,23 +42,23 @@ def make_recogniser(args):
 def ears(args) -> int:
     from soulstack.ears.server import Ears, make_ears_app
     from soulstack.ears.soul import Body, Soul
+    from soulstack.protocol.commands import check_url
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be from 0 to 65535")
     if not 1 <= args.max_seconds <= 120:
         raise UsageError("--max-seconds must be from 1 to 120")
-    if not args.soul.startswith(("http://", "https://")):
-        raise UsageError(f"--soul {args.soul}: give the soul's URL, e.g. {DEFAULT_SOUL}")
+    soul_url = check_url(args.soul, "--soul", DEFAULT_SOUL)
     bodies = {name: Body(name, url, args.body_token) for name, url in parse_bodies(args.body).items()}
     if not bodies:
         raise UsageError('name at least one body: --body NAME=URL (the robot\'s config.json "name" and its address)')
     check_exposure(args.host, bool(args.token), args.insecure_no_token, HOW_TO_LOCK)
     recogniser = make_recogniser(args)
-    state = Ears(recogniser, Soul(args.soul, args.soul_token), bodies, args.max_seconds)
+    state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds)
     print(
         f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> {recogniser.name} -> "
-        f"the soul at {args.soul} -> {', '.join(sorted(bodies))}",
+        f"the soul at {soul_url} -> {', '.join(sorted(bodies))}",
         flush=True,
     )
     return run_until_stopped(
@@ -66,7 +67,7 @@ def ears(args) -> int:
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_secret
+    from soulstack.commandline import add_insecure_no_token, add_listen_options, add_secret
 
     parser = subparsers.add_parser(
         "ears",
@@ -75,8 +76,7 @@ def register(subparsers):
         "(pocketsphinx offline, or an OpenAI-compatible transcription server), hands the words to the soul "
         "through converse and sends each sentence of its answer to that body's /speak.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    add_listen_options(parser, DEFAULT_PORT)
     add_secret(parser, "--token", "EARS_TOKEN", "bearer token bodies must send (config.json ears_token)")
     parser.add_argument("--soul", default=DEFAULT_SOUL, help=f"the soul's URL (default {DEFAULT_SOUL})")
     add_secret(parser, "--soul-token", "NUDGE_TOKEN", "the soul's token (its converse.token, or nudge.token)")

@@ -1,0 +1,33 @@
+"""`soulstack ears` as a command: the URLs it is given, as a person writes them."""
+
+import subprocess
+import sys
+
+import aiohttp
+from aiohttp.test_utils import unused_port
+
+from soulstack.fakes.soul_body import RecordingBody
+from tests.ears.fakes import FakeSoul
+from tests.ears.helpers import EarsProcess
+
+
+async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
+    async with FakeSoul(default="Hello.") as soul, RecordingBody() as body:
+        ears = await EarsProcess(unused_port(), soul.base_url + "/", body.base_url + "/").start()
+        try:
+            headers = {"Content-Type": "audio/L16; rate=16000; channels=1", "X-Soulstack-Body": "stackchan"}
+            async with aiohttp.ClientSession() as http:
+                url = f"http://127.0.0.1:{ears.port}/utterance"
+                async with http.post(url, data=bytes(32000), headers=headers) as response:  # a second of silence
+                    answer = await response.json()
+            assert response.status == 422 and answer["soul_told"] is True, answer
+            assert "couldn't make out the words" in soul.nudges[0]["reason"]
+        finally:
+            ears.stop()
+
+
+def test_a_soul_that_is_not_a_url_is_one_line_to_fix():
+    argv = [sys.executable, "-m", "soulstack.cli", "ears", "--soul", "127.0.0.1:9202", "--body", "s=http://h"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "--soul must look like http://127.0.0.1:9202" in done.stderr and "Traceback" not in done.stderr
