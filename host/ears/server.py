@@ -27,7 +27,7 @@ from aiohttp import web
 
 from soulstack.ears.recognise import RATE, RecogniserError
 from soulstack.ears.soul import converse
-from soulstack.serving import background, error_response, make_server_app
+from soulstack.serving import BadRequest, background, error_response, make_server_app, read_stream
 
 log = logging.getLogger(__name__)
 
@@ -118,18 +118,14 @@ class Ears:
         limit_s = self.max_seconds * 2 + 5  # real time, and slack for a slow link
         problem = None
         try:
-            async with asyncio.timeout(limit_s):
-                async for chunk in request.content.iter_chunked(CHUNK):
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        problem = error_response(413, f"an utterance is at most {self.max_seconds} s of 16 kHz audio")
-                        break
-                    digest.update(chunk)
-                    pieces.put_nowait(chunk)
-        except TimeoutError:
-            problem = error_response(408, f"the stream took longer than {limit_s} s to arrive")
-        except (aiohttp.ClientPayloadError, ConnectionError):
-            problem = error_response(400, "the stream broke off before its end")
+            async for chunk in read_stream(request, max_bytes=self.max_bytes, timeout_s=limit_s, chunk=CHUNK):
+                size += len(chunk)
+                digest.update(chunk)
+                pieces.put_nowait(chunk)
+        except BadRequest as error:
+            # read_stream's bounds (size, time, silence, a broken-off stream), in ears' words for the size
+            too_long = f"an utterance is at most {self.max_seconds} s of 16 kHz audio"
+            problem = error_response(error.status, too_long if error.status == 413 else str(error))
         ended = time.time()
         if problem is None and size < MIN_BYTES:
             problem = error_response(400, "the stream held less than 0.1 s of audio")

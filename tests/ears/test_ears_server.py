@@ -168,3 +168,22 @@ def test_sentences_are_cut_where_they_end():
     assert sentences("你好。今天", final=False) == (["你好。"], "今天")
     assert sentences("Wait... what?! yes", final=True) == (["Wait...", "what?!", "yes"], "")
     assert sentences("3.5 apples", final=False) == ([], "3.5 apples")  # a decimal point ends nothing
+
+
+async def test_a_stream_that_falls_silent_is_cut_off_and_not_held_open():
+    """Before ears read through serving.read_stream, a silent stream was held for the whole
+    2 x max_seconds + 5 s; now it is cut after read_stream's idle bound (10 s) with a 408."""
+    async with Running(max_seconds=30) as ears:
+
+        async def stalls():
+            yield bytes(6400)
+            await asyncio.sleep(40)
+
+        headers = {"Content-Type": PCM, "X-Soulstack-Body": "stackchan"}
+        started = asyncio.get_running_loop().time()
+        async with ears.http.post(ears.url + "/utterance", data=stalls(), headers=headers) as response:
+            answer = await response.json()
+        took = asyncio.get_running_loop().time() - started
+        assert response.status == 408 and "stopped arriving" in answer["message"], answer
+        assert took < 20, took
+        assert ears.soul.bodies == []
