@@ -19,6 +19,7 @@ from core.servo import Axis, Head
 from core.speech import SpeechQueue
 
 FRAME_MS = 50  # ~20 fps face
+HEARD_RETRY_MS = (2000, 10000, 30000)  # a failed `heard` nudge is tried again this long after each failure
 PCM_CHUNK = 2048  # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
 TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 # The `ready` frame is said at once, then repeated this often for a minute after boot or a Wi-Fi change:
@@ -365,14 +366,15 @@ class Body:
 
     async def send_nudges(self):
         async def step():
-            if self.outbox:
+            if self.outbox and self.outbox[0].get("_due", 0) <= self.clock.ms():
                 payload = self.outbox.pop(0)
                 try:
                     await self.deliver("heard", payload.get("reason"), payload)
                 except Exception:
-                    tries = payload.get("_tries", 0) + 1
-                    if tries < 3:  # a soul that is briefly down gets it on a later try; then it is reported
-                        payload["_tries"] = tries
+                    tries = payload.get("_tries", 0)
+                    if tries < len(HEARD_RETRY_MS):  # a soul that is down a while gets it later; then it is reported
+                        payload["_tries"] = tries + 1
+                        payload["_due"] = self.clock.ms() + HEARD_RETRY_MS[tries]  # the loop goes on meanwhile
                         self.outbox.insert(0, payload)
                     raise
                 return

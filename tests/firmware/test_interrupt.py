@@ -4,6 +4,10 @@
 import asyncio
 import importlib.util
 
+import aiohttp
+from aiohttp.test_utils import unused_port
+
+from soulstack.serving import listening
 from tests.helpers import ROOT, until
 
 SPEC = importlib.util.spec_from_file_location("bench_interrupt_robot", ROOT / "tools" / "bench_interrupt_robot.py")
@@ -53,3 +57,25 @@ async def test_a_tap_between_sentences_drops_the_queue_and_the_next_answer_is_st
         assert not any("never heard" in line for line in rig.screen), rig.screen  # the queue was dropped
         # No ears here: the one tap sent the `heard` nudge and no ordinary "touched my face" one besides.
         assert not [n for n in rig.nudges.sent if "touched my face" in n.get("reason", "")], rig.nudges.sent
+
+
+async def test_the_heard_nudge_reaches_a_soul_that_was_down_for_a_second(tmp_path):
+    nudges = bench.Nudges()
+    nudge_port = unused_port()  # nobody answers here until the soul comes back
+    robot = bench.Simulator(unused_port(), nudge_url=f"http://127.0.0.1:{nudge_port}/nudge").start()
+    try:
+        assert await asyncio.to_thread(robot.wait_until_serving)
+        robot.release()
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"http://127.0.0.1:{robot.port}/speak", json={"text": bench.LONG}) as response:
+                assert response.status == 200, await response.text()
+        await asyncio.sleep(0.5)  # no TTS: the robot mimes it for a while
+        robot.touch()
+        await asyncio.sleep(0.3)
+        robot.touch(down=False)
+        await asyncio.sleep(1.2)  # the soul is down for the first tries
+        async with listening(nudges.app(), "127.0.0.1", nudge_port):
+            heard = await until(lambda: [n for n in nudges.sent if "heard" in n], "the heard nudge", timeout=15)
+        assert heard[0]["heard"]["cut"] == bench.LONG
+    finally:
+        robot.stop()
