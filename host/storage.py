@@ -28,6 +28,13 @@ _SQLITE_CAUSES = {
     11: "the database file is damaged",  # SQLITE_CORRUPT
     26: "the database file is not a database",  # SQLITE_NOTADB
 }
+# The codes SQLite gives for a full disk when it fails before it can say SQLITE_FULL; a damaged
+# or foreign file (CORRUPT, NOTADB) is named as it is, full disk or not.
+_FULL_AS = (10, 14)  # SQLITE_IOERR, SQLITE_CANTOPEN
+
+
+def code_is(code, primaries) -> bool:
+    return isinstance(code, int) and code & 0xFF in primaries
 
 
 def storage_problem(error: BaseException, folder=None) -> str | None:
@@ -38,7 +45,7 @@ def storage_problem(error: BaseException, folder=None) -> str | None:
         cause = _SQLITE_CAUSES.get(code & 0xFF) if isinstance(code, int) else None
         if cause is None and "disk is full" in str(error):  # an SQLite built without error codes
             cause = "the disk is full"
-        if cause and folder is not None and _no_room(folder):
+        if code_is(code, _FULL_AS) and folder is not None and _no_room(folder):
             cause = "the disk is full"  # SQLite opening a database says "I/O error" for it
         return f"{cause} ({error})" if cause else None
     if isinstance(error, OSError) and error.errno in _CAUSES:
