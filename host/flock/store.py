@@ -113,6 +113,11 @@ class Store:
             args = (list_id, after_id)
         return self.db.execute(sql, args).fetchall()
 
+    def finished_times(self) -> dict:
+        """{list_id: the time its list.finished event holds}, for every finished list."""
+        sql = "SELECT list_id, json_extract(data, '$.ts') FROM events WHERE name = 'list.finished'"
+        return dict(self.db.execute(sql).fetchall())
+
     def recent_lists_events(self, count: int, up_to: int) -> list:
         """[(id, name, data)] up to id `up_to`, oldest first, of the `count` lists started last
         and of every list not finished yet (rowid is the order lists were started in)."""

@@ -24,9 +24,8 @@ def title_of(items: list) -> str:
     return first if len(first) <= TITLE_MAX else first[: TITLE_MAX - 1].rstrip() + "…"
 
 
-def list_summary(lst: dict, items: list, events: list) -> dict:
-    """One list as the API shows it. `events` are the list's (id, name, data) rows, oldest first."""
-    finished_at = next((json.loads(data)["ts"] for _id, name, data in events if name == "list.finished"), None)
+def list_summary(lst: dict, items: list, finished_at: str | None) -> dict:
+    """One list as the API shows it; `finished_at` is the time its list.finished event holds."""
     return {
         "list_id": lst["list_id"],
         "owner": lst["requester"],
@@ -58,12 +57,23 @@ def verdict_note(target: str, verdict: str, item: dict) -> str:
     return f"{about}; {how}"
 
 
-def item_view(item: dict, events: list) -> dict:
-    verdicts, skipped = [], None
+def by_item(events: list) -> tuple[dict, str | None]:
+    """A list's (id, name, data) event rows parsed once: {item_id: [(name, fields)]}, oldest first,
+    and the time the list finished (None while it works)."""
+    grouped, finished_at = {}, None
     for _id, name, data in events:
         fields = json.loads(data)
-        if fields.get("item_id") != item["item_id"]:
-            continue
+        if name == "list.finished":
+            finished_at = fields["ts"]
+        if "item_id" in fields:
+            grouped.setdefault(fields["item_id"], []).append((name, fields))
+    return grouped, finished_at
+
+
+def item_view(item: dict, events: list) -> dict:
+    """One item as the API shows it; `events` are its own (name, fields), oldest first."""
+    verdicts, skipped = [], None
+    for name, fields in events:
         if name == "verdict":
             verdict = fields["verdict"]
             verdicts.append(
@@ -96,9 +106,10 @@ def make_routes(store_of):
 
     async def get_lists(request: web.Request) -> web.Response:
         store = store_of(request)
+        finished = store.finished_times()
         lists = []
         for lst in store.all_lists():
-            lists.append(list_summary(lst, store.items(lst["list_id"]), store.events_after(0, lst["list_id"])))
+            lists.append(list_summary(lst, store.items(lst["list_id"]), finished.get(lst["list_id"])))
         return web.json_response({"lists": lists})
 
     async def get_list(request: web.Request) -> web.Response:
@@ -106,9 +117,9 @@ def make_routes(store_of):
         lst = store.get_list(list_id)
         if lst is None:
             return error_response(404, f"no list {list_id[:60]!r}; GET /api/lists lists them")
-        items, events = store.items(list_id), store.events_after(0, list_id)
-        return web.json_response(
-            {"list": list_summary(lst, items, events), "items": [item_view(item, events) for item in items]}
-        )
+        items = store.items(list_id)
+        events, finished_at = by_item(store.events_after(0, list_id))
+        views = [item_view(item, events.get(item["item_id"], [])) for item in items]
+        return web.json_response({"list": list_summary(lst, items, finished_at), "items": views})
 
     return get_lists, get_list
