@@ -54,7 +54,6 @@ class Gate:
         self.max_per_client = max_per_client or DEFAULT_MAX_PER_CLIENT
         self.open = 0
         self.by_client: Counter = Counter()
-        self.refused = 0
         self.admitted: set = set()  # the transports of the connections open now
         self.leaving: dict = {}  # transport -> future set when its connection closes
 
@@ -120,7 +119,6 @@ class _Gated(asyncio.Protocol):
         self.client = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
         refusal = self.gate.refusal(self.client)
         if refusal is not None:
-            self.gate.refused += 1
             self.inner = None
             transport.write(refusal)
             transport.close()

@@ -62,10 +62,6 @@ def _no_room(folder) -> bool:
     return stat.f_bavail == 0
 
 
-def is_storage_error(error: BaseException) -> bool:
-    return storage_problem(error) is not None
-
-
 def storage_problem_in(text: str | None) -> str | None:
     """The storage fault an error's text names (an OSError written as "[Errno 28] ..."), or None.
     For a failure kept only as a line, such as the soul's last error."""

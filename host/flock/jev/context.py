@@ -17,7 +17,6 @@ likely a claim, a decline or a delivery; after its own claim, likely a delivery.
 OWNER_KINDS = ("say", "request", "refer")  # what the owner may post; claim, deliver and decline are a crow's
 RECENT = 3
 WINDOW = 6
-ANSWERS = ("claim", "decline", "deliver")
 
 
 def role(name: str) -> str:

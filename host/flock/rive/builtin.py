@@ -6,8 +6,6 @@ import functools
 from soulstack.flock.rive.binary import Obj, encode
 from soulstack.flock.rive.figures import FIGURES, figure
 
-NAME = "soulstack-crows.riv"  # what the page calls it
-
 
 @functools.cache
 def built_in() -> bytes:
