@@ -54,7 +54,7 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="your own .riv file to draw the crows on the page (docs/ui-inputs.md); "
         "without it the flock's built-in crows are drawn (docs/rive-crows.md); "
-        "when it does not match, or without the npm runtime, the page draws them in SVG",
+        "a file the page cannot use stops the flock at start; without the npm runtime the page draws SVG",
     )
     parser.add_argument(
         "--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)"
@@ -130,19 +130,38 @@ def built_in_names() -> list:
 
 
 def check_rive(path: str) -> list:
-    """What is wrong with an owner's --rive FILE, as warning lines ([] when it looks sound): the
-    crow machine and its inputs as the page needs them (the built-in file's, which the tests hold
-    to docs/ui-inputs.md), and every reference in it."""
+    """An owner's --rive FILE, checked before the flock serves: a file the page cannot draw the crows
+    with (missing, unreadable, not a Rive file, or an artboard the page draws without the crow machine
+    and its inputs, the built-in file's, which the tests hold to docs/ui-inputs.md) is a UsageError
+    naming the first problem; the rest the checker finds comes back as warning lines ([] when sound),
+    since the runtime may well draw parts this checker does not know (an editor's file)."""
+    from soulstack.flock.personas import BY_NAME
     from soulstack.flock.rive.builtin import built_in
-    from soulstack.flock.rive.check import problems, read
+    from soulstack.flock.rive.check import MACHINE, FormatError, check_contract, problems, read
 
-    contract = read(built_in())[0].machines[0].inputs
     try:
         with open(path, "rb") as handle:
             data = handle.read()
+    except FileNotFoundError:
+        raise UsageError(
+            f"--rive {path}: no such file; give a .riv file, or leave --rive out for the built-in crows"
+        ) from None
     except OSError as error:
-        return [f"--rive {path}: cannot read it ({error.strerror or error}); the page will draw the crows in SVG"]
-    found = problems(data, "crow", contract)
+        raise UsageError(f"--rive {path}: cannot read it ({error.strerror or error})") from None
+    try:
+        boards = read(data)
+    except (FormatError, IndexError) as error:
+        raise UsageError(f"--rive {path}: not a Rive file the page can draw ({error})") from None
+    if not boards:
+        raise UsageError(f"--rive {path}: the file has no artboard")
+    # The page draws a crow with the artboard of its name, any other crow with the first (web/rive.js).
+    drawn = [boards[0], *(board for board in boards[1:] if board.name in BY_NAME)]
+    contract = read(built_in())[0].machines[0].inputs
+    refused = [problem for board in drawn for problem in check_contract(board, MACHINE, contract)]
+    if refused:
+        more = f" (and {len(refused) - 1} more like it)" if len(refused) > 1 else ""
+        raise UsageError(f"--rive {path}: {refused[0]}{more}; docs/ui-inputs.md says what the page needs")
+    found = problems(data)  # without the contract: the parts, animations and machines
     shown = [f"--rive {path}: {problem}" for problem in found[:5]]
     if len(found) > 5:
         shown.append(f"--rive {path}: and {len(found) - 5} more problems")
@@ -261,6 +280,7 @@ def run(args) -> int:
     if not 0 < args.jev_band <= 1:
         raise UsageError("--jev-band must be more than 0 and at most 1")
     check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
+    rive_warnings = check_rive(args.rive) if args.rive is not None else []  # a file it cannot use stops here
     model = build_model(args.provider, args.model)
     config = FlockConfig(
         token_budget=args.token_budget,
@@ -280,12 +300,8 @@ def run(args) -> int:
     brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
     print(f"flock: {voice}", flush=True)
-    if args.rive is not None and not os.path.isfile(args.rive):
-        # Not fatal: the page draws the crows in SVG and says which file it could not find.
-        print(f"flock: --rive {args.rive}: no such file; the page will draw the crows in SVG", flush=True)
-    elif args.rive is not None:
-        for line in check_rive(args.rive):  # not fatal either: the page says what it cannot use
-            print(f"flock: {line}", flush=True)
+    for line in rive_warnings:
+        print(f"flock: {line}", flush=True)
     app = make_flock_app(
         args.data,
         model,

@@ -105,17 +105,27 @@ def problems(data: bytes, machine_name: str = MACHINE, inputs: dict | None = Non
         found += [f"{where}: {p}" for p in check_animations(board)]
         for machine in board.machines:
             found += [f"{where}, machine {machine.name!r}: {p}" for p in check_machine(board, machine)]
-        names = [m.name for m in board.machines]
-        if inputs is not None and machine_name not in names:
-            found.append(f"{where} has no state machine named {machine_name!r} (it has: {', '.join(names) or 'none'})")
-        for machine in board.machines:
-            if inputs is not None and machine.name == machine_name:
-                for name, kind in inputs.items():
-                    have = machine.inputs.get(name)
-                    if have is None:
-                        found.append(f"{where}: input {name} ({kind}) is missing")
-                    elif have != kind:
-                        found.append(f"{where}: input {name} is a {have}, not a {kind}")
+        if inputs is not None:
+            found += check_contract(board, machine_name, inputs)
+    return found
+
+
+def check_contract(board: Board, machine_name: str, inputs: dict) -> list:
+    """What keeps the page from driving this artboard: the machine named `machine_name` missing, or
+    one of the contract's `inputs` ({name: kind}) missing or of another kind."""
+    where = f"artboard {board.name!r}"
+    names = [m.name for m in board.machines]
+    if machine_name not in names:
+        return [f"{where} has no state machine named {machine_name!r} (it has: {', '.join(names) or 'none'})"]
+    found = []
+    for machine in board.machines:
+        if machine.name == machine_name:
+            for name, kind in inputs.items():
+                have = machine.inputs.get(name)
+                if have is None:
+                    found.append(f"{where}: input {name} ({kind}) is missing")
+                elif have != kind:
+                    found.append(f"{where}: input {name} is a {have}, not a {kind}")
     return found
 
 
