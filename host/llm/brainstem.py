@@ -27,14 +27,26 @@ what the flock asks the person, docs/flock-and-soul.md).
 An ask counts as said only when the body's speak answered 2xx: a waking that says one sleeps a
 step later, once the brainstem has read the speak's result. A failed one is said again at the next
 waking (never twice in one: no storm); one said is never said again.
+
+What it said survives a restart (`memory`, the soul's soulDir/BRAINSTEM.json, 0600: it holds a
+person's words): the asks said, the asks owed (a failed speak, or one still out when the process
+died: said again rather than never, as the nudge that brought it left the inbox long ago), and the
+words answered. The flock delivers at least once, so the same ask can come again after a restart.
+It stays small: an ask is forgotten a week after it last came, words a day after they were
+answered, and of each only the newest MOST_KEPT are kept. A file that cannot be read is one log
+line and an empty memory, never a soul that cannot start.
 """
 
 import itertools
+import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping
 
+from soulstack.clocks import Clock
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage
+from soulstack.private_files import write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +54,11 @@ log = logging.getLogger(__name__)
 # from here, docs/flock-and-soul.md documents it): the flock's marker for "this asks the person".
 FLOCK_ASKS = "your flock asks: "
 MERGED = "; "  # how merged reasons are joined (the nudge contract's SEPARATOR; llm may not import protocol)
+
+MEMORY_FILE = "BRAINSTEM.json"  # in soulDir: what it said, so a restart repeats nothing (the soul hands the path)
+ASK_KEPT_S = 7 * 86400  # an ask the flock no longer sends is forgotten after a week
+WORDS_KEPT_S = 86400  # the same words are answered at most once a day
+MOST_KEPT = 100  # of asks, and of words: the newest
 
 
 @dataclass
@@ -60,15 +77,26 @@ class Brainstem:
     provider = "brainstem"
     model_id = "brainstem"
 
-    def __init__(self, situation: Callable[[], Situation] | None = None, *, words: Mapping[str, str]):
+    def __init__(
+        self,
+        situation: Callable[[], Situation] | None = None,
+        *,
+        words: Mapping[str, str],
+        memory: Path | None = None,
+        clock: Clock | None = None,
+    ):
         self.situation = situation or Situation
         self.words = words
-        self._answered: set = set()
-        self._reminded: set = set()  # the keys of the reminders it said
+        self.memory = memory  # the file that keeps what it said across a restart; None: kept in memory only
+        self.clock = clock or Clock()
+        self._answered: dict = {}  # a person's words -> when (clock.time()) they were answered
+        self._reminded: set = set()  # the keys of the reminders it said (REMINDERS.json keeps their delivery)
         self._asks_out: dict = {}  # speak call id -> the flock's ask it says, its result not seen yet
         self._asks_said: set = set()  # asks the body's speak took (2xx): never said again
         self._asks_owed: list = []  # asks whose speak failed: said again at the next waking
+        self._asks_came: dict = {}  # ask (said, owed or out) -> when it last came: how long it is kept
         self._ids = itertools.count(1)
+        self._kept = self._load()
 
     @property
     def asks_said(self) -> frozenset:
@@ -79,8 +107,14 @@ class Brainstem:
         return ToolCall(f"brainstem_{next(self._ids):05d}", name, arguments)
 
     async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> Reply:
-        names = {tool.name for tool in tools or []}
+        self._forget()
+        reply = self._step({tool.name for tool in tools or []}, messages)
+        self._keep()  # what this step said or owes is on disk before the soul acts on the reply
+        return reply
+
+    def _step(self, names: set, messages: list) -> Reply:
         now, words = self.situation(), self.words
+        self._asks_came.update(dict.fromkeys(flock_asks(now.reasons), self.clock.time()))  # the flock still sends them
         heard_back = self._read_ask_results(messages)
         if now.step == 0 and "body_status" in names:
             return self._reply([self._call("body_status")])
@@ -123,7 +157,7 @@ class Brainstem:
         for heard in now.heard:
             if heard in self._answered:
                 continue
-            self._answered.add(heard)
+            self._answered[heard] = self.clock.time()
             answer = said(words["answer"], heard)
             answers.append(self._call("speak", text=answer) if "speak" in names else TextBlock(answer))
         return answers
@@ -135,6 +169,7 @@ class Brainstem:
             return []
         calls = []
         for ask in dict.fromkeys(asks):
+            self._asks_came.setdefault(ask, self.clock.time())
             if ask in self._asks_said or ask in self._asks_out.values() or ask in self._asks_owed:
                 continue
             call = self._call("speak", text=words["flock_ask"].format(ask=ask))
@@ -158,6 +193,55 @@ class Brainstem:
                 log.info("the brainstem said the flock's ask: %s", ask)
                 self._asks_said.add(ask)
         return read
+
+    def _load(self) -> dict:
+        """What a previous process kept (nothing when there is no file, or one that cannot be read)."""
+        if self.memory is None:
+            return {}
+        try:
+            kept = json.loads(Path(self.memory).read_bytes())
+            said, owed, answered = (_times(kept[key]) for key in ("said", "owed", "answered"))
+        except FileNotFoundError:
+            return {"said": {}, "owed": {}, "answered": {}}  # nothing said yet: nothing to write
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            log.warning(
+                "%s cannot be read (%s); the brainstem starts with no memory of what it said", MEMORY_FILE, error
+            )
+            return {}  # differs from anything kept: the next step rewrites the file whole
+        self._asks_said, self._asks_owed, self._answered = set(said), list(owed), answered
+        self._asks_came = {**said, **owed}
+        return kept
+
+    def _forget(self) -> None:
+        """Asks that stopped coming a week ago, words answered a day ago, all but the newest MOST_KEPT."""
+        now = self.clock.time()
+        out = set(self._asks_out.values())
+        came = {ask: t for ask, t in self._asks_came.items() if now - t < ASK_KEPT_S or ask in out}
+        self._asks_came = dict(sorted(came.items(), key=lambda item: item[1])[-MOST_KEPT:])
+        self._asks_said &= self._asks_came.keys()
+        self._asks_owed = [ask for ask in self._asks_owed if ask in self._asks_came]
+        answered = {words: t for words, t in self._answered.items() if now - t < WORDS_KEPT_S}
+        self._answered = dict(sorted(answered.items(), key=lambda item: item[1])[-MOST_KEPT:])
+
+    def _keep(self) -> None:
+        """Write what it said and owes, when that changed."""
+        out = set(self._asks_out.values())
+        owes = [*self._asks_owed, *out]  # an ask still out when the process dies is owed: said again, not never
+        kept = {
+            "said": {ask: t for ask, t in self._asks_came.items() if ask in self._asks_said},
+            "owed": {ask: self._asks_came[ask] for ask in owes if ask in self._asks_came},
+            "answered": dict(self._answered),  # a copy: the next step's answers must differ from what was kept
+        }
+        if self.memory is None or kept == self._kept:
+            return
+        try:
+            write_atomically(self.memory, json.dumps(kept, ensure_ascii=False, indent=1).encode())
+        except OSError as error:  # a full disk: it goes on saying things, and says it could not keep them
+            log.warning(
+                "%s could not be written (%s): a restart may repeat what the brainstem said", MEMORY_FILE, error
+            )
+            return
+        self._kept = kept
 
     def _reply(self, blocks: list) -> Reply:
         # Text before tool calls, the order a model writes them in.
@@ -197,6 +281,15 @@ def flock_asks(reasons: list) -> list:
         for piece in reason.split(MERGED)
         if piece.startswith(FLOCK_ASKS) and piece[len(FLOCK_ASKS) :].strip()
     ]
+
+
+def _times(value) -> dict:
+    """A kept {text: when} mapping, checked: a TypeError for anything else."""
+    if not isinstance(value, dict) or not all(
+        isinstance(t, (int, float)) and not isinstance(t, bool) for t in value.values()
+    ):
+        raise TypeError("not a mapping of texts to times")
+    return dict(value)
 
 
 def _previous_calls(messages: list) -> list:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudges import Nudge, told_in, words_apart, words_of
-from soulstack.llm.brainstem import Brainstem, Situation
+from soulstack.llm.brainstem import MEMORY_FILE, Brainstem, Situation
 from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
 from soulstack.clocks import Clock
@@ -137,7 +137,12 @@ class Soul:
         self.toolbox = toolbox
         self.hooks = hooks or Hooks()
         self.rng = rng or random.Random()
-        self.brainstem = Brainstem(self.situation, words=self.lang.TEXT["brainstem"])  # its words: the soul's language
+        self.brainstem = Brainstem(  # its words: the soul's language; what it said: kept in soulDir
+            self.situation,
+            words=self.lang.TEXT["brainstem"],
+            memory=Path(cfg["soulDir"]) / MEMORY_FILE,
+            clock=self.clock,
+        )
         self.model = model or self.brainstem
         self.routine_model = routine_model if model else None  # model.routine: see mind()
         self.last_mind = self.model  # the model the last waking thought with (keep-warm keeps its cache)
