@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.brainstem import MEMORY_FILE, MOST_KEPT, Brainstem, Situation, said
-from soulstack.llm.types import Message, ToolResult
+from soulstack.llm.types import Message, TextBlock, ToolResult
 from tests.helpers import until
 from tests.soul.helpers import Running, fell_asleep
 from tests.soul.test_brainstem_flock import EN, Flock, brainstem_soul
@@ -116,7 +116,7 @@ async def say(brainstem, reasons=(), heard=()):
     reply = await brainstem.complete("", [], tools)
     calls = reply.message.tool_calls()
     situation.step = 1
-    results = Message("user", [ToolResult(call.id, "ok") for call in calls])
+    results = Message("user", [ToolResult(call.id, [TextBlock("ok")]) for call in calls])
     await brainstem.complete("", [Message("assistant", reply.message.content), results], tools)
     return [call.input["text"] for call in calls if call.name == "speak"]
 
