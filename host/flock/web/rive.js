@@ -16,6 +16,11 @@ const MACHINE = "crow";
 const TRIGGER_MS = 1400; // how long a trigger's class stays on the figure (as the SVG figures do)
 const KINDS = { 56: "number", 58: "trigger", 59: "boolean" }; // rive.StateMachineInputType
 const TRUST_NAMES = ["stranger", "regular", "trusted"];
+// Reduced motion (docs/rive-crows.md): the runtime stops rendering, so the canvas holds a still
+// pose; a state change draws the new pose once now and once more when the longest of the crow's
+// transitions (the droop, 2.5 s) is over, and stops again.
+const REDUCED = "(prefers-reduced-motion: reduce)";
+const SETTLE_MS = 2600;
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -122,6 +127,45 @@ class RiveCrows {
   constructor(figures) {
     this.figures = figures;
     this.kind = "rive";
+    const query = matchMedia(REDUCED);
+    query.addEventListener("change", () => this.motion(query.matches)); // followed while the page is open
+    this.motion(query.matches);
+  }
+
+  // Live: the runtime renders every frame (breathing, blinking, flapping). Reduced: a still pose.
+  motion(reduced) {
+    this.reduced = reduced;
+    for (const crow of this.figures.values()) {
+      if (reduced) {
+        this.settle(crow);
+      } else {
+        clearTimeout(crow.settling);
+        crow.anim.startRendering();
+        crow.figure.dataset.motion = "live";
+      }
+    }
+  }
+
+  // Under reduced motion, show the pose a state change leads to without animating the way there.
+  // data-motion says "settling" until the last still frame is drawn, then "still" (for the tests).
+  settle(crow) {
+    if (!this.reduced) return;
+    clearTimeout(crow.settling);
+    crow.figure.dataset.motion = "settling";
+    this.drawOnce(crow, false);
+    crow.settling = setTimeout(() => this.drawOnce(crow, true), SETTLE_MS);
+  }
+
+  // One frame, then no more. stopRendering keeps the machine playing, so the frame startRendering
+  // draws has advanced by all the time since the last one: the pose the machine is in by now, not
+  // a replay of the way there. Stopping at the next animation frame lets that frame be drawn first.
+  drawOnce(crow, last) {
+    crow.anim.startRendering();
+    requestAnimationFrame(() => {
+      if (!this.reduced) return; // live again meanwhile: keep rendering
+      crow.anim.stopRendering();
+      if (last) crow.figure.dataset.motion = "still";
+    });
   }
 
   input(rec) {
@@ -143,6 +187,7 @@ class RiveCrows {
       figure[`_${rec.input}`] = setTimeout(() => figure.classList.remove(rec.input), TRIGGER_MS);
     }
     if (rec.input === "talk") say(crow.bubble, rec.text, rec.to);
+    this.settle(crow);
   }
 
   // A fresh view (the stream started over): nobody is out any more; trust is sent again.
@@ -152,6 +197,7 @@ class RiveCrows {
         crow.inputs.get(name).value = false;
         crow.figure.classList.remove(name);
       }
+      this.settle(crow);
     }
   }
 }
