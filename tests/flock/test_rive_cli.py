@@ -15,7 +15,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.flock.commands import check_rive
 from soulstack.flock.rive.builtin import built_in
 from soulstack.flock.rive.check import read
-from tests.fakes.riv import riv
+from tests.fakes.riv import obj, riv
 
 
 def run(soulstack_cmd, *args):
@@ -79,11 +79,14 @@ def test_a_rive_file_without_the_contract_stops_the_flock(soulstack_cmd, tmp_pat
     assert "artboard 'crow' has no state machine named 'crow' (it has: bird)" in err
 
 
-def test_a_good_rive_file_is_served(soulstack_cmd, tmp_path):
+def test_a_good_rive_file_is_served_and_what_the_checker_does_not_know_is_a_warning(soulstack_cmd, tmp_path):
     contract = read(built_in())[0].machines[0].inputs
     (tmp_path / "good.riv").write_bytes(riv("crow", contract))
     assert check_rive(str(tmp_path / "good.riv")) == []  # no warning either
-    port, process = flock(soulstack_cmd, tmp_path, tmp_path / "good.riv", stdout=subprocess.DEVNULL)
+    # A part this checker does not know (type 7, a rectangle in the runtime's defs): the runtime may
+    # draw it, so the flock says so and serves the file.
+    (tmp_path / "editor.riv").write_bytes(riv("crow", contract) + obj(7))
+    port, process = flock(soulstack_cmd, tmp_path, tmp_path / "editor.riv", stdout=subprocess.PIPE)
     try:
         served = None
         deadline = time.monotonic() + 30
@@ -93,7 +96,8 @@ def test_a_good_rive_file_is_served(soulstack_cmd, tmp_path):
                     served = answer.read()
             except OSError:
                 time.sleep(0.1)
-        assert served == (tmp_path / "good.riv").read_bytes(), f"exit {process.poll()}"
+        assert served == (tmp_path / "editor.riv").read_bytes(), f"exit {process.poll()}"
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=15)
+        out, _ = process.communicate(timeout=15)
+    assert f"flock: --rive {tmp_path / 'editor.riv'}: artboard 'crow': part 1 is a type 7" in out, out
