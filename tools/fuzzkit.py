@@ -279,6 +279,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def free_port_pair() -> int:
+    """A free port whose next one is free too (for servers that listen on PORT and PORT+1)."""
+    while True:
+        port = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
 def call(port: int, method: str, path: str, body=None, token: str | None = None, timeout: float = 10.0):
     """(status, parsed JSON or raw bytes) of one clean request."""
     data = None if body is None else json.dumps(body).encode()
@@ -417,7 +429,7 @@ class Servers(contextlib.ExitStack):
 
     def start_stackchan(self):
         """The xiaozhi adapter with no robot and no server behind it: its Body Protocol side still has to hold."""
-        port, device_port = free_port(), free_port()
+        port, device_port = free_port(), free_port_pair()  # the adapter takes device_port + 1 for photos
         server = self._start(
             "stackchan",
             [
@@ -476,13 +488,16 @@ class Servers(contextlib.ExitStack):
         wait_for_port(port, server.process)
 
     def start_all(self):
-        self.start_soul()
-        self.start_terminal()
-        self.start_sim_and_bridge()
-        self.start_stackchan()
-        self.start_tts()
-        self.start_ears()
-        self.start_flock()
+        starts = (self.start_soul, self.start_terminal, self.start_sim_and_bridge, self.start_stackchan)
+        for start in starts + (self.start_tts, self.start_ears, self.start_flock):
+            try:
+                start()
+            except RuntimeError as error:  # what the server said before it died is the why: its log's end
+                logs = sorted(self.folder.glob("*.log"), key=lambda log: log.stat().st_mtime)
+                said = logs[-1].read_text(errors="replace")[-1500:] if logs else ""
+                raise RuntimeError(
+                    f"{error}; the newest log, {logs[-1].name if logs else '-'}, ends:\n{said}"
+                ) from None
         return self
 
 
