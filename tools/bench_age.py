@@ -28,7 +28,8 @@ host/fakes/anthropic_api.py playing the same player, a real body on loopback, a 
                model is sent or in recall's top 5 for a query made of the question's words. This
                measures what the soul can reach, not what a model answers.
 
-Output: a table with a row per age, then exactly one last line
+Output: a table with a row per age, the floor (a fresh interpreter's VmRSS bare and after only
+`import anthropic`: what no soul code can shed), then exactly one last line
     start_s_3y=X rss_mb_3y=X rss_ratio_3y_1d=X recall_p95_ms=X recall_share=X
 (the 3-year life's start, its memory after the 100 wakings and its ratio to the 1-day life's,
 its recall p95 and share). Goals (docs/metabolism.md, "The archive"): start <= 1 s and <= 80 MB
@@ -66,6 +67,7 @@ WAKINGS = 100
 # Packages worth knowing whether a soul loaded (the other provider's SDK must not be among them).
 HEAVY = ("anthropic", "openai", "boto3", "botocore", "mcp", "numpy", "PIL", "playwright", "websockets")
 SEED = 7
+MODEL_IDS = {"anthropic": "claude-sonnet-5-5", "openai": "llama3.1"}  # openai: an OpenAI-compatible local server
 # What a waking's snapshot says besides the time (~1 KB, as the issue's measure had it).
 FILLER = (
     "\n\nYour body (the desk robot) is there and awake. What you feel: a calm, slow afternoon; nothing "
@@ -251,16 +253,40 @@ def rss_mb() -> float:
     return math.nan
 
 
-async def measure(folder: Path, days: int, wakings: int, trace: bool = False) -> dict:
+def as_openai(reply: dict) -> dict:
+    """The player's Messages API reply as a Chat Completions one: its text, its tool calls."""
+    from soulstack.fakes.openai_api import completion
+
+    words = " ".join(b["text"] for b in reply["content"] if b["type"] == "text") or None
+    calls = [
+        {"id": b["id"], "name": b["name"], "arguments": b["input"]} for b in reply["content"] if b["type"] == "tool_use"
+    ]
+    return completion(words, calls, finish_reason="length" if reply["stop_reason"] == "max_tokens" else None)
+
+
+def fake_api(provider: str, clock, player):
+    """The fake model server for `provider`, playing `player`, and the soul's env pointing at it."""
+    if provider == "openai":
+        from soulstack.fakes.openai_api import FakeOpenAI
+
+        fake = FakeOpenAI(default=lambda request: as_openai(player.answer(request)))
+        return fake, lambda: {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": fake.base_url + "/v1"}  # once started
+    from soulstack.fakes.anthropic_api import FakeAnthropic
+
+    fake = FakeAnthropic(clock=clock.monotonic, default=player.answer)
+    return fake, lambda: {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url}
+
+
+async def measure(folder: Path, days: int, wakings: int, trace: bool = False, provider: str = "anthropic") -> dict:
     if trace:
         import tracemalloc
 
         tracemalloc.start()
     imports = time.perf_counter()
-    import anthropic  # noqa: F401  (the SDK's import is the same at every age: it is timed apart)
+    # The SDK's import is the same at every age: it is timed apart.
+    __import__(provider)
 
     from soulstack.clocks import StepClock
-    from soulstack.fakes.anthropic_api import FakeAnthropic
     from soulstack.fakes.soul_body import QVGA_JPEG, RecordingBody
     from soulstack.llm.types import ToolCall as Call
     from soulstack.soul import config
@@ -272,21 +298,19 @@ async def measure(folder: Path, days: int, wakings: int, trace: bool = False) ->
     out: dict = {"imports_s": time.perf_counter() - imports, "rss_imports_mb": rss_mb()}
     imported = tracemalloc.take_snapshot() if trace else None
     done = asyncio.Event()
-    async with (
-        RecordingBody(image=QVGA_JPEG) as body,
-        FakeAnthropic(clock=clock.monotonic, default=player.answer) as fake,
-    ):
+    model_api, soul_env = fake_api(provider, clock, player)
+    async with RecordingBody(image=QVGA_JPEG) as body, model_api as fake:
         raw = {
             "soulDir": str(folder),
             "timezone": "UTC",
-            "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
+            "model": {"provider": provider, "id": MODEL_IDS[provider], "keepWarm": False},
             "body": {"name": "the desk robot", "endpoints": body.endpoints()},
             "persona": {"name": "Pip", "human": "Ana"},
             "nudge": {"port": 0},
             "budget": {"maxWakesPerDay": 1000},
         }
         cfg, _warnings = config.from_dict(raw)
-        env = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url}
+        env = soul_env()
         began = time.perf_counter()
         soul = build_soul(cfg, clock=clock, env=env, rng=random.Random(SEED))
 
@@ -340,14 +364,25 @@ async def measure(folder: Path, days: int, wakings: int, trace: bool = False) ->
     return out
 
 
-def run_age(cache: Path, days: int, wakings: int) -> dict:
+# What a fresh interpreter holds before any soul code: bare, and with the SDK the soul talks to Claude through.
+FLOOR = "import {module}\nfor line in open('/proc/self/status'):\n    if line.startswith('VmRSS:'): print(int(line.split()[1]) / 1024)"
+
+
+def floor_mb(module: str) -> float:
+    """VmRSS of a fresh interpreter that imported only `module`: the part of rss_mb no soul code can shed."""
+    child = subprocess.run([sys.executable, "-c", FLOOR.format(module=module)], capture_output=True, text=True)
+    return float(child.stdout.strip()) if child.returncode == 0 else math.nan
+
+
+def run_age(cache: Path, days: int, wakings: int, provider: str) -> dict:
     life = cached_life(cache, days)
     with tempfile.TemporaryDirectory(prefix="bench-age-") as tmp:
         copy = Path(tmp) / "soul"
         shutil.copytree(life, copy)
         archive_mb = (copy / "archive.sqlite3").stat().st_size / 2**20
         child = subprocess.run(
-            [sys.executable, __file__, "--measure", str(copy), "--days", str(days), "--wakings", str(wakings)],
+            [sys.executable, __file__, "--measure", str(copy), "--days", str(days), "--wakings", str(wakings)]
+            + ["--provider", provider],
             capture_output=True,
             text=True,
         )
@@ -365,15 +400,21 @@ def main(argv=None) -> int:
         "--ages", default=",".join(map(str, AGES)), help="days, comma-separated (1 and 1095 for the last line)"
     )
     parser.add_argument("--wakings", type=int, default=WAKINGS)
+    parser.add_argument(
+        "--provider",
+        choices=tuple(MODEL_IDS),
+        default="anthropic",
+        help="the SDK the soul talks through (openai: the openai SDK against a fake Chat Completions server)",
+    )
     parser.add_argument("--trace", action="store_true", help="with --measure: where the memory goes (tracemalloc)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--days", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:
-        print(json.dumps(asyncio.run(measure(Path(args.measure), args.days, args.wakings, args.trace))))
+        print(json.dumps(asyncio.run(measure(Path(args.measure), args.days, args.wakings, args.trace, args.provider))))
         return 0
     ages = [int(a) for a in args.ages.split(",")]
-    rows = {days: run_age(Path(args.cache), days, args.wakings) for days in ages}
+    rows = {days: run_age(Path(args.cache), days, args.wakings, args.provider) for days in ages}
     print(
         f"{'days':>5} {'session MB':>10} {'archive MB':>10} {'imports s':>9} {'RSS imports':>11} {'start s':>8} "
         f"{'RSS start':>9} {'RSS +100':>9} {'recall p95 ms':>13} {'recall share':>12}"
@@ -385,6 +426,11 @@ def main(argv=None) -> int:
             f"{row['rss_imports_mb']:>11.1f} {row['start_s']:>8.3f} "
             f"{row['rss_start_mb']:>9.1f} {row['rss_mb']:>9.1f} {row['recall_p95_ms']:>13.1f} {share:>12}"
         )
+    bare, sdk = floor_mb("sys"), floor_mb(args.provider)
+    print(
+        f"floor: a bare interpreter {bare:.1f} MB; with only `import {args.provider}` {sdk:.1f} MB "
+        f"(the SDK and what it loads: asyncio, httpx, pydantic...), before any soul code"
+    )
     old, young = rows.get(1095), rows.get(1)
     if old and young:
         print(
