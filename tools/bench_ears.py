@@ -44,9 +44,8 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # no
 from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
 from soulstack.serving import listening  # noqa: E402
 from soulstack.sim.runner import Simulator  # noqa: E402
-from soulstack.soul import config  # noqa: E402
-from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
 from soulstack.tts.server import make_tts_app  # noqa: E402
+from tools.bench_soul import awake_soul  # noqa: E402
 
 # Phrases espeak-ng's voice below says so that pocketsphinx makes them out, taken in turn: the soul's
 # converse reuses the answer to the same words for 15 s, so no phrase comes back sooner than that.
@@ -117,24 +116,11 @@ async def run(args) -> list:
     with tempfile.TemporaryDirectory(prefix="soulstack-bench-ears-") as folder:
         folder = Path(folder)
         log = folder / "speaker.log"
-        async with RecordingBody() as own_body, FakeAnthropic(default=model) as fake:
-            cfg, _ = config.from_dict(
-                {
-                    "soulDir": str(folder / "soul"),
-                    "timezone": "UTC",
-                    "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
-                    "body": {"name": "the desk robot", "endpoints": own_body.endpoints()},
-                    "persona": {"name": "Pip", "human": "Ana"},
-                    "nudge": {"port": 0},
-                    "budget": {"maxWakesPerDay": 100000},
-                }
-            )
-            soul = build_soul(cfg, env={"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url})
-            lines = []
-            living = asyncio.create_task(serve_and_live(soul, announce=lines.append))
-            while not (lines and soul.wakings == 1 and soul.state == "asleep"):
-                await asyncio.sleep(0.01)
-            soul_url = next(word for word in lines[0].split() if word.startswith("http"))
+        async with (
+            RecordingBody() as own_body,
+            FakeAnthropic(default=model) as fake,
+            awake_soul(str(folder / "soul"), own_body, fake) as (_soul, soul_url),
+        ):
             robot_port = unused_port()
             ears = Ears(
                 PocketSphinx(),
@@ -166,11 +152,6 @@ async def run(args) -> list:
                         print(f"run {number + 1}: total {rows[-1]['total']:.0f} ms", file=sys.stderr, flush=True)
                 finally:
                     robot.stop()
-            living.cancel()
-            try:
-                await living
-            except asyncio.CancelledError:
-                pass
     return rows
 
 

@@ -35,11 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 from openai import AsyncOpenAI  # noqa: E402
 
-from soulstack.soul import config  # noqa: E402
-from soulstack.soul.run import build_soul, serve_and_live  # noqa: E402
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402
 from soulstack.fakes.scripted_server import steered  # noqa: E402
 from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
+from tools.bench_soul import awake_soul  # noqa: E402
 
 CHARS_PER_TOKEN = 4
 SPEAK_ENDS = "<the speak call's input is complete>"
@@ -161,59 +160,38 @@ async def run(args) -> dict:
         async with (
             RecordingBody() as body,
             FakeAnthropic(default=lambda _body: tool_use("sleep", {"minutes": 60})) as fake,
+            awake_soul(soul_dir, body, fake, [lambda soul, waking: turn_ends.append(time.perf_counter())]) as (
+                soul,
+                url,
+            ),
         ):
-            cfg, _warnings = config.from_dict(
-                {
-                    "soulDir": soul_dir,
-                    "timezone": "UTC",
-                    "model": {"provider": "anthropic", "id": "claude-sonnet-5-5", "keepWarm": False},
-                    "body": {"name": "the desk robot", "endpoints": body.endpoints()},
-                    "persona": {"name": "Pip", "human": "Ana"},
-                    "nudge": {"port": 0},
-                    "budget": {"maxWakesPerDay": 100000},
-                }
-            )
-            soul = build_soul(cfg, env={"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.base_url})
-            soul.hooks.on_waking_end.append(lambda soul, waking: turn_ends.append(time.perf_counter()))
-            lines = []
-            living = asyncio.create_task(serve_and_live(soul, announce=lines.append))
-            try:
-                while not (lines and soul.wakings == 1 and soul.state == "asleep"):
-                    await asyncio.sleep(0.01)
-                url = next(word for word in lines[0].split() if word.startswith("http"))
-                # One client for every run, as a voice stack keeps one: its making is not the soul's time.
-                client = AsyncOpenAI(base_url=url + "/v1", api_key="bench", max_retries=0, timeout=60)
-                for number in range(args.runs):
-                    for name in args.shape:
-                        replies, marker = SHAPES[name]
-                        specs = replies()
-                        pacers = [
-                            Pacer(args.ttft_ms / 1000, args.tps, marker if i == len(specs) - 1 else None)
-                            for i in range(len(specs))
-                        ]
-                        fake.reply(*(steered(spec, after_event=pacer) for spec, pacer in zip(specs, pacers)))
-                        wakings = soul.wakings
-                        start, first, answer = await ask(client, f"hello, it's Ana ({name}, {number})")
-                        while not (soul.wakings == wakings + 1 and soul.state == "asleep"):
-                            await asyncio.sleep(0.005)
-                        spoken, call_end = pacers[-1].spoken_at, pacers[-1].ended_at
-                        rows[name].append(
-                            {
-                                "asked": pacers[0].started_at - start,
-                                "first": first - start,
-                                "overhead": first - spoken,
-                                "call": call_end - start,
-                                "turn": turn_ends[-1] - start,
-                                "answer": answer,
-                            }
-                        )
-                await client.close()
-            finally:
-                living.cancel()
-                try:
-                    await living
-                except asyncio.CancelledError:
-                    pass
+            # One client for every run, as a voice stack keeps one: its making is not the soul's time.
+            client = AsyncOpenAI(base_url=url + "/v1", api_key="bench", max_retries=0, timeout=60)
+            for number in range(args.runs):
+                for name in args.shape:
+                    replies, marker = SHAPES[name]
+                    specs = replies()
+                    pacers = [
+                        Pacer(args.ttft_ms / 1000, args.tps, marker if i == len(specs) - 1 else None)
+                        for i in range(len(specs))
+                    ]
+                    fake.reply(*(steered(spec, after_event=pacer) for spec, pacer in zip(specs, pacers)))
+                    wakings = soul.wakings
+                    start, first, answer = await ask(client, f"hello, it's Ana ({name}, {number})")
+                    while not (soul.wakings == wakings + 1 and soul.state == "asleep"):
+                        await asyncio.sleep(0.005)
+                    spoken, call_end = pacers[-1].spoken_at, pacers[-1].ended_at
+                    rows[name].append(
+                        {
+                            "asked": pacers[0].started_at - start,
+                            "first": first - start,
+                            "overhead": first - spoken,
+                            "call": call_end - start,
+                            "turn": turn_ends[-1] - start,
+                            "answer": answer,
+                        }
+                    )
+            await client.close()
     return rows
 
 
