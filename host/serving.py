@@ -40,6 +40,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import signal
 
 import aiohttp
@@ -411,7 +412,8 @@ async def listening(
             try:
                 await site.start()
             except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
-                why = getattr(error, "strerror", None) or error
+                # asyncio's own text repeats the address: the errno's words say it once
+                why = os.strerror(error.errno) if getattr(error, "errno", None) else error
                 raise UsageError(f"cannot listen on {host}:{port} ({why}); {hint}") from None
             bound.append(site._server.sockets[0].getsockname()[1])
         yield bound[0] if isinstance(ports, int) else bound

@@ -290,7 +290,8 @@ class StackChanBody:
         ):
             robot_port = robot_server.sockets[0].getsockname()[1]
             wanted_vision = robot_port + 1 if vision_port is None else vision_port
-            async with listening(vision_app, device_host, wanted_vision) as self.vision_port:
+            photos_hint = "robots upload photos to their port + 1: choose another --device-listen"
+            async with listening(vision_app, device_host, wanted_vision, hint=photos_hint) as self.vision_port:
                 tasks = [asyncio.create_task(self.sender.run())] if self.sender else []
                 try:
                     yield body_port, robot_port, self.vision_port

@@ -436,6 +436,46 @@ async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
     )
 
 
+async def test_a_taken_photo_port_is_one_line_naming_it(soulstack_cmd):
+    """Robots upload photos to the robot port + 1: when that one is taken, the line names it, not the robot port."""
+    import socket
+
+    with socket.socket() as taken:
+        while True:  # a taken port whose port below is free, for --device-listen
+            taken.bind(("127.0.0.1", 0))
+            photos = taken.getsockname()[1]
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", photos - 1))
+                    break
+                except OSError:
+                    taken.close()
+                    taken = socket.socket()
+        taken.listen()
+        process = await asyncio.create_subprocess_exec(
+            *soulstack_cmd,
+            "body",
+            "stackchan",
+            "--upstream",
+            "ws://127.0.0.1:9/",
+            "--port",
+            "0",
+            "--device-listen",
+            f"127.0.0.1:{photos - 1}",
+            "--nudge-url",
+            "",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 2
+    lines = err.decode().strip().splitlines()
+    assert (
+        len(lines) == 1
+        and f"cannot listen on 127.0.0.1:{photos} (Address already in use); robots upload photos" in (lines[0])
+    ), lines
+
+
 async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
     async with FakeUpstream() as upstream, aiohttp.ClientSession() as http:
         process = await asyncio.create_subprocess_exec(
