@@ -152,24 +152,33 @@ async def _offline(url):
     return await online(url) is False
 
 
-@pytest.mark.parametrize(
-    "failure, said",
-    [
-        ("wrong_password", "wrong Wi-Fi password (check wifi.password)"),
-        ("handshake_timeout", "Wi-Fi handshake timed out (most often a wrong wifi.password)"),
-        ("no_ap", "Wi-Fi network not found (check wifi.ssid)"),
-    ],
-)
-async def test_wifi_failure_is_said_in_words(hal_sim, failure, said):
-    lines = []
-    simulator, url = hal_sim("generic", world={"wifi": failure, "wdt": "fail"}, show=lines.append)
-    simulator.release()
-    assert await until(lambda: any(line.startswith("ready:") for line in lines), 15), lines
-    ready = [line for line in lines if line.startswith("ready:")]
-    assert ready[0] == f"ready: ip=- wifi={said}"
-    connect = simulator.calls("WLAN.connect")[0]
-    assert connect["ssid"] == "(simulated)" and connect["key"] == "***"  # the journal never holds the password
-    assert alive(simulator)  # a watchdog that would not start is no reason to stop
+WIFI_FAILURES = {
+    "wrong_password": "wrong Wi-Fi password (check wifi.password)",
+    "handshake_timeout": "Wi-Fi handshake timed out (most often a wrong wifi.password)",
+    "no_ap": "Wi-Fi network not found (check wifi.ssid)",
+}
+
+
+async def test_wifi_failure_is_said_in_words(hal_sim):
+    """Each failure on its own simulator, all at once: the firmware waits out its 10 s join on each."""
+    started = {}
+    for failure in WIFI_FAILURES:
+        lines = []
+        simulator, _url = hal_sim("generic", world={"wifi": failure, "wdt": "fail"}, show=lines.append)
+        simulator.release()
+        started[failure] = simulator, lines
+
+    async def said_ready(lines):
+        return await until(lambda: any(line.startswith("ready:") for line in lines), 15)
+
+    came = await asyncio.gather(*(said_ready(lines) for _, lines in started.values()))
+    for (failure, said), (simulator, lines), ready_came in zip(WIFI_FAILURES.items(), started.values(), came):
+        assert ready_came, (failure, lines)
+        ready = [line for line in lines if line.startswith("ready:")]
+        assert ready[0] == f"ready: ip=- wifi={said}", failure
+        connect = simulator.calls("WLAN.connect")[0]
+        assert connect["ssid"] == "(simulated)" and connect["key"] == "***"  # the journal never holds the password
+        assert alive(simulator), failure  # a watchdog that would not start is no reason to stop
 
 
 # --- speech -----------------------------------------------------------------------------------
