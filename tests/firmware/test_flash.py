@@ -281,13 +281,6 @@ def test_a_directory_is_not_a_serial_port(tmp_path):
         open_serial(str(tmp_path))
 
 
-def test_not_running_micropython_when_nothing_answers(device):
-    result = soulstack("--port", device.path, "--no-wifi", timeout=60)
-    assert result.returncode == 1
-    assert "not running MicroPython" in result.stderr and "--firmware" in result.stderr
-    assert PASSWORD not in result.stdout
-
-
 def test_esptool_that_cannot_reach_the_bootloader_says_how_to_enter_download_mode(device, image):
     result = soulstack("--port", device.path, "--no-wifi", "--firmware", str(image), timeout=120)
     assert result.returncode == 1
@@ -398,9 +391,22 @@ def test_a_missing_robot_is_said_before_any_question():
     assert "/nonexistent/ttyACM9 does not exist" in text and "Wi-Fi" not in text
 
 
-def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password(device):
-    import select
+def check_not_running_micropython_when_nothing_answers(device):
+    result = soulstack("--port", device.path, "--no-wifi", timeout=60)
+    assert result.returncode == 1
+    assert "not running MicroPython" in result.stderr and "--firmware" in result.stderr
+    assert PASSWORD not in result.stdout
 
+
+def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password(device):
+    """Beside it, on a second silent device, the same silence without a terminal (--no-wifi): each
+    waits out mpremote's 10 s for a REPL answer, so the two wait at once."""
+    import select
+    from concurrent.futures import ThreadPoolExecutor
+
+    other = FakeSerialDevice(boot_noise=False, silent=True)
+    beside = ThreadPoolExecutor(1)
+    unasked = beside.submit(check_not_running_micropython_when_nothing_answers, other)
     pid, terminal = on_a_terminal("--port", device.path)
     answers = [
         (b"Wi-Fi network name", b"home\n"),
@@ -425,6 +431,11 @@ def test_interactive_prompts_ask_for_what_is_missing_and_never_show_the_password
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(terminal)
+        try:
+            unasked.result(timeout=90)  # its assertions fail the test here
+        finally:
+            beside.shutdown()
+            other.unplug()
     text = output.decode(errors="replace")
     assert not answers, f"never asked: {[a[0] for a in answers]}\n{text}"
     assert os.waitstatus_to_exitcode(status) == 1
