@@ -270,7 +270,16 @@ async def test_robots_on_a_lan_address_need_a_device_token_to_start(soulstack_cm
         assert how in lines[0]
 
 
-async def test_insecure_mode_starts_with_a_warning_and_the_robot_is_only_a_reason(soulstack_cmd):
+async def test_insecure_mode_and_a_pinned_body_with_secrets_from_files_and_the_environment(soulstack_cmd, tmp_path):
+    """Two commands, one each way, run at once: each waits out its nudge sender's 10 s between nudges."""
+    async with asyncio.TaskGroup() as both:  # one failing cancels the other, which stops its command
+        both.create_task(insecure_mode_starts_with_a_warning_and_the_robot_is_only_a_reason(soulstack_cmd))
+        both.create_task(
+            the_command_pins_the_body_and_reads_its_secrets_from_files_and_the_environment(soulstack_cmd, tmp_path)
+        )
+
+
+async def insecure_mode_starts_with_a_warning_and_the_robot_is_only_a_reason(soulstack_cmd):
     receiver = Receiver()
     async with FakeUpstream() as upstream, receiver, aiohttp.ClientSession() as http:
         process, body_url, robot_url = await _start(
@@ -298,7 +307,7 @@ async def test_insecure_mode_starts_with_a_warning_and_the_robot_is_only_a_reaso
     assert "(unchecked" in receiver.nudges.nudges[1].reason
 
 
-async def test_the_command_pins_the_body_and_reads_its_secrets_from_files_and_the_environment(soulstack_cmd, tmp_path):
+async def the_command_pins_the_body_and_reads_its_secrets_from_files_and_the_environment(soulstack_cmd, tmp_path):
     token_file = tmp_path / "device-token"
     token_file.write_text("robot-token\n")
     token_file.chmod(0o600)
