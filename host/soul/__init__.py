@@ -5,7 +5,9 @@ What lives where:
   run.py          build_soul: the one place a soul is wired (`attach_parts`: every part `Soul`
                   declares, every hook they hang); serve_and_live; run_soul (`soulstack soul`)
   loop.py         `Soul`: the life (wake, snapshot, turn, sleep), the ways in (`nudge`, `deliver`)
-                  and the sleep, which asks keep-warm when the prompt cache needs a refresh
+  waking.py       `Waking`, one waking's record (why it woke, what it did); `Delivery`, words waiting
+  sleep.py        `Sleep`: between wakings, until something wakes it; asks keep-warm when the
+                  prompt cache needs a refresh
   turn.py         one waking's turn: model step, tools, model step, ... until it sleeps
   snapshot.py     the message each waking begins with (its inner life once, then what changed)
   inbox.py        nudges kept on disk (NUDGES.jsonl) until a stored snapshot shows them
@@ -34,9 +36,9 @@ The life of a waking (`Soul.live`):
     any other:  before_turn hooks (new MCP tools, the ceiling's fold), then run_turn:
                 view(soul) -> model -> tools -> ... until a reply calls sleep (turn.py)
   _end         one log line, the sleep planned (rhythm.py, adjust_sleep hooks)
-  _sleep       until the alarm, a nudge that is due, words delivered or a reminder's time (a
-               retry of one not said is made on the way); each stretch (_doze) refreshes the
-               prompt cache when keep-warm says it would expire first
+  sleep        Sleep.until_woken (sleep.py): until the alarm, a nudge that is due, words delivered
+               or a reminder's time (a retry of one not said is made on the way); each stretch
+               refreshes the prompt cache when keep-warm says it would expire first
 
 The path of a nudge:
 

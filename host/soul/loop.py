@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -34,8 +32,10 @@ from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
 from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
 from soulstack.soul.prompts import texts
+from soulstack.soul.sleep import Sleep
 from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes
 from soulstack.soul.turn import run_turn
+from soulstack.soul.waking import Delivery, Waking, collapse, tally
 
 if TYPE_CHECKING:
     from soulstack.protocol.client import BodyClient
@@ -52,52 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATUS_PROBE_S = 5.0
-
-
-@dataclass
-class Delivery:
-    """The human's words delivered through converse (`Soul.deliver`), waiting for the soul (nudges wait in
-    the inbox; those that came while it was thinking are `WakeReasons.nudged_while_thinking`)."""
-
-    text: str
-    while_thinking: bool = False
-    on_enter: Callable | None = None  # called once the words are in the model's context
-    speaker: str | None = None  # who spoke them, when the voice stack knows (None: the soul's human)
-
-
-@dataclass
-class Waking:
-    number: int
-    started: object  # aware datetime
-    why: WakeReasons
-    delivered: list = field(default_factory=list)  # Deliveries (converse words)
-    nudges: list = field(default_factory=list)  # inbox Entries this waking shows
-    step: int = 0  # model calls made so far
-    tools_used: list = field(default_factory=list)
-    sleep: rhythm.SleepPlan | None = None
-    on_brainstem: bool = False
-    fell_back: bool = False
-    error: str | None = None
-    heard_in_turn: list = field(default_factory=list)  # words that joined the running turn
-    body_changed: bool = False  # its body sense differs from the last waking's
-    consolidating: bool = False  # the night's consolidation (host/soul/memory/consolidate.py)
-    routine: bool | None = None  # False once the main mind took over (Soul.mind)
-
-
-def tally(items: list) -> list:
-    """Repeats shown once with their count ("a face appeared (x40)"), first-come order kept."""
-    counts = Counter(items)
-    return [f"{item} (x{counts[item]})" if counts[item] > 1 else item for item in collapse(items)]
-
-
-def collapse(items: list) -> list:
-    """Exact duplicates collapsed, first-come order kept."""
-    seen, out = set(), []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
 
 
 class Soul:
@@ -161,12 +115,10 @@ class Soul:
         self.waking: Waking | None = None
         self.wakings = 0
         self.last_error: str | None = None
-        self._pending: list = []  # Deliveries (converse words) for the next waking
+        self.pending: list = []  # Deliveries (converse words) for the next waking (they end its sleep)
         self.inbox = Inbox(Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"]).load()
         self._incoming: list = []  # Deliveries for the running turn
-        self._wake = asyncio.Event()
-        self._slept_at: float | None = None
-        self._alarm_s: float | None = None
+        self.sleep = Sleep(self)  # between wakings (host/soul/sleep.py)
         self.snapshot_at: int | None = None  # index in session.messages of the running waking's snapshot; None asleep
 
     # --- time -------------------------------------------------------------------------
@@ -187,7 +139,7 @@ class Soul:
         """Keep a nudge; returns once it is on disk (answer 202 then). The sleep decides when it wakes."""
         await self.inbox.add(nudge, while_thinking=self.state == "thinking")
         self.hooks.each("on_nudge", self, nudge)
-        self._wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
+        self.sleep.wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
 
     def deliver(self, words: str, on_enter: Callable | None = None, speaker: str | None = None) -> None:
         """The human (or `speaker`) speaks now. Thinking: into the running turn; otherwise: wake with them."""
@@ -196,15 +148,15 @@ class Soul:
         if self.state == "thinking":
             self._incoming.append(delivery)
         else:
-            self._pending.append(delivery)
-            self._wake.set()
+            self.pending.append(delivery)
+            self.sleep.wake.set()
 
     def asleep_for(self) -> float | None:
         """Seconds until its alarm while asleep (/health's asleepUntil, the terminal face's line); None awake.
         A nudge may wake it sooner."""
-        if self.state != "asleep" or self._slept_at is None or self._alarm_s is None:
+        if self.state != "asleep" or self.sleep.slept_at is None or self.sleep.alarm_s is None:
             return None
-        return max(0.0, self._slept_at + self._alarm_s - self.clock.monotonic())
+        return max(0.0, self.sleep.slept_at + self.sleep.alarm_s - self.clock.monotonic())
 
     def has_incoming(self) -> bool:
         """Something for the running turn: words delivered, or a reminder whose time came meanwhile."""
@@ -288,17 +240,17 @@ class Soul:
                 self.last_error = waking.error
                 log.exception("waking %d failed", waking.number)
             sleep_s = self._end(waking)
-            await self._sleep(sleep_s)
+            await self.sleep.until_woken(sleep_s)
 
     def _begin(self, first: bool) -> Waking:
         self.state = "thinking"
-        self._wake.clear()  # nudges from now on belong to the next waking
-        delivered, self._pending = self._pending, []
+        self.sleep.wake.clear()  # nudges from now on belong to the next waking
+        delivered, self.pending = self.pending, []
         nudges = self.inbox.take(self.clock.monotonic())
         slept = early = None
-        if self._slept_at is not None:
-            slept = (self.clock.monotonic() - self._slept_at) / 60
-            early = max(0.0, (self._alarm_s / 60) - slept) if self._alarm_s is not None else None
+        if self.sleep.slept_at is not None:
+            slept = (self.clock.monotonic() - self.sleep.slept_at) / 60
+            early = max(0.0, (self.sleep.alarm_s / 60) - slept) if self.sleep.alarm_s is not None else None
         last = self.waking  # the waking it slept after (None at the first)
         told = last is not None and not last.error and last.sleep is not None and last.sleep.told
         why = WakeReasons(first=first, slept_minutes=slept, early_minutes=early, sleep_told=told)
@@ -374,7 +326,7 @@ class Soul:
         """Log the waking in one line; the seconds to sleep."""
         # Words that arrived after the last model step are not lost: they open the next waking (and so
         # does a reminder due since: not take_incoming, which would show it to a turn that is over).
-        self._pending += self._incoming
+        self.pending += self._incoming
         self._incoming = []
         if waking.error:
             minutes = self.cfg["loop"]["errorSleepMinutes"]
@@ -390,7 +342,7 @@ class Soul:
         # them as the next waking will, as placeholders, or its prefix would not match.
         self.snapshot_at = None
         self.hooks.each("on_waking_end", self, waking)
-        if self._pending:
+        if self.pending:
             plan_text += "; woken again at once (something arrived while it was thinking)"
         elif self.inbox.due_in(self.clock.monotonic()) is not None:
             plan_text += "; nudges arrived while it was thinking (they wake it as soon as they are due)"
@@ -417,67 +369,3 @@ class Soul:
         if not parts and why.slept_minutes is not None:
             parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")
         return "woke: " + "; ".join(parts)
-
-    # --- the sleep ----------------------------------------------------------------------
-
-    async def _sleep(self, seconds: float) -> None:
-        """Until the alarm, converse words, nudges that are due (a nudge that is not yet due shortens the sleep),
-        or a reminder's time, whatever the sleep's length and clamp (a retry of one not said runs beside it)."""
-        self._slept_at, self._alarm_s = self.clock.monotonic(), seconds
-        alarm = self._slept_at + seconds
-        while not self._pending:
-            now = self.clock.monotonic()
-            due = self.inbox.due_in(now)
-            if due == 0 or now >= alarm:
-                return
-            promised = self.reminders.while_asleep()  # host/soul/reminders/delivery.py
-            if promised == 0:
-                return
-            self._wake.clear()
-            if self.reminders.trying is not None:  # its body is saying a reminder: beside the sleep
-                await self._beside(self.reminders.trying, due)
-                continue
-            until = alarm if due is None else min(alarm, now + due)
-            if promised is not None:
-                until = min(until, now + promised)
-            await self._doze(until - now)
-
-    async def _beside(self, trying: asyncio.Future, due: float | None) -> None:
-        """Wait for a reminder's try, raced against a person: a nudge or words (the wake), or nudges
-        waiting for their interval (`due`). The clock does not run on by itself meanwhile: the alarm
-        or another reminder would need the same body, busy with this sentence (a minute at most)."""
-        waits = {asyncio.ensure_future(self._wake.wait())}
-        if due is not None:
-            waits.add(asyncio.ensure_future(self.clock.sleep(due)))
-        try:
-            await asyncio.wait({trying, *waits}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for wait in waits:
-                wait.cancel()
-
-    async def _doze(self, seconds: float) -> None:
-        """One stretch of sleep: `seconds`, or until something wakes the soul. Keep-warm is asked when the
-        prompt cache would expire first (host/soul/memory/keepwarm.py); the soul refreshes it then and
-        dozes on. A refresh that fails ends the refreshes of this stretch, never the sleep."""
-        clock, wake = self.clock, self._wake
-        end = clock.monotonic() + max(0.0, seconds)
-        refresh_at = self.keep_warm.first_refresh(end)
-        while refresh_at is not None:
-            if await clock.sleep_until_woken(refresh_at - clock.monotonic(), wake):
-                return
-            if not await self._refresh_unless_woken() or wake.is_set():
-                break
-            refresh_at = self.keep_warm.next_refresh(end)
-        await clock.sleep_until_woken(end - clock.monotonic(), wake)
-
-    async def _refresh_unless_woken(self) -> bool:
-        """One keep-warm refresh, raced against a nudge (which wins: the soul never waits for a refresh)."""
-        refresh = asyncio.ensure_future(self.keep_warm.refresh())
-        woken = asyncio.ensure_future(self._wake.wait())
-        try:
-            await asyncio.wait({refresh, woken}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            woken.cancel()
-            if not refresh.done():
-                refresh.cancel()
-        return refresh.done() and not refresh.cancelled() and refresh.result()

@@ -14,7 +14,7 @@
   ceiling.py      `Ceiling`: fold when the view passes model.maxContextTokens (a before_turn hook),
                   its scale set by the provider's own token counts (an on_usage hook)
   consolidate.py  `Nightly`: once a night the waking becomes a consolidation turn, then the day is folded
-  keepwarm.py     `KeepWarm`: asked by the sleep (host/soul/loop.py) when the prompt cache needs a refresh
+  keepwarm.py     `KeepWarm`: asked by the sleep (host/soul/sleep.py) when the prompt cache needs a refresh
 
 Nothing here imports the loop, the turn, converse or the metabolism (pyproject.toml's contracts):
 the loop runs every turn, the consolidation's too, between `Nightly.begin` and `Nightly.end`.

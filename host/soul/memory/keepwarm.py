@@ -9,7 +9,7 @@ What the code must keep: a refresh is the turn's own request (`view(soul)`, host
 with one short line after it, and that final message is left out of the cache, so every refresh
 renews the very entry the next waking reads (not the line's own, longer one). It never reaches
 session.jsonl; its usage goes to the `on_usage` hooks with waking=None (a keep-warm call of the day).
-The soul's sleep (host/soul/loop.py) asks `first_refresh`/`next_refresh` and sends `refresh`; a nudge
+The soul's sleep (host/soul/sleep.py) asks `first_refresh`/`next_refresh` and sends `refresh`; a nudge
 drops a pending refresh and abandons one in flight, and a refresh that fails ends that sleep's refreshes.
 """
 
@@ -74,7 +74,7 @@ class KeepWarm:
             return 0
         return needed
 
-    # --- asked by the sleep (host/soul/loop.py) ---------------------------------------------
+    # --- asked by the sleep (host/soul/sleep.py) --------------------------------------------
 
     def first_refresh(self, alarm: float) -> float | None:
         """When (clock.monotonic()) a stretch of sleep ending at `alarm` first needs a refresh;
