@@ -39,8 +39,8 @@ TOKEN = "bridge-test-token"
 class Bridge:
     """A running bridge on a free loopback port, with a client for it."""
 
-    def __init__(self, locate, token=TOKEN, nudges=None):
-        self.link = SerialLink(locate)
+    def __init__(self, locate, token=TOKEN, nudges=None, **link_options):
+        self.link = SerialLink(locate, **link_options)
         self.app = make_bridge_app(self.link, token=token, nudges=nudges)
         self.token = token
 

@@ -72,7 +72,7 @@ async def test_another_device_at_the_robots_path_is_not_the_robot(tmp_path):
     link = tmp_path / "robot"
     first = FakeSerialDevice()
     os.symlink(first.path, link)
-    async with Bridge(lambda: str(link)) as bridge:
+    async with Bridge(lambda: str(link), reopen_interval_s=0.05) as bridge:  # ten chances in half a second
         await wait_until(bridge.online)
         first.unplug()
         await wait_until(bridge.offline)
