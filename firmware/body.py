@@ -2,26 +2,26 @@
 
 main.py builds one Body from a HAL and a config and runs `Body.tasks()`. The
 logic lives in core/ (pure, tested on both runtimes); this file connects it to
-the hardware seams and to time.
+the hardware seams and to time. Speech is speaking.py's task, listening
+listening.py's.
 """
 
 import asyncio
 
 from core import config as config_mod
-from core import httpc, serial_frames, wav
+from core import httpc, serial_frames
 from core.b64json import ImageBody
 from core.emotions import nearest_face
-from core.face import Avatar, audio_level
+from core.face import Avatar
 from core.log import log
 from core.nudges import Nudger
 from core.protocol import Busy, Dispatcher
 from core.servo import Axis, Head
 from core.speech import SpeechQueue
+from speaking import Speaking
 
 FRAME_MS = 50  # ~20 fps face
 HEARD_RETRY_MS = (2000, 10000, 30000)  # a failed `heard` nudge is tried again this long after each failure
-PCM_CHUNK = 2048  # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
-TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 # The `ready` frame is said at once, then repeated this often for a minute after boot or a Wi-Fi change:
 # tools/flash reopens the USB port after a reset and may only be listening after the first one went by.
 READY_REPEAT_MS = 5000
@@ -70,9 +70,7 @@ class Body:
         self.ready_line = None  # the latest `ready` frame, and when it changed
         self.ready_since = 0
         self.outbox = []  # nudges with more than a reason (what was heard, what could not be): sent first
-        self.cutting = False  # a tap cut the speech off: playback stops at the next chunk
-        self.played = []  # the utterances of this stretch of speech heard in full (for the `heard` nudge)
-        self.play_fraction = 0.0  # how much of the utterance being spoken has been played
+        self.speaking = Speaking(self)  # the speech task: playback, and a tap that cuts it off
         self.listening = None
         if config["ears_url"]:
             from listening import Listening  # only a robot with ears pays for the code
@@ -104,7 +102,7 @@ class Body:
         problem = self.hal.display_problem()
         if problem and (not self.config["tts_url"] or self.hal.speaker_problem()):
             raise Busy("cannot speak: " + problem)
-        self.speech.put(text)
+        self.speaking.ask(text)  # queued, and the speech task woken at once
 
     def express(self, emotion):
         face = nearest_face(emotion)
@@ -200,91 +198,13 @@ class Body:
         self.send_line(self.ready_line)
         return True
 
-    # --- speech ---
-
-    async def say(self, text):
-        avatar = self.avatar
-        avatar.say(text, self.clock.ms())
-        try:
-            if self.config["tts_url"] and not self.hal.speaker_problem():
-                await self.play_tts(text)
-            else:
-                await self.mime(text)
-        finally:
-            avatar.done_speaking(self.clock.ms())
-
-    def interrupt(self):
-        """A tap while the robot speaks: stop now, drop the queue, and tell the soul what was heard."""
-        speaking = self.speech.speaking
-        self.speech.drop()
-        # Only a sentence playing now is cut: a tap in the gap between sentences must not leave the flag set,
-        # or the soul's next answer would be dropped without a sound.
-        self.cutting = speaking is not None
-        self.hal.play_stop()  # the speaker drops what it still holds at once; the play loop stops at its next chunk
-        heard = {"played": list(self.played)}
-        if speaking is not None:
-            heard["cut"] = speaking
-            heard["cut_fraction"] = round(min(1.0, self.play_fraction), 2)
-        log("interrupted by a tap; heard:", heard)
-        self.tell_soul({"reason": "someone tapped my screen while I was speaking, so I stopped", "heard": heard})
-
-    async def mime(self, text):
-        """No voice available: the mouth moves along with the balloon for a plausible while."""
-        began = self.clock.ms()
-        end = began + min(15000, max(800, len(text) * TALK_MS_PER_CHAR))
-        step = 0
-        while self.clock.ms() < end and not self.cutting:
-            self.play_fraction = (self.clock.ms() - began) / (end - began)
-            self.avatar.set_mouth_level((0.2, 0.8, 0.5, 0.9, 0.1)[step % 5])
-            step += 1
-            await sleep_ms(120)
-        self.avatar.set_mouth_level(0)
-
-    async def play_tts(self, text):
-        response = await httpc.post_json(self.config["tts_url"], {"text": text}, self.config["tts_token"])
-        hal = self.hal
-        try:
-            if response.status != 200:
-                raise httpc.HttpError("the TTS server answered " + str(response.status))
-            rate, channels, _ = await wav.read_header(response.read_exactly)
-            if self.cutting:
-                return
-            total = int(response.headers.get("content-length", "0")) - 44  # the data, near enough for a fraction
-            hal.play_start(rate, channels)
-            bytes_per_ms = rate * channels * 2 / 1000
-            ahead_ms = 0
-            played = 0
-            started = self.clock.ms()
-            while True:
-                chunk = await response.read(PCM_CHUNK)
-                if not chunk or self.cutting:
-                    break
-                self.avatar.set_mouth_level(audio_level(chunk))
-                hal.play(chunk)
-                played += len(chunk)
-                if total > 0:
-                    self.play_fraction = played / total
-                ahead_ms += len(chunk) / bytes_per_ms
-                # Stay at most ~2 chunks ahead of playback so the speaker's queue never blocks the loop.
-                lead = ahead_ms - (self.clock.ms() - started)
-                if lead > 150:
-                    await sleep_ms(int(lead - 100))
-            # Until the last sample is out: only then was it heard in full, and only then may the microphone
-            # (on the same I2S bus) open.
-            while hal.playing() and not self.cutting:
-                await sleep_ms(20)
-            hal.play_end()
-        finally:
-            self.avatar.set_mouth_level(0)
-            await response.close()
-
     # --- the tasks ---
 
     def tasks(self):
         return [
             self.animate(),
             self.watch_faces(),
-            self.speak_queue(),
+            self.speaking.run(),
             self.send_nudges(),
             self.keep_wifi(),
             self.repeat_ready(),
@@ -318,7 +238,7 @@ class Body:
             event = hal.poll_event()
             interrupted = event == "touch" and self.speech.busy()
             if interrupted:
-                self.interrupt()  # its `heard` nudge says the tap: no second, ordinary touch nudge
+                self.speaking.interrupt()  # its `heard` nudge says the tap: no second, ordinary touch nudge
             if event == "touch" and self.listening and self.listening.available():
                 self.listening.touched()  # a tap is for talking: no "someone touched my face" nudge as well
             elif event and not interrupted:
@@ -344,25 +264,6 @@ class Body:
                     log("face appeared; nudging")
 
         await self.guarded("face detection", step, period)
-
-    async def speak_queue(self):
-        async def step():
-            text = self.speech.take()
-            if text is None:
-                self.played = []  # a stretch of speech is over: the next `heard` starts afresh
-                return
-            self.play_fraction = 0.0
-            try:
-                await self.say(text)
-                if not self.cutting:
-                    self.played.append(text)
-                    if self.listening and not self.speech.items:
-                        self.listening.spoke(self.clock.ms())
-            finally:
-                self.cutting = False
-                self.speech.finished()
-
-        await self.guarded("speech", step, 100)
 
     async def send_nudges(self):
         async def step():

@@ -31,8 +31,13 @@ ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then 
 COULD_NOT_HEAR = "someone spoke to me but I couldn't hear the words: "
 
 
-async def sleep_ms(ms):
+async def _sleep_ms(ms):
     await asyncio.sleep(ms / 1000)
+
+
+# MicroPython's own sleep_ms makes nothing on the heap; a wrapper would make a coroutine (and a float)
+# each time the loop waits for the microphone. CPython has only asyncio.sleep.
+sleep_ms = getattr(asyncio, "sleep_ms", _sleep_ms)
 
 
 class Listening:
@@ -61,6 +66,8 @@ class Listening:
         # Made once, at boot, while the heap is whole: 100 ms of audio per read from the microphone.
         self.buffer = bytearray(READ_FRAMES * FRAME_BYTES)
         self.view = memoryview(self.buffer)
+        # ... and a view of each 20 ms frame in it, made once too: no fresh view per frame while streaming.
+        self.frames = [self.view[at : at + FRAME_BYTES] for at in range(0, len(self.buffer), FRAME_BYTES)]
         self.count = 0
 
     def available(self):
@@ -142,9 +149,12 @@ class Listening:
                     else:
                         await sleep_ms(FRAME_MS)
                     continue
-                for at in range(0, got - FRAME_BYTES + 1, FRAME_BYTES):
-                    frame = self.view[at : at + FRAME_BYTES]
-                    event = self.vad.feed(frame)
+                frames = self.frames
+                audio_from = -1  # where this read's audio to send begins (-1: none of it is speech)
+                at = 0
+                index = 0
+                while at + FRAME_BYTES <= got:
+                    event = self.vad.feed(frames[index])
                     if event == "end":
                         reason = self.vad.reason
                         break
@@ -158,13 +168,24 @@ class Listening:
                         )
                         for piece in self.vad.preroll.pieces():  # the pre-roll first: the first syllable
                             failed = failed or await self._send(upload, piece)
-                    elif event == "audio" and not failed:
-                        failed = await self._send(upload, frame)
+                    elif event == "audio" and audio_from < 0:
+                        audio_from = at  # speech goes on to the end of the read (or to its end, "end")
+                    at += FRAME_BYTES
+                    index += 1
+                if audio_from >= 0 and not failed:
+                    # One chunk for the whole read: each send costs the heap a task and its coroutines.
+                    failed = await self._send(upload, self._span(audio_from, at))
         finally:
             self.close_mic()
         if upload is None:
             return  # nobody spoke
         await self.answer(upload, failed)
+
+    def _span(self, begin, end):
+        """The buffer's bytes begin..end, as a view; a whole read is sent as the view made at boot."""
+        if begin == 0 and end == len(self.buffer):
+            return self.view
+        return self.view[begin:end]
 
     async def _send(self, upload, data):
         """Send (opening the stream first when needed); the failure as a sentence, None when it went."""

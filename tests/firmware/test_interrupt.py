@@ -36,22 +36,26 @@ async def test_a_tap_stops_the_speech_drops_the_queue_tells_what_was_heard_and_l
         assert not [n for n in rig.nudges.sent if "touched my face" in n.get("reason", "")]  # the tap was for talking
 
 
-async def test_a_tap_between_sentences_drops_the_queue_and_the_next_answer_is_still_said(tmp_path):
+async def test_a_tap_as_the_next_sentence_begins_cuts_it_drops_the_queue_and_the_next_answer_is_still_said(tmp_path):
     async with bench.RobotRig(tmp_path) as rig:
         await rig.speak("One.")
-        await rig.speak("Two is never heard.")
+        await rig.speak(bench.LONG)
+        await rig.speak("Three is never heard.")
         await rig.playing(ahead_ms=0)
-        # The tap lands just after the first sentence's last sample: in the ~100 ms before the next one is taken.
+        # The tap lands just after the first sentence's last sample: the speech task took the next one at once
+        # (firmware/speaking.py), so the tap cuts that one while its speech is fetched or has only begun.
         # (The body stays at most ~150 ms ahead of the speaker, so a moment past the end with no more sound
-        # written is the end of the sentence.)
-        while bench.wall_ms() < bench.last_until(rig.log) + 30:
-            await asyncio.sleep(0.005)
+        # written is the end of the sentence.) A tap before the task took the text: test_speaking_task.py.
+        while bench.wall_ms() < bench.last_until(rig.log) + 30 and rig.log.read_text().count("start ") < 2:
+            await asyncio.sleep(0.005)  # (the next one's first sample already played: tap now)
         rig.robot.touch()
         await asyncio.sleep(0.3)
         rig.robot.touch(down=False)
         heard = await until(lambda: [n for n in rig.nudges.sent if "heard" in n], "the heard nudge")
-        assert heard[0]["heard"]["played"] == ["One."] and "cut" not in heard[0]["heard"], heard
-        await rig.speak("Three, the next answer.")
+        assert heard[0]["heard"]["played"] == ["One."], heard
+        assert heard[0]["heard"]["cut"] == bench.LONG and heard[0]["heard"]["cut_fraction"] < 0.5, heard
+        await rig.quiet()
+        await rig.speak("Four, the next answer.")
         await rig.playing(timeout_s=8)  # it is heard: the speaker plays again (the balloon alone is not enough)
         await rig.quiet()
         assert not any("never heard" in line for line in rig.screen), rig.screen  # the queue was dropped
