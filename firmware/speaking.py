@@ -46,8 +46,8 @@ class Speaking:
         """A tap while the robot speaks: stop now, drop the queue, and tell the soul what was heard."""
         speaking = self.queue.speaking
         self.queue.drop()
-        # Only a sentence playing now is cut: a tap in the gap between sentences must not leave the flag set,
-        # or the soul's next answer would be dropped without a sound.
+        # Only a sentence being spoken is cut: a tap before the speech task took the queued text must not leave
+        # the flag set, or the soul's next answer would be dropped without a sound.
         self.cutting = speaking is not None
         self.body.hal.play_stop()  # the speaker drops what it holds at once; the play loop stops at its next chunk
         heard = {"played": list(self.played)}
