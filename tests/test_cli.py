@@ -67,6 +67,26 @@ def test_a_placeholder_or_folderless_path_in_the_config_is_one_line(soulstack_cm
         assert not (tmp_path / "soul").exists() and not (tmp_path / "nowhere").exists()
 
 
+def test_a_taken_soul_port_names_the_port_flag(soulstack_cmd, tmp_path):
+    # A new owner whose 9202 is taken needs the one flag that moves it, not only config keys.
+    import json
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "soul.config.json"
+        config.write_text(json.dumps({"soulDir": str(tmp_path / "soul"), "nudge": {"port": port}}))
+        done = run(soulstack_cmd, "soul", "--config", str(config))
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert last.startswith(f"soulstack soul: cannot listen on 127.0.0.1:{port} ("), last
+    assert last.endswith(
+        "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"
+    ), last
+
+
 def test_a_mistyped_config_key_says_which_key_was_meant():
     from soulstack.soul import config
 

@@ -148,7 +148,7 @@ async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None, ins
     if problem:
         raise StartError(problem)
     app = make_soul_app(soul, routes=SOUL_ROUTES)
-    hint = "change that port in the config (nudge.port, converse.port or health.port) or --host"
+    hint = "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"
     async with listening(app, host, ports(soul.cfg), hint, insecure_no_token=insecure_no_token) as bound:
         (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
         try:
