@@ -188,18 +188,20 @@ async def test_face_nudge_reaches_the_soul_once(sim_factory):
     nudge_port = unused_port()
     await web.TCPSite(runner, "127.0.0.1", nudge_port).start()
     try:
-        simulator, url = sim_factory(nudge_url=f"http://127.0.0.1:{nudge_port}/nudge")
+        # face_detect_hz at its highest (config.json allows 1-10; 3 by default): the default debounce's
+        # frames (3 to appear, 10 absent to be gone) pass in 0.3 s and 1 s instead of 1 s and 3.3 s.
+        simulator, url = sim_factory(nudge_url=f"http://127.0.0.1:{nudge_port}/nudge", config={"face_detect_hz": 10})
         await wait_until_serving(url)
         simulator.face_file.touch()
         deadline = time.monotonic() + 10
         while not reasons and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert reasons == ["someone's face appeared in front of me"]
-        # The face leaves and comes back: inside the 10-minute window, no second wake.
+        # The face leaves (twice the ten frames) and comes back: inside the 10-minute window, no second wake.
         simulator.face_file.unlink()
-        await asyncio.sleep(4)
+        await asyncio.sleep(2)
         simulator.face_file.touch()
-        await asyncio.sleep(3)
+        await asyncio.sleep(1.5)
         assert len(reasons) == 1
     finally:
         await runner.cleanup()
