@@ -235,7 +235,8 @@ def check_scs_packet(packet):
 
 
 async def test_scs0009_frames_on_the_uart(hal_sim):
-    simulator, url = hal_sim("uiflow")
+    # servo.idle_off_ms (config.json; 3000 by default) at 1 s: torque goes off 2 s sooner once the head is still.
+    simulator, url = hal_sim("uiflow", servo={"kind": "scs0009", "idle_off_ms": 1000})
     await until(lambda: online(url), 15)
     uart = simulator.calls("UART")[0]
     assert (uart["id"], uart["baudrate"], uart["tx"], uart["rx"]) == (1, 1000000, 6, 7)
@@ -261,7 +262,7 @@ async def test_scs0009_frames_on_the_uart(hal_sim):
 
 
 async def test_sg90_duty_cycles_in_range(hal_sim):
-    servo = {"kind": "sg90", "pan_pin": 5, "tilt_pin": 6}
+    servo = {"kind": "sg90", "pan_pin": 5, "tilt_pin": 6, "idle_off_ms": 1000}  # let go 2 s sooner than by default
     simulator, url = hal_sim("generic", servo=servo)
     await until(lambda: simulator.calls("WLAN.connect"), 10)
     for emotion in ("happy", "sad"):
