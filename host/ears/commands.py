@@ -40,6 +40,7 @@ def make_recogniser(args):
 
 
 def ears(args) -> int:
+    from soulstack.commandline import setup_logging
     from soulstack.ears.server import Ears, make_ears_app
     from soulstack.ears.soul import Body, Soul
     from soulstack.protocol.commands import check_url
@@ -55,6 +56,7 @@ def ears(args) -> int:
         raise UsageError('name at least one body: --body NAME=URL (the robot\'s config.json "name" and its address)')
     check_exposure(args.host, bool(args.token), args.insecure_no_token, HOW_TO_LOCK)
     recogniser = make_recogniser(args)
+    setup_logging()  # what each utterance came to (heard, no words, failed) is a log line
     state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds)
     print(
         f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> {recogniser.name} -> "

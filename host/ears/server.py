@@ -148,6 +148,7 @@ class Ears:
             self.remember((name, utterance_id), words)
         if not words:
             self.stats["no_words"] += 1
+            log.info("%s heard someone, but the recogniser made out no words", name)
             told = await self.tell(f"someone spoke to me ({name} heard it) but I couldn't make out the words")
             return web.json_response(
                 {"message": "I heard someone but could not make out the words", "soul_told": told}, status=422

@@ -6,12 +6,14 @@ DEFAULT_PORT = 9204
 
 
 def tts(args) -> int:
+    from soulstack.commandline import setup_logging
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
     from soulstack.tts.server import make_tts_app
 
     if not 1 <= args.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")
     check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $TTS_TOKEN)")
+    setup_logging()  # the one log format of every long-running command
     print(f'tts: POST http://{args.host}:{args.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
     return run_until_stopped(
         serve_forever(

@@ -1,5 +1,6 @@
 """`soulstack ears` as a command: the URLs it is given, as a person writes them."""
 
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,11 @@ async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
             assert "couldn't make out the words" in soul.nudges[0]["reason"]
         finally:
             ears.stop()
+        # What the utterance came to is a log line, in the one format of every long-running command.
+        said = ears.process.stdout.read()
+        assert re.search(
+            r"^\d\d:\d\d:\d\d ears\.server: stackchan heard someone, but the recogniser made", said, re.M
+        ), said
 
 
 def test_a_soul_that_is_not_a_url_is_one_line_to_fix():
