@@ -81,7 +81,7 @@ def test_demo_says_when_the_model_is_unreachable(checkout):
     # An OpenAI-compatible server that is not running: the status line says so within seconds.
     demo = start_demo(demo_env(checkout, OPENAI_BASE_URL="http://127.0.0.1:9/v1"))
     try:
-        read_until(demo, "model unreachable", timeout_s=40)
+        read_until(demo, "the model's calls fail", timeout_s=40)
     finally:
         stop_demo(demo)
 
@@ -95,10 +95,13 @@ def test_the_mind_line_for_each_state_of_the_soul():
     failing = [{"code": "provider_failing", "message": "anthropic: 529 overloaded (retrying)"}]
     assert (
         mind_line({"provider": claude, "alarms": failing})
-        == "claude-sonnet-5-5 (anthropic) — model unreachable, retrying: anthropic: 529 overloaded (retrying)"
+        == "claude-sonnet-5-5 (anthropic) — the model's calls fail, retrying: anthropic: 529 overloaded (retrying)"
     )
     fell_back = dict(claude, fellBackToBrainstem=True)
-    assert "the brainstem stands in" in mind_line({"provider": fell_back, "alarms": failing})
+    assert mind_line({"provider": fell_back, "alarms": failing}) == (
+        "claude-sonnet-5-5 (anthropic) — the model's calls fail (anthropic: 529 overloaded (retrying)); "
+        "the brainstem stands in, retrying at the next waking"
+    )
 
 
 def test_demo_stops_when_its_soul_cannot_listen(checkout):

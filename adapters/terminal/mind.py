@@ -3,8 +3,9 @@
 The soul's one HTTP server answers /nudge and /health, so the body finds
 /health next to the nudge URL it already has. `mind_line` turns the answer
 into the status line the face screen keeps showing: the model and provider,
-"brainstem — no model key", "model unreachable, retrying" while the soul's
-calls fail, or that the soul itself is not answering. `state_line` is the line
+"brainstem — no model key", "the model's calls fail, retrying: <why>" while the
+soul's calls fail (unreachable, refused, a wrong key: the soul's alarm says
+which), or that the soul itself is not answering. `state_line` is the line
 under it: whether the soul is thinking, or asleep and until when.
 """
 
@@ -33,9 +34,10 @@ def mind_line(health: dict) -> str:
     failing = next((a for a in health.get("alarms") or [] if a.get("code") == "provider_failing"), None)
     if failing is None:
         return mind
+    why = failing.get("message", "")
     if provider.get("fellBackToBrainstem"):
-        return f"{mind} — model unreachable, the brainstem stands in; retrying at the next waking"
-    return f"{mind} — model unreachable, retrying: {failing.get('message', '')}"
+        return f"{mind} — the model's calls fail ({why}); the brainstem stands in, retrying at the next waking"
+    return f"{mind} — the model's calls fail, retrying: {why}"
 
 
 def state_line(health: dict) -> str:
