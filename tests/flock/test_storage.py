@@ -6,7 +6,6 @@ stays bounded so the flock never fills a small disk by itself; a start on a full
 line and exit 2, with no temporary file left behind.
 """
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -61,7 +60,11 @@ async def full_disk_mid_list(disk, fake):
                 triage = await waiting(http, flock, "triage")
                 assert len(triage) == 2
                 await approve_all(http, flock, triage)
-                await asyncio.sleep(1.5)  # the items try to carry on, and wait for the storage
+                # The items try to carry on, and wait for the storage (each says so once, in the log).
+                await until(
+                    lambda: all(f"item {list_id}-{n} waits for the storage" in flock.log.read_text() for n in (1, 2)),
+                    what="both items waiting for the storage",
+                )
                 disk.free()
                 outputs = await until(
                     lambda: _all(waiting(http, flock, "output"), 2), what="both answers to approve", timeout=30
