@@ -22,11 +22,13 @@ SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; 
 PASSWORD = "hunter2-secret"
 
 
-def soulstack(*args, user=None, timeout=60):
+def soulstack(*args, user=None, timeout=60, env=None):
     argv = [*SOULSTACK, "flash", *args]
     if user:
         argv = ["setpriv", f"--reuid={user}", "--regid=65534", "--clear-groups", *argv]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env
+    )
 
 
 @pytest.fixture
@@ -281,8 +283,12 @@ def test_a_directory_is_not_a_serial_port(tmp_path):
         open_serial(str(tmp_path))
 
 
-def test_esptool_that_cannot_reach_the_bootloader_says_how_to_enter_download_mode(device, image):
-    result = soulstack("--port", device.path, "--no-wifi", "--firmware", str(image), timeout=120)
+def test_esptool_that_cannot_reach_the_bootloader_says_how_to_enter_download_mode(device, image, tmp_path):
+    # esptool's own configuration file (ESPTOOL_CFGFILE, as a person may set it): two tries, not seven.
+    settings = tmp_path / "esptool.cfg"
+    settings.write_text("[esptool]\nconnect_attempts = 2\n")
+    env = dict(os.environ, ESPTOOL_CFGFILE=str(settings))
+    result = soulstack("--port", device.path, "--no-wifi", "--firmware", str(image), timeout=120, env=env)
     assert result.returncode == 1
     assert "could not reach the ESP32-S3 bootloader" in result.stderr and "download mode" in result.stderr
 
