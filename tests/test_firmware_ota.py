@@ -30,7 +30,8 @@ from soulstack.firmware import FIRMWARE_DIR, slots
 from soulstack.firmware.core import ota
 from soulstack.flash import compiled, plan, wifi
 from soulstack.flash.tools import FlashError
-from soulstack.sim.runner import Simulator, find_tool
+from soulstack.sim.runner import Simulator
+from soulstack.sim.staging import find_tool
 
 ROOT = next(folder for folder in Path(__file__).resolve().parents if (folder / "pyproject.toml").exists())
 TOKEN = "ota-token"

@@ -33,7 +33,8 @@ from aiohttp.test_utils import unused_port  # noqa: E402
 from core import b64json  # noqa: E402
 from soulstack.firmware import FIRMWARE_DIR  # noqa: E402
 from soulstack.flash import compiled, provision  # noqa: E402
-from soulstack.sim.runner import Simulator, find_tool, stage_microdot  # noqa: E402
+from soulstack.sim.runner import Simulator  # noqa: E402
+from soulstack.sim.staging import find_tool, stage_microdot  # noqa: E402
 
 
 def core_heap():

@@ -34,7 +34,8 @@ from aiohttp.test_utils import unused_port  # noqa: E402
 
 from soulstack.firmware import FIRMWARE_DIR  # noqa: E402
 from soulstack.flash import compiled, wifi  # noqa: E402
-from soulstack.sim.runner import Simulator, find_tool  # noqa: E402
+from soulstack.sim.runner import Simulator  # noqa: E402
+from soulstack.sim.staging import find_tool  # noqa: E402
 
 TOKEN = "bench"
 

@@ -41,7 +41,6 @@ from soulstack.jsonl import read_records
 from soulstack.sim import coverage
 from soulstack.sim.settings import HALS, check_config, default_heap, parse_heap, sim_config
 from soulstack.sim.staging import find_micropython, stage_microdot
-from soulstack.sim.staging import find_tool  # noqa: F401 (tests and tools/bench-* import it from here)
 
 BOARD = Path(__file__).resolve().parent / "board.py"
 RESTART_EXIT = 5  # firmware/slots.py: the unix port's stand-in for machine.reset()

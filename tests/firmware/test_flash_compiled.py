@@ -16,7 +16,8 @@ from aiohttp.test_utils import unused_port
 from soulstack.firmware import FIRMWARE_DIR
 from soulstack.flash import compiled, plan, provision
 from soulstack.protocol import check
-from soulstack.sim.runner import Simulator, find_tool
+from soulstack.sim.runner import Simulator
+from soulstack.sim.staging import find_tool
 from tests.helpers import ROOT
 
 XTENSAWIN = 10  # its index in sys.implementation._mpy >> 10 (MicroPython's reference/mpyfiles.rst)

@@ -9,7 +9,8 @@ import textwrap
 
 from soulstack.firmware import FIRMWARE_DIR
 from soulstack.sim import coverage
-from soulstack.sim.runner import DOUBLES, find_tool
+from soulstack.sim.runner import DOUBLES
+from soulstack.sim.staging import find_tool
 from tests.helpers import ROOT
 
 SOURCE = textwrap.dedent('''\
