@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,10 +274,19 @@ SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 TOKEN = "fuzz-token"
 
 
+_GIVEN_PORTS: set = set()  # servers start side by side: no port is handed out twice before one listens
+_PORTS_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    with _PORTS_LOCK:
+        while True:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            if port not in _GIVEN_PORTS:
+                _GIVEN_PORTS.add(port)
+                return port
 
 
 def free_port_pair() -> int:
@@ -288,6 +298,10 @@ def free_port_pair() -> int:
                 sock.bind(("127.0.0.1", port + 1))
             except OSError:
                 continue
+        with _PORTS_LOCK:
+            if port + 1 in _GIVEN_PORTS:
+                continue
+            _GIVEN_PORTS.add(port + 1)
         return port
 
 
@@ -488,17 +502,36 @@ class Servers(contextlib.ExitStack):
         wait_for_port(port, server.process)
 
     def start_all(self):
+        """Every server started side by side (each start waits for its own port), stopped side by side."""
         starts = (self.start_soul, self.start_terminal, self.start_sim_and_bridge, self.start_stackchan)
-        for start in starts + (self.start_tts, self.start_ears, self.start_flock):
-            try:
-                start()
-            except RuntimeError as error:  # what the server said before it died is the why: its log's end
-                logs = sorted(self.folder.glob("*.log"), key=lambda log: log.stat().st_mtime)
-                said = logs[-1].read_text(errors="replace")[-1500:] if logs else ""
-                raise RuntimeError(
-                    f"{error}; the newest log, {logs[-1].name if logs else '-'}, ends:\n{said}"
-                ) from None
+        starts += (self.start_tts, self.start_ears, self.start_flock)
+        with ThreadPoolExecutor(len(starts)) as pool:
+            errors = [error for error in pool.map(_raised, starts) if error is not None]
+        self.callback(self._terminate_all)  # the last callback runs first: all are told, then each is waited for
+        for error in errors:
+            if not isinstance(error, RuntimeError):
+                raise error
+            # What the server said before it died is the why: its log's end (a dead one's, else the newest).
+            logs = sorted(self.folder.glob("*.log"), key=lambda log: log.stat().st_mtime)
+            dead = [self.folder / f"{s.name}.log" for s in self.servers.values() if s.process.poll() is not None]
+            logs = [log for log in logs if log in dead] or logs
+            said = logs[-1].read_text(errors="replace")[-1500:] if logs else ""
+            raise RuntimeError(f"{error}; the log {logs[-1].name if logs else '-'} ends:\n{said}") from None
         return self
+
+    def _terminate_all(self):
+        for server in self.servers.values():
+            if server.process.poll() is None:
+                server.process.terminate()
+
+
+def _raised(start):
+    """The exception `start()` raised, or None."""
+    try:
+        start()
+    except Exception as error:
+        return error
+    return None
 
 
 def wait_until(condition, what: str, timeout: float = 30.0):
