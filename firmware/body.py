@@ -149,6 +149,11 @@ class Body:
                 await self.post_nudge(url, _sendable(payload) if payload else {"reason": reason})
                 self.hal.note("nudge -> soul: " + reason)
                 return True
+            except httpc.Unconfirmed as failure:
+                # The soul has the whole nudge and may have kept it; the contract carries no id to
+                # de-duplicate on, so sending it again (or up the cable) could tell it twice.
+                self.report("nudge to " + url + " (not sent again)", failure)
+                return True
             except Exception as failure:
                 if not self.serial_out:
                     raise  # the sender reports it and leaves the window open for the next event
@@ -166,8 +171,10 @@ class Body:
 
     async def post_nudge(self, url, payload):
         try:
-            status, _ = await asyncio.wait_for(
-                httpc.send_json(url, payload, self.config["nudge_token"]), self.nudge_timeout_s
+            # Only the status is read: the soul's answer says nothing more a body needs, and reading it
+            # could fail on a full heap after the soul had accepted the nudge.
+            status = await asyncio.wait_for(
+                httpc.post_status(url, payload, self.config["nudge_token"]), self.nudge_timeout_s
             )
         except asyncio.TimeoutError:
             raise httpc.HttpError("the soul did not answer within " + str(self.nudge_timeout_s) + " s")

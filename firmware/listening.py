@@ -208,30 +208,49 @@ class Listening:
         body = self.body
         body.avatar.set_indicator("thinking")
         self.thinking_until = body.clock.ms() + THINKING_MS
-        if failed:
-            return self.could_not_hear(failed, tell_soul=True)
-        try:
-            response = await asyncio.wait_for(upload.finish(), ANSWER_TIMEOUT_S)
+        if not failed:
             try:
-                answer = await response.body()
-            finally:
-                await response.close()
+                await asyncio.wait_for(upload.end(), SEND_TIMEOUT_S)
+            except Exception as problem:
+                failed = "my ears server (" + self.url + ") could not be reached: " + (str(problem) or "timed out")
+        if failed:
+            await upload.abandon()
+            return self.could_not_hear(failed, tell_soul=True)
+        # From here ears has the whole utterance. Its answer is read in small pieces (core/httpc.py), after a
+        # collection: the stream left garbage, and the heap is at its most fragmented now.
+        gc.collect()
+        try:
+            response = await asyncio.wait_for(upload.response(), ANSWER_TIMEOUT_S)
         except Exception as problem:
             await upload.abandon()
-            reason = "my ears server (" + self.url + ") stopped answering: " + (str(problem) or "timed out")
-            return self.could_not_hear(reason, tell_soul=True)
+            if isinstance(problem, asyncio.TimeoutError):
+                why = "stopped answering: no answer within " + str(ANSWER_TIMEOUT_S) + " s of the whole utterance"
+            else:
+                why = "got the whole utterance, but I could not read its answer: " + _told(problem)
+            return self.could_not_hear("my ears server (" + self.url + ") " + why, tell_soul=True)
         try:
-            said = json.loads(answer)
+            answer = await response.body()
+        except Exception as problem:
+            answer = None
+            log("ears' answer (" + str(response.status) + ") could not be read:", _told(problem))
+        finally:
+            await response.close()
+        said = {}
+        try:
+            said = json.loads(answer) if answer is not None else {}
         except ValueError:
-            said = {}
+            pass
         if not isinstance(said, dict):
             said = {}
         if response.status == 200:
+            # 200: ears made out words and gives them to the soul itself, read here or not.
             log("ears heard:", said.get("heard"))
             return None
         why = said.get("message") or ("my ears server answered " + str(response.status))
-        # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told).
-        return self.could_not_hear(why, tell_soul=not said.get("soul_told"))
+        # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told;
+        # an answer that could not be read is taken at its status: 422 and 502 are ones ears told the soul).
+        told = said.get("soul_told") if answer is not None else response.status in (422, 502)
+        return self.could_not_hear(why, tell_soul=not told)
 
     def could_not_hear(self, why, tell_soul):
         body = self.body
@@ -245,3 +264,7 @@ class Listening:
         if tell_soul:
             body.tell_soul({"reason": COULD_NOT_HEAR + why})
         return why
+
+
+def _told(problem):
+    return type(problem).__name__ + (" " + str(problem) if str(problem) else "")

@@ -5,14 +5,25 @@ and on CPython. HTTP/1.0 with Connection: close keeps the answer unchunked.
 `Upload` sends a body of unknown length as HTTP/1.1 chunks while it is being
 made (the microphone's audio, as the person speaks); its answer is read the
 same way.
+
+Answers are read in small pieces (PIECE): MicroPython's stream read(n) asks the
+heap for n bytes at once whatever arrives, and a running 256K body's heap is
+fragmented: measured, its largest free block was under 2 KB with 45 KB free, so
+one 4 KB read failed with MemoryError (docs/firmware.md, "Memory").
 """
 
 import asyncio
 import json
 
+PIECE = 256  # bytes asked of the heap per read of an answer
+
 
 class HttpError(Exception):
     pass
+
+
+class Unconfirmed(HttpError):
+    """The request went out whole, but its answer could not be read: the server may well have acted on it."""
 
 
 def split_url(url):
@@ -49,9 +60,10 @@ class Response:
         return data
 
     async def body(self, limit=4096):
+        """The rest of the answer, up to `limit` bytes, read PIECE at a time."""
         data = b""
         while len(data) < limit:
-            more = await self.reader.read(limit - len(data))
+            more = await self.reader.read(min(PIECE, limit - len(data)))
             if not more:
                 break
             data += more
@@ -65,8 +77,8 @@ class Response:
             pass
 
 
-async def post_json(url, payload, token=None):
-    """POST `payload` as JSON; returns an open Response (call .close())."""
+async def _send_request(url, payload, token):
+    """Open a connection and send `payload` as a JSON POST, whole; (reader, writer, host)."""
     host, port, path = split_url(url)
     body = json.dumps(payload).encode()
     reader, writer = await asyncio.open_connection(host, port)
@@ -76,7 +88,33 @@ async def post_json(url, payload, token=None):
         head += "Authorization: Bearer " + token + "\r\n"
     writer.write(head.encode() + b"\r\n" + body)
     await writer.drain()
+    return reader, writer, host
+
+
+async def post_json(url, payload, token=None):
+    """POST `payload` as JSON; returns an open Response (call .close())."""
+    reader, writer, host = await _send_request(url, payload, token)
     return await read_response(reader, writer, host)
+
+
+async def post_status(url, payload, token=None):
+    """POST `payload` as JSON and return only the answer's status: nothing more of it is read.
+
+    Raises Unconfirmed when the request went out whole but the status line could not be read for a
+    reason of the robot's own (its heap): the server may have acted on it, so it must not be sent again.
+    """
+    reader, writer, host = await _send_request(url, payload, token)
+    try:
+        try:
+            status_line = await reader.readline()
+        except MemoryError as problem:
+            raise Unconfirmed("sent, but its answer could not be read: MemoryError " + str(problem))
+        parts = status_line.split(None, 2)
+        if len(parts) < 2 or not parts[1].isdigit():
+            raise HttpError("no HTTP answer from " + host)
+        return int(parts[1])
+    finally:
+        await Response(0, {}, reader, writer).close()
 
 
 async def read_response(reader, writer, host):
@@ -97,17 +135,8 @@ async def read_response(reader, writer, host):
     return Response(int(parts[1]), headers, reader, writer)
 
 
-async def send_json(url, payload, token=None):
-    """POST and read a short answer: (status, body bytes)."""
-    response = await post_json(url, payload, token)
-    try:
-        return response.status, await response.body()
-    finally:
-        await response.close()
-
-
 class Upload:
-    """POST a body in chunks as it is made: `await send(data)` each piece, then `await finish()` for the answer."""
+    """POST a body in chunks as it is made: `await send(data)` each piece, `await end()`, then `await response()`."""
 
     def __init__(self, url, content_type, token=None, headers=None):
         self.url = url
@@ -140,10 +169,13 @@ class Upload:
         self.sent += len(data)
         await self.writer.drain()
 
-    async def finish(self):
-        """The last (empty) chunk, then the answer's Response (call .close())."""
+    async def end(self):
+        """The last (empty) chunk: once it is out, the server has the whole body."""
         self.writer.write(b"0\r\n\r\n")
         await self.writer.drain()
+
+    async def response(self):
+        """The answer's Response, after end() (call .close())."""
         return await read_response(self.reader, self.writer, self.host)
 
     async def abandon(self):
