@@ -93,9 +93,10 @@ class EarsProcess:
 class Rig:
     """Robot + ears + soul + tts, started together; `screen` holds every line the robot showed."""
 
-    def __init__(self, tmp_path, listen=None, start_ears=True):
+    def __init__(self, tmp_path, listen=None, start_ears=True, robot_config=None):
         self.tmp_path = tmp_path
         self.listen = listen or {}
+        self.robot_config = robot_config or {}  # more of the robot's config.json
         self.start_ears = start_ears
         self.screen = []
         self.speaker_log = tmp_path / "speaker.log"
@@ -119,6 +120,7 @@ class Rig:
             config={
                 "ears_url": f"http://127.0.0.1:{self.ears_port}/utterance",
                 "listen": dict({"silence_ms": 500}, **self.listen),
+                **self.robot_config,
             },
         )
         self.ears = EarsProcess(self.ears_port, self.running.url, f"http://127.0.0.1:{self.sim_port}")
