@@ -323,7 +323,7 @@ async def test_upstream_down_refuses_the_robot_cleanly():
         r.body.upstream_url = "ws://127.0.0.1:9/xiaozhi/v1/"  # nothing listens on the discard port
         robot = FakeRobot(r.robot_url)
         with pytest.raises(TimeoutError):
-            await robot.connect(wait_hello_s=2)
+            await robot.connect(wait_hello_s=0.5)  # no hello comes: the adapter has no upstream to get one from
         await asyncio.wait_for(robot.closed.wait(), 2)
         assert robot.ws.close_code == 1011 and "xiaozhi server is unavailable" in robot.ws.close_reason
         assert not await r.online()
