@@ -149,7 +149,7 @@ class Body:
                 await self.post_nudge(url, _sendable(payload) if payload else {"reason": reason})
                 self.hal.note("nudge -> soul: " + reason)
                 return True
-            except httpc.Unconfirmed as failure:
+            except httpc.Unreadable as failure:
                 # The soul has the whole nudge and may have kept it; the contract carries no id to
                 # de-duplicate on, so sending it again (or up the cable) could tell it twice.
                 self.report("nudge to " + url + " (not sent again)", failure)

@@ -220,7 +220,7 @@ class Listening:
         # collection: the stream left garbage, and the heap is at its most fragmented now.
         gc.collect()
         try:
-            response = await asyncio.wait_for(upload.response(), ANSWER_TIMEOUT_S)
+            status, said = await self._read_answer(upload)
         except Exception as problem:
             await upload.abandon()
             if isinstance(problem, asyncio.TimeoutError):
@@ -228,29 +228,39 @@ class Listening:
             else:
                 why = "got the whole utterance, but I could not read its answer: " + _told(problem)
             return self.could_not_hear("my ears server (" + self.url + ") " + why, tell_soul=True)
+        if status == 200:
+            # 200: ears made out words and gives them to the soul itself, whether they were read here or not.
+            log("ears heard:", said.get("heard") if said else "(its answer could not be read)")
+            return None
+        # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told);
+        # an answer that could not be read is taken at its status: ears tells the soul of a 422 and a 502.
+        if said is None:
+            why = "my ears server answered " + str(status) + " (the rest of its answer could not be read)"
+            return self.could_not_hear(why, tell_soul=status not in (422, 502))
+        why = said.get("message") or ("my ears server answered " + str(status))
+        return self.could_not_hear(why, tell_soul=not said.get("soul_told"))
+
+    async def _read_answer(self, upload):
+        """(status, ears' JSON object: {} when it is not one, None when it could not be read)."""
+        try:
+            response = await asyncio.wait_for(upload.response(), ANSWER_TIMEOUT_S)
+        except httpc.Unreadable as problem:
+            if problem.status is None:
+                raise
+            log("ears' answer could not be read:", problem)
+            return problem.status, None
         try:
             answer = await response.body()
         except Exception as problem:
-            answer = None
             log("ears' answer (" + str(response.status) + ") could not be read:", _told(problem))
+            return response.status, None
         finally:
             await response.close()
-        said = {}
         try:
-            said = json.loads(answer) if answer is not None else {}
+            said = json.loads(answer)
         except ValueError:
-            pass
-        if not isinstance(said, dict):
             said = {}
-        if response.status == 200:
-            # 200: ears made out words and gives them to the soul itself, read here or not.
-            log("ears heard:", said.get("heard"))
-            return None
-        why = said.get("message") or ("my ears server answered " + str(response.status))
-        # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told;
-        # an answer that could not be read is taken at its status: 422 and 502 are ones ears told the soul).
-        told = said.get("soul_told") if answer is not None else response.status in (422, 502)
-        return self.could_not_hear(why, tell_soul=not told)
+        return response.status, said if isinstance(said, dict) else {}
 
     def could_not_hear(self, why, tell_soul):
         body = self.body

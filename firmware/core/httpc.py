@@ -22,8 +22,13 @@ class HttpError(Exception):
     pass
 
 
-class Unconfirmed(HttpError):
-    """The request went out whole, but its answer could not be read: the server may well have acted on it."""
+class Unreadable(HttpError):
+    """The request went out whole, but its answer could not be read (for the robot's own reason, its heap):
+    the server may well have acted on it. `status` is the answer's, when its status line was read."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 def split_url(url):
@@ -100,7 +105,7 @@ async def post_json(url, payload, token=None):
 async def post_status(url, payload, token=None):
     """POST `payload` as JSON and return only the answer's status: nothing more of it is read.
 
-    Raises Unconfirmed when the request went out whole but the status line could not be read for a
+    Raises Unreadable when the request went out whole but the status line could not be read for a
     reason of the robot's own (its heap): the server may have acted on it, so it must not be sent again.
     """
     reader, writer, host = await _send_request(url, payload, token)
@@ -108,7 +113,7 @@ async def post_status(url, payload, token=None):
         try:
             status_line = await reader.readline()
         except MemoryError as problem:
-            raise Unconfirmed("sent, but its answer could not be read: MemoryError " + str(problem))
+            raise Unreadable("sent, but its answer could not be read: MemoryError " + str(problem))
         parts = status_line.split(None, 2)
         if len(parts) < 2 or not parts[1].isdigit():
             raise HttpError("no HTTP answer from " + host)
@@ -124,15 +129,20 @@ async def read_response(reader, writer, host):
     if len(parts) < 2:
         writer.close()
         raise HttpError("no HTTP answer from " + host)
+    status = int(parts[1])
     headers = {}
     while True:
-        line = await reader.readline()
+        try:
+            line = await reader.readline()
+        except MemoryError as problem:  # a header longer than the heap can hold: the status is known all the same
+            writer.close()
+            raise Unreadable("answered " + str(status) + ", but its headers could not be read: " + str(problem), status)
         if not line or line in (b"\r\n", b"\n"):
             break
         if b":" in line:
             key, value = line.split(b":", 1)
             headers[key.strip().lower().decode()] = value.strip().decode()
-    return Response(int(parts[1]), headers, reader, writer)
+    return Response(status, headers, reader, writer)
 
 
 class Upload:

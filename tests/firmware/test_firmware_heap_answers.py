@@ -18,6 +18,7 @@ from soulstack.sim.runner import Simulator
 from soulstack.sim.settings import default_heap
 from soulstack.tts.server import make_tts_app
 from tests.ears.helpers import EarsProcess, answer_then_sleep, speech_wav
+from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import until
 from tests.soul.helpers import Running, a_soul
 
@@ -86,58 +87,94 @@ async def test_a_four_second_question_at_the_default_heap_is_heard_answered_and_
     assert not [text for text in texts if "couldn't hear the words" in text], texts
 
 
-class AcceptingSoul:
-    """A soul's /nudge that keeps each nudge, then answers 202 with a header too long for the robot's heap.
+class PaddedServer:
+    """A server that keeps each request's body, then answers `status` with a header too long for the robot's heap.
 
-    HTTP sets no limit on a header's length; the robot needs only the status line, so this answer is
-    one it can take: the nudge was delivered, once.
+    HTTP sets no limit on a header's length. The robot cannot read this answer whole, but its status line
+    it can: what the server did with the request is known, and nothing may be sent or said twice.
     """
 
     PADDING = 96 * 1024
 
-    def __init__(self):
+    def __init__(self, status, body=b"{}"):
+        self.status = status
+        self.body = body
         self.requests = []
 
     async def serve(self, reader, writer):
         head = await reader.readuntil(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
-        )
-        self.requests.append(await reader.readexactly(length))
-        writer.write(b"HTTP/1.0 202 Accepted\r\nX-Padding: " + b"a" * self.PADDING + b"\r\n\r\n{}")
+        lines = head.lower().split(b"\r\n")
+        if b"transfer-encoding: chunked" in lines:  # ears' stream
+            received = b""
+            while size := int((await reader.readuntil(b"\r\n")).strip(), 16):
+                received += (await reader.readexactly(size + 2))[:-2]
+            await reader.readuntil(b"\r\n")
+        else:  # a nudge
+            length = next(int(line.split(b":", 1)[1]) for line in lines if line.startswith(b"content-length:"))
+            received = await reader.readexactly(length)
+        self.requests.append(received)
+        writer.write(b"HTTP/1.0 " + self.status + b"\r\nX-Padding: " + b"a" * self.PADDING + b"\r\n\r\n" + self.body)
         try:
             await writer.drain()
             writer.close()
             await writer.wait_closed()
-        except ConnectionError:  # the robot may close once it has the status
+        except ConnectionError:  # the robot may close once it has what it can read
             pass
+
+    async def __aenter__(self):
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def __aexit__(self, *exc):
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def spoken_to(nudge_url, ears_url, screen):
+    """A simulated robot at 256K, tapped and spoken to: (the robot, still running: stop() it)."""
+    robot = Simulator(
+        unused_port(),
+        nudge_url=nudge_url,
+        show=screen.append,
+        config={"ears_url": ears_url, "listen": {"conversation": False}},
+    )
+    robot.start()
+    assert await asyncio.to_thread(robot.wait_until_serving), robot.last_words
+    robot.release()
+    await tap(robot)
+    await until(lambda: "mic: live" in screen, "the microphone to open")
+    robot.play_into_room(speech_wav())
+    return robot
 
 
 async def test_a_nudge_whose_answer_could_not_be_read_whole_is_delivered_once(tmp_path):
-    soul = AcceptingSoul()
-    server = await asyncio.start_server(soul.serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+    soul = PaddedServer(b"202 Accepted")
     screen = []
-    robot = Simulator(
-        unused_port(),
-        nudge_url=f"http://127.0.0.1:{port}/nudge",
-        show=screen.append,
+    async with soul as port:
         # Nobody listens at ears' address: the utterance is lost, and a heard nudge says so (one that is retried).
-        config={"ears_url": f"http://127.0.0.1:{unused_port()}/utterance", "listen": {"conversation": False}},
-    )
-    try:
-        robot.start()
-        assert await asyncio.to_thread(robot.wait_until_serving), robot.last_words
-        robot.release()
-        await tap(robot)
-        await until(lambda: "mic: live" in screen, "the microphone to open")
-        robot.play_into_room(speech_wav())
-        await until(lambda: soul.requests, "the nudge that the utterance was lost", 20)
-        assert b"could not be reached" in soul.requests[0]
-        await asyncio.sleep(3.5)  # a nudge taken as failed is tried again 2 s later
-        assert len(soul.requests) == 1, soul.requests
-        assert not [line for line in screen if line.startswith("error")], screen
-    finally:
-        robot.stop()
-        server.close()
-        await server.wait_closed()
+        robot = await spoken_to(f"http://127.0.0.1:{port}/nudge", f"http://127.0.0.1:{unused_port()}/u", screen)
+        try:
+            await until(lambda: soul.requests, "the nudge that the utterance was lost", 20)
+            assert b"could not be reached" in soul.requests[0]
+            await asyncio.sleep(3.5)  # a nudge taken as failed is tried again 2 s later
+        finally:
+            robot.stop()
+    assert len(soul.requests) == 1, soul.requests
+    assert not [line for line in screen if line.startswith("error")], screen
+
+
+async def test_an_ears_answer_that_could_not_be_read_whole_is_taken_at_its_status(tmp_path):
+    ears = PaddedServer(b"200 OK", b'{"heard": "what time is it"}')
+    soul = NudgeReceiver()
+    screen = []
+    async with ears as ears_port, listening(soul.app(), "127.0.0.1", 0) as soul_port:
+        robot = await spoken_to(f"http://127.0.0.1:{soul_port}/nudge", f"http://127.0.0.1:{ears_port}/u", screen)
+        try:
+            await until(lambda: [line for line in screen if "answer could not be read" in line], "the robot's log", 20)
+            await asyncio.sleep(1)  # a nudge would be on its way by now
+        finally:
+            robot.stop()
+    assert len(ears.requests) == 1 and len(ears.requests[0]) > 16000  # the whole utterance reached ears
+    # A 200 is ears having heard words and given them to the soul: no "I couldn't hear you", no nudge.
+    assert not [line for line in screen if "couldn't hear" in line or line.startswith("error")], screen
+    assert soul.attempts == 0, soul.reasons
