@@ -18,9 +18,17 @@ from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.nests.harness import NestConfig
 from tests.flock.helpers import Flock
 
+
+def json_containers(inner):
+    # A named function, not a lambda: to describe a lambda, hypothesis walks sys.modules, which the
+    # flock's thread can change meanwhile (a lazy import on its first request): "dictionary changed
+    # size during iteration" failed a full run.
+    return st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=60),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    json_containers,
     max_leaves=20,
 )
 crow_names = st.sampled_from(["Hugin", "Munin", "Pepper", "Inky", "Tinker", "Ledger", "Soot", "Marlow", "Sentry", "x"])
