@@ -16,6 +16,10 @@ from core.face import audio_level
 from core.log import log
 
 PCM_CHUNK = 2048  # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mono)
+# The speaker's chunks are read into buffers made once at boot: a running 256K heap often had no free
+# 2 KB run left for a fresh chunk (MemoryError mid-sentence, docs/firmware.md "Memory"). Four, because the
+# UIFlow HAL keeps the last three referenced while M5's playRaw still plays them: the fourth is free to fill.
+PCM_BUFFERS = 4
 TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 BUS_WAIT_MS = 20  # how often the speaker looks whether the microphone let go of the bus
 FAILED_PAUSE_MS = 100  # after a failure, before the next utterance (a broken speaker must not spin the loop)
@@ -36,6 +40,8 @@ class Speaking:
         self.cutting = False  # a tap cut the speech off: playback stops at the next chunk
         self.played = []  # the utterances of this stretch of speech heard in full (for the `heard` nudge)
         self.play_fraction = 0.0  # how much of the utterance being spoken has been played
+        self.pcm = [bytearray(PCM_CHUNK) for _ in range(PCM_BUFFERS)] if body.config["tts_url"] else []
+        self.turn = 0  # which of them the next chunk goes into
 
     def ask(self, text):
         """Queue `text` (Busy when the queue is full) and wake the speech task."""
@@ -137,9 +143,12 @@ class Speaking:
             played = 0
             started = clock.ms()
             while True:
-                chunk = await response.read(PCM_CHUNK)
-                if not chunk or self.cutting:
+                buffer = self.pcm[self.turn]
+                self.turn = (self.turn + 1) % PCM_BUFFERS
+                got = await response.readinto(buffer)
+                if not got or self.cutting:
                     break
+                chunk = buffer if got == PCM_CHUNK else memoryview(buffer)[:got]
                 avatar.set_mouth_level(audio_level(chunk))
                 hal.play(chunk)
                 played += len(chunk)

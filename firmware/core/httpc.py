@@ -55,6 +55,15 @@ class Response:
     async def read(self, n):
         return await self.reader.read(n)
 
+    async def readinto(self, buffer):
+        """Read into `buffer` (made once: nothing is allocated per read); the number of bytes read, 0 at the end."""
+        readinto = getattr(self.reader, "readinto", None)  # MicroPython's streams have it, CPython's do not
+        if readinto is not None:
+            return await readinto(buffer) or 0
+        data = await self.reader.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
     async def read_exactly(self, n):
         data = b""
         while len(data) < n:
