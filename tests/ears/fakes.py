@@ -4,6 +4,7 @@
   (the nudges kept in `nudges`), as the soul's one server serves both.
 - `FakeTranscriber`: OpenAI's `POST /v1/audio/transcriptions` (multipart `file` and `model`, both
   required, as OpenAI's is): answers `{"text": ...}` from `texts`, or `status` with OpenAI's error shape.
+- `RecordingEars`: `soulstack ears`' `POST /utterance` as a robot streams to it, each stream kept.
 """
 
 import json
@@ -50,3 +51,22 @@ class FakeTranscriber(FakeOpenAI):
             return web.json_response({"text": self.texts.pop(0) if self.texts else ""})
 
         app.router.add_post("/v1/audio/transcriptions", transcribe)
+
+
+class RecordingEars:
+    """Stands in for `soulstack ears`: keeps each utterance stream's (headers, bytes), answers `heard` as ears does.
+    Serve `app()` with serving.listening."""
+
+    def __init__(self, heard: str = "what time is it"):
+        self.heard = heard
+        self.streams = []
+
+    def app(self):
+        async def utterance(request):
+            body = await request.read()
+            self.streams.append((dict(request.headers), body))
+            return web.json_response({"heard": self.heard})
+
+        app = web.Application()
+        app.router.add_post("/utterance", utterance)
+        return app

@@ -8,37 +8,19 @@ The frames of one read go out as one chunk, through views made at boot: measured
 
 import asyncio
 
-from aiohttp import web
-
 from soulstack.serving import listening
+from tests.ears.fakes import RecordingEars
 from tests.firmware.helpers import TESTS, micropython
 
 
-class Recorder:
-    """Keeps each utterance's bytes; answers as ears does."""
-
-    def __init__(self):
-        self.streams = []
-
-    def app(self):
-        app = web.Application()
-
-        async def utterance(request):
-            self.streams.append(await request.read())
-            return web.json_response({"heard": "a tone"})
-
-        app.router.add_post("/utterance", utterance)
-        return app
-
-
 async def test_one_microphone_read_is_one_chunk_and_allocates_little(tmp_path):
-    recorder = Recorder()
+    recorder = RecordingEars("a tone")
     async with listening(recorder.app(), "127.0.0.1", 0) as port:
         url = f"http://127.0.0.1:{port}/utterance"
         result = await asyncio.to_thread(micropython, TESTS / "listen_churn.py", url, str(tmp_path), heap="1M")
     assert result.returncode == 0, result.stdout + result.stderr
     figures = dict(line.split() for line in result.stdout.splitlines() if line.startswith("stream_"))
-    short, again, long = (len(stream) for stream in recorder.streams)
+    short, again, long = (len(stream) for _headers, stream in recorder.streams)
     assert short == again and long - short == 18 * 3200  # 1.8 s more speech, every byte of it streamed
     assert int(figures["stream_reads"]) == 18
     assert int(figures["stream_bytes_per_read"]) < 3000, figures  # was 8647: a chunk, a view, a task per frame

@@ -9,32 +9,13 @@ at once, and the speaker has it back afterwards.
 import asyncio
 
 import aiohttp
-
-from aiohttp import web
 from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
+from tests.ears.fakes import RecordingEars
 from tests.ears.speech import speech_wav
 from tests.helpers import until
-
-
-class Recorder:
-    """Stands in for `soulstack ears`: keeps each stream's bytes and headers, answers as ears does."""
-
-    def __init__(self):
-        self.streams = []
-
-    def app(self):
-        app = web.Application()
-
-        async def utterance(request):
-            body = await request.read()
-            self.streams.append((dict(request.headers), body))
-            return web.json_response({"heard": "what time is it"})
-
-        app.router.add_post("/utterance", utterance)
-        return app
 
 
 def bus_holders(calls):
@@ -55,7 +36,7 @@ def bus_holders(calls):
 
 
 async def test_tap_to_talk_on_uiflow_streams_the_mic_and_never_overlaps_the_speaker(tmp_path):
-    recorder = Recorder()
+    recorder = RecordingEars()
     wav = tmp_path / "speech.wav"
     wav.write_bytes(speech_wav())
     async with listening(recorder.app(), "127.0.0.1", 0) as ears_port:
