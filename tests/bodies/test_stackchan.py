@@ -405,13 +405,37 @@ async def test_command_line_mistakes_are_one_line(soulstack_cmd, argv, complaint
     assert len(lines) == 1 and complaint in lines[0]
 
 
-async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
+def taken_port(below_free: bool):
+    """A listening socket on a free port; with `below_free`, one whose port below is free too."""
     import socket
 
-    with socket.socket() as taken:
+    while True:
+        taken = socket.socket()
         taken.bind(("127.0.0.1", 0))
-        taken.listen()
         port = taken.getsockname()[1]
+        if not below_free:
+            break
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port - 1))
+                break
+            except OSError:
+                taken.close()
+    taken.listen()
+    return taken, port
+
+
+# The robot port itself, or the one above it (robots upload their photos there): each is one line naming it.
+@pytest.mark.parametrize(
+    "photos, said",
+    [
+        (False, "(Address already in use); choose another --device-listen"),
+        (True, "(Address already in use); robots upload photos to their port + 1: choose another --device-listen"),
+    ],
+)
+async def test_a_taken_robot_or_photo_port_is_one_line_naming_it(soulstack_cmd, photos, said):
+    taken, port = taken_port(below_free=photos)
+    with taken:
         process = await asyncio.create_subprocess_exec(
             *soulstack_cmd,
             "body",
@@ -421,7 +445,7 @@ async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
             "--port",
             "0",
             "--device-listen",
-            f"127.0.0.1:{port}",
+            f"127.0.0.1:{port - 1 if photos else port}",
             "--nudge-url",
             "",
             stdout=asyncio.subprocess.PIPE,
@@ -430,50 +454,7 @@ async def test_a_taken_robot_port_is_one_line(soulstack_cmd):
         out, err = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 2
     lines = err.decode().strip().splitlines()
-    assert (
-        len(lines) == 1
-        and f"cannot listen on 127.0.0.1:{port} (Address already in use); choose another --device-listen" in lines[0]
-    )
-
-
-async def test_a_taken_photo_port_is_one_line_naming_it(soulstack_cmd):
-    """Robots upload photos to the robot port + 1: when that one is taken, the line names it, not the robot port."""
-    import socket
-
-    with socket.socket() as taken:
-        while True:  # a taken port whose port below is free, for --device-listen
-            taken.bind(("127.0.0.1", 0))
-            photos = taken.getsockname()[1]
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", photos - 1))
-                    break
-                except OSError:
-                    taken.close()
-                    taken = socket.socket()
-        taken.listen()
-        process = await asyncio.create_subprocess_exec(
-            *soulstack_cmd,
-            "body",
-            "stackchan",
-            "--upstream",
-            "ws://127.0.0.1:9/",
-            "--port",
-            "0",
-            "--device-listen",
-            f"127.0.0.1:{photos - 1}",
-            "--nudge-url",
-            "",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(), 20)
-    assert process.returncode == 2
-    lines = err.decode().strip().splitlines()
-    assert (
-        len(lines) == 1
-        and f"cannot listen on 127.0.0.1:{photos} (Address already in use); robots upload photos" in (lines[0])
-    ), lines
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port} {said}" in lines[0], lines
 
 
 async def test_the_command_serves_a_robot_end_to_end(soulstack_cmd):
