@@ -289,9 +289,10 @@ class StackChanBody:
             ) as robot_server,
         ):
             robot_port = robot_server.sockets[0].getsockname()[1]
-            wanted_vision = robot_port + 1 if vision_port is None else vision_port
+            if vision_port is None:  # the robot port + 1, or any free port when the robot port was any (0):
+                vision_port = robot_port + 1 if device_port else 0  # robots are told the bound one (session.py)
             photos_hint = "robots upload photos to their port + 1: choose another --device-listen"
-            async with listening(vision_app, device_host, wanted_vision, hint=photos_hint) as self.vision_port:
+            async with listening(vision_app, device_host, vision_port, hint=photos_hint) as self.vision_port:
                 tasks = [asyncio.create_task(self.sender.run())] if self.sender else []
                 try:
                     yield body_port, robot_port, self.vision_port

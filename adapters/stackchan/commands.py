@@ -150,7 +150,8 @@ def register(subparsers):
     parser.add_argument(
         "--device-listen",
         default=DEFAULT_DEVICE_LISTEN,
-        help="where robots connect, HOST:PORT; photos upload to PORT+1 (default: %(default)s)",
+        help="where robots connect, HOST:PORT; photos upload to PORT+1 (any free port with PORT 0) "
+        "(default: %(default)s)",
     )
     add_secret(
         parser,
