@@ -27,3 +27,19 @@ ensure_venv() {
         touch "$soulstack_root/.venv/.soulstack-installed-$want"
     fi
 }
+
+# Home Assistant's voice servers, as real peers for the tests and benches: wyoming-faster-whisper and
+# wyoming-piper in a venv of their own (.venv-voice-peers), so the GPL piper-tts they bring is never
+# importable from soulstack's own .venv. Afterwards $voice_peers is that venv's bin folder.
+voice_peers="$soulstack_root/.venv-voice-peers/bin"
+ensure_voice_peers() {
+    local want="wyoming-faster-whisper==3.8.1 wyoming-piper==2.5.2"
+    if [ -f "$voice_peers/../.installed" ] && [ "$(cat "$voice_peers/../.installed")" = "$want" ]; then
+        return 0
+    fi
+    echo "$(basename "$0"): installing the Wyoming voice servers into .venv-voice-peers (first run only)" >&2
+    python3 -m venv "$soulstack_root/.venv-voice-peers"
+    # shellcheck disable=SC2086
+    "$voice_peers/python" -m pip install -q --disable-pip-version-check $want
+    echo "$want" >"$voice_peers/../.installed"
+}
