@@ -3,48 +3,28 @@
 The words go to the soul's `POST /v1/chat/completions` (streamed, through the
 openai SDK, as any voice stack asks) as the person's words, with OpenAI's
 `metadata.heard_by` naming the body that heard them. As the answer streams in it
-is cut into sentences, and each goes to that body's Body Protocol `/speak` as
-soon as it is complete: the first sentence plays while the soul is still
+is cut into sentences by the one sentence rule (soulstack.protocol.sentences:
+the soul's first words end where these do, and no piece is longer than a
+`/speak` takes), and each goes to that body's Body Protocol `/speak` as soon
+as it is complete: the first sentence plays while the soul is still
 writing the rest. A body whose speech queue is full (503) is asked again until
 it has room. When the soul cannot be reached or the body refuses, the failure
 is logged, counted and reported to the soul as a nudge where it can be.
 """
 
 import asyncio
+import contextlib
 import logging
-import re
 import time
 
 import aiohttp
 
+from soulstack.protocol.sentences import split_sentences
+
 log = logging.getLogger(__name__)
 
-# Latin stops end a sentence before a space (or the end: "3.5" ends nothing); CJK ones end it at once.
-SENTENCE_END = re.compile(r"[.!?\u2026]+[\"')\]\u201d]*(\s+|$)|[\u3002\uff01\uff1f]+[\u201d\u300d]*|\n+")
 SPEAK_RETRY_S = 0.2
 SPEAK_WAIT_S = 60  # how long a sentence waits for room in the body's speech queue
-MAX_SENTENCE = 400  # a body's /speak takes this much at once; longer runs are cut at a space
-
-
-def sentences(buffer: str, final: bool) -> tuple[list[str], str]:
-    """The complete sentences at the start of `buffer` and what is left (everything, when `final`)."""
-    out = []
-    while True:
-        match = SENTENCE_END.search(buffer)
-        if not match:
-            break
-        piece, buffer = buffer[: match.end()].strip(), buffer[match.end() :]
-        if piece:
-            out.append(piece)
-    while len(buffer) > MAX_SENTENCE:
-        cut = buffer.rfind(" ", 0, MAX_SENTENCE)
-        cut = cut if cut > 0 else MAX_SENTENCE
-        out.append(buffer[:cut].strip())
-        buffer = buffer[cut:]
-    if final and buffer.strip():
-        out.append(buffer.strip())
-        buffer = ""
-    return out, buffer
 
 
 class Soul:
@@ -124,22 +104,14 @@ async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words
     """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told.
     `times` gets the wall-clock moments the first sentence was complete and the body took it."""
     times = {} if times is None else times
-    buffer = ""
     spoken = 0
     try:
-        async for piece in soul.answer(words, body.name):
-            ready, buffer = sentences(buffer + piece, final=False)
-            for sentence in ready:
+        async with contextlib.aclosing(_sentences(soul.answer(words, body.name))) as answer:
+            async for sentence in answer:
                 times.setdefault("first_sentence", time.time())
                 await body.speak(session, sentence)
                 times.setdefault("first_spoken", time.time())
                 spoken += 1
-        ready, _ = sentences(buffer, final=True)
-        for sentence in ready:
-            times.setdefault("first_sentence", time.time())
-            await body.speak(session, sentence)
-            times.setdefault("first_spoken", time.time())
-            spoken += 1
         stats["answered"] += 1
     except OSError as error:
         stats["failed"] += 1
@@ -150,3 +122,15 @@ async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words
         log.warning("the soul did not answer %r from %s: %s", words, body.name, error)
         await body.express(session, "doubtful")
     return spoken
+
+
+async def _sentences(pieces):
+    """Each sentence of a streamed text as soon as it is complete, then what is left when it ends."""
+    rest = ""
+    async with contextlib.aclosing(pieces):  # closed early (the body refused): the soul's stream is closed too
+        async for piece in pieces:
+            ready, rest = split_sentences(rest + piece, final=False)
+            for sentence in ready:
+                yield sentence
+    for sentence in split_sentences(rest, final=True)[0]:
+        yield sentence

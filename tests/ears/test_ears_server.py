@@ -9,7 +9,7 @@ import pytest
 
 from soulstack.ears.recognise import OpenAITranscriber, PocketSphinx
 from soulstack.ears.server import Ears, make_ears_app
-from soulstack.ears.soul import Body, Soul, sentences
+from soulstack.ears.soul import Body, Soul
 from soulstack.fakes.openai_api import text
 from soulstack.fakes.scripted_server import steered
 from soulstack.fakes.soul_body import RecordingBody
@@ -163,11 +163,25 @@ async def test_caps_tokens_and_one_stream_at_a_time():
         (await first).release()
 
 
-def test_sentences_are_cut_where_they_end():
-    assert sentences("Hi. How are", final=False) == (["Hi."], "How are")
-    assert sentences("你好。今天", final=False) == (["你好。"], "今天")
-    assert sentences("Wait... what?! yes", final=True) == (["Wait...", "what?!", "yes"], "")
-    assert sentences("3.5 apples", final=False) == ([], "3.5 apples")  # a decimal point ends nothing
+async def test_a_long_sentence_reaches_the_speak_in_one_piece():
+    """Ears cuts by the one sentence rule (protocol/sentences.py) up to /speak's own limit (2,000
+    characters, firmware/core/protocol.py); it cut at 400 before, so this sentence arrived in four."""
+    long = "And then " + " ".join(["we walked a little further"] * 56) + "."
+    assert 1400 < len(long) < 2000
+    async with Running(reply=text(long + " 他说『好。』然后呢？")) as ears:
+        status, _ = await ears.send(SPEECH)
+        assert status == 200
+        await until(lambda: len(ears.body.spoken) >= 3, "the answer at /speak")
+        assert ears.body.spoken == [long, "他说『好。』", "然后呢？"]  # a closing quote stays with its sentence
+
+
+async def test_a_decimal_split_across_stream_chunks_is_one_sentence():
+    """The soul streams its answer in small pieces; "3." at the end of one may become "3.5"."""
+    async with Running(reply=text("Pay 123.5 euros now. Thanks!")) as ears:  # streamed 8 characters a chunk: "Pay 123."
+        status, _ = await ears.send(SPEECH)
+        assert status == 200
+        await until(lambda: len(ears.body.spoken) >= 2, "the answer at /speak")
+        assert ears.body.spoken == ["Pay 123.5 euros now.", "Thanks!"]
 
 
 async def test_a_stream_that_falls_silent_is_cut_off_and_not_held_open():

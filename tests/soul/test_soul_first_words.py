@@ -1,9 +1,11 @@
-"""first_words.py: a text block's spoken words, released sentence by sentence as it streams."""
+"""first_words.py: a text block's spoken words, released sentence by sentence as it streams, where the
+one sentence rule (protocol/sentences.py, tested in tests/test_sentences.py) says a sentence ends."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from soulstack.soul.converse.first_words import FirstWords, sentence_end, spoken_reply
+from soulstack.protocol.sentences import sentence_end
+from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
 
 def released(text, cuts):
@@ -32,7 +34,8 @@ def test_chinese_sentences_end_without_a_space():
 
 
 def test_a_decimal_point_is_not_an_end_and_a_lone_bracket_is_said_at_the_end():
-    assert sentence_end("It is 3.") == 0 and sentence_end("It is 3. Then") == len("It is 3.")
+    words = FirstWords()
+    assert words.add("It is 3.") == "" and words.add("5 now. And") == "It is 3.5 now."
     words = FirstWords()
     assert words.add("Oh. Look (that is sad. ") == "Oh."  # the "(" may still close: what follows it is held
     assert words.finish() == " Look (that is sad."

@@ -10,9 +10,14 @@ stack that streams them and one that waits for the whole answer say the same.
 A span still open (a "(" not yet closed) is held back: it may be monologue.
 If the block ends with it still open, it was a lone bracket and is said as
 written, as `spoken_reply` does.
+
+Where a sentence ends is the one sentence rule (soulstack.protocol.sentences),
+the same that ears uses to cut an answer for a body's `/speak`.
 """
 
 import re
+
+from soulstack.protocol.sentences import sentence_end
 
 _OPENERS = "(（"
 _CLOSERS = ")）"
@@ -42,25 +47,6 @@ def spoken_reply(text: str, *, hold_open: bool = False) -> str:
     end = open_at[0] if hold_open and open_at else len(text)
     kept = "".join(ch for ch, gone in zip(text[:end], drop) if not gone)
     return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(kept.split()))
-
-
-# A sentence ends with a run of terminators (and any closing quotes or brackets after it):
-# Latin ones when whitespace or the end of the text so far follows, CJK ones (written
-# without spaces) at once. A "." right after a digit waits for the next character: 3.5.
-_SENTENCE_END = re.compile(
-    r"(?:[.!?\u2026]+[\"'\u201d\u2019\)\]]*(?=\s|$)|[\u3002\uff01\uff1f]+[\"'\u201d\u2019\u300d\u300f\uff09]*)"
-)
-_DECIMAL_SO_FAR = re.compile(r"\d\.$")
-
-
-def sentence_end(text: str) -> int:
-    """Where the last complete sentence of `text` ends (0: none yet)."""
-    end = 0
-    for match in _SENTENCE_END.finditer(text):
-        if match.end() == len(text) and _DECIMAL_SO_FAR.search(text):
-            break
-        end = match.end()
-    return end
 
 
 class FirstWords:
