@@ -86,6 +86,7 @@ class RobotSession:
         self._ids = itertools.count(OUR_FIRST_ID)
         self._our_calls: dict = {}  # our JSON-RPC id -> future of the robot's answer
         self._issued: set = set()  # every id we sent, answered or not: none of their answers goes upstream
+        self.waiting = 0  # our utterances waiting for their turn at the speaker
         self.played: list = []  # our utterances played in full since the robot last listened
         self._speaking = None  # (text, cut event, started, seconds) of the utterance playing now
         self._cuts = 0  # how many times the person cut us off: a speech waiting from before a cut is dropped
@@ -283,7 +284,12 @@ class RobotSession:
 
         SpeechCut when the person cut the robot off while this waited for the speaker (it is not said)."""
         cuts = self._cuts
-        async with self.voice:
+        self.waiting += 1
+        try:
+            await self.voice.acquire()
+        finally:
+            self.waiting -= 1
+        try:
             if self._cuts != cuts:
                 raise SpeechCut("the person started talking to the robot, so this was not said")
             await self.send_json({"type": "tts", "state": "start"})
@@ -307,6 +313,8 @@ class RobotSession:
             finally:
                 self._speaking = None
             await self.send_json({"type": "tts", "state": "stop"})
+        finally:
+            self.voice.release()
 
     def _interrupted(self, why: str):
         """The robot listens (or aborted): stop our speech now and tell the body what was heard."""

@@ -15,7 +15,16 @@ address it connects from (127.0.0.2 plays a second machine on loopback).
 
 What a person does at the robot: `say_wake_word`, `type_text` (py-xiaozhi's
 typed text: `listen detect` with the text), `start_listening` (a touch or the
-button: `listen start`), `abort`.
+button: `listen start`), `talk` (their voice, while it listens),
+`stop_listening` (push-to-talk let go: `listen stop`), `abort`.
+
+It keeps the device's state as py-xiaozhi and the firmware do: `listening`
+from a `listen start` it sends, `speaking` from a `tts start` it receives (the
+device's gate then sends no microphone audio: `talk` counts what it dropped),
+and after a `tts stop` while speaking (the firmware's rule) either `idle` or,
+in auto mode (`auto_listen=True`: py-xiaozhi's auto conversation, the
+firmware's auto-stop mode), `listening` again by itself, said at once with
+`listen start` and mode "auto".
 """
 
 import asyncio
@@ -28,7 +37,7 @@ import aiohttp
 import opuslib
 import websockets
 
-from soulstack.adapters.stackchan.frames import downlink_params, unwrap_audio
+from soulstack.adapters.stackchan.frames import downlink_params, unwrap_audio, wrap_audio
 
 DESK_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
 
@@ -58,6 +67,7 @@ class FakeRobot:
         camera_tool: str = "self.camera.take_photo",
         answer_late_s: float = 0.0,
         frame_ms: int = 60,
+        auto_listen: bool = False,
     ):
         self.url = url
         self.source = source
@@ -69,6 +79,9 @@ class FakeRobot:
         self.camera_tool = camera_tool
         self.answer_late_s = answer_late_s
         self.frame_ms = frame_ms  # its hello's frame_duration: 60 on the firmware, 20 on py-xiaozhi
+        self.auto_listen = auto_listen
+        self.state = "idle"  # the device's: idle, listening, speaking
+        self.dropped = 0  # frames of the person's voice the device's gate dropped (it was speaking)
         self.client_id = str(uuid.uuid4())
         self.received: list = []  # every frame from the server, in order (str or bytes)
         self.arrived: list = []  # time.perf_counter() when each of `received` arrived
@@ -112,8 +125,27 @@ class FakeRobot:
         await self.send_json({"type": "listen", "state": "detect", "text": text})
 
     async def start_listening(self, mode: str = "manual"):
-        """A touch or the button while it speaks: the device starts listening."""
+        """A touch or the button (or push-to-talk pressed): the device starts listening."""
+        self.state = "listening"
         await self.send_json({"type": "listen", "state": "start", "mode": mode})
+
+    async def stop_listening(self):
+        """Push-to-talk let go: the device stops listening and says so."""
+        self.state = "idle"
+        await self.send_json({"type": "listen", "state": "stop"})
+
+    async def talk(self, packets: list[bytes]) -> int:
+        """The person speaks: each Opus packet goes out while the device listens; the rest its gate drops.
+
+        How many went out."""
+        sent = 0
+        for index, packet in enumerate(packets):
+            if self.state != "listening":
+                self.dropped += 1
+                continue
+            await self.ws.send(wrap_audio(self.version, packet, index * self.frame_ms))
+            sent += 1
+        return sent
 
     async def abort(self, reason: str | None = None):
         await self.send_json({"type": "abort", **({"reason": reason} if reason else {})})
@@ -142,6 +174,13 @@ class FakeRobot:
         if message.get("type") == "hello" and message.get("transport") == "websocket":
             self.server_hello = message
             self._hello.set()
+        elif message.get("type") == "tts" and message.get("state") == "start":
+            self.state = "speaking"
+        elif message.get("type") == "tts" and message.get("state") == "stop" and self.state == "speaking":
+            if self.auto_listen:  # listens again by itself, and says so before anything else
+                await self.start_listening("auto")
+            else:
+                self.state = "idle"
         elif message.get("type") == "mcp" and isinstance(message.get("payload"), dict):
             # The device runs tool calls in the background and keeps reading frames meanwhile.
             asyncio.create_task(self._mcp(message["payload"]))
