@@ -132,6 +132,9 @@ SPEC = {
         "name": ("the terminal", string()),
         "token": (None, string(optional=True)),
         "endpoints": {name: (None, url(optional=True)) for name in ENDPOINTS},
+        # Its microphone may hear its own speaker (a xiaozhi device in auto or realtime mode): only then
+        # does the echo guard judge what it hears (host/soul/converse/echo.py). Our firmware never does.
+        "hearsItself": (False, boolean),
     },
     "persona": {
         "name": ("Pip", string(nonempty=True)),

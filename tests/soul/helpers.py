@@ -26,11 +26,17 @@ AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
 # --- a soul in the test's process ---------------------------------------------------------
 
 
-def make_cfg(tmp_path, body, port=0, **overrides):
+def make_cfg(tmp_path, body, port=0, hears_itself=False, **overrides):
+    """`hears_itself`: the body's microphone hears its own speaker (`body.hearsItself`, a xiaozhi device
+    in auto mode), so the echo guard judges what it hears."""
     raw = {
         "soulDir": str(tmp_path / "soul"),
         "timezone": "UTC",
-        "body": {"name": "the test body", "endpoints": body.endpoints()},
+        "body": {
+            "name": "the test body",
+            "endpoints": body.endpoints(),
+            **({"hearsItself": True} if hears_itself else {}),
+        },
         "persona": {"name": "Pip", "human": "Ana"},
         "nudge": {"port": port},
         "model": {"retries": 1, "keepWarm": False},  # these tests count requests; keep-warm: test_soul_keepwarm.py

@@ -302,11 +302,11 @@ async def test_a_reminder_the_body_said_while_the_soul_slept_is_known_to_the_ech
         del body.fail["speak"]  # the body mends; the soul starts again and sleeps, held
         clock = StepClock(said_at)
         clock.hold(after=1)  # the sleep to the retry passes; the next is held
-        soul = soul_for(tmp_path, body, clock)
+        soul = soul_for(tmp_path, body, clock, hears_itself=True)
         async with Running(soul) as running:
             await until(lambda: body.spoken)
             assert body.spoken == [EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")]
-            # Its microphone heard it, and speech-to-text made it words again: no person's words.
+            # Its microphone hears its speaker, and speech-to-text made it words again: no person's words.
             async with aiohttp.ClientSession() as http:
                 heard = {"words": "a reminder for Ana, water the plants"}
                 async with http.post(running.url + "/nudge", json=heard) as response:

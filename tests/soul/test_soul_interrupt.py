@@ -19,16 +19,19 @@ from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.converse.echo import EchoGuard
 from soulstack.soul.prompts import texts
 from tests.helpers import until
-from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_long, texts_of
+from tests.soul.helpers import AFTERNOON, JumpClock, Running, a_soul, fell_asleep, sleep_long, texts_of
+from tests.soul.test_brainstem_flock import brainstem_soul
 
 ANSWER = "Hello, Ana. I missed you. How was the trip?"
 EN = texts("en").TEXT["nudge"]
 CUT_AFTER_HELLO = EN["cut_after"].format(part="Hello, Ana.", cut=ANSWER)  # what the soul is told of the cut
 
 
-async def ask(soul_url, words, *, user=None, stream=True):
+async def ask(soul_url, words, *, user=None, stream=True, heard_by=None):
     async with AsyncOpenAI(base_url=soul_url + "/v1", api_key="any", max_retries=0, timeout=30) as client:
         extra = {"user": user} if user else {}
+        if heard_by:
+            extra["metadata"] = {"heard_by": heard_by}  # as ears names the body that heard the words
         chat = [{"role": "user", "content": words}]
         if not stream:
             reply = await client.chat.completions.create(model="soul", messages=chat, **extra)
@@ -193,11 +196,11 @@ async def test_the_robots_own_voice_heard_back_is_no_persons_words(tmp_path):
     said = "See you tomorrow, Ana. Sleep well!"
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         fake.reply(tool_use("speak", {"text": said}), sleep_long)
-        soul = a_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake, hears_itself=True)
         async with Running(soul) as running:
             await fell_asleep(soul)
             assert body.spoken == [said]
-            # Its microphone heard it, and speech-to-text made it words again, on every path:
+            # Its microphone hears its speaker, and speech-to-text made it words again, on every path:
             assert await ask(running.url, "see you tomorrow Ana sleep well") == ""
             assert await post_nudge(running.url, {"words": "see you tomorrow, Ana, sleep well"}) == (
                 202,
@@ -219,7 +222,7 @@ async def test_a_nudge_with_echoed_words_keeps_the_bodys_own_reason(tmp_path):
     said = "See you tomorrow, Ana. Sleep well!"
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         fake.reply(tool_use("speak", {"text": said}), sleep_long)
-        soul = a_soul(tmp_path, body, fake)
+        soul = a_soul(tmp_path, body, fake, hears_itself=True)
         async with Running(soul) as running:
             await fell_asleep(soul)
             nudge = {"reason": "someone patted my head", "words": "see you tomorrow, Ana, sleep well"}
@@ -230,18 +233,86 @@ async def test_a_nudge_with_echoed_words_keeps_the_bodys_own_reason(tmp_path):
         assert "see you tomorrow, Ana, sleep well" not in snapshot  # its own voice is no person's words
 
 
-def test_echo_thresholds():
+async def test_a_person_repeating_what_the_soul_quoted_back_is_heard(tmp_path):
+    """Our firmware and the terminal never hear themselves (`body.hearsItself` is false by default):
+    nothing they hear is judged as an echo. Before, the brainstem's quote of a person's words made
+    their repeat, within 20 s, silence on converse and an echo on /nudge."""
+    async with RecordingBody() as body:
+        soul = brainstem_soul(tmp_path, body)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            first = await ask(running.url, "what is the weather like")
+            assert "what is the weather like" in first  # "I heard you: “what is the weather like”. ..."
+            assert await ask(running.url, "what is the weather like") == first  # heard: its answer again
+            answer = await post_nudge(running.url, {"words": "what is the weather like"})
+            assert answer[0] == 202 and answer[1]["queued"] is True, answer
+            assert (await health(running.url))["echo"]["caught"] == 0
+
+
+async def test_on_a_body_that_hears_itself_only_what_comes_while_or_just_after_it_played_is_judged(tmp_path):
+    said = "See you tomorrow, Ana. Sleep well!"  # six words: played within about 3 s
+    clock = JumpClock(AFTERNOON)
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        fake.reply(tool_use("speak", {"text": said}), sleep_long)
+        soul = a_soul(tmp_path, body, fake, clock=clock, hears_itself=True)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            clock.jump(8)  # played, and the recogniser is still within its few seconds after
+            assert await ask(running.url, "see you tomorrow Ana sleep well") == ""
+            clock.jump(2)  # longer after it played than an echo takes: a person saying it (a 20 s window before)
+            fake.reply(text(ANSWER))
+            assert await ask(running.url, "see you tomorrow Ana sleep well") == ANSWER
+        echo = soul.converse.echo.health()
+        assert echo["caught"] == 1 and echo["hearsItself"] is True
+
+
+async def test_only_the_body_that_hears_itself_is_judged_and_what_other_bodies_play_is_not_kept(tmp_path):
+    said = "See you tomorrow, Ana. Sleep well!"
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        fake.reply(tool_use("speak", {"text": said}), sleep_long)
+        soul = a_soul(tmp_path, body, fake, hears_itself=True)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            # Heard by the soul's own body (its name, as ears would send it): its own voice.
+            assert await ask(running.url, "see you tomorrow Ana sleep well", heard_by="the test body") == ""
+            # Heard by a robot of ears' (our firmware, which never hears itself): a person.
+            fake.reply(text(ANSWER))
+            assert await ask(running.url, "see you tomorrow Ana sleep well", heard_by="the desk robot") == ANSWER
+            await fell_asleep(soul, wakings=2)
+            # That answer played on the desk robot, not on the soul's body: its words there are a person's.
+            answer = await post_nudge(running.url, {"words": "I missed you. How was the trip?"})
+            assert answer[0] == 202 and answer[1]["queued"] is True, answer
+            async with aiohttp.ClientSession() as http:
+                bad = {"messages": [{"role": "user", "content": "hi"}], "metadata": {"heard_by": 7}}
+                async with http.post(running.url + "/v1/chat/completions", json=bad) as refused:
+                    assert refused.status == 400 and "heard_by" in (await refused.json())["error"]["message"]
+
+
+def test_echo_thresholds_and_the_window_after_playing():
     now = [0.0]
-    guard = EchoGuard(lambda: now[0])
-    guard.said("The kettle is boiling, Ana. Shall I remind you in five minutes?")
+    guard = EchoGuard(lambda: now[0], hears_itself=True, body_name="desk")
+    guard.said("The kettle is boiling, Ana. Shall I remind you in five minutes?")  # 12 words: ~6 s of playing
     assert guard.is_echo("the kettle is boiling Anna shall I remind you", "ears")  # a word misheard
     assert not guard.is_echo("yes", "ears")  # too short to tell
     assert not guard.is_echo("you said the kettle is boiling, but I can't hear anything at all", "ears")
-    guard.said("你好，我在这里。")
+    guard.said("你好，我在这里。")  # played after the first: ~1.8 s more
     assert guard.is_echo("你好我在这里", "ears")  # Chinese, one unit a character
-    now[0] = 21.0  # past the window
+    assert guard.is_echo("the kettle is boiling Ana", "nudge", heard_by="desk")  # the soul's body, by name
+    assert not guard.is_echo("the kettle is boiling Ana", "converse", heard_by="ears robot")  # another body
+    now[0] = 11.9  # 6 s of playing, and not yet 6 s after it
+    assert guard.is_echo("the kettle is boiling Ana shall I remind you", "ears")
+    now[0] = 12.1  # past it; the Chinese, played after, is still kept
     assert not guard.is_echo("the kettle is boiling Ana shall I remind you", "ears")
-    assert guard.health()["byPath"] == {"ears": 2} and guard.health()["windowSeconds"] == 20.0
+    assert guard.is_echo("你好我在这里", "ears")
+    now[0] = 14.0
+    assert not guard.is_echo("你好我在这里", "ears")
+    assert guard.health()["byPath"] == {"ears": 4, "nudge": 1} and guard.health()["windowSeconds"] == 6.0
+
+
+def test_a_body_that_never_hears_itself_has_no_echo():
+    guard = EchoGuard(lambda: 0.0)  # the default: our firmware, the terminal
+    guard.said("The kettle is boiling, Ana.")
+    assert not guard.is_echo("the kettle is boiling Ana", "converse") and guard.health()["hearsItself"] is False
 
 
 # --- who spoke ---------------------------------------------------------------------------------

@@ -12,9 +12,12 @@ front of the soul's `SoulListener` (host/soul/converse/listener.py): the soul's
 own `deliver` and hooks, no loop of its own.
 
 Who spoke travels with the words (`speaker_from_chat`: a voiceprint's name, or
-OpenAI's `user`). An utterance that is the robot's own voice heard back (the
-echo guard, host/soul/converse/echo.py) is answered with silence and never
-reaches the soul; every sentence streamed is told to the guard as said. A
+OpenAI's `user`), and which body heard them (`heard_by_from_chat`: OpenAI's
+`metadata.heard_by`; none named is the soul's own body). An utterance that is
+the robot's own voice heard back (the echo guard, host/soul/converse/echo.py,
+which judges only words heard by a body that hears itself) is answered with
+silence and never reaches the soul; every sentence streamed is told to the
+guard as played where the words were heard. A
 voice stack that hangs up midway through a streamed answer cuts it there
 (`Converse.heard_only`): only what was streamed is said.
 """
@@ -32,7 +35,7 @@ from aiohttp import web
 from soulstack.clocks import Clock
 from soulstack.serving import BadRequest, read_json
 from soulstack.soul.converse.answers import FILLER_AFTER_S, Converse, Listener
-from soulstack.soul.converse.reply import BadChatBody, speaker_from_chat, utterance_from_chat
+from soulstack.soul.converse.reply import BadChatBody, heard_by_from_chat, speaker_from_chat, utterance_from_chat
 from soulstack.soul.converse.shapes import Shape, estimate_tokens
 
 if TYPE_CHECKING:
@@ -89,9 +92,10 @@ def openai_refusal(request: web.Request, message: str) -> web.Response:
     return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
 
 
-def _parse_request(body) -> tuple[str, str | None, bool, bool]:
+def _parse_request(body) -> tuple[str, str | None, str | None, bool, bool]:
     utterance = utterance_from_chat(body)
     speaker = speaker_from_chat(body)
+    heard_by = heard_by_from_chat(body)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadChatBody("'stream' must be true or false")
@@ -102,7 +106,7 @@ def _parse_request(body) -> tuple[str, str | None, bool, bool]:
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise BadChatBody("'model' must be a string")
-    return utterance, speaker, stream, include_usage
+    return utterance, speaker, heard_by, stream, include_usage
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
@@ -111,18 +115,18 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     except BadRequest as error:
         return _openai_error(error.status, str(error), "invalid_request_error")
     try:
-        utterance, speaker, stream, include_usage = _parse_request(body)
+        utterance, speaker, heard_by, stream, include_usage = _parse_request(body)
     except BadChatBody as error:
         return _openai_error(400, str(error), "invalid_request_error")
     converse = request.app[CONVERSE]
     model = body.get("model") or converse.model_name
     shape = Shape(model, estimate_tokens(utterance))
-    echo = converse.echo is not None and converse.echo.is_echo(utterance, "converse")
+    echo = converse.echo is not None and converse.echo.is_echo(utterance, "converse", heard_by)
     if echo:  # the robot heard itself: silence, and the soul is not disturbed
         log.info("converse: %r is the robot's own voice heard back (the echo guard); answered with silence", utterance)
     if not stream:
         answer = "" if echo else await converse.wait(utterance, speaker)
-        _said(converse, answer)
+        _said(converse, answer, heard_by)
         return web.json_response(shape.completion(answer))
 
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -137,7 +141,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             async for piece in pieces:
                 await _send(response, shape.chunk({"content": piece}, None, include_usage))
                 said.append(piece)
-                _said(converse, piece)
+                _said(converse, piece, heard_by)
         answer = "".join(said)
         await _send(response, shape.chunk({}, "stop", include_usage))
         if include_usage:
@@ -171,9 +175,10 @@ def _on_hang_up(request: web.Request, handler: asyncio.Task) -> asyncio.Task:
     return asyncio.ensure_future(watch())
 
 
-def _said(converse: Converse, text: str) -> None:
+def _said(converse: Converse, text: str, heard_by: str | None) -> None:
+    # The voice stack plays the answer where the words were heard.
     if converse.echo is not None and text:
-        converse.echo.said(text)
+        converse.echo.said(text, heard_by)
 
 
 async def _nothing():

@@ -13,7 +13,8 @@ the soul's `deliver` and follows the soul's turn through four hooks, which
   on_tool_result  what the body said aloud (a `speak` that worked), for the echo guard
 
 It also holds the soul's echo guard (host/soul/converse/echo.py: the robot's own
-voice heard back is no person's words), and records an answer the voice stack
+voice heard back is no person's words, on a body whose config says it hears
+itself, `body.hearsItself`), and records an answer the voice stack
 cut off (`cut`): the soul is told, through its inbox, what the person heard.
 """
 
@@ -46,7 +47,8 @@ class SoulListener:
     def __init__(self, soul: Soul):
         self.soul = soul
         self.catchers = ReplyCatchers(soul.toolbox.spoken)  # which call speaks: the tool's fact
-        self.echo = EchoGuard(soul.clock.monotonic)
+        body = soul.cfg["body"]
+        self.echo = EchoGuard(soul.clock.monotonic, body["hearsItself"], body["name"])
 
     async def hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None) -> None:
         log.info(

@@ -3,7 +3,8 @@ into the words a voice stack should speak.
 
 Three pieces, no HTTP here (that is `endpoint.py`):
 
-- `utterance_from_chat(body)`: the human's words out of an OpenAI chat body.
+- `utterance_from_chat(body)`: the human's words out of an OpenAI chat body
+  (`speaker_from_chat`: who spoke them; `heard_by_from_chat`: which body heard them).
 - `spoken_reply(text)` (from `first_words.py`): assistant text with its inner
   monologue removed.
 - `ReplyCatcher` / `ReplyCatchers`: how the soul finds the answer to one
@@ -58,9 +59,6 @@ def speaker_from_chat(body: dict) -> str | None:
     user = body.get("user")
     if user is not None and not isinstance(user, str):
         raise BadChatBody("'user' must be a string: the name of who is speaking")
-    metadata = body.get("metadata")
-    if metadata is not None and (not isinstance(metadata, dict) or not isinstance(metadata.get("heard_by", ""), str)):
-        raise BadChatBody("'metadata' must be an object, and its 'heard_by' the name of the body that heard the words")
     message = next(m for m in reversed(body["messages"]) if isinstance(m, dict) and m.get("role") == "user")
     wrapped = _wrapper(_content_text(message.get("content"), 0))
     named = wrapped.get("speaker") if wrapped else None
@@ -68,6 +66,18 @@ def speaker_from_chat(body: dict) -> str | None:
         if isinstance(name, str) and name.strip():
             return quoted(name)[:MAX_SPEAKER_CHARS]  # a name, never a phrasing of a person's words
     return None
+
+
+def heard_by_from_chat(body: dict) -> str | None:
+    """The body whose microphone heard the words, when the voice stack names it (OpenAI's `metadata`,
+    `{"heard_by": "<body name>"}`, as ears sends it); None when it names none. The echo guard asks
+    whether that body may hear itself (host/soul/converse/echo.py)."""
+    metadata = body.get("metadata")
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("heard_by", ""), str):
+        raise BadChatBody("'metadata' must be an object, and its 'heard_by' the name of the body that heard the words")
+    return metadata.get("heard_by") or None
 
 
 def _content_text(content, index: int) -> str:
