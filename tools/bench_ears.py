@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from aiohttp.test_utils import unused_port  # noqa: E402
 
 from soulstack.audio import little_endian, mono_samples, mono_wav  # noqa: E402
-from soulstack.ears.recognise import PocketSphinx  # noqa: E402
+from soulstack.ears.sphinx import PocketSphinx  # noqa: E402
 from soulstack.ears.server import Ears, make_ears_app  # noqa: E402
 from soulstack.ears.soul import Body, Soul  # noqa: E402
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402

@@ -1,5 +1,6 @@
 """`soulstack ears`: speech from bodies' microphones to the soul's words (docs/ears.md)."""
 
+import asyncio
 import os
 
 from soulstack.errors import UsageError
@@ -24,10 +25,13 @@ def parse_bodies(values) -> dict:
     return bodies
 
 
-def make_recogniser(args):
-    from soulstack.ears.recognise import OpenAITranscriber, PocketSphinx
+def make_recogniser(args, language: str):
+    """The recogniser --recogniser names, for `language` (en, zh or auto); UsageError for a wrong option."""
+    from soulstack.ears.recognise import RecogniserError
 
     if args.recogniser == "openai":
+        from soulstack.ears.openai_asr import OpenAITranscriber
+
         base_url = args.openai_base_url or os.environ.get("OPENAI_BASE_URL")
         key = args.openai_key
         if not base_url and not key:
@@ -36,7 +40,59 @@ def make_recogniser(args):
                 "and, for OpenAI itself, $OPENAI_API_KEY"
             )
         return OpenAITranscriber(base_url, key, args.openai_model)
-    return PocketSphinx()
+    if args.recogniser == "wyoming":
+        from soulstack.ears.wyoming_asr import WyomingRecogniser
+
+        if not args.wyoming_url:
+            raise UsageError("--recogniser wyoming needs --wyoming-url tcp://HOST:10300 (e.g. wyoming-faster-whisper)")
+        return WyomingRecogniser(check_wyoming_url(args.wyoming_url), language)
+    if args.recogniser == "pocketsphinx":
+        from soulstack.ears.sphinx import PocketSphinx
+
+        if language != "en":
+            raise UsageError(f"pocketsphinx hears English only; for --language {language} use --recogniser whisper")
+        return PocketSphinx()
+    from soulstack.ears.whisper import Whisper
+
+    if not 1 <= args.threads <= 64:
+        raise UsageError("--threads must be from 1 to 64")
+    try:
+        recogniser = Whisper(args.whisper_model, language, args.threads)
+        recogniser.check()
+    except RecogniserError as error:
+        raise UsageError(str(error)) from None
+    return recogniser
+
+
+def check_wyoming_url(url: str) -> str:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if parsed.scheme == "tcp" and parsed.hostname and port:
+        return url
+    if parsed.scheme == "unix" and parsed.path:
+        return url
+    raise UsageError(f"--wyoming-url {url}: give tcp://HOST:PORT (Home Assistant's ASR listens on 10300)")
+
+
+async def soul_language(soul_url: str, token: str | None) -> str | None:
+    """The language the soul lives in (its /health `language`), or None when it cannot be asked."""
+    import aiohttp
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
+            async with session.get(soul_url.rstrip("/") + "/health", headers=headers) as response:
+                if response.status == 200:
+                    language = (await response.json()).get("language")
+                    return language if language in ("en", "zh") else None
+    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+        pass
+    return None
 
 
 def ears(args) -> int:
@@ -55,17 +111,26 @@ def ears(args) -> int:
     if not bodies:
         raise UsageError('name at least one body: --body NAME=URL (the robot\'s config.json "name" and its address)')
     check_exposure(args.host, bool(args.token), args.insecure_no_token, HOW_TO_LOCK)
-    recogniser = make_recogniser(args)
+    language, why = args.language, "--language"
+    if language is None:
+        language = asyncio.run(soul_language(soul_url, args.soul_token))
+        language, why = (language, "the soul's language") if language else ("en", "the soul did not say its language")
+    recogniser = make_recogniser(args, language)
     setup_logging()  # what each utterance came to (heard, no words, failed) is a log line
-    state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds)
-    print(
-        f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> {recogniser.name} -> "
-        f"the soul at {soul_url} -> {', '.join(sorted(bodies))}",
-        flush=True,
-    )
-    return run_until_stopped(
-        serve_forever(make_ears_app(state, args.token), args.host, args.port, insecure_no_token=args.insecure_no_token)
-    )
+    state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds, language=language)
+
+    async def main():
+        await state.warm()  # the model loaded (or the server asked) before the first robot streams
+        print(
+            f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> "
+            f"{recogniser.describe()} ({why}) -> the soul at {soul_url} -> {', '.join(sorted(bodies))}",
+            flush=True,
+        )
+        await serve_forever(
+            make_ears_app(state, args.token), args.host, args.port, insecure_no_token=args.insecure_no_token
+        )
+
+    return run_until_stopped(main())
 
 
 def register(subparsers):
@@ -75,7 +140,7 @@ def register(subparsers):
         "ears",
         help="speech to the soul's words for bodies that stream a microphone",
         description="Receives utterance streams from bodies (POST /utterance, 16 kHz PCM), recognises them "
-        "(pocketsphinx offline, or an OpenAI-compatible transcription server), hands the words to the soul "
+        "(Whisper offline by default; or a Wyoming server, pocketsphinx, an OpenAI-compatible server), hands the words to the soul "
         "through converse and sends each sentence of its answer to that body's /speak.",
     )
     add_listen_options(parser, DEFAULT_PORT)
@@ -91,10 +156,26 @@ def register(subparsers):
     add_secret(parser, "--body-token", "BODY_TOKEN", "bearer token the bodies' /speak needs")
     parser.add_argument(
         "--recogniser",
-        choices=("pocketsphinx", "openai"),
-        default="pocketsphinx",
-        help="pocketsphinx: offline, English (default); openai: an OpenAI-compatible transcription server",
+        choices=("whisper", "wyoming", "pocketsphinx", "openai"),
+        default="whisper",
+        help="whisper: Whisper in this process, offline (default); wyoming: a Wyoming server such as Home "
+        "Assistant's wyoming-faster-whisper; pocketsphinx: offline, English, no model to load; openai: an "
+        "OpenAI-compatible transcription server",
     )
+    parser.add_argument(
+        "--whisper-model",
+        default="tiny.en",
+        metavar="NAME|DIR",
+        help="tiny.en (bundled, default), a CTranslate2 Whisper folder, or a name such as base or small "
+        "(fetched once, with progress, only when asked for)",
+    )
+    parser.add_argument(
+        "--language",
+        choices=("en", "zh", "auto"),
+        help="the language people speak (default: the soul's, from its /health; en when it cannot be asked)",
+    )
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads Whisper uses (default 2)")
+    parser.add_argument("--wyoming-url", metavar="tcp://HOST:PORT", help="the Wyoming speech-to-text server")
     parser.add_argument("--openai-base-url", help="the transcription server, e.g. http://127.0.0.1:8080/v1")
     add_secret(parser, "--openai-key", "OPENAI_API_KEY", "the transcription server's API key")
     parser.add_argument("--openai-model", default="whisper-1", help="the transcription model (default whisper-1)")

@@ -1,133 +1,148 @@
-"""Recognisers: 16 kHz mono 16-bit PCM in, words out. One `Session` per utterance, fed while it arrives.
+"""What every recogniser shares: 16 kHz mono 16-bit PCM in, words out, one session per utterance.
 
-`pocketsphinx` (the default): offline, English, the model from its own wheel. A
-decoder takes ~0.4 s to load, so each is loaded once and kept in a pool; a
-session hands it the audio as it arrives, so most of the work is done before the
-person stops speaking. `openai`: any OpenAI-compatible `/v1/audio/transcriptions`
-server (OpenAI, Groq, whisper.cpp's server, faster-whisper servers) through the
-openai SDK; such a server takes a whole file, so the session keeps the audio and
-sends it as a WAV at the end.
+A recogniser has `name`, `describe()` (the start line's words), `warm()` and
+`session()`; a session is fed the audio as it arrives (`feed`), then either
+`finish()`es (the words, "" for none; `RecogniserError` with a sentence when
+the recogniser failed) or is `abandon()`ed (a stream cut off or refused):
+an abandoned session must cost nothing afterwards, no reload, no memory.
 
-A recogniser that fails raises `RecogniserError` with a sentence; one that heard
-no words returns "".
+Whole-utterance recognisers (Whisper, a Wyoming server, an OpenAI-compatible
+server) hear the audio once it is complete, so `WholeSession` keeps it. Two
+rules make them predictable and quick:
+
+- **The same audio gives the same words, however it was cut into chunks.**
+  The recogniser is given `speech_end(audio)` of it: the audio up to a little
+  after its last voiced 30 ms frame, frames counted from the first sample, so
+  the trim depends on the samples only, never on how they arrived.
+- **The words are usually ready when the stream ends.** A robot ends an
+  utterance after hearing `listen.silence_ms` (0.7 s) of silence. Once the
+  stream has gone quiet for `SPECULATE_AFTER_S`, the session starts
+  recognising the speech so far; if the rest of the stream is silence, the
+  audio to recognise is exactly the audio already being recognised, so that
+  result is the answer. If the person speaks on, it is thrown away and the
+  whole is recognised at the end. Either way the words are those of
+  `speech_end(all of it)`.
 """
 
+import array
 import asyncio
-import io
-import wave
+import functools
+import math
+import sys
 
 RATE = 16000
+FRAME = RATE * 30 // 1000  # samples in a 30 ms frame
+VOICED_RMS = 250  # a frame this loud (of 32767) may be speech; quieter is the room
+VOICED_SHARE = 8  # ... and it must be within 18 dB of the loudest frame so far
+TAIL_S = 0.25  # kept after the last voiced frame: the end of a word fades below the threshold
+SPECULATE_AFTER_S = 0.3  # this long quiet after speech and recognition starts on the speech so far
 
 
 class RecogniserError(Exception):
     pass
 
 
-def wav_bytes(pcm: bytes) -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as file:
-        file.setnchannels(1)
-        file.setsampwidth(2)
-        file.setframerate(RATE)
-        file.writeframes(pcm)
-    return out.getvalue()
+def simplified(text: str) -> str:
+    """Chinese in simplified characters (OpenCC's t2s): a zh soul writes them; Whisper often hears traditional."""
+    return _traditional_to_simplified().convert(text)
 
 
-class PocketSphinx:
-    name = "pocketsphinx"
+@functools.lru_cache(maxsize=1)
+def _traditional_to_simplified():
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+class Voicing:
+    """Which 30 ms frames of a stream are voiced, kept as the stream arrives (frames from sample 0)."""
 
     def __init__(self):
-        self.idle = []  # loaded decoders not in use
+        self.pending = b""  # bytes of the frame not yet complete
+        self.frames = 0
+        self.loudest = 0.0
+        self.loud = []  # (frame index, rms) of frames above VOICED_RMS
 
-    async def warm(self):
-        """Load one decoder now, so the first utterance does not wait for it."""
-        self.idle.append(await asyncio.to_thread(self._load))
+    def add(self, pcm: bytes):
+        data = self.pending + pcm
+        whole = len(data) - len(data) % (2 * FRAME)
+        self.pending = data[whole:]
+        for start in range(0, whole, 2 * FRAME):
+            samples = array.array("h", data[start : start + 2 * FRAME])
+            if sys.byteorder == "big":
+                samples.byteswap()
+            rms = math.sqrt(sum(s * s for s in samples) / FRAME)
+            if rms >= VOICED_RMS:
+                self.loud.append((self.frames, rms))
+                self.loudest = max(self.loudest, rms)
+            self.frames += 1
 
-    @staticmethod
-    def _load():
-        try:
-            from pocketsphinx import Decoder
-        except ImportError as error:
-            raise RecogniserError(f"pocketsphinx is not installed ({error}); pip install pocketsphinx") from None
-        return Decoder(samprate=RATE, loglevel="FATAL")
+    def last_voiced(self) -> int:
+        """The index of the last voiced frame, -1 when none is."""
+        floor = self.loudest / VOICED_SHARE
+        for index, rms in reversed(self.loud):
+            if rms >= floor:
+                return index
+        return -1
 
-    def session(self):
-        return _SphinxSession(self)
+    def speech_end(self, total_bytes: int) -> int:
+        """How many bytes of the stream so far `speech_end` keeps (all of it when nothing was voiced)."""
+        last = self.last_voiced()
+        if last < 0:
+            return total_bytes
+        end = 2 * ((last + 1) * FRAME + int(TAIL_S * RATE))
+        return min(total_bytes, end)
 
-
-class _SphinxSession:
-    def __init__(self, owner: PocketSphinx):
-        self.owner = owner
-        self.decoder = None
-        self.odd = b""  # a byte of a sample split across two chunks
-
-    async def feed(self, pcm: bytes):
-        pcm = self.odd + pcm
-        cut = len(pcm) & ~1
-        self.odd = pcm[cut:]
-        if self.decoder is None:
-            self.decoder = self.owner.idle.pop() if self.owner.idle else await asyncio.to_thread(self.owner._load)
-            self.decoder.start_utt()
-        if cut:
-            await asyncio.to_thread(self.decoder.process_raw, pcm[:cut], False, False)
-
-    async def finish(self) -> str:
-        if self.decoder is None:
-            return ""
-        try:
-            await asyncio.to_thread(self.decoder.end_utt)
-            hypothesis = self.decoder.hyp()
-        except RuntimeError as error:
-            raise RecogniserError(f"pocketsphinx failed: {error}") from None
-        self.owner.idle.append(self.decoder)
-        self.decoder = None
-        return hypothesis.hypstr.strip() if hypothesis else ""
-
-    def abandon(self):
-        # The decoder may still be working in its thread: it is dropped, never put back half-used
-        # (the pool loads a fresh one when it runs short).
-        self.decoder = None
+    def quiet_s(self) -> float:
+        """Seconds of whole frames since the last voiced one (0 when nothing was voiced yet)."""
+        last = self.last_voiced()
+        return 0.0 if last < 0 else (self.frames - 1 - last) * FRAME / RATE
 
 
-class OpenAITranscriber:
-    name = "openai"
-
-    def __init__(self, base_url: str | None, api_key: str | None, model: str, timeout_s: float = 30):
-        from openai import AsyncOpenAI
-
-        self.model = model
-        self.client = AsyncOpenAI(base_url=base_url, api_key=api_key or "none", max_retries=0, timeout=timeout_s)
-
-    async def warm(self):
-        pass
-
-    def session(self):
-        return _BufferedSession(self)
-
-    async def transcribe(self, pcm: bytes) -> str:
-        import openai
-
-        try:
-            result = await self.client.audio.transcriptions.create(
-                model=self.model, file=("utterance.wav", wav_bytes(pcm), "audio/wav")
-            )
-        except openai.APIStatusError as error:
-            raise RecogniserError(f"the transcription server answered {error.status_code}: {error.message}") from None
-        except openai.APIError as error:
-            raise RecogniserError(f"the transcription server could not be reached: {error}") from None
-        return (getattr(result, "text", None) or "").strip()
+def speech_end(pcm: bytes) -> bytes:
+    """`pcm` up to `TAIL_S` after its last voiced frame: what a whole-utterance recogniser is given."""
+    voicing = Voicing()
+    voicing.add(pcm)
+    return pcm[: voicing.speech_end(len(pcm) & ~1)]
 
 
-class _BufferedSession:
-    def __init__(self, owner: OpenAITranscriber):
+class WholeSession:
+    """The audio of one utterance, kept for a recogniser that hears it whole: `owner.transcribe(pcm)`.
+    With `owner.speculate`, recognition starts in the quiet before the stream ends (module docstring)."""
+
+    def __init__(self, owner):
         self.owner = owner
         self.audio = bytearray()
+        self.voicing = Voicing()
+        self.guess = None  # (the bytes it hears, the task recognising them)
 
     async def feed(self, pcm: bytes):
         self.audio += pcm
+        self.voicing.add(pcm)
+        if getattr(self.owner, "speculate", False) and self.voicing.quiet_s() >= SPECULATE_AFTER_S:
+            end = self.voicing.speech_end(len(self.audio) & ~1)
+            if self.guess is None or self.guess[0] != end:
+                self._drop_guess()
+                self.guess = (end, asyncio.create_task(self.owner.transcribe(bytes(self.audio[:end]))))
 
     async def finish(self) -> str:
-        return await self.owner.transcribe(bytes(self.audio))
+        end = self.voicing.speech_end(len(self.audio) & ~1)
+        if self.guess is not None and self.guess[0] == end:
+            task, self.guess = self.guess[1], None
+            return await task
+        self._drop_guess()
+        pcm = bytes(self.audio[:end])
+        self.audio = bytearray()
+        return await self.owner.transcribe(pcm)
 
     def abandon(self):
+        self._drop_guess()
         self.audio = bytearray()
+
+    def _drop_guess(self):
+        if self.guess is not None:
+            task = self.guess[1]
+            task.cancel()
+            # A guess already running in a thread finishes there; its answer (or failure) is unwanted.
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self.guess = None

@@ -25,7 +25,8 @@ from collections import OrderedDict
 import aiohttp
 from aiohttp import web
 
-from soulstack.ears.recognise import RATE, RecogniserError
+from soulstack.cjk import chinese
+from soulstack.ears.recognise import RATE, RecogniserError, simplified
 from soulstack.ears.soul import converse
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_stream
 
@@ -37,11 +38,35 @@ UTTERANCE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 DEDUP_S = 120  # a resend comes within seconds; an id or digest is remembered this long
 CHUNK = 4096
 MIN_BYTES = RATE * 2 // 10  # under 0.1 s is no utterance
+AUDIO_TYPE = f"Content-Type: audio/L16; rate={RATE}; channels=1"
+
+
+def audio_type_problem(content_type: str) -> str | None:
+    """What is wrong with an utterance's Content-Type (None: 16 kHz mono L16). Every parameter must
+    agree: a rate or a channel count named twice with two values is a contradiction, not a choice."""
+    kind, *params = [part.strip().lower().replace(" ", "") for part in content_type.split(";")]
+    if kind != "audio/l16":
+        return f"the stream is {kind or 'untyped'}, not audio/L16"
+    values = {}
+    for param in params:
+        name, _, value = param.partition("=")
+        values.setdefault(name, set()).add(value)
+    for name, wanted in (("rate", str(RATE)), ("channels", "1")):
+        given = values.get(name, {wanted} if name == "channels" else set())
+        if len(given) > 1:
+            return (
+                f"the Content-Type names {name} {len(given)} times with different values ({', '.join(sorted(given))})"
+            )
+        if given != {wanted}:
+            return f"{name}={''.join(given) or 'missing'}"
+    return None
 
 
 class Ears:
-    def __init__(self, recogniser, soul, bodies: dict, max_seconds: int = MAX_SECONDS):
+    def __init__(self, recogniser, soul, bodies: dict, max_seconds: int = MAX_SECONDS, language: str = "en"):
         self.recogniser = recogniser
+        self.language = language  # a zh soul's words are written in simplified characters
+        self.warmed = None
         self.soul = soul
         self.bodies = bodies  # name -> soul.Body
         self.max_bytes = max_seconds * RATE * 2
@@ -71,16 +96,9 @@ class Ears:
 
     def check_headers(self, request):
         """(body name, utterance id) or an error response."""
-        kind = request.headers.get("Content-Type", "")
-        fields = [part.strip().lower().replace(" ", "") for part in kind.split(";")]
-        if (
-            fields[0] != "audio/l16"
-            or f"rate={RATE}" not in fields[1:]
-            or any(f.startswith("channels=") and f != "channels=1" for f in fields[1:])
-        ):
-            return error_response(
-                415, f"send 16 kHz mono 16-bit PCM as Content-Type: audio/L16; rate={RATE}; channels=1"
-            )
+        problem = audio_type_problem(request.headers.get("Content-Type", ""))
+        if problem:
+            return error_response(415, f"{problem}: send 16 kHz mono 16-bit PCM as {AUDIO_TYPE}")
         name = request.headers.get("X-Soulstack-Body", "")
         if not NAME.match(name):
             return error_response(400, "X-Soulstack-Body must name the body (1-40 letters, digits, space . _ -)")
@@ -143,6 +161,8 @@ class Ears:
             words = await decoding
         except RecogniserError as error:
             return await self.failed(name, str(error))
+        if self.language != "en" and chinese(words):
+            words = simplified(words)
         self.remember(key, words)
         if utterance_id:
             self.remember((name, utterance_id), words)
@@ -189,15 +209,20 @@ class Ears:
         return await self.soul.nudge(self.session, reason)
 
     async def health(self, request):
-        return web.json_response(
-            {"ok": True, "recogniser": self.recogniser.name, "bodies": sorted(self.bodies), **self.stats}
-        )
+        about = {"recogniser": self.recogniser.name, "hearing": self.recogniser.describe(), "language": self.language}
+        return web.json_response({"ok": True, **about, "bodies": sorted(self.bodies), **self.stats})
+
+    async def warm(self):
+        """Load the recogniser's model (once: the command does it before serving, the app again at start)."""
+        if self.warmed is None:
+            self.warmed = asyncio.ensure_future(self.recogniser.warm())
+        await asyncio.shield(self.warmed)
 
     async def run(self):
         """For the app's lifetime: one HTTP client session, the recogniser loaded."""
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
         try:
-            await self.recogniser.warm()
+            await self.warm()
             await asyncio.Event().wait()
         finally:
             for task in list(self.tasks):

@@ -1,7 +1,7 @@
 """Protocol-true fakes for ears' neighbours, built on host/fakes/openai_api.py's FakeOpenAI:
 
-- `FakeSoul`: the soul's converse (`POST /v1/chat/completions`, streamed, from a script) and `/nudge`
-  (the nudges kept in `nudges`), as the soul's one server serves both.
+- `FakeSoul`: the soul's converse (`POST /v1/chat/completions`, streamed, from a script), `/nudge`
+  (the nudges kept in `nudges`) and `/health` (its `language`), as the soul's one server serves them.
 - `FakeTranscriber`: OpenAI's `POST /v1/audio/transcriptions` (multipart `file` and `model`, both
   required, as OpenAI's is): answers `{"text": ...}` from `texts`, or `status` with OpenAI's error shape.
 - `RecordingEars`: `soulstack ears`' `POST /utterance` as a robot streams to it, each stream kept.
@@ -15,9 +15,10 @@ from soulstack.fakes.openai_api import FakeOpenAI
 
 
 class FakeSoul(FakeOpenAI):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, language="en", **kwargs):
         super().__init__(*args, **kwargs)
         self.nudges = []
+        self.language = language  # what its GET /health says the soul lives in
 
     def routes(self, app):
         super().routes(app)
@@ -26,7 +27,11 @@ class FakeSoul(FakeOpenAI):
             self.nudges.append(json.loads(await request.read()))
             return web.json_response({"queued": True}, status=202)
 
+        async def health(request):
+            return web.json_response({"state": "asleep", "language": self.language})
+
         app.router.add_post("/nudge", nudge)
+        app.router.add_get("/health", health)
 
 
 class FakeTranscriber(FakeOpenAI):

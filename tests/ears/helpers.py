@@ -2,7 +2,7 @@
 
 The rig is every real part on loopback: the firmware under MicroPython with the
 fake HAL (its microphone hears the WAV the test plays into the room), a
-`soulstack ears` process recognising with pocketsphinx, a soul (build_soul, in
+`soulstack ears` process recognising with Whisper (its default), a soul (build_soul, in
 this test's loop) whose model is the fake Messages API answering from a script,
 and `soulstack tts` making the answer's speech for the robot's speaker.
 """
@@ -20,7 +20,7 @@ from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.tts.server import make_tts_app
 from tests.helpers import poll, until
-from tests.ears.speech import ANSWER, QUESTION, speech_wav  # noqa: F401 (the tests take them from here)
+from tests.ears.speech import ANSWER, QUESTION, plain, speech_wav  # noqa: F401 (the tests take them from here)
 from tests.soul.helpers import a_soul, Running
 
 
@@ -35,7 +35,7 @@ def answers(request_body):
     """The fake model: the answer when the person asked the time (whatever else woke it meanwhile), else sleep."""
     from tests.soul.helpers import texts_of
 
-    if QUESTION in texts_of(request_body["messages"][-1]):
+    if QUESTION in plain(texts_of(request_body["messages"][-1])):
         return answer_then_sleep()
     return tool_use("sleep", {"minutes": 60})
 

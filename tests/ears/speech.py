@@ -1,5 +1,6 @@
 """The utterance the ears tests speak into the robot's room, made by espeak-ng (no soul needed to import it)."""
 
+import re
 import subprocess
 import tempfile
 from functools import lru_cache
@@ -21,3 +22,8 @@ def speech_wav(words=QUESTION) -> bytes:
         subprocess.run(["espeak-ng", *VOICE, "-w", str(raw), words], check=True)
         pcm = little_endian(mono_samples(raw.read_bytes(), 16000))
     return mono_wav(pcm, 16000)
+
+
+def plain(text: str) -> str:
+    """`text` as words only: lower case, no punctuation (Whisper writes "What time is it?")."""
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())

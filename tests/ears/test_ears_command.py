@@ -1,5 +1,6 @@
 """`soulstack ears` as a command: the URLs it is given, as a person writes them."""
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -37,3 +38,23 @@ def test_a_soul_that_is_not_a_url_is_one_line_to_fix():
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "--soul must look like http://127.0.0.1:9202" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_the_start_line_says_which_recogniser_model_and_language_hear():
+    async with FakeSoul(default="Hello.") as soul, RecordingBody() as body:
+        ears = await EarsProcess(unused_port(), soul.base_url, body.base_url).start()
+        try:
+            first = ears.process.stdout.readline()
+        finally:
+            ears.stop()
+    assert "-> whisper tiny.en (bundled), language en, int8 on 2 CPU threads (the soul's language) ->" in first, first
+
+
+async def test_a_chinese_soul_with_an_english_only_model_is_one_line_to_fix():
+    async with FakeSoul(default="你好。", language="zh") as soul:
+        argv = [sys.executable, "-m", "soulstack.cli", "ears", "--soul", soul.base_url, "--body", "s=http://h"]
+        process = await asyncio.create_subprocess_exec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2, (out, err)
+    said = err.decode()
+    assert "tiny.en hears English only; for --language zh" in said and "Traceback" not in said, said

@@ -7,7 +7,9 @@ import json
 import aiohttp
 import pytest
 
-from soulstack.ears.recognise import OpenAITranscriber, PocketSphinx
+from soulstack.ears.openai_asr import OpenAITranscriber
+from soulstack.ears.recognise import speech_end
+from soulstack.ears.sphinx import PocketSphinx
 from soulstack.ears.server import Ears, make_ears_app
 from soulstack.ears.soul import Body, Soul
 from soulstack.fakes.openai_api import text
@@ -23,14 +25,15 @@ SPHINX = PocketSphinx()  # one pool for the module: a decoder takes ~0.4 s to lo
 
 
 class Running:
-    def __init__(self, recogniser=SPHINX, token=None, max_seconds=30, reply=None):
+    def __init__(self, recogniser=SPHINX, token=None, max_seconds=30, reply=None, language="en"):
         self.recogniser, self.token, self.max_seconds, self.reply = recogniser, token, max_seconds, reply
+        self.language = language
 
     async def __aenter__(self):
         self.soul = await FakeSoul(default=self.reply or "Hello.").__aenter__()
         self.body = await RecordingBody().__aenter__()
         bodies = {"stackchan": Body("stackchan", self.body.base_url, None)}
-        self.ears = Ears(self.recogniser, Soul(self.soul.base_url, None), bodies, self.max_seconds)
+        self.ears = Ears(self.recogniser, Soul(self.soul.base_url, None), bodies, self.max_seconds, self.language)
         self.serving = listening(make_ears_app(self.ears, self.token), "127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{await self.serving.__aenter__()}"
         self.http = aiohttp.ClientSession()
@@ -116,7 +119,9 @@ async def test_the_openai_recogniser_uploads_a_wav_and_its_failure_is_told():
             status, answer = await ears.send(SPEECH)
             assert (status, answer["heard"]) == (200, "What's the weather?")
             name, kind, data = whisper.files[0]
-            assert name == "utterance.wav" and data[:4] == b"RIFF" and data[44:] == SPEECH
+            # The speech, up to a moment after its last voiced frame: the trailing quiet is not sent.
+            assert name == "utterance.wav" and data[:4] == b"RIFF" and data[44:] == speech_end(SPEECH)
+            assert SPEECH.startswith(data[44:]) and len(data[44:]) > len(SPEECH) // 2
             whisper.status = 500
             status, answer = await ears.send(SPEECH[:-2])
             assert status == 502 and "500" in answer["message"] and answer["soul_told"], answer

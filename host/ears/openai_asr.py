@@ -1,0 +1,47 @@
+"""`--recogniser openai`: any OpenAI-compatible `POST /v1/audio/transcriptions` server, through the openai SDK.
+
+OpenAI itself, Groq, whisper.cpp's server or a faster-whisper server on the
+LAN. Such a server takes a whole file, so the session keeps the audio
+(recognise.WholeSession) and sends it as a WAV once the utterance ends. No
+speculation here: a cloud server may charge for every request.
+"""
+
+from soulstack.audio import mono_wav
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
+
+
+class OpenAITranscriber:
+    name = "openai"
+    speculate = False
+
+    def __init__(self, base_url: str | None, api_key: str | None, model: str, timeout_s: float = 30):
+        from openai import AsyncOpenAI
+
+        self.base_url = base_url
+        self.model = model
+        self.client = AsyncOpenAI(base_url=base_url, api_key=api_key or "none", max_retries=0, timeout=timeout_s)
+
+    def describe(self) -> str:
+        return f"openai-compatible {self.model} at {self.base_url or 'OpenAI'} (the audio leaves this computer)"
+
+    def check(self):
+        pass
+
+    async def warm(self):
+        pass
+
+    def session(self):
+        return WholeSession(self)
+
+    async def transcribe(self, pcm: bytes) -> str:
+        import openai
+
+        try:
+            result = await self.client.audio.transcriptions.create(
+                model=self.model, file=("utterance.wav", mono_wav(pcm, RATE), "audio/wav")
+            )
+        except openai.APIStatusError as error:
+            raise RecogniserError(f"the transcription server answered {error.status_code}: {error.message}") from None
+        except openai.APIError as error:
+            raise RecogniserError(f"the transcription server could not be reached: {error}") from None
+        return (getattr(result, "text", None) or "").strip()

