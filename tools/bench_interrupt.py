@@ -95,6 +95,7 @@ async def adapter_ms(runs: int, rng: random.Random) -> list:
                     at for frame, at in zip(robot.received[frames:], robot.arrived[frames:]) if isinstance(frame, bytes)
                 ]
                 latencies.append(max(0.0, (ours[-1] - pressed) * 1000) if ours else 0.0)
+                await robot.stop_listening()  # the person has spoken: the next speech need not wait for them
             await robot.close()
     return latencies, stopped
 

@@ -136,9 +136,7 @@ class StackChanBody:
             await asyncio.wait_for(asyncio.shield(first_frame), self.voice_wait_s)
         except TimeoutError:
             playing.cancel()
-            raise BodyUnavailable(
-                f"the robot's speaker stayed busy with its server's speech for {self.voice_wait_s:g} s"
-            ) from None
+            raise BodyUnavailable(session.busy(self.voice_wait_s)) from None
         except SessionGone as error:
             raise BodyUnavailable(str(error)) from None
         return {}

@@ -10,14 +10,16 @@ calls.
 
 The robot has one speaker. Upstream's speech (from `tts start` to `tts stop`)
 and ours take turns through `voice`, a lock: while we speak, upstream's frames
-wait in the socket, unread, until we finish, and the other way round.
+wait in the socket, unread, until we finish, and the other way round. Ours
+also waits while a person has the robot listening (turns.py): never over them.
 
-The person may cut our speech off: when the robot starts listening, detects
+The person may cut our speech off: when they make the robot listen, it detects
 its wake word or aborts while our Opus streams, we stop at once (a `tts stop`
 after the frame in flight), drop the rest and every utterance still waiting
 for the speaker, and tell the body what the person heard (`heard`, the nudge
-contract's shape): the utterances played in full since the robot last
-listened, and the one cut off with the part of it played.
+contract's shape): the utterances played in full since the person last made
+it listen, and the one cut off with the part of it played. The device's own
+re-listen after a `tts stop` (auto mode) is no person and cuts nothing.
 
 Our own JSON-RPC ids never go upstream, however late the robot answers them
 (devices answer the camera call only after their photo upload got its HTTP
@@ -34,6 +36,7 @@ import time
 import websockets
 
 from soulstack.adapters.stackchan.frames import FrameError, downlink_params, parse_message, wrap_audio
+from soulstack.adapters.stackchan.turns import Turns
 from soulstack.protocol.nudges import MAX_PLAYED, MAX_WORDS_CHARS
 from soulstack.protocol.nudges import cut as cut_text
 
@@ -58,16 +61,6 @@ def is_camera_tool(name) -> bool:
     return isinstance(name, str) and (name == "take_photo" or name.endswith(".take_photo"))
 
 
-def interrupts(message: dict) -> str | None:
-    """Why a frame from the robot cuts our speech off (it listens, heard its wake word, aborts), or None."""
-    kind, state = message.get("type"), message.get("state")
-    if kind == "abort":
-        return "abort"
-    if kind == "listen" and state in ("start", "detect"):
-        return f"listen {state}"
-    return None
-
-
 class RobotSession:
     def __init__(self, robot, upstream, version: int, vision_url: str, events, who=None):
         self.robot = robot  # websockets ServerConnection (the device)
@@ -80,6 +73,7 @@ class RobotSession:
         self.session_id = ""
         self.downlink = downlink_params({})
         self.voice = asyncio.Lock()
+        self.turns = Turns()  # whether a person has the robot listening; the device's own re-listen
         self.original_vision: dict | None = None  # upstream's own {url, token}
         self.initialized = False  # the robot got an MCP initialize (upstream's or ours)
         self.tools: set | None = None  # tool names from the robot's last tools/list answer
@@ -87,7 +81,7 @@ class RobotSession:
         self._our_calls: dict = {}  # our JSON-RPC id -> future of the robot's answer
         self._issued: set = set()  # every id we sent, answered or not: none of their answers goes upstream
         self.waiting = 0  # our utterances waiting for their turn at the speaker
-        self.played: list = []  # our utterances played in full since the robot last listened
+        self.played: list = []  # our utterances played in full since the person last made the robot listen
         self._speaking = None  # (text, cut event, started, seconds) of the utterance playing now
         self._cuts = 0  # how many times the person cut us off: a speech waiting from before a cut is dropped
         self._upstream_lists: set = set()  # ids of upstream's tools/list requests
@@ -107,6 +101,7 @@ class RobotSession:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self.online = False
+            self.turns.end()
             for pump in pumps:
                 pump.cancel()
             for outcome in await asyncio.gather(*pumps, return_exceptions=True):
@@ -144,7 +139,7 @@ class RobotSession:
             log.warning("dropped a malformed frame from the robot: %s: %.80r", error, text)
             return False
         kind = message["type"]
-        why = interrupts(message)
+        why = self.turns.from_robot(message)
         if why is not None:
             self._interrupted(why)
         if kind == "listen" and message.get("state") == "detect":
@@ -189,6 +184,7 @@ class RobotSession:
             log.warning("dropped a malformed frame from upstream: %s: %.80r", error, text)
             return None
         kind = message["type"]
+        self.turns.from_upstream(message)  # first: an upstream tts start must not wait behind us for the floor
         if kind == "hello":
             self.downlink = downlink_params(message)
             session_id = message.get("session_id")
@@ -286,12 +282,11 @@ class RobotSession:
         cuts = self._cuts
         self.waiting += 1
         try:
-            await self.voice.acquire()
+            await self._take_turn(cuts)
         finally:
             self.waiting -= 1
         try:
-            if self._cuts != cuts:
-                raise SpeechCut("the person started talking to the robot, so this was not said")
+            self.turns.speech_starts()
             await self.send_json({"type": "tts", "state": "start"})
             await self.send_json({"type": "tts", "state": "sentence_start", "text": text})
             frame_s = self.downlink["frame_duration"] / 1000
@@ -312,12 +307,34 @@ class RobotSession:
                 raise SessionGone("the robot's conversation ended while it spoke") from None
             finally:
                 self._speaking = None
+            self.turns.speech_stops()  # before it goes: the device may answer it with its own re-listen
             await self.send_json({"type": "tts", "state": "stop"})
         finally:
             self.voice.release()
 
+    async def _take_turn(self, cuts: int):
+        """Hold the speaker once no person has the robot listening; SpeechCut if they cut us off meanwhile."""
+        while True:
+            await self.turns.floor.wait()
+            await self.voice.acquire()
+            if self._cuts != cuts:
+                self.voice.release()
+                raise SpeechCut("the person started talking to the robot, so this was not said")
+            if self.turns.floor.is_set():
+                return
+            self.voice.release()  # the person made it listen while we waited for the speaker: after them
+
+    def busy(self, waited_s: float) -> str:
+        """Why an utterance still waits for the speaker after `waited_s`, for an honest failure."""
+        if self.turns.person_listening:
+            return (
+                f"the robot was listening to the person for {waited_s:g} s (they have not finished), "
+                "so this was not said over them"
+            )
+        return f"the robot's speaker stayed busy with its server's speech for {waited_s:g} s"
+
     def _interrupted(self, why: str):
-        """The robot listens (or aborted): stop our speech now and tell the body what was heard."""
+        """The person made the robot listen (or abort): stop our speech now and tell the body what was heard."""
         speaking, played = self._speaking, self.played
         self.played = []  # what it heard before it listened is told now, or was news no more
         if self.voice.locked():

@@ -157,7 +157,8 @@ async def test_a_speech_waiting_for_the_speaker_when_the_person_cuts_in_is_not_s
         await asyncio.sleep(0.2)
         sentences = [m["text"] for m in robot.texts() if m["type"] == "tts" and m["state"] == "sentence_start"]
         assert sentences == [LONG]
-        # The next speech, asked after the person spoke, plays as usual.
+        # The next speech, asked once the person has spoken (push-to-talk let go), plays as usual.
+        await robot.stop_listening()
         assert await r.post("speak", {"text": "Yes?"}) == (200, {})
         await wait_until(lambda: _true(_stops(robot) == 2), 10)
 
