@@ -1,0 +1,127 @@
+"""Any Wyoming text-to-speech server as the voice (`--voice wyoming:tcp://HOST:10200`): Home Assistant's
+wyoming-piper, or whatever else speaks the protocol, on this machine or another in the house.
+
+The protocol (PyPI `wyoming`, MIT): `synthesize` {"text"} -> `audio-start`, `audio-chunk`...,
+`audio-stop`; `describe` -> `info`, which lists the voices it offers. One connection per
+sentence, so any server streams sentence by sentence whether or not it splits text itself.
+Its audio comes at the server's own rate, width and channels: made 16 kHz mono here.
+"""
+
+import asyncio
+import os
+from urllib.parse import urlparse
+
+from soulstack.tts.piper import VoiceProblem
+from soulstack.tts.speech import TtsError, pcm_samples, to_robot
+
+CONNECT_TIMEOUT_S = 5.0
+SENTENCE_TIMEOUT_S = 60.0  # a slow server (a Pi 4 with a high-quality voice) may take seconds per sentence
+MAX_AUDIO_BYTES = 32 * 1024 * 1024  # one sentence: far beyond any real one, so a broken server cannot fill memory
+
+
+def check_uri(uri: str) -> str:
+    """`uri` if it is a Wyoming address we can reach (tcp://HOST:PORT or unix://PATH); VoiceProblem if not."""
+    parsed = urlparse(uri)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if parsed.scheme == "tcp" and parsed.hostname and port:
+        return uri
+    if parsed.scheme == "unix" and parsed.path:
+        return uri
+    raise VoiceProblem(f"--voice wyoming:{uri}: give the server as tcp://HOST:PORT (wyoming-piper: 10200)")
+
+
+class WyomingVoice:
+    """A Wyoming TTS server: `await describe_server()` once at start, then `await synthesize(sentence)`."""
+
+    streams = True
+
+    def __init__(self, uri: str):
+        self.uri = check_uri(uri)
+        self.offers = []  # (program, its version, how many voices it lists) for each TTS program it describes
+
+    def client(self, read_timeout: float):
+        from wyoming.client import AsyncClient
+
+        return AsyncClient.from_uri(self.uri, connect_timeout=CONNECT_TIMEOUT_S, read_timeout=read_timeout)
+
+    async def describe_server(self):
+        """Ask the server what it offers, then have it say a word (VoiceProblem when it cannot).
+
+        The word is for the person starting us (a server that cannot speak is said at once, not at
+        the robot's first sentence) and for the robot: wyoming-piper loads its voice on the first
+        request (~1.7 s here), which is better spent now."""
+        from wyoming.info import Describe, Info
+
+        try:
+            async with self.client(read_timeout=10.0) as client:
+                await client.write_event(Describe().event())
+                while True:
+                    event = await client.read_event()
+                    if event is None:
+                        raise VoiceProblem(f"the Wyoming server at {self.uri} hung up instead of describing itself")
+                    if Info.is_type(event.type):
+                        break
+        except (OSError, asyncio.TimeoutError) as error:
+            raise VoiceProblem(f"the Wyoming server at {self.uri} does not answer ({_why(error)})") from None
+        info = Info.from_event(event)
+        if not info.tts:
+            raise VoiceProblem(f"the Wyoming server at {self.uri} offers no text-to-speech (is it an ASR server?)")
+        # wyoming-piper lists every voice it could download as installed: the names say what it offers,
+        # not what it has, so we ask for none and its own default voice (its --voice) speaks.
+        self.offers = [(program.name, program.version, len(program.voices or [])) for program in info.tts]
+        try:
+            await self.synthesize("Hello.")
+        except TtsError as problem:
+            raise VoiceProblem(problem.message) from None
+
+    def describe(self) -> str:
+        offers = ", ".join(
+            f"{name}{' ' + version if version else ''} ({count} voices listed)" for name, version, count in self.offers
+        )
+        return f"wyoming {self.uri}: {offers}; its default voice speaks"
+
+    async def synthesize(self, sentence: str, voice: str | None = None) -> bytes:
+        """`sentence` spoken by the server (by its voice `voice` when given) as 16 kHz mono 16-bit bytes."""
+        from wyoming.audio import AudioChunk, AudioStop
+        from wyoming.error import Error
+        from wyoming.tts import Synthesize, SynthesizeVoice
+
+        request = Synthesize(text=sentence, voice=SynthesizeVoice(name=voice) if voice else None)
+        groups, size = [], 0  # runs of chunks in one format: (rate, width, channels, [bytes...])
+        try:
+            async with self.client(read_timeout=SENTENCE_TIMEOUT_S) as client:
+                await client.write_event(request.event())
+                while True:
+                    event = await client.read_event()
+                    if event is None:
+                        raise TtsError(502, f"the Wyoming server at {self.uri} hung up in the middle of a sentence")
+                    if Error.is_type(event.type):
+                        raise TtsError(502, f"the Wyoming server at {self.uri} said: {Error.from_event(event).text}")
+                    if AudioStop.is_type(event.type):
+                        break
+                    if AudioChunk.is_type(event.type):
+                        chunk = AudioChunk.from_event(event)
+                        size += len(chunk.audio)
+                        if size > MAX_AUDIO_BYTES:
+                            raise TtsError(502, f"the Wyoming server at {self.uri} sent over 32 MB for one sentence")
+                        form = (chunk.rate, chunk.width, chunk.channels)
+                        if not groups or groups[-1][0] != form:
+                            groups.append((form, []))
+                        groups[-1][1].append(chunk.audio)
+                    # anything else (audio-start, a newer protocol's extras) says nothing we need
+        except (OSError, asyncio.TimeoutError) as error:
+            raise TtsError(503, f"the Wyoming voice server at {self.uri} does not answer ({_why(error)})") from None
+        try:
+            return b"".join(to_robot(pcm_samples(b"".join(parts), w, c), r) for (r, w, c), parts in groups)
+        except ValueError as error:  # a width we cannot read, a rate of 0
+            raise TtsError(502, f"the Wyoming server at {self.uri} sent audio we cannot play: {error}") from None
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, asyncio.TimeoutError):
+        return "no answer in time"
+    number = getattr(error, "errno", None)
+    return os.strerror(number) if number else str(error) or type(error).__name__  # asyncio's text repeats the address

@@ -1,0 +1,80 @@
+"""The real `soulstack tts` process: its start line, a bad --voice as one line and exit 2, and the GPL
+piper-tts never imported into it even where it could be."""
+
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from aiohttp.test_utils import unused_port
+
+from tests.helpers import ROOT, read_until
+from tests.tts.helpers import needs_espeak, speech_like, wav_facts
+from tests.voice_peers import PEERS
+
+pytestmark = needs_espeak
+
+# Run `soulstack tts` with the voice peers' site-packages (where piper-tts is installed, for wyoming-piper)
+# at the end of sys.path, so `import piper` would work in it; at exit, say which GPL modules it holds.
+WATCHED = """
+import atexit, importlib.util, sys
+sys.path.append(sys.argv[1])
+print("piper importable:", importlib.util.find_spec("piper") is not None, flush=True)
+gpl = ("piper", "piper_phonemize", "espeakbridge")
+atexit.register(lambda: print("gpl modules:", sorted(m for m in sys.modules if m.split(".")[0] in gpl), flush=True))
+from soulstack.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def post(port: int, payload: dict) -> bytes:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/tts", json.dumps(payload).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return answer.read()
+
+
+def test_the_default_voice_speaks_and_piper_tts_is_never_imported():
+    peers_site = next((PEERS.parent / "lib").glob("python3*/site-packages"))
+    port = unused_port()
+    argv = [sys.executable, "-c", WATCHED, str(peers_site), "tts", "--port", str(port)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        lines = read_until(process, "Chinese:", timeout_s=60)
+        assert "piper importable: True" in lines[0]  # so the check below could fail
+        assert "tts: voice piper en_US-joe-medium (en, 22050 Hz" in lines[-1]
+        speech_like(wav_facts(post(port, {"text": "Hello, I am a small robot."})), 1.0, 4.0)
+        speech_like(wav_facts(post(port, {"text": "One. Two. Three."})), 0.8, 5.0)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert "gpl modules: []" in out, out
+
+
+@pytest.mark.parametrize(
+    "voice, words",
+    [
+        ("bogus", "--voice bogus: say which voice as piper:NAME|PATH, wyoming:tcp://HOST:PORT or espeak[:VOICE]"),
+        ("piper:no-such-voice", "no Piper voice no-such-voice: there is no "),
+        ("piper:/nowhere/voice.onnx", "there is no Piper voice at /nowhere/voice.onnx"),
+        ("wyoming:127.0.0.1:10200", "give the server as tcp://HOST:PORT"),
+        ("wyoming:tcp://127.0.0.1:{port}", "the Wyoming server at tcp://127.0.0.1:{port} does not answer"),
+        ("espeak:no-such-voice", 'espeak-ng has no voice "no-such-voice"'),
+    ],
+)
+def test_a_voice_that_cannot_speak_is_one_line_and_exit_2(soulstack_cmd, tmp_path, voice, words):
+    port = unused_port()
+    voice, words = voice.format(port=port), words.format(port=port)
+    run = subprocess.run(
+        [*soulstack_cmd, "tts", "--port", str(unused_port()), "--voice", voice, "--voice-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("soulstack tts: ") and words in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr  # one line, never a traceback
