@@ -33,6 +33,7 @@ from soulstack.adapters.stackchan.robots import RobotGate
 from soulstack.adapters.stackchan.session import RobotSession, SessionGone
 from soulstack.adapters.stackchan.speech import DEFAULT_TTS_URL, SpeechError, opus_packets, synthesize, wav_to_pcm
 from soulstack.adapters.stackchan.vision import make_vision_app, new_secret
+from soulstack.adapters.stackchan.wake import XIAOZHI_WAKE_WORDS, WakeWords
 from soulstack.protocol.body_app import BodyUnavailable, make_body_app
 from soulstack.protocol.nudges import quoted
 from soulstack.serving import listening
@@ -40,21 +41,6 @@ from soulstack.serving import listening
 log = logging.getLogger(__name__)
 
 HELLO_TIMEOUT_S = 10.0  # the device itself gives up on a server hello after 10 s
-# xiaozhi-server's own `wakeup_words` (its config.yaml): a `listen detect` whose text is one of them
-# is the wake word; any other text is typed (py-xiaozhi sends typed text that way) and is a chat turn.
-XIAOZHI_WAKE_WORDS = (
-    "你好小智",
-    "嘿你好呀",
-    "你好小志",
-    "小爱同学",
-    "你好小鑫",
-    "你好小新",
-    "小美同学",
-    "小龙小龙",
-    "喵喵同学",
-    "小滨小滨",
-    "小冰小冰",
-)
 CUT_OFF = "the person cut the robot off while it spoke"
 RELAYED_HEADERS = ("Authorization", "Protocol-Version", "Device-Id", "Client-Id")
 
@@ -84,7 +70,7 @@ class StackChanBody:
         self.look_timeout_s = look_timeout_s
         self.voice_wait_s = voice_wait_s
         self.hello_timeout_s = hello_timeout_s
-        self.wake_words = {wake_key(word) for word in wake_words}
+        self.wake_words = WakeWords(wake_words)
         self.session: RobotSession | None = None  # the robot conversation the soul acts through
         self.vision_sessions: dict = {}  # secret path -> session, read by the vision endpoint
         self.vision_port = 0  # set once the vision listener is bound
@@ -218,7 +204,7 @@ class StackChanBody:
 
     def on_detect(self, session: RobotSession, text: str):
         """A `listen detect`: the wake word when its text is one (as xiaozhi-server decides), else typed text."""
-        if not text or wake_key(text) in self.wake_words:
+        if not text or text in self.wake_words:
             self.on_wake_word(session, text)
         else:
             self.on_typed(session, text)
@@ -297,11 +283,6 @@ class StackChanBody:
                 finally:
                     for task in [*tasks, *self._speeches]:
                         task.cancel()
-
-
-def wake_key(text: str) -> str:
-    """Text as xiaozhi-server compares it with its wake words: without punctuation and spaces, lowercased."""
-    return "".join(ch for ch in text if ch.isalnum()).lower()
 
 
 def _peer(connection) -> str:

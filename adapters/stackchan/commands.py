@@ -66,7 +66,8 @@ def announce_trust(device_host: str, args):
 
 
 async def run_stackchan_body(args, announce=print):
-    from soulstack.adapters.stackchan.body import XIAOZHI_WAKE_WORDS, StackChanBody
+    from soulstack.adapters.stackchan.body import StackChanBody
+    from soulstack.adapters.stackchan.wake import XIAOZHI_WAKE_WORDS
     from soulstack.protocol.commands import check_url
     from soulstack.protocol.nudge_sender import NudgeSender
 
@@ -181,8 +182,9 @@ def register(subparsers):
     parser.add_argument(
         "--wake-word",
         action="append",
-        help="a wake word of xiaozhi-server's `wakeup_words`, once per word, when you changed that list: "
-        "the robot's `listen detect` with one of them is its wake word, any other text was typed "
+        help="a wake word of xiaozhi-server's `wakeup_words`, once per word and as written there, when you "
+        "changed that list: as on the server, the robot's `listen detect` whose text without spaces and "
+        "punctuation is one of them (case counts) is its wake word, any other text was typed "
         "(default: xiaozhi-server's own list, 你好小智 ...)",
     )
     add_nudge_options(parser)

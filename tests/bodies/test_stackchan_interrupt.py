@@ -92,12 +92,12 @@ async def test_typed_text_from_a_robot_without_a_token_is_no_persons_words():
 
 
 async def test_own_wake_words_are_taken_from_the_command():
-    async with rig(wake_words=("hey robot",)) as r:
+    async with rig(wake_words=("HeyRobot",)) as r:
         robot = await r.robot()
-        await robot.say_wake_word("Hey, robot!")
+        await robot.say_wake_word("Hey, Robot!")
         await robot.type_text("你好小智")
         reasons = await r.nudges.wait_for(3)
-        assert reasons[1] == 'someone called the robot by its wake word: "Hey, robot!"'
+        assert reasons[1] == 'someone called the robot by its wake word: "Hey, Robot!"'
         assert reasons[2] == 'someone typed to the robot: "你好小智"'
 
 

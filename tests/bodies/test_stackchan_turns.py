@@ -12,6 +12,7 @@ end to end on loopback: fake robot <-> real adapter <-> fake xiaozhi-server, rea
 
 import asyncio
 import json
+import logging
 import shutil
 
 import pytest
@@ -157,3 +158,38 @@ async def test_speech_that_can_never_be_said_over_the_person_fails_honestly():
         await robot.close()
         status, answer = await speaking
         assert status == 503 and "conversation ended" in answer["message"]
+
+
+# --- 3. the wake word as xiaozhi-server matches it -------------------------------------------------
+
+
+async def test_the_wake_word_matches_as_xiaozhi_server_matches_it():
+    # xiaozhi-server drops ASCII punctuation, its full-width forms and both spaces from the text,
+    # keeps case and every other character, and looks the rest up in `wakeup_words` as written.
+    said = {
+        "HeyStackchan": True,
+        "Hey Stackchan!": True,
+        "Hey，Stackchan。": True,  # full-width comma and full stop
+        "hey stackchan": False,  # another case: a chat turn for the server
+        "HEYSTACKCHAN": False,
+        "Hey、Stackchan": False,  # the ideographic comma is not in its list
+    }
+    async with rig(wake_words=("HeyStackchan", "你好小智")) as r:
+        robot = await r.robot()
+        for text in [*said, "你好，小智！", "你好、小智"]:
+            await robot.say_wake_word(text)
+        reasons = await r.nudges.wait_for(1 + len(said) + 2)
+    expected = [*said.values(), True, False]
+    for text, reason, wake in zip([*said, "你好，小智！", "你好、小智"], reasons[1:], expected, strict=True):
+        kind = "someone called the robot by its wake word" if wake else "someone typed to the robot"
+        assert reason == f'{kind}: "{text}"'
+
+
+async def test_a_wake_word_xiaozhi_server_can_never_match_is_said_at_start_and_never_matches(caplog):
+    caplog.set_level(logging.WARNING, logger="soulstack.adapters.stackchan")
+    async with rig(wake_words=("hey robot",)) as r:
+        assert "'hey robot' can never match" in caplog.text and "'heyrobot'" in caplog.text
+        robot = await r.robot()
+        await robot.say_wake_word("hey robot")
+        reasons = await r.nudges.wait_for(2)
+        assert reasons[1] == 'someone typed to the robot: "hey robot"'  # as the server: a chat turn
