@@ -29,13 +29,16 @@ async def serve(args):
         voices = await open_voices(args.voice, Path(args.voice_dir).expanduser() if args.voice_dir else None)
     except VoiceProblem as problem:
         raise UsageError(str(problem)) from None
-    print(f'tts: POST http://{args.host}:{args.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
-    print(f"tts: {voices.describe()}", flush=True)
+
+    def announce(line):  # once it listens: a caller who read the start line may send at once
+        print(f'tts: POST http://{args.host}:{args.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
+        print(f"tts: {voices.describe()}", flush=True)
+
     await serve_forever(
         make_tts_app(args.token, voices),
         args.host,
         args.port,
-        announce=lambda line: None,
+        announce=announce,
         insecure_no_token=args.insecure_no_token,
     )
 

@@ -47,10 +47,11 @@ class Choice:
 class Voices:
     """The server's voices: `main` for its language, `zh` for Chinese (`zh_why`: why that one)."""
 
-    def __init__(self, main, zh: Choice, zh_why: str = ""):
+    def __init__(self, main, zh: Choice, zh_why: str = "", note: str = ""):
         self.main = main
         self.zh = zh
         self.zh_why = zh_why
+        self.note = note  # what the person should know at start (espeak-ng missing)
 
     @classmethod
     def espeak_only(cls, voice: str = "en") -> "Voices":
@@ -59,7 +60,7 @@ class Voices:
 
     def describe(self) -> str:
         zh = self.zh.describe() + (f" ({self.zh_why})" if self.zh_why else "")
-        return f"voice {self.main.describe()}; Chinese: {zh}"
+        return f"voice {self.main.describe()}{self.note}; Chinese: {zh}"
 
     async def choose(self, text: str, asked: str | None) -> Choice:
         """The voice for a request's `text` and its "voice"/"lang" (`asked`, None when it names none)."""
@@ -76,23 +77,29 @@ class Voices:
 
 
 async def open_voices(spec: str, voice_dir: Path | None = None) -> Voices:
-    """The voices `--voice spec` names, loaded and warm; VoiceProblem (one line for the person) if not."""
+    """The voices `--voice spec` names, loaded and warm; VoiceProblem (one line for the person) if not.
+
+    A missing espeak-ng is no reason not to start (it is a package, not a choice, and may be
+    installed later): the start line says so and each request is a 503 until it is there."""
     voice_dir = voice_dir or default_voice_dir()
     kind, _, rest = spec.partition(":")
+    note = "" if shutil.which("espeak-ng") else " (espeak-ng is not installed: sudo apt install espeak-ng)"
     if kind == "espeak":
         main = EspeakVoice(rest or "en")
-        await _check_espeak(main.voice, f"--voice {spec}")
+        if not note:
+            await _check_espeak(main.voice, f"--voice {spec}")
     elif kind == "piper":
-        await _check_espeak(None, "a Piper voice's phonemes")
         name, model = find_voice(rest or DEFAULT_VOICE.split(":", 1)[1], voice_dir)
         main = PiperVoice.load(model, name)
         main.warm()
+        note = note and " (its phonemes come from espeak-ng, which is not installed: sudo apt install espeak-ng)"
     elif kind == "wyoming":
         main = WyomingVoice(rest)
         await main.describe_server()
+        note = ""  # only its Chinese needs espeak-ng (said there)
     else:
         raise VoiceProblem(f"--voice {spec}: say which voice as {VOICE_KINDS}")
-    return Voices(main, *await _chinese(main, voice_dir))
+    return Voices(main, *await _chinese(main, voice_dir), note=note)
 
 
 async def _chinese(main, voice_dir: Path) -> tuple[Choice, str]:
@@ -106,14 +113,12 @@ async def _chinese(main, voice_dir: Path) -> tuple[Choice, str]:
         return Choice(voice), f"from {voice_dir}"
     why = problem or f"no Chinese Piper voice in {voice_dir}"
     if not shutil.which("espeak-ng"):
-        why += "; espeak-ng is not installed either, so Chinese is refused"
+        why += "; espeak-ng is not installed, so Chinese is a 503 until it is"
     return Choice(EspeakVoice("cmn"), "cmn"), why
 
 
-async def _check_espeak(voice: str | None, what: str):
+async def _check_espeak(voice: str, what: str):
     try:
-        program = espeak.program()
-        if voice:
-            await espeak.check_voice(program, voice)
+        await espeak.check_voice(espeak.program(), voice)
     except TtsError as problem:
         raise VoiceProblem(f"{what}: {problem.message}") from None

@@ -2,9 +2,11 @@
 piper-tts never imported into it even where it could be."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import pytest
@@ -13,8 +15,6 @@ from aiohttp.test_utils import unused_port
 from tests.helpers import ROOT, read_until
 from tests.tts.helpers import needs_espeak, speech_like, wav_facts
 from tests.voice_peers import PEERS
-
-pytestmark = needs_espeak
 
 # Run `soulstack tts` with the voice peers' site-packages (where piper-tts is installed, for wyoming-piper)
 # at the end of sys.path, so `import piper` would work in it; at exit, say which GPL modules it holds.
@@ -37,6 +37,7 @@ def post(port: int, payload: dict) -> bytes:
         return answer.read()
 
 
+@needs_espeak
 def test_the_default_voice_speaks_and_piper_tts_is_never_imported():
     peers_site = next((PEERS.parent / "lib").glob("python3*/site-packages"))
     port = unused_port()
@@ -66,6 +67,7 @@ def test_the_default_voice_speaks_and_piper_tts_is_never_imported():
         ("espeak:no-such-voice", 'espeak-ng has no voice "no-such-voice"'),
     ],
 )
+@needs_espeak
 def test_a_voice_that_cannot_speak_is_one_line_and_exit_2(soulstack_cmd, tmp_path, voice, words):
     port = unused_port()
     voice, words = voice.format(port=port), words.format(port=port)
@@ -78,3 +80,21 @@ def test_a_voice_that_cannot_speak_is_one_line_and_exit_2(soulstack_cmd, tmp_pat
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("soulstack tts: ") and words in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr  # one line, never a traceback
+
+
+def test_without_espeak_ng_it_starts_says_so_and_answers_503(tmp_path):
+    # espeak-ng is a package that may come later (its phonemes are the Piper voice's): no reason to refuse
+    # to start, and every request says what is missing. PATH: a folder where no espeak-ng can be found.
+    port = unused_port()
+    argv = [sys.executable, "-m", "soulstack.cli", "tts", "--port", str(port), "--voice-dir", str(tmp_path)]
+    env = {**os.environ, "PATH": str(tmp_path)}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
+    try:
+        line = read_until(process, "Chinese:", timeout_s=60)[-1]
+        assert "its phonemes come from espeak-ng, which is not installed: sudo apt install espeak-ng" in line
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post(port, {"text": "Hello."})
+        assert refused.value.code == 503 and "espeak-ng is not installed" in json.load(refused.value)["message"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
