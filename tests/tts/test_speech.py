@@ -41,3 +41,15 @@ def test_8_bit_is_unsigned_and_a_bad_width_is_refused():
 def test_wav_header_sizes():
     assert wav_header(100)[4:8] == (136).to_bytes(4, "little") and wav_header(100)[40:44] == (100).to_bytes(4, "little")
     assert wav_header(None)[4:8] == b"\xff\xff\xff\xff" == wav_header(None)[40:44]
+
+
+def test_what_the_robot_cannot_play_is_cut_not_folded_back():
+    # 9 kHz is above the robot's 8 kHz: linear interpolation would fold it back to 7 kHz, audible hiss.
+    pcm = np.frombuffer(to_robot(tone(22050, 1.0, 9000), 22050), dtype="<i2").astype(np.float64)
+    assert np.sqrt(np.mean(pcm[500:-500] ** 2)) < 0.01 * 0.5 * 32767 / np.sqrt(2)  # under 1% of what went in
+
+
+def test_every_common_rate_keeps_its_length_and_tone():
+    for rate in (8000, 22050, 24000, 44100, 48000):
+        pcm = to_robot(tone(rate, 1.0, 1000), rate)
+        assert len(pcm) == 2 * 16000 and abs(loudest_hz(pcm) - 1000) < 2
