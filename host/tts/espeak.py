@@ -16,6 +16,7 @@ from soulstack.tts.speech import TtsError, pcm_samples, to_robot
 
 VOICE_PATTERN = re.compile(r"^[A-Za-z0-9_+\-]{1,40}$")
 _voices = {}  # espeak-ng's path -> the voice names it knows (asked once: a process each time costs ~15 ms)
+_mandarin = {}  # espeak-ng's path -> the voice that reads Chinese characters as Mandarin there
 
 
 def program() -> str:
@@ -59,6 +60,24 @@ async def check_voice(espeak: str, voice: str):
         raise TtsError(400, f'espeak-ng has no voice "{voice}" (see espeak-ng --voices)')
 
 
+async def mandarin(espeak: str) -> str:
+    """The espeak-ng voice that reads Chinese characters right: `cmn`, except where it does not.
+
+    Debian 12's espeak-ng 1.51 turns 你好 into pinyin with tone digits and, its `cmn` voice
+    reading Latin letters as English, says "ni three hao three" (its IPA shows the switch:
+    "(en)nɪ5θɹˈiː5 ..."); its `cmn-latn-pinyin` reads the same pinyin as Mandarin. So ask once."""
+    if espeak not in _mandarin:
+        heard = await run([espeak, "-q", "--ipa", "-v", "cmn", "--stdin"], "你好".encode())
+        broken = b"(en)" in heard and "cmn-latn-pinyin" in await known_voices(espeak)
+        _mandarin[espeak] = "cmn-latn-pinyin" if broken else "cmn"
+    return _mandarin[espeak]
+
+
+async def as_spoken(espeak: str, voice: str) -> str:
+    """`voice`, or the one that reads Chinese right where `voice` is espeak-ng's Mandarin."""
+    return await mandarin(espeak) if voice.lower() == "cmn" else voice
+
+
 class EspeakVoice:
     """espeak-ng's formant voice: fast (~15 ms a sentence), robotic, and it knows ~100 languages."""
 
@@ -75,6 +94,7 @@ class EspeakVoice:
         espeak = program()
         voice = voice or self.voice
         await check_voice(espeak, voice)
+        voice = await as_spoken(espeak, voice)
         wav_bytes = await run([espeak, "-v", voice, "--stdin", "--stdout"], text.encode())
         try:
             with wave.open(io.BytesIO(wav_bytes)) as source:
@@ -112,6 +132,7 @@ async def ipa(sentence: str, voice: str) -> str:
     punctuation, so the sentence is cut into clauses here, each phonemized (concurrently:
     ~15 ms a run), and its mark put back."""
     espeak = program()
+    voice = await as_spoken(espeak, voice)
     parts = clauses(sentence)
     runs = [run([espeak, "-q", "--ipa", "-v", voice, "--stdin"], words.encode()) for words, _ in parts]
     pieces = []

@@ -113,7 +113,10 @@ async def _chinese(main, voice_dir: Path) -> tuple[Choice, str]:
         return Choice(voice), f"from {voice_dir}"
     why = problem or f"no Chinese Piper voice in {voice_dir}"
     if not shutil.which("espeak-ng"):
-        why += "; espeak-ng is not installed, so Chinese is a 503 until it is"
+        return Choice(EspeakVoice("cmn"), "cmn"), why + "; espeak-ng is not installed, so Chinese is a 503 until it is"
+    spoken = await espeak.mandarin(espeak.program())
+    if spoken != "cmn":
+        why += f"; as {spoken}: this espeak-ng's cmn reads Chinese characters as English"
     return Choice(EspeakVoice("cmn"), "cmn"), why
 
 

@@ -37,6 +37,13 @@ async def test_phonemes_and_ids_are_what_piper_itself_gives():
     ]
 
 
+async def test_chinese_characters_are_read_as_mandarin_not_as_english_tone_digits():
+    # Debian 12's espeak-ng 1.51 `cmn` reads 你好 as "ni three hao three" (nɪ5θɹˈiː5...): the voice that is asked
+    # for Mandarin must be one that reads it as Mandarin (there, cmn-latn-pinyin).
+    phonemes = await espeak.ipa("你好，我是一个小机器人。", "cmn")
+    assert "θɹ" not in phonemes and phonemes.startswith("n") and "," in phonemes
+
+
 def test_clauses_keep_their_marks_and_numbers_stay_whole():
     assert espeak.clauses("It costs 3.50, or so; really?") == [("It costs 3.50", ","), ("or so", ";"), ("really", "?")]
     assert espeak.clauses("你好，世界。") == [("你好", ","), ("世界", ".")]
