@@ -95,7 +95,7 @@ async def speak(request):
         pass  # the robot hung up (a tap cut the sentence off): nobody is left to hear the rest
     finally:
         if upcoming is not None and not upcoming.done():
-            upcoming.cancel()  # no one will hear it: the cores are free for the next request
+            upcoming.cancel()  # no one will hear it: a sentence not yet begun is never made
     return response
 
 
