@@ -66,6 +66,7 @@ DEFAULTS = {
         "touch_file": None,
         "mic_file": None,
         "speaker_log": None,
+        "speaker_pcm": None,
     },
 }
 

@@ -29,7 +29,9 @@ the real board would garble it. With `fake.speaker_log` every change to what
 the speaker will play writes `until <wall ms>`: when its last queued sample
 ends (a stop cuts it to now), so a test or a benchmark knows when sound stops;
 `start <wall ms>` when an utterance's first sample plays, and `sound <wall ms>`
-when a sound began in the room.
+when a sound began in the room. With `fake.speaker_pcm` every sample played is
+appended to that file (raw PCM at the rate it was played), so a test can hear
+what the robot said.
 """
 
 import os
@@ -166,6 +168,8 @@ class Hal:
         self._mic_read_ms = 0
         log = fake.get("speaker_log")
         self.speaker_log = open(log, "a") if log else None
+        heard = fake.get("speaker_pcm")
+        self.speaker_pcm = open(heard, "ab") if heard else None
         self._audio_until = 0  # wall ms when what the speaker holds has played out
 
     def begin(self):
@@ -254,6 +258,9 @@ class Hal:
             self.show_error("the speaker played while the microphone was live (one I2S bus)")
             return
         self.played_bytes += len(pcm)
+        if self.speaker_pcm:
+            self.speaker_pcm.write(pcm)
+            self.speaker_pcm.flush()
         now = _wall_ms()
         rate = (self.play_rate or 16000) * (getattr(self, "play_channels", 1) or 1) * 2
         if getattr(self, "_first_chunk", False) and self.speaker_log:
