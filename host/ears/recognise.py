@@ -24,16 +24,14 @@ rules make them predictable and quick:
   `speech_end(all of it)`.
 """
 
-import array
 import asyncio
 import functools
-import math
-import sys
 
 RATE = 16000
 FRAME = RATE * 30 // 1000  # samples in a 30 ms frame
 VOICED_RMS = 250  # a frame this loud (of 32767) may be speech; quieter is the room
 VOICED_SHARE = 8  # ... and it must be within 18 dB of the loudest frame so far
+ROOM_MARGIN = 2.5  # ... and 8 dB above the room's own level
 TAIL_S = 0.25  # kept after the last voiced frame: the end of a word fades below the threshold
 SPECULATE_AFTER_S = 0.3  # this long quiet after speech and recognition starts on the speech so far
 
@@ -55,33 +53,33 @@ def _traditional_to_simplified():
 
 
 class Voicing:
-    """Which 30 ms frames of a stream are voiced, kept as the stream arrives (frames from sample 0)."""
+    """Which 30 ms frames of a stream are voiced, kept as the stream arrives (frames from sample 0).
+
+    A frame is voiced when it is louder than `VOICED_RMS`, within 18 dB of the loudest frame so far,
+    and 8 dB above the room (the quietest fifth of the frames so far): a fan or a street is no speech."""
 
     def __init__(self):
         self.pending = b""  # bytes of the frame not yet complete
-        self.frames = 0
-        self.loudest = 0.0
-        self.loud = []  # (frame index, rms) of frames above VOICED_RMS
+        self.levels = []  # every whole frame's RMS, in order
 
     def add(self, pcm: bytes):
+        import numpy
+
         data = self.pending + pcm
         whole = len(data) - len(data) % (2 * FRAME)
         self.pending = data[whole:]
-        for start in range(0, whole, 2 * FRAME):
-            samples = array.array("h", data[start : start + 2 * FRAME])
-            if sys.byteorder == "big":
-                samples.byteswap()
-            rms = math.sqrt(sum(s * s for s in samples) / FRAME)
-            if rms >= VOICED_RMS:
-                self.loud.append((self.frames, rms))
-                self.loudest = max(self.loudest, rms)
-            self.frames += 1
+        if whole:
+            frames = numpy.frombuffer(data[:whole], dtype="<i2").astype(numpy.float64).reshape(-1, FRAME)
+            self.levels.extend(numpy.sqrt(numpy.mean(frames * frames, axis=1)).tolist())
 
     def last_voiced(self) -> int:
         """The index of the last voiced frame, -1 when none is."""
-        floor = self.loudest / VOICED_SHARE
-        for index, rms in reversed(self.loud):
-            if rms >= floor:
+        if not self.levels:
+            return -1
+        room = sorted(self.levels)[len(self.levels) // 5]
+        floor = max(VOICED_RMS, max(self.levels) / VOICED_SHARE, room * ROOM_MARGIN)
+        for index in range(len(self.levels) - 1, -1, -1):
+            if self.levels[index] >= floor:
                 return index
         return -1
 
@@ -96,7 +94,7 @@ class Voicing:
     def quiet_s(self) -> float:
         """Seconds of whole frames since the last voiced one (0 when nothing was voiced yet)."""
         last = self.last_voiced()
-        return 0.0 if last < 0 else (self.frames - 1 - last) * FRAME / RATE
+        return 0.0 if last < 0 else (len(self.levels) - 1 - last) * FRAME / RATE
 
 
 def speech_end(pcm: bytes) -> bytes:

@@ -13,8 +13,9 @@ one `ct2-transformers-converter` wrote); any other name (`base`, `small`,
 `large-v3`, ...) is fetched once, with progress, into the Hugging Face cache,
 and only because the person asked for it.
 
-Decoding is greedy at temperature 0 (no sampling fallback), so the same audio
-always gives the same words. (For a Chinese soul ears writes what any recogniser
+Decoding is a beam search at temperature 0 (no sampling fallback), so the same
+audio always gives the same words; the words asked for are capped by the
+audio's length, so a Whisper caught repeating itself stops in time. (For a Chinese soul ears writes what any recogniser
 heard in simplified characters: server.py.)
 """
 
@@ -28,6 +29,8 @@ from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
 log = logging.getLogger(__name__)
 
 BUNDLED = "tiny.en"
+BEAM_SIZE = 5  # beams kept while decoding (1: greedy, faster, more mistakes)
+TOKENS_PER_S = 8  # people say 2-4 words a second; a run of the same words past this is Whisper looping
 LANGUAGES = ("en", "zh", "auto")
 
 
@@ -57,11 +60,12 @@ class Whisper:
     name = "whisper"
     speculate = True  # local and free: recognising in the quiet before the stream ends only costs CPU
 
-    def __init__(self, model: str = BUNDLED, language: str = "en", threads: int = 2):
+    def __init__(self, model: str = BUNDLED, language: str = "en", threads: int = 2, beam_size: int = BEAM_SIZE):
         self.model_name = model
         self.source, self.label = resolve_model(model)
         self.language = language
         self.threads = threads
+        self.beam_size = beam_size
         self.model = None
         self.loading = threading.Lock()
 
@@ -116,7 +120,8 @@ class Whisper:
             segments, _ = model.transcribe(
                 audio,
                 language=None if self.language == "auto" else self.language,
-                beam_size=1,
+                beam_size=self.beam_size,
+                max_new_tokens=min(440, 10 + int(TOKENS_PER_S * len(audio) / RATE)),
                 temperature=0.0,
                 condition_on_previous_text=False,
                 without_timestamps=True,
