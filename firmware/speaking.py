@@ -59,7 +59,8 @@ class Speaking:
         heard = {"played": list(self.played)}
         if speaking is not None:
             heard["cut"] = speaking
-            heard["cut_fraction"] = round(min(1.0, self.play_fraction), 2)
+            if self.play_fraction is not None:  # None: a streamed answer of unknown length (the part is unknown)
+                heard["cut_fraction"] = round(min(1.0, self.play_fraction), 2)
         log("interrupted by a tap; heard:", heard)
         self.body.tell_soul({"reason": "someone tapped my screen while I was speaking, so I stopped", "heard": heard})
 
@@ -136,7 +137,11 @@ class Speaking:
             await self.bus_free()  # fetched while the microphone closes
             if self.cutting:
                 return
-            total = int(response.headers.get("content-length", "0")) - 44  # the data, near enough for a fraction
+            # The data's length, near enough for a fraction. `soulstack tts` streams a text of several
+            # sentences as it makes them, with no Content-Length: how much was heard is then unknown.
+            total = int(response.headers.get("content-length", "0")) - 44
+            if total <= 0:
+                self.play_fraction = None
             hal.play_start(rate, channels)
             bytes_per_ms = rate * channels * 2 / 1000
             ahead_ms = 0

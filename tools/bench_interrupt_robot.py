@@ -64,15 +64,16 @@ class Nudges:
 class RobotRig:
     """The simulated robot, its TTS server and a nudge recorder, on loopback."""
 
-    def __init__(self, folder: Path, config=None):
+    def __init__(self, folder: Path, config=None, voices=None):
         self.folder = folder
         self.config = config
+        self.voices = voices  # soulstack tts's voices (tts.voices.open_voices); espeak-ng alone by default
         self.log = folder / "speaker.log"
         self.nudges = Nudges()
         self.screen = []
 
     async def __aenter__(self):
-        self.tts = listening(make_tts_app(), "127.0.0.1", 0)
+        self.tts = listening(make_tts_app(voices=self.voices), "127.0.0.1", 0)
         tts_port = await self.tts.__aenter__()
         self.nudge_server = listening(self.nudges.app(), "127.0.0.1", 0)
         nudge_port = await self.nudge_server.__aenter__()

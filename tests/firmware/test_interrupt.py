@@ -63,6 +63,20 @@ async def test_a_tap_as_the_next_sentence_begins_cuts_it_drops_the_queue_and_the
         assert not [n for n in rig.nudges.sent if "touched my face" in n.get("reason", "")], rig.nudges.sent
 
 
+async def test_a_tap_in_a_streamed_answer_of_several_sentences_says_how_much_was_heard_is_unknown(tmp_path):
+    # `soulstack tts` streams a text of several sentences as it makes them, with no Content-Length: the robot
+    # cannot reckon what part played, and says so by sending no cut_fraction (never 0: that would say none).
+    from soulstack.tts.voices import DEFAULT_VOICE, open_voices
+
+    two = bench.LONG + " " + bench.LONG.replace("clouds", "waves")
+    async with bench.RobotRig(tmp_path, voices=await open_voices(DEFAULT_VOICE)) as rig:  # Piper's voice streams
+        await rig.speak(two)
+        await rig.playing()
+        await rig.interrupt()
+        heard = await until(lambda: [n for n in rig.nudges.sent if "heard" in n], "the heard nudge")
+        assert heard[0]["heard"]["cut"] == two and "cut_fraction" not in heard[0]["heard"], heard
+
+
 async def test_the_heard_nudge_reaches_a_soul_that_was_down_for_a_second(tmp_path):
     nudges = bench.Nudges()
     nudge_port = unused_port()  # nobody answers here until the soul comes back
