@@ -93,13 +93,16 @@ class EarsProcess:
 class Rig:
     """Robot + ears + soul + tts, started together; `screen` holds every line the robot showed."""
 
-    def __init__(self, tmp_path, listen=None, start_ears=True, robot_config=None):
+    def __init__(self, tmp_path, listen=None, start_ears=True, robot_config=None, voices=None, ears_options=()):
         self.tmp_path = tmp_path
         self.listen = listen or {}
         self.robot_config = robot_config or {}  # more of the robot's config.json
         self.start_ears = start_ears
+        self.voices = voices  # soulstack tts's voices (tts.voices.open_voices); espeak-ng alone by default
+        self.ears_options = list(ears_options)  # more of `soulstack ears`' command line
         self.screen = []
         self.speaker_log = tmp_path / "speaker.log"
+        self.speaker_pcm = tmp_path / "speaker.pcm"  # every sample the robot played
 
     async def __aenter__(self):
         self.body = await RecordingBody().__aenter__()
@@ -107,7 +110,7 @@ class Rig:
         self.soul = a_soul(self.tmp_path, self.body, self.fake)
         self.running = await Running(self.soul).__aenter__()
         await until(lambda: self.soul.wakings == 1 and self.soul.state == "asleep", "the soul's first sleep")
-        self.tts = listening(make_tts_app(), "127.0.0.1", 0)
+        self.tts = listening(make_tts_app(voices=self.voices), "127.0.0.1", 0)
         tts_port = await self.tts.__aenter__()
         self.sim_port = unused_port()
         self.ears_port = unused_port()
@@ -116,14 +119,15 @@ class Rig:
             nudge_url=self.running.url + "/nudge",
             tts_url=f"http://127.0.0.1:{tts_port}/tts",
             show=self.screen.append,
-            fake={"speaker_log": str(self.speaker_log)},
+            fake={"speaker_log": str(self.speaker_log), "speaker_pcm": str(self.speaker_pcm)},
             config={
                 "ears_url": f"http://127.0.0.1:{self.ears_port}/utterance",
                 "listen": dict({"silence_ms": 500}, **self.listen),
                 **self.robot_config,
             },
         )
-        self.ears = EarsProcess(self.ears_port, self.running.url, f"http://127.0.0.1:{self.sim_port}")
+        body_url = f"http://127.0.0.1:{self.sim_port}"
+        self.ears = EarsProcess(self.ears_port, self.running.url, body_url, self.ears_options)
         if self.start_ears:
             await self.ears.start()
         self.robot.start()
@@ -157,6 +161,17 @@ class Rig:
         from tests.soul.helpers import texts_of
 
         return [texts_of(body["messages"][-1]) for body in self.fake.bodies]
+
+    async def quiet(self, utterances=2):
+        """Until the speaker has begun `utterances` utterances and the last of its sound has played out."""
+        import time
+
+        def done():
+            text = self.speaker_log.read_text() if self.speaker_log.exists() else ""
+            ends = self.played_until()
+            return text.count("start ") >= utterances and ends and ends[-1] < time.time() * 1000
+
+        await until(done, f"{utterances} utterances played out", timeout=30)
 
     def played_until(self):
         """The speaker log's `until` figures (wall ms)."""

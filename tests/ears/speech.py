@@ -27,3 +27,9 @@ def speech_wav(words=QUESTION) -> bytes:
 def plain(text: str) -> str:
     """`text` as words only: lower case, no punctuation (Whisper writes "What time is it?")."""
     return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
+async def spoken_by(voices, words: str) -> bytes:
+    """`words` said by `soulstack tts`'s voice (tts.voices.open_voices) as a 16 kHz mono WAV."""
+    choice = await voices.choose(words, None)
+    return mono_wav(await choice.synthesize(words), 16000)

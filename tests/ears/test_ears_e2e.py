@@ -5,8 +5,12 @@ The fake HAL refuses to play while its microphone is live (an `error:` line): no
 import asyncio
 import re
 
-from tests.ears.helpers import QUESTION, Rig, plain, speech_wav
+from soulstack.ears.whisper import Whisper
+from soulstack.tts.voices import DEFAULT_VOICE, open_voices
+from tests.ears.helpers import ANSWER, QUESTION, Rig, plain, speech_wav
+from tests.ears.speech import spoken_by
 from tests.helpers import until
+from tests.voice_peers import faster_whisper_peer, piper_peer
 
 
 def no_errors(rig):
@@ -87,3 +91,39 @@ async def test_conversation_mode_listens_to_a_face_without_a_tap(tmp_path):
         rig.robot.face_file.unlink()  # they leave
         await rig.shows("mic: off", after=again, timeout=15)
         no_errors(rig)
+
+
+async def a_question_heard_and_answered_aloud(rig, question_wav):
+    """A tap, the question played into the room; returns what the robot's speaker said, as Whisper hears it."""
+    await tap(rig)
+    live = await rig.shows("mic: live")
+    rig.robot.play_into_room(question_wav)
+    words = await until(lambda: [s for s in rig.heard_by_soul() if QUESTION in plain(s)], "the words, at the soul")
+    assert re.search(r"“what time is it\??”", words[0], re.I), words  # as a person's words
+    said = await rig.shows('says: "Time for tea!"', after=live)
+    await rig.quiet(utterances=2)  # "It is three o'clock." and "Time for tea!", each its own /speak
+    no_errors(rig)
+    assert "mic: live" not in rig.screen[said:]  # conversation mode is off
+    played = rig.speaker_pcm.read_bytes()
+    assert len(played) > 16000 * 2  # more than a second of speech
+    return plain(await Whisper().transcribe(played))
+
+
+async def test_a_person_speaking_in_a_neural_voice_is_heard_by_whisper_and_answered_in_one(tmp_path):
+    # The defaults: ears' Whisper (tiny.en, in its process) and tts' Piper voice (en_US-joe-medium, in-process).
+    voices = await open_voices(DEFAULT_VOICE)
+    question = await spoken_by(voices, "What time is it?")
+    async with Rig(tmp_path, listen={"conversation": False}, voices=voices) as rig:
+        heard_back = await a_question_heard_and_answered_aloud(rig, question)
+    assert "time for tea" in heard_back and re.search(r"\b(three|3)\b", heard_back), (heard_back, ANSWER)
+
+
+async def test_home_assistants_wyoming_servers_hear_the_person_and_say_the_answer(tmp_path):
+    # wyoming-faster-whisper behind `soulstack ears --recogniser wyoming`, wyoming-piper behind `--voice wyoming:`.
+    question = await spoken_by(await open_voices(DEFAULT_VOICE), "What time is it?")
+    async with faster_whisper_peer(tmp_path) as asr, piper_peer(tmp_path) as speech:
+        voices = await open_voices(f"wyoming:{speech.uri}")
+        options = ["--recogniser", "wyoming", "--wyoming-url", asr.uri]
+        async with Rig(tmp_path, listen={"conversation": False}, voices=voices, ears_options=options) as rig:
+            heard_back = await a_question_heard_and_answered_aloud(rig, question)
+    assert "time for tea" in heard_back, heard_back
