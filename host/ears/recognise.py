@@ -119,7 +119,9 @@ class WholeSession:
         self.voicing.add(pcm)
         if getattr(self.owner, "speculate", False) and self.voicing.quiet_s() >= SPECULATE_AFTER_S:
             end = self.voicing.speech_end(len(self.audio) & ~1)
-            if self.guess is None or self.guess[0] != end:
+            # One guess at a time: a guess still running holds the model, and a newer one would only queue
+            # behind it (the answer at the end waits for the model either way).
+            if self.guess is None or (self.guess[0] != end and self.guess[1].done()):
                 self._drop_guess()
                 self.guess = (end, asyncio.create_task(self.owner.transcribe(bytes(self.audio[:end]))))
 
