@@ -15,7 +15,11 @@ frame once caused wake storms):
 
 Nothing accepted is lost. While the soul is down (connection refused, 5xx, a
 timeout, 408/429) the sender keeps the nudges and retries with a growing
-backoff. A 400 for a merged nudge is split: each part is sent alone, and only
+backoff. Each nudge goes out with a `nudge_id` (the caller's, or a fresh one) and
+keeps it, and its content, on every resend once it may have reached the soul (it
+went out, and no answer came back): the soul counts it once. Only a nudge the
+soul never got (the connection was refused) is packed anew with what arrived
+meanwhile. A 400 for a merged nudge is split: each part is sent alone, and only
 a part the soul refuses by itself is given up. Other 4xx (a wrong token)
 cannot be fixed by retrying: the nudge is given up, reported to the listener
 and logged with the soul's answer (at most once a minute, with a count).
@@ -26,11 +30,11 @@ import contextlib
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 
-from soulstack.protocol.nudges import MAX_REASON_CHARS, MAX_WORDS_CHARS, SEPARATOR, Nudge, cut
+from soulstack.protocol.nudges import MAX_REASON_CHARS, MAX_WORDS_CHARS, SEPARATOR, Nudge, cut, new_nudge_id
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,21 @@ def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
             groups.append([nudge])
             size = len(nudge.told)
     return groups
+
+
+@dataclass(eq=False)
+class Outgoing:
+    """One nudge on the wire, with its id, and the offered nudges it carries (one, or plain reasons merged)."""
+
+    nudge: Nudge
+    parts: list = field(default_factory=list)
+    # Sent and perhaps kept (no answer came back): from now on its content and id never change.
+    reached: bool = False
+
+    @classmethod
+    def of(cls, group: list) -> "Outgoing":
+        merged = merge(group)
+        return cls(replace(merged, nudge_id=merged.nudge_id or new_nudge_id()), list(group))
 
 
 def _capped(text: str, cap: int, what: str) -> str:
@@ -110,16 +129,22 @@ class Debouncer:
         self._last_sent: float | None = None
 
     def offer(
-        self, reason: str | None, words: str | None = None, speaker: str | None = None, heard: dict | None = None
+        self,
+        reason: str | None,
+        words: str | None = None,
+        speaker: str | None = None,
+        heard: dict | None = None,
+        nudge_id: str | None = None,
     ) -> bool:
-        """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several);
-        False when what it tells repeats one accepted within the window (or it is empty)."""
+        """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several; with
+        `nudge_id` when the caller has one: it goes alone, under that id); False when what it tells
+        repeats one accepted within the window (or it is empty)."""
         reason, words = (reason or "").strip() or None, (words or "").strip() or None
         if reason is None and words is None and not heard:
             return False
         reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
         words = words and _capped(words, MAX_WORDS_CHARS, "words")
-        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None)
+        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None, nudge_id)
         key, now = _same(nudge.told), self.clock()
         last = self._accepted_at.get(key)
         if last is not None and now - last < self.same_reason_window_s:
@@ -189,7 +214,7 @@ class NudgeSender:
         self.timeout_s = timeout_s
         self.first_backoff_s = first_backoff_s
         self.max_backoff_s = max_backoff_s
-        self._undelivered: list[Nudge] = []  # taken from the debouncer, not yet accepted by the soul
+        self._undelivered: list[Outgoing] = []  # taken from the debouncer, not yet accepted by the soul
         self._retry_at = 0.0
         self._backoff_s = first_backoff_s
         self._wake = asyncio.Event()
@@ -201,11 +226,13 @@ class NudgeSender:
         words: str | None = None,
         speaker: str | None = None,
         heard: dict | None = None,
+        nudge_id: str | None = None,
     ) -> bool:
         """Offer a nudge: what happened, a person's exact words (`words=`, with `speaker=` when known:
         the soul renders the reason), what the person heard of the soul's speech (`heard=`, the shape
-        `parse_heard` keeps), or several; False when the debouncer collapsed it as a repeat."""
-        accepted = self.debouncer.offer(reason, words, speaker, heard)
+        `parse_heard` keeps), or several; `nudge_id=` when the nudge has one already (a robot's, passed
+        on); False when the debouncer collapsed it as a repeat."""
+        accepted = self.debouncer.offer(reason, words, speaker, heard, nudge_id)
         if accepted:
             self._wake.set()
         else:
@@ -216,7 +243,7 @@ class NudgeSender:
     @property
     def waiting(self) -> list:
         """What every nudge not yet delivered tells, oldest first."""
-        return [nudge.told for nudge in self._undelivered] + self.debouncer.pending
+        return [part.told for out in self._undelivered for part in out.parts] + self.debouncer.pending
 
     def seconds_until_attempt(self) -> float | None:
         if self._undelivered:
@@ -238,55 +265,74 @@ class NudgeSender:
                     continue
                 await self._attempt(session)
 
+    def _outgoing(self) -> list:
+        """What to send now, oldest first: nudges that may have reached the soul as they went, the rest
+        (never received, and what the debouncer holds) packed anew."""
+        outs, loose = [], []
+        for out in self._undelivered:
+            if out.reached:
+                outs += [Outgoing.of(group) for group in pack(loose)] + [out]
+                loose = []
+            else:
+                loose += out.parts
+        return outs + [Outgoing.of(group) for group in pack(loose + self.debouncer.take())]
+
     async def _attempt(self, session: aiohttp.ClientSession):
         # What is not yet accepted stays in `_undelivered` while in flight, so a stop mid-send still knows it.
-        self._undelivered = self._undelivered + self.debouncer.take()
-        groups = deque(pack(self._undelivered))
-        while groups:
-            group = groups.popleft()
-            status, detail = await self._post(session, merge(group))
-            reasons = [nudge.told for nudge in group]
+        self._undelivered = self._outgoing()
+        queue = deque(self._undelivered)
+        while queue:
+            out = queue.popleft()
+            status, detail, reached = await self._post(session, out.nudge)
+            reasons = [nudge.told for nudge in out.parts]
             if 200 <= status < 300:
-                self._forget(group)
+                self._forget(out)
                 self.debouncer.sent()
                 self._backoff_s = self.first_backoff_s
                 self.listener(NudgeEvent("delivered", reasons))
-            elif status == 400 and len(group) > 1:
-                groups.extendleft([nudge] for nudge in reversed(group))  # find the one it refuses
+            elif status == 400 and len(out.parts) > 1:  # refused whole, so not kept: find the part it refuses
+                alone = [Outgoing.of([nudge]) for nudge in out.parts]
+                at = self._undelivered.index(out)
+                self._undelivered[at : at + 1] = alone
+                queue.extendleft(reversed(alone))
             elif 400 <= status < 500 and status not in RETRYABLE_4XX:
-                self._forget(group)
+                self._forget(out)
                 self.refusals.log(
                     logging.ERROR,
                     f"refused {status}",
                     "the soul at %s refused a nudge (it answered %s); gave up on: %s",
                     self.url,
                     detail,
-                    merge(group).told,
+                    out.nudge.told,
                 )
                 self.listener(NudgeEvent("rejected", reasons, detail))
             else:
+                out.reached = out.reached or reached
                 self._retry_at = self.clock() + self._backoff_s
                 self.listener(NudgeEvent("retrying", self.waiting, detail, retry_in_s=self._backoff_s))
                 log.warning("nudge not delivered (%s); retrying in %g s", detail, self._backoff_s)
                 self._backoff_s = min(self._backoff_s * 2, self.max_backoff_s)
                 return
 
-    def _forget(self, group: list):
-        done = {id(nudge) for nudge in group}
-        self._undelivered = [nudge for nudge in self._undelivered if id(nudge) not in done]
+    def _forget(self, out: Outgoing):
+        self._undelivered = [kept for kept in self._undelivered if kept is not out]
 
-    async def _post(self, session: aiohttp.ClientSession, nudge: Nudge) -> tuple[int, str]:
-        """(HTTP status, what happened); status 0 when the soul did not answer at all."""
+    async def _post(self, session: aiohttp.ClientSession, nudge: Nudge) -> tuple[int, str, bool]:
+        """(HTTP status, what happened, whether the soul may have it); status 0 when it did not answer at all.
+
+        Only a refused connection proves the soul never got the nudge; after a timeout or a dropped
+        connection it may have kept it, so the resend must be the same nudge under the same id.
+        """
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
             async with session.post(
                 self.url, json=nudge.to_json(), headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s)
             ) as response:
                 text = (await response.text()).strip()[:200]
-                return response.status, f"{response.status} {text}".strip()
+                return response.status, f"{response.status} {text}".strip(), True
         except asyncio.TimeoutError:
-            return 0, f"no answer within {self.timeout_s:g} s"
+            return 0, f"no answer within {self.timeout_s:g} s", True
         except aiohttp.ClientConnectorError as error:
-            return 0, f"cannot connect to {self.url}: {error.os_error.strerror or error.os_error}"
+            return 0, f"cannot connect to {self.url}: {error.os_error.strerror or error.os_error}", False
         except aiohttp.ClientError as error:
-            return 0, f"{type(error).__name__}: {error}"
+            return 0, f"{type(error).__name__}: {error}", True

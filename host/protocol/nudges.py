@@ -10,7 +10,9 @@ fields, also ours: `speaker` (who spoke the `words`; absent = the soul's
 human, as before) and `heard` (what the person actually heard of the soul's
 speech: `{"played": [...], "cut": "...", "cut_fraction": 0.42}`, sent when
 speech was cut off; `cut`/`cut_fraction` only when one utterance was cut, and a
-nudge may carry `heard` alone: the soul is told "you were cut off after '…'").
+nudge may carry `heard` alone: the soul is told "you were cut off after '…'"). And `nudge_id`: a
+string unique per sender that resends keep, so a nudge whose answer was lost and is sent again
+reaches the soul once (the soul answers a repeat within its window as it answered the first).
 
 This module owns the nudge itself: the shape and its validation (`parse_nudge`,
 the soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
@@ -24,7 +26,8 @@ host/protocol/nudge_sender.py.
 """
 
 import re
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field, replace
 
 # One cap on both sides: the soul refuses a longer reason (400), the sender never merges past it.
 MAX_REASON_CHARS = 2000
@@ -33,6 +36,14 @@ SEPARATOR = "; "  # between merged reasons
 EXAMPLE = '{"reason": "<what happened>"} or {"words": "<a person\'s exact words>"}'
 MAX_SPEAKER_CHARS = 64
 MAX_PLAYED = 20  # utterances in heard.played; older ones are not news
+# A nudge id is a name, not text: short and plain, so the soul can keep thousands and log them as they are.
+MAX_NUDGE_ID_CHARS = 64
+_NUDGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+
+
+def new_nudge_id() -> str:
+    """A fresh nudge id: random, so no two senders (nor two runs of one) ever share one."""
+    return uuid.uuid4().hex
 
 
 def cut(text: str, cap: int) -> str:
@@ -124,6 +135,8 @@ class Nudge:
     words: str | None = None  # a person's exact words, when the body knows a person spoke or typed
     speaker: str | None = None  # who spoke the words (a voiceprint's name); None: the soul's human
     heard: dict | None = None  # what the person heard of the soul's speech (`parse_heard`'s shape)
+    # Which nudge this is, for the soul to count it once; not part of what it tells, so not compared.
+    nudge_id: str | None = field(default=None, compare=False)
 
     @property
     def said(self) -> str | None:
@@ -137,18 +150,25 @@ class Nudge:
 
     @property
     def plain(self) -> bool:
-        """Only a reason: such nudges may be merged; one with words, a speaker or `heard` goes alone."""
-        return self.words is None and self.speaker is None and self.heard is None
+        """Only a reason: such nudges may be merged; one with words, a speaker, `heard` or its own id
+        (a robot's, which the bridge passes on: the robot may send it again) goes alone."""
+        return self.words is None and self.speaker is None and self.heard is None and self.nudge_id is None
 
     def to_json(self) -> dict:
-        fields = (("reason", self.reason), ("words", self.words), ("speaker", self.speaker), ("heard", self.heard))
+        fields = (
+            ("reason", self.reason),
+            ("words", self.words),
+            ("speaker", self.speaker),
+            ("heard", self.heard),
+            ("nudge_id", self.nudge_id),
+        )
         return {key: value for key, value in fields if value is not None}
 
     def rendered(self) -> "Nudge":
         """The nudge as the soul keeps it: with a reason, also when it came with words alone."""
         if self.reason is not None or self.words is None:
             return self
-        return Nudge(self.said, self.words, self.speaker, self.heard)
+        return replace(self, reason=self.said)
 
     @classmethod
     def from_json(cls, data: dict) -> "Nudge":
@@ -159,7 +179,8 @@ class Nudge:
         if data.get("reason") is None and data.get("words") is None and heard is None:
             raise KeyError("reason")
         speaker = data.get("speaker") if isinstance(data.get("speaker"), str) else None
-        return cls(data.get("reason"), data.get("words"), speaker, heard).rendered()
+        nudge_id = data.get("nudge_id") if isinstance(data.get("nudge_id"), str) else None
+        return cls(data.get("reason"), data.get("words"), speaker, heard, nudge_id).rendered()
 
 
 class BadNudge(ValueError):
@@ -171,10 +192,12 @@ def parse_nudge(body) -> Nudge:
 
     `reason`, `words`, `heard`, or any of them together (`speaker` only beside `words`); without a
     reason the reason is rendered (`Nudge.told`), so the nudge the soul keeps always says what
-    happened. Other keys are ignored: bodies from elsewhere may send more.
+    happened. `nudge_id` may come with any of them (`parse_nudge_id`). Other keys are ignored: bodies
+    from elsewhere may send more.
     """
     if not isinstance(body, dict):
         raise BadNudge(f"send a JSON object: {EXAMPLE}")
+    nudge_id = parse_nudge_id(body.get("nudge_id"))
     reason, words = body.get("reason"), body.get("words")
     if words is not None:
         if not isinstance(words, str) or not words.strip():
@@ -187,13 +210,27 @@ def parse_nudge(body) -> Nudge:
     if reason is None and words is None and heard is not None and not (heard["played"] or "cut" in heard):
         raise BadNudge('"heard" alone needs "played" (utterances heard in full) or "cut" (the one cut off)')
     if reason is None and (words is not None or heard is not None):
-        return Nudge(None, words, speaker, heard).rendered()
+        return Nudge(None, words, speaker, heard, nudge_id).rendered()
     if not isinstance(reason, str) or not reason.strip():
         raise BadNudge(f'"reason" must be a non-empty string (or send only "words"): {EXAMPLE}')
     reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
-    return Nudge(reason, words, speaker, heard)
+    return Nudge(reason, words, speaker, heard, nudge_id)
+
+
+def parse_nudge_id(nudge_id) -> str | None:
+    """A nudge's id as sent, or None when it has none; BadNudge when it is not one: a string of 1 to 64
+    letters, digits and . _ : - (starting with a letter or digit)."""
+    if nudge_id is None:
+        return None
+    if not isinstance(nudge_id, str):
+        raise BadNudge(f'"nudge_id", when sent, must be a string, not {type(nudge_id).__name__}')
+    if len(nudge_id) > MAX_NUDGE_ID_CHARS:
+        raise BadNudge(f'"nudge_id" is {len(nudge_id)} characters; at most {MAX_NUDGE_ID_CHARS}')
+    if not _NUDGE_ID.fullmatch(nudge_id):
+        raise BadNudge('"nudge_id" may hold only letters, digits and . _ : - (and start with a letter or digit)')
+    return nudge_id
 
 
 def parse_speaker(speaker, words) -> str | None:

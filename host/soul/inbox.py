@@ -18,6 +18,11 @@ answered within seconds, never held back a minute by a storm around them. Any
 waking (the alarm, a person speaking through converse) takes everything
 waiting, due or not.
 
+A nudge sent again under its `nudge_id` (a body whose answer was lost) is
+counted once: `ids` (host/soul/nudge_ids.py) knows the ids answered, and the id
+is on disk with its nudge, in the same line, before the 202; when the line
+leaves this file the id goes to NUDGE_IDS.json first.
+
 Counts for /health (this process): nudges received, wakings that took nudges.
 """
 
@@ -28,10 +33,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from soulstack.clocks import Clock
 from soulstack.jsonl import read_records
 from soulstack.private_files import open_private
 from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_text
+from soulstack.soul.nudge_ids import FILENAME as IDS_FILE, NudgeIds
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +54,17 @@ class Entry:
     def to_line(self) -> str:
         return json.dumps({**self.nudge.to_json(), "whileThinking": self.while_thinking}, ensure_ascii=False) + "\n"
 
+    @property
+    def answer(self) -> dict:
+        """What the soul answered when it kept this nudge (server.py's 202)."""
+        return {"queued": True, "state": "thinking" if self.while_thinking else "asleep"}
+
 
 class Inbox:
-    def __init__(self, path, min_interval_s: float, words_wait_s: float = WORDS_WAIT_S):
+    def __init__(self, path, min_interval_s: float, words_wait_s: float = WORDS_WAIT_S, clock: Clock | None = None):
         self.path = Path(path)
+        self.clock = clock or Clock()
+        self.ids = NudgeIds(self.path.parent / IDS_FILE)
         self.min_interval_s = min_interval_s
         self.words_wait_s = min(words_wait_s, min_interval_s)
         self.entries: list[Entry] = []  # acknowledged, not yet seen in a stored snapshot; oldest first
@@ -62,7 +76,10 @@ class Inbox:
         self._writing = asyncio.Lock()  # one write at a time, so lines never interleave or repeat
 
     def load(self) -> "Inbox":
-        """The nudges a previous process acknowledged and never showed; a torn last line is skipped."""
+        """The nudges a previous process acknowledged and never showed, and the ids it answered; a torn
+        last line is skipped."""
+        now = self.clock.time()
+        self.ids.load(now)
         try:
             reading = read_records(self.path, self._take)
         except FileNotFoundError:
@@ -71,6 +88,9 @@ class Inbox:
             log.warning(
                 "%s: skipped line %d, which is torn or not a nudge (%s)", self.path.name, skipped.number, skipped.error
             )
+        for entry in self.entries:
+            if entry.nudge.nudge_id:
+                self.ids.answered_with(entry.nudge.nudge_id, entry.answer, now)
         if self.entries:
             log.info("%d nudge(s) acknowledged before the restart are waiting", len(self.entries))
         self._rewrite()  # a clean file: no torn tail for the next append to continue
@@ -86,10 +106,9 @@ class Inbox:
         self._unwritten.append(entry.to_line())
         try:
             async with self._writing:
-                if not self._unwritten:
-                    return  # the write before this one took our line with it
-                lines, self._unwritten = "".join(self._unwritten), []
-                await asyncio.to_thread(self._append, lines)
+                if self._unwritten:  # else the write before this one took our line with it (or a rewrite did)
+                    lines, self._unwritten = "".join(self._unwritten), []
+                    await asyncio.to_thread(self._append, lines)
         except OSError:
             # Not kept, not promised: the sender tries again.
             self.entries = [kept for kept in self.entries if kept is not entry]
@@ -127,6 +146,8 @@ class Inbox:
         if not self._taken:
             return
         async with self._writing:
+            if any(entry.nudge.nudge_id for entry in self.entries[: self._taken]):
+                await self.ids.save()  # their ids leave NUDGES.jsonl with them: on disk first
             self.entries, self._taken = self.entries[self._taken :], 0
             self._unwritten = []  # the rewrite holds every entry, written or not
             await asyncio.to_thread(self._rewrite)

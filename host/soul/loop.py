@@ -116,7 +116,9 @@ class Soul:
         self.wakings = 0
         self.last_error: str | None = None
         self.pending: list = []  # Deliveries (converse words) for the next waking (they end its sleep)
-        self.inbox = Inbox(Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"]).load()
+        self.inbox = Inbox(
+            Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"], clock=self.clock
+        ).load()
         self._incoming: list = []  # Deliveries for the running turn
         self.sleep = Sleep(self)  # between wakings (host/soul/sleep.py)
         self.snapshot_at: int | None = None  # index in session.messages of the running waking's snapshot; None asleep

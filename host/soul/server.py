@@ -15,6 +15,8 @@ POST /nudge {"reason": "<what happened>"}, {"words": "<a person's exact words>"}
   -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/inbox.py)
   -> 202 {"queued": false, "echo": true} when its words are the robot's own voice heard back (the echo
      guard, host/soul/converse/echo.py) and it tells nothing else: not kept, not shown
+  -> the first answer again, keeping nothing, for a nudge whose `nudge_id` was answered within the window
+     (a body sending again a nudge whose answer it lost: host/soul/nudge_ids.py)
   400 {"message"} for a body that is not a nudge (host/protocol/nudges.py's parse_nudge)
   401 {"message"} when nudge.token is set and the bearer token is missing or wrong
   503 {"message"} when the soul could not write it down (the sender tries again)
@@ -45,17 +47,45 @@ async def nudge(request: web.Request) -> web.Response:
     except (BadRequest, BadNudge) as error:
         request.app[REFUSALS].log(logging.WARNING, "400", "refused a nudge from %s: %s", request.remote, error)
         raise error if isinstance(error, BadRequest) else BadRequest(str(error)) from None
+    if given.nudge_id is None:
+        return (await _keep(soul, given))[0]
+    ids = soul.inbox.ids
+    earlier = await ids.earlier_answer(given.nudge_id, soul.clock.time())
+    if earlier is not None:
+        log.info("nudge %s again (its answer was lost on the way): answered as before, not kept twice", given.nudge_id)
+        return web.json_response(earlier, status=202)
+    ids.answering(given.nudge_id)
+    answer = None
+    try:
+        response, answer = await _keep(soul, given)
+    finally:
+        ids.answered_with(given.nudge_id, answer, soul.clock.time())
+    if answer is not None and answer.get("echo"):
+        try:
+            await ids.save()  # nothing kept in NUDGES.jsonl carries this id: on disk now
+        except OSError as error:  # kept nothing either way; only a repeat after a restart would be judged anew
+            log.warning("could not write down the id of an echoed nudge: %s", error)
+    return response
+
+
+async def _keep(soul: Soul, given: Nudge) -> tuple:
+    """Keep a nudge: (the response, and the answer a 202 carries: None for any other)."""
     given = _without_echo(soul, given)
     if given is None:
-        return web.json_response({"queued": False, "echo": True}, status=202)
+        return _accepted({"queued": False, "echo": True})
     state = soul.state
     try:
         await soul.nudge(given)
     except OSError as error:  # not on disk, so not promised: the sender keeps it and tries again
         log.error("could not keep a nudge (%s): %s", error, given.reason)
-        return error_response(503, f"the soul could not keep the nudge ({error.strerror or error}); try again")
+        message = f"the soul could not keep the nudge ({error.strerror or error}); try again"
+        return error_response(503, message), None
     log.info("nudge (%s): %s%s", state, given.told, " [a person's words]" if given.words else "")
-    return web.json_response({"queued": True, "state": state}, status=202)
+    return _accepted({"queued": True, "state": state})
+
+
+def _accepted(answer: dict) -> tuple:
+    return web.json_response(answer, status=202), answer
 
 
 def _without_echo(soul: Soul, given: Nudge) -> Nudge | None:
@@ -66,7 +96,7 @@ def _without_echo(soul: Soul, given: Nudge) -> Nudge | None:
     log.info("nudge: %r is the robot's own voice heard back (the echo guard); not a person's words", given.words)
     # The body's own reason (a touch, a sound) still stands, unless it quotes the echoed words.
     reason = given.reason if given.reason and given.words not in given.reason else None
-    return Nudge(reason, heard=given.heard) if reason or given.heard else None
+    return Nudge(reason, heard=given.heard, nudge_id=given.nudge_id) if reason or given.heard else None
 
 
 def make_soul_app(soul: Soul, routes=()) -> web.Application:

@@ -158,6 +158,7 @@ async def test_the_sender_delivers_heard_and_speaker_as_sent():
             await wait_until(lambda: _count(receiver, 3))
         finally:
             task.cancel()
+    assert len({sent.pop("nudge_id") for sent in receiver.nudges.sent}) == 3  # each its own id (test_nudge_ids.py)
     assert receiver.nudges.sent == [
         {"reason": "the person cut the robot off while it spoke", "heard": HEARD},
         {"words": "stop", "speaker": "Bo"},

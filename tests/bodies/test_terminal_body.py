@@ -156,6 +156,7 @@ async def test_a_typed_line_nudges_the_soul(aiohttp_server, start_terminal):
     await body.type("hello soul")
     assert await receiver.wait_for(1) == ["your human typed: hello soul"]
     assert receiver.nudges[0].words == "hello soul"  # the line itself, as the nudge contract's words
+    assert receiver.sent[0].pop("nudge_id")  # the sender's (test_nudge_ids.py)
     assert receiver.sent == [{"words": "hello soul"}]  # once: the soul renders the reason above
     await body.wait_for_text("the soul got it")
 
