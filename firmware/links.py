@@ -195,9 +195,17 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
     async def wrong_method(request):
         return answer(405, {"message": "use POST with a JSON body"})
 
+    spill = memoryview(bytearray(1024))  # where an over-long body is read away (made once: no allocation per read)
+
     @app.errorhandler(413)
     async def too_large(request):
-        return answer(413, {"message": "the request body is too large"})
+        # Over microdot's limit, the body is still coming: read it away (within the request's deadline, a small
+        # piece at a time) so the answer is not lost to the reset a close on unread bytes sends.
+        arriving = request.sock[0]
+        arriving.body_left = request.content_length
+        while await arriving.readinto(spill):
+            pass
+        return answer(413, {"message": "the request body is too large (" + str(request.content_length) + " bytes)"})
 
     return app
 
