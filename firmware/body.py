@@ -144,14 +144,17 @@ class Body:
         the nudge goes up the cable too, so it is never lost without a trace.
         """
         url = self.config["nudge_url"]
+        payload = payload if payload is not None else {"reason": reason}
+        if "nudge_id" not in payload:  # kept in the payload: a resend (or the cable) is the same nudge
+            payload["nudge_id"] = self.nudger.ids.next()
         if url and (self.wifi[0] or not self.serial_out):
             try:
-                await self.post_nudge(url, _sendable(payload) if payload else {"reason": reason})
+                await self.post_nudge(url, _sendable(payload))
                 self.hal.note("nudge -> soul: " + reason)
                 return True
             except httpc.Unreadable as failure:
-                # The soul has the whole nudge and may have kept it; the contract carries no id to
-                # de-duplicate on, so sending it again (or up the cable) could tell it twice.
+                # The soul has the whole nudge and may have kept it. Our soul would count a resend once (its
+                # nudge_id), but one from elsewhere may not know ids: sent again, it could be told twice.
                 self.report("nudge to " + url + " (not sent again)", failure)
                 return True
             except Exception as failure:
@@ -161,8 +164,9 @@ class Body:
         elif url:
             log("Wi-Fi is down: nudge up the cable instead of to", url)
         if self.serial_out:
-            extra = payload or {}
-            self.serial_out(serial_frames.nudge(reason, extra.get("heard"), extra.get("speaker")))
+            self.serial_out(
+                serial_frames.nudge(reason, payload.get("heard"), payload.get("speaker"), payload["nudge_id"])
+            )
             self.hal.note("nudge -> cable: " + reason)
             return True
         log("nudge (nowhere to send it: no nudge_url):", reason)

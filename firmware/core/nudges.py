@@ -4,7 +4,14 @@ Face detection fires every frame a face is in view; sent raw, that woke the
 soul over and over (wake storms). So: a face counts as *appeared* only after
 `frames` consecutive detections following an absence of `absent_frames`
 consecutive misses, and each kind of nudge has its own minimum interval.
+
+Every nudge the robot sends carries a `nudge_id` (`NudgeIds`), and a nudge sent
+again (over Wi-Fi after a lost answer, or up the cable instead) keeps it: the
+soul counts it once.
 """
+
+import binascii
+import os
 
 REASONS = {
     "face": "someone's face appeared in front of me",
@@ -19,6 +26,22 @@ DEFAULT_WINDOWS_MS = {
     "touch": 60000,
     "button": 30000,
 }
+
+
+class NudgeIds:
+    """Ids no other nudge of this robot had: a random tag for this boot and a count ("r1a2b3c4d-7").
+
+    A robot has no clock it can trust at boot, and its count starts again at each one; the tag keeps
+    two boots (or two robots) apart. The soul takes 1-64 of A-Z a-z 0-9 . _ : - (host/protocol/nudges.py).
+    """
+
+    def __init__(self, tag=None):
+        self.tag = "r" + (tag or binascii.hexlify(os.urandom(4)).decode())
+        self.count = 0
+
+    def next(self):
+        self.count += 1
+        return self.tag + "-" + str(self.count)
 
 
 class Windows:
@@ -98,6 +121,7 @@ class Nudger:
         self.motion = Motion()
         self.pending = []
         self.max_pending = max_pending
+        self.ids = NudgeIds()
 
     def event(self, kind, now_ms):
         """Something of `kind` happened; returns the reason when a nudge is due, else None."""

@@ -195,14 +195,17 @@ def reply_head(frame_id, status):
 REPLY_TAIL = "}\n"
 
 
-def nudge(reason, heard=None, speaker=None):
+def nudge(reason, heard=None, speaker=None, nudge_id=None):
     """A device -> host nudge, already debounced on the device. `heard` (what the person heard of
-    the robot's speech) and `speaker` travel with it as in a /nudge body; the bridge passes them on."""
+    the robot's speech), `speaker` and `nudge_id` travel with it as in a /nudge body; the bridge
+    passes them on (the id too: the same nudge may have reached the soul over Wi-Fi already)."""
     frame = {"nudge": reason}
     if heard is not None:
         frame["heard"] = heard
     if speaker is not None:
         frame["speaker"] = speaker
+    if nudge_id is not None:
+        frame["nudge_id"] = nudge_id
     return encode(frame)
 
 

@@ -19,6 +19,7 @@ import time
 
 import aiohttp
 
+from soulstack.protocol.nudges import new_nudge_id
 from soulstack.protocol.sentences import split_sentences
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,13 @@ class Soul:
                 if choice.delta and choice.delta.content:
                     yield choice.delta.content
 
-    async def nudge(self, session: aiohttp.ClientSession, reason: str) -> bool:
-        """True when the soul took the nudge."""
+    async def nudge(self, session: aiohttp.ClientSession, reason: str, nudge_id: str | None = None) -> bool:
+        """True when the soul took the nudge. It carries a `nudge_id` (a fresh one unless given), so a caller
+        that sends it again after a lost answer passes the same id and the soul counts it once."""
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        nudge = {"reason": reason, "nudge_id": nudge_id or new_nudge_id()}
         try:
-            async with session.post(self.url + "/nudge", json={"reason": reason}, headers=headers) as response:
+            async with session.post(self.url + "/nudge", json=nudge, headers=headers) as response:
                 if response.status < 300:
                     return True
                 log.warning("the soul refused a nudge: %s %s", response.status, (await response.text())[:200])

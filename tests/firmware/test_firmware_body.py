@@ -96,7 +96,7 @@ async def test_serial_mode_with_wifi_down_sends_the_nudge_up_the_cable(soul):
     body, _, lines = make_body(nudge_url=url, nudge_token="n0k")
     body.wifi = (False, None, "beacon lost")  # as keep_wifi records an outage
     await body.deliver("face", REASON)
-    assert lines == [serial_frames.nudge(REASON)] and receiver.attempts == 0
+    assert lines == [serial_frames.nudge(REASON, nudge_id=body.nudger.ids.tag + "-1")] and receiver.attempts == 0
 
 
 async def test_serial_mode_reports_a_failed_post_and_sends_the_nudge_up_the_cable(soul):
@@ -105,7 +105,7 @@ async def test_serial_mode_reports_a_failed_post_and_sends_the_nudge_up_the_cabl
     body.wifi = body.hal.wifi_status()
     await body.deliver("face", REASON)
     assert receiver.attempts == 1 and receiver.reasons == []
-    assert lines == [serial_frames.nudge(REASON)]
+    assert lines == [serial_frames.nudge(REASON, nudge_id=body.nudger.ids.tag + "-1")]  # the POST's own id
     assert body.errors == 1 and "401" in body.hal.errors[0] and "up the cable" in body.hal.errors[0]
 
 
@@ -121,8 +121,10 @@ async def test_a_soul_that_never_answers_does_not_hold_the_nudge():
     """A /nudge that accepts the connection and then says nothing: after the timeout the nudge goes
     up the cable (serial mode), reported; without a cable it is a failure the sender reports."""
 
+    asked = []
+
     async def silent(reader, writer):
-        await reader.read(65536)  # takes the request, answers nothing, keeps the line open
+        asked.append(await reader.read(65536))  # takes the request, answers nothing, keeps the line open
         await asyncio.sleep(30)
 
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
@@ -132,7 +134,9 @@ async def test_a_soul_that_never_answers_does_not_hold_the_nudge():
         body.nudge_timeout_s = 0.3
         body.wifi = body.hal.wifi_status()
         await asyncio.wait_for(body.deliver("face", REASON), 5)
-        assert lines == [serial_frames.nudge(REASON)]
+        # The soul may have kept the POST: the cable's nudge is the same one, under the same id.
+        nudge_id = body.nudger.ids.tag + "-1"
+        assert lines == [serial_frames.nudge(REASON, nudge_id=nudge_id)] and nudge_id.encode() in asked[0]
         assert "did not answer within 0.3 s" in body.hal.errors[0] and "up the cable" in body.hal.errors[0]
         alone, _, _ = make_body(serial=False, nudge_url=url)
         alone.nudge_timeout_s = 0.3
@@ -147,7 +151,7 @@ async def test_serial_mode_without_nudge_url_uses_the_cable():
     body, _, lines = make_body()
     body.wifi = body.hal.wifi_status()
     await body.deliver("touch", "someone touched my face")
-    assert lines == [serial_frames.nudge("someone touched my face")]
+    assert lines == [serial_frames.nudge("someone touched my face", nudge_id=body.nudger.ids.tag + "-1")]
 
 
 # --- the fake HAL's screen, in words (what `soulstack body sim` prints) -----------------
