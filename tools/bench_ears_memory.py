@@ -61,7 +61,7 @@ async def run(args) -> list:
         argv += ["--body", f"bench={body.base_url}", "--recogniser", args.recogniser, "--max-seconds", "3"]
         ears = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            lines.append(ears.stdout.readline().strip())
+            lines.append((await asyncio.to_thread(ears.stdout.readline)).strip())  # the soul answers meanwhile
             url = f"http://127.0.0.1:{port}/utterance"
             async with aiohttp.ClientSession() as http:
                 speech = [speech_wav(phrase)[44:] for phrase in PHRASES]
