@@ -350,7 +350,9 @@ def main(argv=None):
         ]
     if args.show:
         for row in rows:
-            print(f"{row['voice']:<26} {row['condition']:<5} {row['ms']:>5.0f} ms {row['phrase']!r} -> {row['heard']!r}")
+            print(
+                f"{row['voice']:<26} {row['condition']:<5} {row['ms']:>5.0f} ms {row['phrase']!r} -> {row['heard']!r}"
+            )
     for line in report(rows, compute, recogniser, zh_rows):
         print(line)
 
