@@ -316,7 +316,8 @@ class Body:
                     log("Wi-Fi:", state[2], "- connecting to", ssid)
                     hal.wifi_connect(ssid, self.config["wifi"]["password"])
                     waited = 0
-                    while waited < 10000 and not hal.wifi_status()[0]:
+                    # Until joined, or a failure the port calls final (a wrong password, no such network).
+                    while waited < 10000 and not hal.wifi_status()[0] and not hal.wifi_failed():
                         await sleep_ms(250)
                         waited += 250
                     state = hal.wifi_status()

@@ -54,6 +54,19 @@ class Servos:
                 pwm.duty_ns(0)  # no pulses: the SG90 stops holding
 
 
+def _final_wifi_codes(network):
+    """The status codes that end a join at once (`Esp32Hal.wifi_failed`), those this port has."""
+    names = (
+        "STAT_WRONG_PASSWORD",
+        "STAT_NO_AP_FOUND",
+        # ESP-IDF 5.2's kinds of "no such network", reported by status() as STAT_NO_AP_FOUND is
+        "STAT_NO_AP_FOUND_IN_RSSI_THRESHOLD",
+        "STAT_NO_AP_FOUND_IN_AUTHMODE_THRESHOLD",
+        "STAT_NO_AP_FOUND_W_COMPATIBLE_SECURITY",
+    )
+    return [getattr(network, name) for name in names if hasattr(network, name)]
+
+
 class Esp32Hal:
     name = "generic"
     camera_expected = False
@@ -63,6 +76,8 @@ class Esp32Hal:
         self.clock = system_clock()
         self.servos = Servos(config["servo"]) if config["servo"]["kind"] != "none" else None
         self.wlan = None
+        self.wifi_before = None  # the status before the last connect(), and whether it changed since
+        self.wifi_moved = False
         self.wdt = None
 
     def begin(self):
@@ -83,7 +98,31 @@ class Esp32Hal:
             self.wlan.disconnect()
         except OSError:
             pass
+        # The port keeps the last join's failure until an IP comes (network_wlan.c: wifi_sta_disconn_reason
+        # outlives connect()), so the same code seen right after this connect() may be the old one.
+        self.wifi_before = self.wlan.status()
+        self.wifi_moved = False
         self.wlan.connect(ssid, password)
+
+    def wifi_failed(self):
+        """True once this join has failed in a way the port reports as final: a wrong password or no such
+        network (status() says STAT_WRONG_PASSWORD or STAT_NO_AP_FOUND). The body stops waiting then.
+
+        MicroPython's ESP32 port (ports/esp32/network_wlan.c, since v1.22: PR #12932) returns those two the
+        moment ESP-IDF reports them; every other failure (a handshake or beacon timeout, an association
+        refused) it retries by itself and shows as STAT_CONNECTING until its retries are spent (never, by
+        default), so no other code ends the wait. The port goes on retrying behind a final code too (a
+        refused password can be a fluke: PR #4842), and the body's next look at the link sees it joined.
+        """
+        import network
+
+        if self.wlan is None:
+            return False
+        status = self.wlan.status()
+        if status not in _final_wifi_codes(network):
+            self.wifi_moved = True  # the port is past the old code: a final one from now on is this join's
+            return False
+        return self.wifi_moved or status != self.wifi_before
 
     def wifi_status(self):
         import network

@@ -186,6 +186,9 @@ class Hal:
     def wifi_status(self):
         return True, "127.0.0.1", "connected"
 
+    def wifi_failed(self):
+        return False
+
     # --- display ---
 
     def display_problem(self):

@@ -15,7 +15,7 @@ The journal is one JSON object per line in $SOULSTACK_DOUBLES/journal:
 as their length (and, for UART writes, as hex).
 
 The world is a folder of one-word files the test or the person writes:
-  wifi     up (default) | down | no_ap | wrong_password | handshake_timeout
+  wifi     up (default) | down | no_ap | wrong_password | handshake_timeout | flaky
   camera   ok (default) | fail (init raises) | old (a build with capture_to_jpg, no jpg module)
            | no_encoder (neither)
   display  ok (default) | missing (a UIFlow2 board without a screen: no M5.Lcd, no M5.Display)
