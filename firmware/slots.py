@@ -6,7 +6,9 @@ file in the same folder, then os.rename over the pointer, which is atomic on
 LittleFS (one metadata commit) and POSIX, and recoverable on FAT (read() takes the
 temporary file when the pointer is missing). A new set boots on trial: boot()
 counts its boots, confirm() keeps it once it serves, and a set that fails before
-serving is rolled back by start() or, after TRIES boots, by boot().
+serving is rolled back by start() or, after TRIES boots, by boot(). On a trial
+boot start() arms the board's watchdog first and only serving feeds it, so a set
+that hangs before serving resets the robot, which counts a boot (see arm()).
 docs/firmware.md, "Updating over Wi-Fi", says why each step is safe.
 
 Part of the loader (boot.py, main.py, this file): written only by cable, and it
@@ -17,7 +19,12 @@ import json
 import os
 import sys
 
-LOADER = 1  # the loader's version: boot.py, main.py and this file change only by cable
+try:
+    import machine  # now, while the heap is whole: restart() and arm() need it when it may not be
+except ImportError:  # CPython (the simulator's --python)
+    machine = None
+
+LOADER = 2  # the loader's version: boot.py, main.py and this file change only by cable
 TRIES = 3  # boots a new set gets to reach "serving" before boot.py switches back
 RESTART_EXIT = 5  # where there is no machine.reset() (the unix port): exit with this, the simulator restarts it
 ROOT_SLOT = "root"
@@ -25,10 +32,16 @@ SLOTS = ("a", "b")
 POINTER = "ota/pointer.json"
 NEW = POINTER + ".new"
 REASON_CHARS = 300
+# How long a new set has to reach "serving" on a trial boot before the watchdog resets the robot; a switch may ask
+# for another time within WATCHDOG_S (the pointer's "watchdog_s"). On the ESP32 port machine.WDT is ESP-IDF's task
+# watchdog: it cannot be stopped once started, and the next WDT() only sets a new timeout (ports/esp32/machine_wdt.c).
+TRIAL_WATCHDOG_S = 30
+WATCHDOG_S = (2, 60)
 
 # What main.py learned while starting the running set (the body reads it).
 running = {"slot": ROOT_SLOT, "dir": None, "version": None, "trial": False, "served": False}
 _root = []
+_watchdog = []  # the board's watchdog, once arm() started it on a trial boot
 
 
 def log(*parts):
@@ -102,12 +115,7 @@ def write(pointer, checkpoint=None, why="write"):
 
 def restart():
     """Reset the board: machine.reset() on the robot; elsewhere exit RESTART_EXIT and let the simulator start it again."""
-    try:
-        import machine
-
-        reset = machine.reset
-    except (ImportError, AttributeError):
-        reset = None
+    reset = getattr(machine, "reset", None)  # the unix port's machine has none
     if reset:
         reset()
     sys.exit(RESTART_EXIT)
@@ -194,33 +202,59 @@ def start(argv):
     running["dir"] = folder
     running["version"] = None if slot == ROOT_SLOT else pointer.get("version")
     running["trial"] = trial
+    if trial:
+        arm(pointer)
     _pack()
     try:
         import app
 
         app.main(argv)
-    except BaseException as failure:
+    except BaseException as failure:  # KeyboardInterrupt and SystemExit too: on trial, every way out is a rollback
         code = failure.args[0] if isinstance(failure, SystemExit) and failure.args else None
-        if (
-            isinstance(failure, KeyboardInterrupt)
-            or code == RESTART_EXIT
-            or (isinstance(failure, SystemExit) and not code)
-        ):
-            raise
-        if running["trial"] and not running["served"]:
-            if hasattr(sys, "print_exception"):
-                sys.print_exception(failure)
-            what = (
-                "exited with " + str(code)
-                if isinstance(failure, SystemExit)
-                else type(failure).__name__ + ": " + str(failure)
-            )
-            roll_back(read() or pointer, "it failed before serving: " + what)
-            restart()
-        raise
+        if not (running["trial"] and not running["served"]) or code == RESTART_EXIT:
+            raise  # a set that serves ends as it likes; a restart it asked for counts a boot (boot())
+        if hasattr(sys, "print_exception"):
+            sys.print_exception(failure)
+        what = type(failure).__name__
+        if isinstance(failure, SystemExit):
+            what = "exited" if code is None else "exited with " + str(code)
+        if not isinstance(failure, SystemExit) and str(failure):
+            what += ": " + str(failure)
+        roll_back(read() or pointer, "it failed before serving: " + what)
+        restart()
     if running["trial"] and not running["served"]:
         roll_back(read() or pointer, "it stopped before serving")
         restart()
+
+
+def arm(pointer):
+    """Start the board's watchdog for a set on trial: until it serves nothing feeds it, so a hang resets the robot.
+
+    Each such reset is a boot that boot() counts, and after TRIES of them the previous set comes back with nobody
+    there. The watchdog cannot be stopped (MicroPython's machine.WDT docs), so once the set serves it must go on
+    feeding it until the next reset: feed() does, called by the HAL every frame (hal/esp32.py starts its own
+    watchdog then, the same one on the ESP32 port). A board without one falls back on power cycles.
+    """
+    seconds = pointer.get("watchdog_s")
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or not WATCHDOG_S[0] <= seconds <= WATCHDOG_S[1]:
+        seconds = TRIAL_WATCHDOG_S
+    try:
+        _watchdog.append(machine.WDT(timeout=seconds * 1000))
+    except (AttributeError, TypeError, ValueError, OSError) as problem:  # no machine, or no WDT, or it refused
+        log("no watchdog (" + str(problem) + "): a new set that hangs is switched back after", TRIES, "power cycles")
+        return
+    log("watchdog armed: the new set has", seconds, "s to serve")
+
+
+def watching():
+    """True while the loader's watchdog waits for the running set to serve (a HAL must not feed or restart it)."""
+    return bool(_watchdog) and not running["served"]
+
+
+def feed():
+    """Feed the loader's watchdog, once the running set serves; before that, nothing may."""
+    if _watchdog and running["served"]:
+        _watchdog[0].feed()
 
 
 def _pack():
@@ -236,6 +270,7 @@ def _pack():
 def confirm(checkpoint=None):
     """The running set serves: a trial ends here and the set is kept."""
     running["served"] = True
+    feed()  # from here on the HAL feeds it every frame
     if not running["trial"]:
         return
     pointer = read()
@@ -302,8 +337,11 @@ def prepare(slot, checkpoint=None):
         write(pointer, checkpoint, "begin")
 
 
-def switch(slot, version, checkpoint=None):
-    """The one atomic step: `slot` (staged and verified) boots next, on trial; the running set stays as previous."""
+def switch(slot, version, checkpoint=None, watchdog_s=None):
+    """The one atomic step: `slot` (staged and verified) boots next, on trial; the running set stays as previous.
+
+    `watchdog_s`: how long the new set gets to serve before the watchdog resets the robot (None: TRIAL_WATCHDOG_S).
+    """
     write(
         {
             "active": slot,
@@ -313,6 +351,7 @@ def switch(slot, version, checkpoint=None):
             "trial": True,
             "boots": 0,
             "rolled_back": None,
+            "watchdog_s": watchdog_s or TRIAL_WATCHDOG_S,
         },
         checkpoint,
         "switch",

@@ -17,7 +17,7 @@ import hashlib
 import os
 import sys
 
-from . import auth
+from . import auth, heap
 from .protocol import BadRequest, parse_json
 
 PIECE_BYTES = 16 * 1024  # one /firmware/file body at most (microdot refuses larger bodies)
@@ -327,7 +327,11 @@ class Updates:
             "path_chars": MAX_PATH_CHARS,
             "list_bytes": MAX_LIST_BYTES,
         }
-        state["heap"] = {"free": _heap_free(), "lowest_while_receiving": self.lowest_heap}
+        state["heap"] = {
+            "free": _heap_free(),
+            "largest": heap.largest_block(),  # fragmentation: the largest block one allocation can get now
+            "lowest_while_receiving": self.lowest_heap,
+        }
         state["staged"] = stage
         return state
 
@@ -453,6 +457,13 @@ class Updates:
         files = self.files
         if payload.get("version") != files.version:
             raise Refused(409, "the upload in progress is version " + str(files.version))
+        watchdog_s = payload.get("watchdog_s")  # how long the new set may take to serve (slots.arm)
+        if watchdog_s is not None:
+            low, high = getattr(self.slots, "WATCHDOG_S", (0, -1))  # a loader before version 2 arms none
+            if high < 0:
+                raise Refused(400, "this robot's loader starts no watchdog; flash it by cable for one")
+            if not isinstance(watchdog_s, int) or isinstance(watchdog_s, bool) or not low <= watchdog_s <= high:
+                raise Refused(400, '"watchdog_s" must be whole seconds from ' + str(low) + " to " + str(high))
         missing = files.missing()
         if missing:
             raise Refused(
@@ -469,7 +480,10 @@ class Updates:
                     {"missing": [files.paths[at]]},
                 )
         self.checkpoint("verified")
-        self.slots.switch(stage["slot"], files.version, self.checkpoint)
+        if watchdog_s is None:
+            self.slots.switch(stage["slot"], files.version, self.checkpoint)
+        else:
+            self.slots.switch(stage["slot"], files.version, self.checkpoint, watchdog_s)
         self.stage = None
         self.restart_requested = True
         return 200, {"switched": True, "slot": stage["slot"], "version": files.version, "restarting": True}

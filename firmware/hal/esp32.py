@@ -79,6 +79,7 @@ class Esp32Hal:
         self.wifi_before = None  # the status before the last connect(), and whether it changed since
         self.wifi_moved = False
         self.wdt = None
+        self.wdt_ms = 0  # a watchdog to start once the loader lets us (watchdog_start)
 
     def begin(self):
         pass
@@ -227,8 +228,17 @@ class Esp32Hal:
         return stat[0] * stat[4], stat[0]
 
     # --- watchdog: reboots the board if the animation loop stops feeding it ---
+    # On a trial boot the loader (slots.py) has started the same watchdog (ESP32: one task watchdog, whose next WDT()
+    # only sets a new timeout) and nothing may feed it until the new set serves: ours waits until then.
 
     def watchdog_start(self, timeout_ms):
+        self.wdt_ms = timeout_ms
+        self._watchdog_when_free()
+
+    def _watchdog_when_free(self):
+        if _loader_watching():
+            return
+        timeout_ms, self.wdt_ms = self.wdt_ms, 0
         try:
             from machine import WDT
 
@@ -237,5 +247,17 @@ class Esp32Hal:
             self.wdt = None
 
     def watchdog_feed(self):
+        if self.wdt_ms:
+            self._watchdog_when_free()
         if self.wdt:
             self.wdt.feed()
+
+
+def _loader_watching():
+    """True while the loader's trial watchdog waits for this set to serve (slots.watching; older loaders have none)."""
+    try:
+        import slots
+    except ImportError:
+        return False
+    watching = getattr(slots, "watching", None)
+    return bool(watching and watching())

