@@ -4,6 +4,7 @@ the Elder merges, and trust grows with every approval. See docs/events.md.
 Where things live:
     app.py, commands.py, config.py  the wiring: routes and lifecycle (`make_flock_app`),
                                     `soulstack flock`, flock.config.json
+    demo/    `--demo`: the scripted brain behind the model seam, paced (no model thinks)
     lists/   a list's life: flow (the Flock), the Sentry's triage, the crows' banter, the read API
     nests/   rooms of crows: the registry, messages and their stream, the harness, rules, tables
     jev/     Jev, the tagger the nests ask: its two backends, its context, the tagging rule, the

@@ -186,7 +186,8 @@ def make_flock_app(
     clock = clock or Clock()
 
     def token_for(request: web.Request):
-        return token if request.path.startswith("/api/") else None
+        # The page is open (it asks for the token itself); the API and /health are not.
+        return token if request.path.startswith("/api/") or request.path == "/health" else None
 
     app = make_server_app(
         token_for=token_for, cookie=TOKEN_COOKIE, locked=bool(token), how_to_lock="--token-file FILE (or $FLOCK_TOKEN)"
@@ -249,8 +250,18 @@ def make_flock_app(
     app.router.add_get("/api/nests/{nest_id}/messages", get_messages)
     app.router.add_post("/api/nests/{nest_id}/messages/{msg_id}/kind", post_kind)
     app.router.add_get("/api/crows", get_crows)
-    page.add_routes(app, rive)
+    page.add_routes(app, rive, mind_of(model))
     return app
+
+
+def mind_of(model) -> dict:
+    """What thinks in this flock, for the page to say at open (before anything is posted): no model
+    (every item is skipped), the demo's scripted brain (soulstack.flock.demo), or a model."""
+    if model is None:
+        return {"kind": "none"}
+    if model.provider == "demo":
+        return {"kind": "demo", "pace_s": model.pace_s}
+    return {"kind": "model", "provider": model.provider, "model": model.model_id}
 
 
 def open_store(data_dir) -> Store:

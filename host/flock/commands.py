@@ -37,6 +37,19 @@ def register(subparsers) -> None:
         "openai if OPENAI_BASE_URL is set, else brainstem)",
     )
     parser.add_argument("--model", help="model id (default: the provider's default)")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        default=None,
+        help="no model: a scripted flock brain answers every call, paced so you can watch "
+        "(the page says it is a demo; docs/try-the-flock-offline.md)",
+    )
+    parser.add_argument(
+        "--demo-pace",
+        type=float,
+        metavar="SECONDS",
+        help="with --demo: about how long each scripted answer takes (default 1.5; 0 answers at once)",
+    )
     parser.add_argument("--token-budget", type=int, help=f"tokens per list (default {defaults.token_budget})")
     parser.add_argument(
         "--concurrency", type=int, help=f"items of one list worked at once (default {defaults.concurrency})"
@@ -245,15 +258,34 @@ def hold_data(data: str):
         raise UsageError(f"--data {data}: cannot take its lock ({storage_problem(error) or error})") from None
 
 
-def build_model(provider_flag, model_id):
-    """The flock's model, or None for the brainstem (no model: items are skipped honestly)."""
+def build_model(provider_flag, model_id, demo=False, demo_pace=None):
+    """The flock's model, or None for the brainstem (no model: items are skipped honestly).
+    `demo`: the scripted brain (soulstack.flock.demo), whatever key the environment holds."""
     from soulstack.llm.providers import choose_provider, make_model
 
+    if demo:
+        from soulstack.flock.demo.model import PACE_S, DemoModel
+
+        if provider_flag or model_id:
+            raise UsageError("--demo runs the scripted brain, no model: drop --provider and --model, or --demo")
+        pace = PACE_S if demo_pace is None else demo_pace
+        if not 0 <= pace <= 60:
+            raise UsageError("--demo-pace must be 0-60 seconds")
+        return DemoModel(pace)
     try:
         provider = choose_provider(provider_flag, os.environ)
         return None if provider == "brainstem" else make_model(provider, model_id)
     except ValueError as error:
         raise UsageError(str(error))
+
+
+def describe(model) -> str:
+    """The start line's word on the flock's mind."""
+    if model is None:
+        return "brainstem (no model: items are skipped; --demo for the scripted flock)"
+    if model.provider == "demo":
+        return f"demo (scripted: no model thinks, the answers are canned; about {model.pace_s:g} s a call)"
+    return f"{model.provider} {model.model_id}"
 
 
 def build_jev(args):
@@ -281,7 +313,7 @@ def run(args) -> int:
         raise UsageError("--jev-band must be more than 0 and at most 1")
     check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
     rive_warnings = check_rive(args.rive) if args.rive is not None else []  # a file it cannot use stops here
-    model = build_model(args.provider, args.model)
+    model = build_model(args.provider, args.model, args.demo, args.demo_pace)
     config = FlockConfig(
         token_budget=args.token_budget,
         concurrency=args.concurrency,
@@ -297,7 +329,7 @@ def run(args) -> int:
     for warning in warnings:
         print(f"flock: {warning}", file=sys.stderr, flush=True)
     robot, voice = build_robot(args)
-    brain = f"{model.provider} {model.model_id}" if model else "brainstem (no model: items are skipped)"
+    brain = describe(model)
     print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
     print(f"flock: {voice}", flush=True)
     for line in rive_warnings:

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from soulstack.config_checks import ConfigError, choice, fill, number, port, read_json_file, string, url
+from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.lists.flow import FlockConfig
 
@@ -54,6 +54,8 @@ SPEC = {
     "token": (None, string(optional=True)),
     "provider": (None, choice("anthropic", "openai", "brainstem", optional=True)),
     "model": (None, string(optional=True)),
+    "demo": (False, boolean),
+    "demoPaceSeconds": (1.5, number(0, 60)),  # soulstack.flock.demo.model.PACE_S
     "tokenBudget": (DEFAULTS.token_budget, number(1, integer=True)),
     "concurrency": (DEFAULTS.concurrency, number(1, integer=True)),
     "listsPerMinute": (DEFAULTS.lists_per_minute, number(1, integer=True)),
@@ -81,6 +83,8 @@ FLAGS = {
     "token": "token",
     "provider": "provider",
     "model": "model",
+    "demo": "demo",
+    "demoPaceSeconds": "demo_pace",
     "tokenBudget": "token_budget",
     "concurrency": "concurrency",
     "listsPerMinute": "lists_per_minute",

@@ -11,6 +11,7 @@ import pytest_asyncio
 from playwright.async_api import expect
 
 from soulstack.fakes.anthropic_api import text
+from soulstack.flock.demo.model import DemoModel
 from tests.fakes.riv import riv
 from tests.flock.helpers import Brain, Flock, Page, approve, config, send_list, start_fake_model
 
@@ -218,16 +219,44 @@ async def test_readable_at_390_px(browser, flock, tmp_path):
     assert session.errors == []
 
 
-async def test_without_a_model_the_page_says_so(browser, tmp_path):
+async def test_without_a_model_the_page_says_so_at_open_and_how_to_give_it_a_mind(browser, tmp_path):
     flock = await Flock(tmp_path / "data", config=config()).start()
     session = Page(browser, tmp_path)
     try:
         async with session as page:
             await page.goto(f"http://127.0.0.1:{flock.port}/")
+            await expect(page.locator("#conn")).to_have_class("conn live")
+            notice = page.locator("#no-model")
+            await expect(notice).to_be_visible()  # before anything is posted
+            await expect(notice).to_contain_text("ANTHROPIC_API_KEY")
+            await expect(notice).to_contain_text("soulstack flock --demo")
+            await expect(page.locator("#demo")).to_be_hidden()
+            await session.shot("9-no-model-at-open")
             await send_list(page, "anything")
-            await expect(page.locator("#no-model")).to_be_visible()
             await expect(page.locator(".item .skip")).to_have_text("skipped: no model configured")
-            await session.shot("9-no-model")
+            await expect(notice).to_be_visible()
+    finally:
+        await flock.stop()
+    assert session.errors == []
+
+
+async def test_a_demo_flock_says_at_open_that_its_answers_are_canned_and_works(browser, tmp_path):
+    flock = await Flock(tmp_path / "data", model=DemoModel(pace_s=0.05), config=config()).start()
+    session = Page(browser, tmp_path)
+    try:
+        async with session as page:
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            notice = page.locator("#demo")
+            await expect(notice).to_be_visible()  # before anything is posted
+            await expect(notice).to_contain_text("no model thinks here")
+            await expect(notice).to_contain_text("canned")
+            await expect(page.locator("#no-model")).to_be_hidden()
+            await session.shot("10-demo-at-open")
+            list_id = await send_list(page, "buy bread, milk and eggs")
+            await approve(page, f"{list_id}-1 triage")
+            answer = page.locator(f'article[data-key="{list_id}-1 output"] .answer')
+            await expect(answer).to_contain_text("no model thought about this")
+            await session.shot("11-demo-answer-waiting")
     finally:
         await flock.stop()
     assert session.errors == []

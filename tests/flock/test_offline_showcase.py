@@ -8,7 +8,8 @@ import sys
 import time
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
-from soulstack.fakes.flock_brain import answer, paced, triage
+from soulstack.fakes.flock_brain import answer, paced
+from soulstack.flock.demo.brain import triage
 from soulstack.flock.lists.flow import FlockConfig
 from soulstack.llm.anthropic import AnthropicModel
 from tests.flock.helpers import Flock

@@ -5,13 +5,11 @@
 
 import { FlockInputs } from "/web/inputs.js";
 
-const NO_MODEL = "no model configured"; // the item.skipped reason of a flock without a model
-
 export class Board {
-  // `ledger`: the trust ledger (ledger.js); `noModel`: the notice that no model is configured.
-  // `scene`: the sky where crows fly to their lists (scene.js).
-  constructor({ lists, approvals, renderer, ledger, noModel, scene }) {
-    Object.assign(this, { lists, approvals, renderer, ledger, noModel, scene });
+  // `ledger`: the trust ledger (ledger.js); `scene`: the sky where crows fly to their lists (scene.js).
+  // (Whether a model thinks here the page says at open, from /api/ui: page.js.)
+  constructor({ lists, approvals, renderer, ledger, scene }) {
+    Object.assign(this, { lists, approvals, renderer, ledger, scene });
     this.inputs = new FlockInputs();
   }
 
@@ -22,9 +20,6 @@ export class Board {
     this.scene.apply(name, d);
     // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
     if (name === "verdict" && d.verdict !== "auto") this.ledger.loadSoon();
-    // The notice follows the latest word: a skip for want of a model shows it, any triage hides it.
-    if (name === "item.skipped" && d.reason === NO_MODEL) this.noModel.hidden = false;
-    if (name === "item.triaged") this.noModel.hidden = true;
   }
 
   startOver() {

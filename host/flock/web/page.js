@@ -43,6 +43,13 @@ async function drawCrows(ui, crows) {
   return svg;
 }
 
+// Said at open, before anything is posted: a flock without a model skips every list, and a demo's
+// answers are canned (/api/ui's `mind`: none, demo or model).
+function showMind(mind) {
+  $("no-model").hidden = mind.kind !== "none";
+  $("demo").hidden = mind.kind !== "demo";
+}
+
 async function start() {
   let ui, crows, nests;
   try {
@@ -57,6 +64,7 @@ async function start() {
     setTimeout(start, RETRY_MS);
     return;
   }
+  showMind(ui.mind);
   offerNests($("list-form"), nests);
   new Nests($("nest-list"), ui, crows, (data) => offerNests($("list-form"), data)).show(nests);
   await loadMarkdown(ui.vendor);
@@ -65,7 +73,7 @@ async function start() {
   $("earlier").addEventListener("toggle", () => { if ($("earlier").open) lists.showEarlier($("earlier-lists")); });
   const board = new Board({
     lists, approvals: new Approvals($("pending"), $("waiting-count")),
-    renderer: await drawCrows(ui, crows), ledger, noModel: $("no-model"), scene: new Scene($("perch"), $("roost")),
+    renderer: await drawCrows(ui, crows), ledger, scene: new Scene($("perch"), $("roost")),
   });
   ledger.load();
   follow(ui.events, board);

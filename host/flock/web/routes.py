@@ -26,6 +26,7 @@ VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's s
     "rive.wasm": "@rive-app/canvas/rive.wasm",
 }
 RIVE = web.AppKey("rive", object)
+MIND = web.AppKey("mind", dict)
 BUILT_IN_NAME = "the built-in crows"  # how the page names the flock's own file
 NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's route, whatever its placeholder
 
@@ -103,7 +104,8 @@ TOKEN_COOKIE = "soulstack_flock_token"
 async def ui(request: web.Request) -> web.Response:
     """What the page may use here: which libraries are installed, whether this flock serves nest
     messages (so the page never asks for a route that is not there), the Rive file (the owner's,
-    else the built-in one), and the server's names (its events, its token cookie). A locked flock answers it only with the
+    else the built-in one), what thinks here (`mind`: none, the demo's scripted brain, or a model, so
+    the page says at open what a list will meet), and the server's names (its events, its token cookie). A locked flock answers it only with the
     token: the page tries a typed token on it as a bearer header, then keeps it in that cookie."""
     path = request.app[RIVE]
     routes = {resource.canonical for resource in request.app.router.resources()}
@@ -114,6 +116,7 @@ async def ui(request: web.Request) -> web.Response:
             "rive": {"url": "/rive/flock.riv", "name": BUILT_IN_NAME, "exists": True, "builtin": True}
             if path is None
             else {"url": "/rive/flock.riv", "name": Path(path).name, "exists": Path(path).is_file(), "builtin": False},
+            "mind": request.app[MIND],
             "events": list(LIST_EVENTS),
             "nest_event": NEST_EVENT,
             "token_cookie": TOKEN_COOKIE,
@@ -124,8 +127,8 @@ async def ui(request: web.Request) -> web.Response:
 WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file() and path.suffix in WEB_TYPES)
 
 
-def add_routes(app: web.Application, rive: str | None) -> None:
-    app[RIVE] = rive
+def add_routes(app: web.Application, rive: str | None, mind: dict) -> None:
+    app[RIVE], app[MIND] = rive, mind
     app.router.add_get("/", index)
     app.router.add_get("/favicon.ico", favicon)
     app.router.add_get("/api/ui", ui)
