@@ -18,6 +18,7 @@ from core.nudges import Nudger
 from core.protocol import Busy, Dispatcher
 from core.servo import Axis, Head
 from core.speech import SpeechQueue
+import speaking as speaking_mod
 from speaking import Speaking
 
 FRAME_MS = 50  # ~20 fps face
@@ -34,6 +35,19 @@ NUDGE_TIMEOUT_S = 5
 async def sleep_ms(ms):
     # MicroPython has asyncio.sleep_ms; CPython only asyncio.sleep.
     await asyncio.sleep(ms / 1000)
+
+
+def audio_room(config, listening=None):
+    """One block, made once at boot, for the speaker's chunks and the microphone's reads and pre-roll.
+
+    The CoreS3's speaker and microphone share one I2S bus and never run at once, so neither needs a room
+    of its own: 14.7 KB serves both, where apart they held 22.9 KB (8 KB of speech, 14.7 KB of listening)
+    of a heap that had ~23 KB left free at 256K. None when the body neither speaks with a voice nor listens.
+    """
+    size = speaking_mod.ROOM_BYTES if config["tts_url"] else 0
+    if listening:
+        size = max(size, listening.ROOM_BYTES)
+    return memoryview(bytearray(size)) if size else None
 
 
 def _sendable(payload):
@@ -70,12 +84,12 @@ class Body:
         self.ready_line = None  # the latest `ready` frame, and when it changed
         self.ready_since = 0
         self.outbox = []  # nudges with more than a reason (what was heard, what could not be): sent first
-        self.speaking = Speaking(self)  # the speech task: playback, and a tap that cuts it off
-        self.listening = None
+        listening = None
         if config["ears_url"]:
-            from listening import Listening  # only a robot with ears pays for the code
-
-            self.listening = Listening(self)
+            import listening  # only a robot with ears pays for the code
+        self.audio_room = audio_room(config, listening)
+        self.speaking = Speaking(self)  # the speech task: playback, and a tap that cuts it off
+        self.listening = listening.Listening(self) if listening else None
 
     # --- the dispatcher's device interface ---
 

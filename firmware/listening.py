@@ -22,9 +22,13 @@ import json
 
 from core import httpc
 from core.log import log
-from core.vad import FRAME_BYTES, FRAME_MS, Endpointer
+from core.vad import FRAME_BYTES, FRAME_MS, PREROLL_FRAMES, START_FRAMES, Endpointer
 
 READ_FRAMES = 5  # frames the microphone hands over per read (100 ms)
+READ_BYTES = READ_FRAMES * FRAME_BYTES
+# The microphone's read buffer, then the end-pointer's pre-roll ring: the part of the body's audio room
+# (Body.audio_room, made once at boot) listening uses while the microphone is live.
+ROOM_BYTES = READ_BYTES + (PREROLL_FRAMES + START_FRAMES) * FRAME_BYTES
 THINKING_MS = 20000  # the thinking face waits this long for the answer's first words
 SEND_TIMEOUT_S = 3  # a piece of audio that cannot be handed to the network by then: the ears server is gone
 ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then some
@@ -51,10 +55,14 @@ class Listening:
         self.name = config["name"]
         self.conversation = listen["conversation"]
         self.follow_ms = listen["follow_s"] * 1000
+        # The audio room is the speaker's too: they share one I2S bus and never run at once (the microphone
+        # opens only once no speech is waiting or playing; speech fills its buffers only once it is closed).
+        room = body.audio_room if body.audio_room is not None else memoryview(bytearray(ROOM_BYTES))
         self.vad = Endpointer(
             end_frames=listen["silence_ms"] // FRAME_MS,
             max_frames=listen["max_s"] * 1000 // FRAME_MS,
             wait_frames=listen["wait_s"] * 1000 // FRAME_MS,
+            room=room[READ_BYTES:ROOM_BYTES],
         )
         self.asked = False  # a tap asked to listen
         self.tapped_again = False  # ... and a second tap ends it
@@ -64,8 +72,8 @@ class Listening:
         self.thinking_until = 0
         self.session = "%08x" % (body.avatar.rng.next32() ^ body.clock.ms())  # this boot's utterance ids
         # Made once, at boot, while the heap is whole: 100 ms of audio per read from the microphone.
-        self.buffer = bytearray(READ_FRAMES * FRAME_BYTES)
-        self.view = memoryview(self.buffer)
+        self.view = room[:READ_BYTES]
+        self.buffer = self.view
         # ... and a view of each 20 ms frame in it, made once too: no fresh view per frame while streaming.
         self.frames = [self.view[at : at + FRAME_BYTES] for at in range(0, len(self.buffer), FRAME_BYTES)]
         self.count = 0

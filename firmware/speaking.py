@@ -20,6 +20,7 @@ PCM_CHUNK = 2048  # bytes of 16-bit audio per speaker write (64 ms at 16 kHz mon
 # 2 KB run left for a fresh chunk (MemoryError mid-sentence, docs/firmware.md "Memory"). Four, because the
 # UIFlow HAL keeps the last three referenced while M5's playRaw still plays them: the fourth is free to fill.
 PCM_BUFFERS = 4
+ROOM_BYTES = PCM_CHUNK * PCM_BUFFERS  # what speech takes of the body's audio room (Body.audio_room)
 TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 BUS_WAIT_MS = 20  # how often the speaker looks whether the microphone let go of the bus
 FAILED_PAUSE_MS = 100  # after a failure, before the next utterance (a broken speaker must not spin the loop)
@@ -40,7 +41,9 @@ class Speaking:
         self.cutting = False  # a tap cut the speech off: playback stops at the next chunk
         self.played = []  # the utterances of this stretch of speech heard in full (for the `heard` nudge)
         self.play_fraction = 0.0  # how much of the utterance being spoken has been played
-        self.pcm = [bytearray(PCM_CHUNK) for _ in range(PCM_BUFFERS)] if body.config["tts_url"] else []
+        # Views into the body's audio room, shared with the microphone (one I2S bus: never both at once).
+        room = body.audio_room
+        self.pcm = [room[i * PCM_CHUNK : (i + 1) * PCM_CHUNK] for i in range(PCM_BUFFERS)] if room is not None else []
         self.turn = 0  # which of them the next chunk goes into
 
     def ask(self, text):

@@ -5,11 +5,16 @@ building that string once fragmented a 192 KB heap into MemoryError. So the
 image is encoded CHUNK bytes at a time (a multiple of 3, so no padding appears
 mid-stream) straight from a memoryview, and each piece goes to the wire.
 The largest allocation here is one encoded chunk: CHUNK * 4 / 3 bytes.
+
+CHUNK is small on purpose: a body that has run a while keeps little room in one
+piece. At 256K on the unix port, after 3 utterances, every /look failed asking
+for a 1025-byte piece (768 bytes encoded) while 20 KB was free in smaller holes;
+a 257-byte piece fits in any of them (docs/firmware.md, "Memory").
 """
 
 import binascii
 
-CHUNK = 768  # 3 * 256 input bytes -> 1024 base64 characters per piece
+CHUNK = 192  # 3 * 64 input bytes -> 256 base64 characters per piece
 
 
 class ImageBody:

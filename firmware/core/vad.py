@@ -18,6 +18,8 @@ Pure: handed frames, never a clock or a microphone; the same on both runtimes.
 
 FRAME_MS = 20
 FRAME_BYTES = 640  # 20 ms at 16 kHz, 16-bit mono
+PREROLL_FRAMES = 15
+START_FRAMES = 3
 
 
 def frame_energy(frame, step=4):
@@ -35,12 +37,16 @@ def frame_energy(frame, step=4):
 
 
 class Preroll:
-    """The last `frames` frames heard, in one buffer made once (a long-running heap has no room for fresh ones)."""
+    """The last `frames` frames heard, in one buffer made once (a long-running heap has no room for fresh ones).
 
-    def __init__(self, frames, frame_bytes=FRAME_BYTES):
+    `room`, when given, is that buffer: a memoryview of at least frames * frame_bytes made by the caller
+    (the body shares one block between the microphone and the speaker, which never run at once)."""
+
+    def __init__(self, frames, frame_bytes=FRAME_BYTES, room=None):
         self.frame_bytes = frame_bytes
-        self.ring = bytearray(frames * frame_bytes)
-        self.view = memoryview(self.ring)
+        size = frames * frame_bytes
+        self.view = room[:size] if room is not None else memoryview(bytearray(size))
+        self.ring = self.view
         self.at = 0  # where the next frame goes
         self.count = 0
 
@@ -73,12 +79,13 @@ class Endpointer:
         self,
         ratio=3,
         min_level=300,
-        start_frames=3,
+        start_frames=START_FRAMES,
         end_frames=35,
-        preroll_frames=15,
+        preroll_frames=PREROLL_FRAMES,
         max_frames=750,
         wait_frames=250,
         floor=200,
+        room=None,
     ):
         self.ratio = ratio
         self.min_level = min_level
@@ -87,7 +94,7 @@ class Endpointer:
         self.max_frames = max_frames
         self.wait_frames = wait_frames
         self.floor = floor
-        self.preroll = Preroll(preroll_frames + start_frames)
+        self.preroll = Preroll(preroll_frames + start_frames, room=room)
         self.reset()
 
     def reset(self, wait=True):
