@@ -98,6 +98,7 @@ async def soul_language(soul_url: str, token: str | None) -> str | None:
 def ears(args) -> int:
     from soulstack.commandline import setup_logging
     from soulstack.ears.server import Ears, make_ears_app
+    from soulstack.ears.recognise import RecogniserError
     from soulstack.ears.soul import Body, Soul
     from soulstack.protocol.commands import check_url
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
@@ -120,7 +121,10 @@ def ears(args) -> int:
     state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds, language=language)
 
     async def main():
-        await state.warm()  # the model loaded (or the server asked) before the first robot streams
+        try:
+            await state.warm()  # the model loaded (or the server asked) before the first robot streams
+        except RecogniserError as error:  # a model that is not here and cannot be fetched, say
+            raise UsageError(str(error)) from None
         print(
             f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> "
             f"{recogniser.describe()} ({why}) -> the soul at {soul_url} -> {', '.join(sorted(bodies))}",

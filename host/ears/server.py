@@ -28,7 +28,7 @@ from aiohttp import web
 from soulstack.cjk import chinese
 from soulstack.ears.recognise import RATE, RecogniserError, simplified
 from soulstack.ears.soul import converse
-from soulstack.serving import BadRequest, background, error_response, make_server_app, read_stream
+from soulstack.serving import BadRequest, background, error_response, http_health, make_server_app, read_stream
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,9 @@ class Ears:
 
     async def health(self, request):
         about = {"recogniser": self.recogniser.name, "hearing": self.recogniser.describe(), "language": self.language}
-        return web.json_response({"ok": True, **about, "bodies": sorted(self.bodies), **self.stats})
+        return web.json_response(
+            {"ok": True, **about, "bodies": sorted(self.bodies), **self.stats, **http_health(request.app)}
+        )
 
     async def warm(self):
         """Load the recogniser's model (once: the command does it before serving, the app again at start)."""

@@ -21,6 +21,7 @@ heard in simplified characters: server.py.)
 
 import asyncio
 import logging
+import re
 import threading
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
 log = logging.getLogger(__name__)
 
 BUNDLED = "tiny.en"
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # large-v3, or a Hugging Face repo id: org/name
 BEAM_SIZE = 5  # beams kept while decoding (1: greedy, faster, more mistakes)
 TOKENS_PER_S = 8  # people say 2-4 words a second; a run of the same words past this is Whisper looping
 LANGUAGES = ("en", "zh", "auto")
@@ -51,9 +53,31 @@ def resolve_model(name: str) -> tuple[str, str]:
         if not (path / "model.bin").exists():
             raise RecogniserError(f"{path} holds no model.bin: give a CTranslate2 Whisper model folder")
         return str(path), str(path)
-    if "/" in name or name.startswith("."):
-        raise RecogniserError(f"--whisper-model {name}: no such folder")
-    return name, f"{name} (fetched once into the Hugging Face cache)"
+    if name.startswith((".", "/", "~")) or not HUB_NAME.match(name):
+        raise RecogniserError(f"--whisper-model {name}: no such folder (give a model's name, a folder, or tiny.en)")
+    return name, f"{name} (from the Hugging Face cache, fetched once)"
+
+
+def fetch(name: str) -> str:
+    """The folder of the model `name` (faster-whisper's names, or a Hugging Face repo id), fetched into
+    the Hugging Face cache the first time, with progress on stderr; afterwards it is found offline."""
+    from faster_whisper import available_models
+    from huggingface_hub import snapshot_download
+
+    repo = f"Systran/faster-whisper-{name}" if name in available_models() else name
+    wanted = ["config.json", "preprocessor_config.json", "model.bin", "tokenizer.json", "vocabulary.*"]
+    try:
+        return snapshot_download(repo, allow_patterns=wanted, local_files_only=True)
+    except Exception:  # not in the cache yet
+        pass
+    log.info("fetching the Whisper model %s (%s) once into the Hugging Face cache; progress below", name, repo)
+    try:
+        return snapshot_download(repo, allow_patterns=wanted)
+    except Exception as error:  # no network, no such repo: the hub's own errors
+        raise RecogniserError(
+            f"the Whisper model {name!r} is not here and could not be fetched ({type(error).__name__}); "
+            "connect once, or give a CTranslate2 model folder with --whisper-model DIR"
+        ) from None
 
 
 class Whisper:
@@ -95,8 +119,8 @@ class Whisper:
                 raise RecogniserError(
                     f"faster-whisper is not installed ({error}); pip install faster-whisper"
                 ) from None
-            if self.source == self.model_name and not Path(self.source).is_dir():
-                log.info("fetching the Whisper model %r once (progress below)", self.model_name)
+            if not Path(self.source).is_dir():
+                self.source = fetch(self.model_name)
             try:
                 self.model = WhisperModel(self.source, device="cpu", compute_type="int8", cpu_threads=self.threads)
             except Exception as error:  # a folder that is no model, a name the hub lacks, no network

@@ -1,6 +1,7 @@
 """`soulstack ears` as a command: the URLs it is given, as a person writes them."""
 
 import asyncio
+import os
 import re
 import subprocess
 import sys
@@ -58,3 +59,14 @@ async def test_a_chinese_soul_with_an_english_only_model_is_one_line_to_fix():
     assert process.returncode == 2, (out, err)
     said = err.decode()
     assert "tiny.en hears English only; for --language zh" in said and "Traceback" not in said, said
+
+
+def test_a_model_that_is_not_here_is_one_line_to_fix_and_nothing_is_fetched_in_tests(tmp_path):
+    # HF_HUB_OFFLINE: the hub may not be asked (nothing downloads at test time); a person would see it fetched.
+    argv = [sys.executable, "-m", "soulstack.cli", "ears", "--whisper-model", "base", "--language", "en"]
+    argv += ["--soul", "http://127.0.0.1:9", "--body", "s=http://127.0.0.1:9"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}  # an empty cache
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2, done
+    assert "the Whisper model 'base' is not here and could not be fetched" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "--whisper-model DIR" in done.stderr
