@@ -20,8 +20,9 @@ imports the soul, so the soul hands them over in its language (`words`: its
 prompts' TEXT["brainstem"], host/soul/prompts/), as a mapping with the keys
 answer ({words}: what the human said), diary ({why}: what woke it), heard
 ({words}: appended to the diary line), nothing (the `why` when nothing but the
-alarm woke it), rest (its reply when it has nothing left to do) and reminder
-({who} and {words}: a reminder that is due, host/soul/reminders/) and flock_ask ({ask}:
+alarm woke it), rest (its reply when it has nothing left to do), reminder ({words}: a
+reminder that is due, said to its person, host/soul/reminders/), reminder_named (the same,
+with {who}: the person's name) and flock_ask ({ask}:
 what the flock asks the person, docs/flock-and-soul.md).
 
 An ask counts as said only when the body's speak answered 2xx: a waking that says one sleeps a
@@ -65,12 +66,13 @@ MOST_KEPT = 100  # of asks, and of words: the newest
 class Situation:
     """What the brainstem needs to know about the current waking."""
 
-    reasons: list = field(default_factory=list)  # why it woke, in words
+    reasons: list = field(default_factory=list)  # what the nudges that woke it said (the flock's asks are read here)
     heard: list = field(default_factory=list)  # the human's own words this waking
     night: bool = False
     default_sleep_minutes: float = 20
     step: int = 0  # model calls already made in this waking (0: it just woke)
-    reminders: list = field(default_factory=list)  # (key, words, who) of each reminder due: said once per key
+    reminders: list = field(default_factory=list)  # (key, words, name) of each reminder due: said once per key
+    why: list = field(default_factory=list)  # why it woke, in the soul's words, for the diary (else: reasons)
 
 
 class Brainstem:
@@ -135,7 +137,7 @@ class Brainstem:
         asking = self._asks(names, owed + flock_asks(now.reasons), words)
         calls += asking + self._answers(names, now, words)
         if "diary" in names:
-            entry = words["diary"].format(why="; ".join(now.reasons) or words["nothing"])
+            entry = words["diary"].format(why="; ".join(now.why or now.reasons) or words["nothing"])
             if now.heard:
                 entry += said(words["heard"], " / ".join(f"\u201c{w}\u201d" for w in now.heard))
             calls.append(self._call("diary", entry=entry))
@@ -268,8 +270,14 @@ def said(template: str, text: str) -> str:
 
 
 def reminder_sentence(words: Mapping[str, str], what: str, who: str) -> str:
-    """The fixed sentence a reminder is said in when no mind words it: `words` are the soul's (TEXT["brainstem"])."""
-    return words["reminder"].format(who=who, words=what)
+    """The fixed sentence a reminder is said in when no mind words it: `words` are the soul's (TEXT["brainstem"]).
+
+    It is said aloud to the person it is for, so it speaks to them ("Time to stretch."), by name when
+    the reminder has one (`who`; "" for the default "my human", which is no way to address anyone)."""
+    what = what.strip().rstrip(".!。！")  # the sentence ends itself
+    if who:
+        return words["reminder_named"].format(who=who, words=what)
+    return words["reminder"].format(words=what)
 
 
 def flock_asks(reasons: list) -> list:

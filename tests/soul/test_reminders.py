@@ -16,6 +16,7 @@ import aiohttp
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.llm.brainstem import reminder_sentence
 from soulstack.llm.types import ToolCall
 from soulstack.soul.prompts import texts
 from soulstack.soul.reminders.schedule import following
@@ -174,7 +175,7 @@ async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
                 lambda soul, event: said.append(soul.local_now()) if event.name == "speak" and event.ok else None
             )
             await live_until_over(soul, clock)
-        sentence = EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")
+        sentence = reminder_sentence(EN["brainstem"], "water the plants", "Ana")
         assert body.spoken == [sentence] * 3
         assert [moment.strftime("%d %H:%M") for moment in said] == [
             (start_day + timedelta(days=n)).strftime("%d 08:00") for n in range(1, 4)
@@ -195,7 +196,7 @@ async def test_with_the_provider_down_the_brainstem_says_it_in_a_fixed_sentence(
         fake.default = error(529, "overloaded")  # from here on the API is down
         soul = soul_for(tmp_path, body, clock, anthropic_model(fake))
         await live_until_over(soul, clock)
-    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="call the plumber")
+    sentence = reminder_sentence(EN["brainstem"], "call the plumber", "Ana")
     assert sentence in body.spoken
     kept = stored(tmp_path)
     assert kept["delivered"] == 1 and kept["recent"][0]["late_s"] <= 30  # the retries' backoff included
@@ -248,7 +249,7 @@ async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_
             tmp_path, body, clock, anthropic_model(fake), budget={"maxWakesPerDay": 1, "hungrySleepMinutes": 240}
         )
         await live_until_over(soul, clock)
-    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="stretch your legs")
+    sentence = reminder_sentence(EN["brainstem"], "stretch your legs", "Ana")
     assert body.spoken == [sentence]  # said by the brainstem, not the model
     assert not any(DUE_LINE in texts_of(b["messages"][-1]) for b in fake.bodies)
     assert stored(tmp_path)["recent"][0]["late_s"] <= 30  # the hungry 4-hour sleep ended at its time
@@ -283,7 +284,7 @@ async def test_a_failed_speak_is_retried_with_an_alarm_naming_it_and_said_once_t
         del body.fail["speak"]
         clock = StepClock(broken_until, end=broken_until + timedelta(minutes=10))
         await live_until_over(soul_for(tmp_path, body, clock, anthropic_model(fake)), clock)
-    assert body.spoken == [EN["brainstem"]["reminder"].format(who="Ana", words="feed the cat")]
+    assert body.spoken == [reminder_sentence(EN["brainstem"], "feed the cat", "Ana")]
     kept = stored(tmp_path)
     assert kept["delivered"] == 1 and kept["reminders"] == []
     assert "my body said a reminder" in (tmp_path / "soul" / "DIARY.md").read_text()
@@ -305,10 +306,10 @@ async def test_a_reminder_the_body_said_while_the_soul_slept_is_known_to_the_ech
         soul = soul_for(tmp_path, body, clock, hears_itself=True)
         async with Running(soul) as running:
             await until(lambda: body.spoken)
-            assert body.spoken == [EN["brainstem"]["reminder"].format(who="Ana", words="water the plants")]
+            assert body.spoken == [reminder_sentence(EN["brainstem"], "water the plants", "Ana")]
             # Its microphone hears its speaker, and speech-to-text made it words again: no person's words.
             async with aiohttp.ClientSession() as http:
-                heard = {"words": "a reminder for Ana, water the plants"}
+                heard = {"words": "Ana, time to water the plants"}
                 async with http.post(running.url + "/nudge", json=heard) as response:
                     assert (response.status, await response.json()) == (202, {"queued": False, "echo": True})
             clock.release()
@@ -393,4 +394,4 @@ async def test_a_soul_that_speaks_chinese_echoes_and_reminds_in_chinese(tmp_path
         answer, ok = await use(soul, "remind", words="给妈妈打电话", at="15:00")
         assert ok and "星期二 15:00，2小时10分钟后" in answer
         await live_until_over(soul, clock)  # the brainstem says it, in the soul's language
-    assert body.spoken == [zh["brainstem"]["reminder"].format(who="小明", words="给妈妈打电话")]
+    assert body.spoken == [reminder_sentence(zh["brainstem"], "给妈妈打电话", "小明")]

@@ -16,6 +16,7 @@ from aiohttp import web
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.llm.brainstem import reminder_sentence
 from soulstack.soul.prompts import texts
 from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_model, texts_of
@@ -54,7 +55,7 @@ class PlayingBody(RecordingBody):
 
 
 async def test_a_person_speaking_during_a_slow_retry_is_answered_at_once_and_the_reminder_said_once(tmp_path):
-    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="feed the cat")
+    sentence = reminder_sentence(EN["brainstem"], "feed the cat", "Ana")
     clock = StepClock(START, end=START + timedelta(minutes=40))
     seen = {}
 
@@ -86,7 +87,7 @@ async def test_a_person_speaking_during_a_slow_retry_is_answered_at_once_and_the
 
 
 async def test_words_during_a_retry_wake_the_soul_and_a_reminder_it_cancels_then_is_not_counted(tmp_path, caplog):
-    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="feed the cat")
+    sentence = reminder_sentence(EN["brainstem"], "feed the cat", "Ana")
     clock = StepClock(START, end=START + timedelta(minutes=40))
 
     def model(request):
@@ -147,7 +148,7 @@ async def test_a_reminder_due_during_a_turn_on_the_brainstem_is_said_by_it_in_th
         await soul.toolbox.run(soul, call_of("remind", words="the tea", after="10 min"))
         soul.hooks.on_waking.append(lambda soul, waking: clock.advance(600) if waking.number == 1 else None)
         await live_until_over(soul, clock)
-    sentence = EN["brainstem"]["reminder"].format(who="Ana", words="the tea")
+    sentence = reminder_sentence(EN["brainstem"], "the tea", "Ana")
     assert body.spoken == [sentence] and stored(tmp_path)["delivered"] == 1
     assert soul.reminders.wakings == 0  # the first waking's own turn said it
 

@@ -9,6 +9,7 @@ from openai import AsyncOpenAI
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.llm.brainstem import reminder_sentence
 from soulstack.soul.prompts import texts
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, texts_of, write_config
@@ -85,7 +86,7 @@ async def test_a_kill_9_loses_no_promise_and_the_brainstem_keeps_it(tmp_path):
         config_path.write_text(config_path.read_text().replace('"provider": "anthropic", ', ""))
         process = start_soul(config_path, log_path)
         try:
-            sentence = EN["brainstem"]["reminder"].format(who="Ana", words="take the bread out")
+            sentence = reminder_sentence(EN["brainstem"], "take the bread out", "Ana")
             await until(lambda: sentence in body.spoken, what="the brainstem's reminder")
         finally:
             code = await stop_with_ctrl_c(process)

@@ -270,6 +270,14 @@ TEXT = {
         "too_long": "Those words are too long for a reminder (at most {limit} characters). Nothing was set.",
         "too_many": "There are already {limit} reminders pending; cancel some first. Nothing was set.",
     },
+    # why it woke, as its diary says it (host/soul/loop.py's _why_words, from WakeReasons.causes: the
+    # log line's own list); a reminder says TEXT["reminders"]["reason"], the alarm TEXT["brainstem"]["nothing"]
+    "woke": {
+        "started": "I had just started",
+        "nudged": "{what}",
+        "while_thinking": "{what}, while I was thinking",
+        "heard": "someone spoke to me",
+    },
     # the brainstem, a soul's rhythm with no model (host/llm/brainstem.py): its answer to words heard,
     # its diary line (why it woke; "nothing": when nothing woke it but the alarm), its reply at rest
     "brainstem": {
@@ -278,7 +286,10 @@ TEXT = {
         "heard": " Heard: {words}.",
         "nothing": "my own alarm",
         "rest": "(resting; no mind to think with)",
-        "reminder": "A reminder for {who}: {words}",
+        # a reminder said aloud is said TO its person ("Time to stretch."), by name when it has one;
+        # the third person ("a reminder for Ana") stays in the soul's own notes (TEXT["reminders"])
+        "reminder": "Time to {words}.",
+        "reminder_named": "{who}, time to {words}.",
         # what the flock asks the person (docs/flock-and-soul.md); no mind can take the answer
         "flock_ask": "My flock asks: {ask}. My mind is away, so I cannot take your answer: "
         "please answer on the flock's page. Left unanswered, it counts as a no.",

@@ -222,13 +222,20 @@ TEXT = {
         "too_long": "提醒的话太长了（最多 {limit} 个字符）。什么也没设。",
         "too_many": "已经有 {limit} 个待办提醒了，请先取消一些。什么也没设。",
     },
+    "woke": {
+        "started": "我刚启动",
+        "nudged": "{what}",
+        "while_thinking": "{what}（在我思考的时候）",
+        "heard": "有人对我说话",
+    },
     "brainstem": {
         "answer": "我听见了：“{words}”。我的脑子现在不在，等它回来我再好好想。",
         "diary": "醒了（{why}），脑子不在，只有脑干在维持作息。",
         "heard": "听见：{words}。",
         "nothing": "自己的闹钟",
         "rest": "（在休息；没有脑子可以想事）",
-        "reminder": "给{who}的提醒：{words}",
+        "reminder": "你该{words}了。",  # said to its person (en.py says why)
+        "reminder_named": "{who}，你该{words}了。",
         "flock_ask": "乌鸦群在问：{ask}。我的脑子现在不在，没法记下你的回答，请到乌鸦群的网页上回答；没人回答就算作不同意。",
     },
 }

@@ -98,8 +98,9 @@ class Reminders:
         return reminder.who or ("" if human == DEFAULT_HUMAN else human)
 
     def sentence(self, reminder: Reminder) -> str:
-        """The brainstem's fixed sentence for it, in the soul's language."""
-        return reminder_sentence(self.soul.lang.TEXT["brainstem"], reminder.words, self.who(reminder))
+        """The brainstem's fixed sentence for it, in the soul's language, said to its person (by name when
+        there is a name: `named`)."""
+        return reminder_sentence(self.soul.lang.TEXT["brainstem"], reminder.words, self.named(reminder))
 
     def take_due(self) -> list:
         """The reminders due now, for the waking beginning (a retried one is the sleep's, not its)."""
@@ -133,10 +134,10 @@ class Reminders:
         log.info("waking %d: %d reminder(s) came due while it thinks: shown to its turn", waking.number, len(fresh))
 
     def unsaid(self, due: list) -> list:
-        """(key, words, who) of the waking's reminders not said yet: what the brainstem still has to say
+        """(key, words, name) of the waking's reminders not said yet (name: "" when nobody is named): what the brainstem still has to say
         (after a model that said one and then failed, it must not say it again)."""
         keys = {occurrence(r) for r in self.in_waking.values()}
-        return [(d.key, d.words, d.who) for d in due if d.key in keys]
+        return [(d.key, d.words, d.named) for d in due if d.key in keys]
 
     def on_waking(self, soul: Soul, waking: Waking) -> None:
         """A reminder must not wait for money: with today's budget spent, its waking is the brainstem's."""
