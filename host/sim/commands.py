@@ -118,11 +118,11 @@ def sim(args) -> int:
                 f"doubles: every call the HAL makes is written to {simulator.journal}; "
                 f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)"
             )
+        simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         show(
             f"power: kill -USR1 {os.getpid()} cuts the power and boots again"
             + (f" (the flash in {flash} stays, across runs too)" if flash else "")
         )
-        simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         code = run_until_stopped(simulator, show)  # a reset the firmware asks for (after an update) starts it again
         if code:
             words = [line for line in simulator.last_words if line.strip()]
