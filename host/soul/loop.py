@@ -177,16 +177,29 @@ class Soul:
         waking = self.waking
         if waking is None:
             return Situation()
-        reasons = [*waking.why.nudged, *waking.why.nudged_while_thinking] or (["start"] if waking.why.first else [])
-        reasons += [self.lang.TEXT["reminders"]["reason"].format(who=d.who, words=d.words) for d in waking.why.due]
         return Situation(
-            reasons,
+            [*waking.why.nudged, *waking.why.nudged_while_thinking],  # what the nudges said (the flock's asks)
             self.persons_words(),
             self.is_night(),
             self.cfg["loop"]["defaultSleepMinutes"],
             waking.step,
             reminders=self.reminders.unsaid(waking.why.due),
+            why=self._why_words(waking.why),
         )
+
+    def _why_words(self, why: WakeReasons) -> list:
+        """Why it woke, in its own words, for its diary: the log line's causes (WakeReasons.causes),
+        each once (three lines heard are one "someone spoke to me"; the diary quotes the words)."""
+        text = self.lang.TEXT
+        words = []
+        for kind, what in why.causes():
+            if kind == "reminder":
+                words.append(text["reminders"]["reason"].format(who=what.who, words=what.words))
+            elif kind == "alarm":
+                words.append(text["brainstem"]["nothing"])
+            else:
+                words.append(text["woke"][kind].format(what=what))
+        return list(dict.fromkeys(words))
 
     def persons_words(self) -> list:
         """A person's own words in this waking, each once: spoken through converse, in a nudge (the
@@ -361,13 +374,13 @@ class Soul:
 
     @staticmethod
     def _why_text(why: WakeReasons) -> str:
-        parts = []
-        if why.first:
-            parts.append("started")
-        parts += [f"nudged ({r})" for r in why.nudged]
-        parts += [f"arrived while thinking ({r})" for r in why.nudged_while_thinking]
-        parts += [f"heard ({w})" for w in why.heard]
-        parts += [f"reminder ({due.words})" for due in why.due]
-        if not parts and why.slept_minutes is not None:
-            parts.append(f"alarm after {fmt_minutes(why.slept_minutes)} min")
-        return "woke: " + "; ".join(parts)
+        """The log line's "woke: ...", in English, from the same causes the diary is worded from."""
+        said = {
+            "started": lambda _: "started",
+            "nudged": lambda reason: f"nudged ({reason})",
+            "while_thinking": lambda reason: f"arrived while thinking ({reason})",
+            "heard": lambda words: f"heard ({words})",
+            "reminder": lambda due: f"reminder ({due.words})",
+            "alarm": lambda minutes: f"alarm after {fmt_minutes(minutes)} min",
+        }
+        return "woke: " + "; ".join(said[kind](what) for kind, what in why.causes())

@@ -52,6 +52,21 @@ class WakeReasons:
     sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
     due: list = field(default_factory=list)  # reminders due now (host/soul/reminders/delivery.py's Due)
 
+    def causes(self) -> list:
+        """What woke it, in order, each (kind, what): the one account that the log line (loop.py's
+        `_why_text`) and the diary the brainstem writes (loop.py's `situation`) are both worded from,
+        so they cannot disagree (they did: words heard were "my own alarm" in the diary). Kinds:
+        started, nudged and while_thinking (what: a nudge's reason), heard (a person's words),
+        reminder (a Due), alarm (minutes slept; only when nothing else woke it)."""
+        out = [("started", "")] if self.first else []
+        out += [("nudged", reason) for reason in self.nudged]
+        out += [("while_thinking", reason) for reason in self.nudged_while_thinking]
+        out += [("heard", words) for words in self.heard]
+        out += [("reminder", due) for due in self.due]
+        if not out and self.slept_minutes is not None:
+            out.append(("alarm", self.slept_minutes))
+        return out
+
 
 def fmt_minutes(value: float) -> str:
     """Minutes as people write them: 60 (not 59.9072), 7, 2.5."""

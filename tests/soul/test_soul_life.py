@@ -169,7 +169,7 @@ async def test_a_failing_provider_hands_the_waking_to_the_brainstem(tmp_path):
         assert body.received == [("status", {}), ("status", {}), ("express", {"emotion": "neutral"})] * 2
         diary = life.Life(tmp_path / "soul").entries(life.DIARY)
         assert [line for _when, line in diary] == [
-            "Woke (start) without my mind; only my brainstem kept the rhythm.",
+            "Woke (I had just started) without my mind; only my brainstem kept the rhythm.",
             "Woke (my own alarm) without my mind; only my brainstem kept the rhythm.",
         ]
         assert soul.last_error.startswith("anthropic:")
