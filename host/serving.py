@@ -33,6 +33,13 @@ whole-arrival time and a longest silence; `client_gone(request)` tells a
 long-running handler its client left. A storage fault (a full disk, a database that cannot
 write: soulstack.storage) is answered 503 naming it, never 500; a client that hangs up
 mid-request is one debug line, not a traceback.
+
+And malformed HTTP (a bad chunk size, a NUL in a header): aiohttp refuses it with a 400 before any
+handler runs, and its `aiohttp.server` logger wrote a traceback for each, so a neighbour could fill
+a Pi's disk through the log. `listening` hands aiohttp a logger (`_BadHttpLog`) that writes one
+debug line per malformed request instead (the first one also at info, once, saying where the
+rest are counted) and counts them; every server's `GET /health` says `malformedRequests`
+(`http_health`; an app without a /health of its own gets a small one here).
 """
 
 import asyncio
@@ -45,6 +52,8 @@ import signal
 
 import aiohttp
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.log import server_logger
 
 from soulstack.connections import Gate
 from soulstack.errors import UsageError
@@ -325,6 +334,7 @@ def make_server_app(
     )
     app[EXPOSURE] = Exposure(locked=bool(token) if locked is None else locked, how_to_lock=how_to_lock)
     app[LIMITS] = limits or Limits()
+    app[HTTP_FAULTS] = HttpFaults()
     return app
 
 
@@ -350,6 +360,87 @@ class _GatedSite(web.TCPSite):
         await web.BaseSite.start(self)  # registers with the runner; TCPSite.start would bind ungated
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self.gate.wrap(self._runner.server), self._host, self._port)
+
+
+# --- malformed HTTP ------------------------------------------------------------
+
+
+class HttpFaults:
+    """What one server counts of requests it could not even parse (shown in /health)."""
+
+    def __init__(self):
+        self.malformed = 0
+
+
+HTTP_FAULTS = web.AppKey("http_faults", HttpFaults)
+
+
+def http_health(app: web.Application) -> dict:
+    """The serving layer's fields for a server's /health: how many malformed requests it refused."""
+    faults = app.get(HTTP_FAULTS)
+    return {"malformedRequests": faults.malformed if faults else 0}
+
+
+def _first_line(error: HttpProcessingError) -> str:
+    """The parser's complaint without the peer's bytes (its message quotes the bad line under it):
+    a stranger's text never reaches the log, and a line stays a line."""
+    words = next((line.strip() for line in str(error.message).splitlines() if line.strip()), "")
+    return words.rstrip(":")[:120] or type(error).__name__
+
+
+class _BadHttpLog:
+    """The logger aiohttp's request handler writes to (its `logger=`), standing in for `aiohttp.server`.
+
+    aiohttp reports a request it cannot parse as `logger.exception(..., exc_info=<HttpProcessingError>)`
+    (a bad first request line: `logger.debug` with the same). Those become one counted debug line;
+    anything else (a bug) goes to aiohttp's own logger unchanged, traceback and all."""
+
+    def __init__(self, faults: HttpFaults):
+        self.faults = faults
+
+    def __getattr__(self, name):  # warning, info, ...: aiohttp's logger as it is
+        return getattr(server_logger, name)
+
+    def _malformed(self, args, exc_info) -> bool:
+        if not isinstance(exc_info, HttpProcessingError):
+            return False
+        self.faults.malformed += 1
+        remote = args[0] if args else "?"
+        code = exc_info.code or 400
+        if self.faults.malformed == 1:  # once per run, so a flood costs the log one line at info
+            log.info(
+                "refused a malformed HTTP request from %s (%s: %s); later ones are counted in /health "
+                "(malformedRequests), each a line at debug level",
+                remote,
+                code,
+                _first_line(exc_info),
+            )
+        else:
+            log.debug("refused a malformed HTTP request from %s (%s: %s)", remote, code, _first_line(exc_info))
+        return True
+
+    def exception(self, message, *args, exc_info=True, **kwargs):
+        if not self._malformed(args, exc_info):
+            server_logger.exception(message, *args, exc_info=exc_info, **kwargs)
+
+    def debug(self, message, *args, exc_info=None, **kwargs):
+        if not self._malformed(args, exc_info):
+            server_logger.debug(message, *args, exc_info=exc_info, **kwargs)
+
+
+def _add_health(app: web.Application) -> None:
+    """Give an app with no GET /health of its own (the flock, tts, a body) one that says what the
+    serving layer counts; the app's bearer check guards it like its other routes."""
+    if app.frozen or any(
+        resource.canonical == "/health" and any(route.method == "GET" for route in resource)
+        for resource in app.router.resources()
+    ):
+        return
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, **http_health(request.app)})
+
+    app.router.add_get("/health", health)
 
 
 # --- running -------------------------------------------------------------------
@@ -401,9 +492,13 @@ async def listening(
     if GATE not in app:
         app[GATE] = gate
     gate = app[GATE]
+    if HTTP_FAULTS not in app and not app.frozen:
+        app[HTTP_FAULTS] = HttpFaults()
+    _add_health(app)
     # aiohttp's keep-alive timer closes a connection still waiting for a whole request: one
     # that sent nothing, a slow trickle of header lines, or an idle one after its last answer.
-    runner = web.AppRunner(app, access_log=None, keepalive_timeout=limits.header_timeout_s)
+    faults = app.get(HTTP_FAULTS) or HttpFaults()
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=limits.header_timeout_s, logger=_BadHttpLog(faults))
     await runner.setup()
     bound = []
     try:

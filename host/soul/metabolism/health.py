@@ -40,6 +40,7 @@ from aiohttp import web
 
 from soulstack.cjk import IDEOGRAPHS
 from soulstack.storage import storage_problem_in
+from soulstack.serving import http_health
 
 if TYPE_CHECKING:
     from soulstack.soul.loop import Soul
@@ -211,7 +212,7 @@ def add_health_route(app: web.Application, get_state) -> None:
         state = get_state()
         if inspect.isawaitable(state):
             state = await state
-        return web.json_response(state, dumps=_dumps)
+        return web.json_response({**state, **http_health(request.app)}, dumps=_dumps)
 
     app.router.add_get("/health", health)
 
