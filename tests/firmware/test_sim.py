@@ -1,6 +1,7 @@
 """`soulstack body sim`: the real firmware under real MicroPython, checked over real HTTP and a pty."""
 
 import asyncio
+import re
 import base64
 import json
 import socket
@@ -336,7 +337,8 @@ async def test_serial_mode_sends_the_nudge_up_the_cable_when_nudge_url_fails():
         port = serial.Serial(simulator.serial_path, timeout=0.2)
         simulator.face_file.touch()
         seen = await asyncio.to_thread(cable_frames, port, 15, lambda frame: "nudge" in frame)
-        assert seen and seen[-1] == {"nudge": "someone's face appeared in front of me"}, seen
+        assert seen and seen[-1]["nudge"] == "someone's face appeared in front of me", seen
+        assert re.fullmatch(r"r[0-9a-f]{8}-\d+", seen[-1]["nudge_id"]), seen  # the id the POST had: counted once
         port.close()
     finally:
         simulator.stop()
