@@ -25,13 +25,15 @@ is live, and a long life starts as light as a young one. A kill -9 anywhere in b
 mended at the next start: records the archive holds already are skipped (never kept twice), a
 fold whose move never happened is moved then (never lost). A file from before the archive
 (every message ever, no "archived" line) is migrated the same way at its first start, and kept
-as session.jsonl.before-archive until the move is verified record for record.
+as session.jsonl.before-archive until the move is verified record for record; a start that finds
+that copy still there (a kill -9 during the check) finishes the check, and removes it or says why not.
 
 Indexes stay those of the whole life: `messages[i]` is message i among all ever, `len(messages)`
 counts them all; an index before the live part is read from the archive (rarely needed: the
 soul's rooms only look at what is live).
 """
 
+import itertools
 import json
 import logging
 import os
@@ -131,6 +133,9 @@ class Session:
         self._move(migrating=backup is not None)  # a fold whose move did not happen, or a migration
         if backup is not None:
             self._verify(backup)
+        elif self._left_over().exists():  # an earlier start migrated and was killed before its check ended
+            log.info("%s: finishing the check of an earlier start's migration", self.path.name)
+            self._verify(self._left_over())
         return self
 
     def _take(self, record: dict):
@@ -275,28 +280,43 @@ class Session:
         write_atomically(self.path, text.encode("utf-8"))
         self._headed = True
 
+    def _left_over(self) -> Path:
+        return self.path.with_name(self.path.name + BEFORE_ARCHIVE)
+
     def _back_up(self) -> Path | None:
         """A copy of a file from before the archive, kept until its migration is verified."""
         if not self.path.exists():
             return None
-        backup = self.path.with_name(self.path.name + BEFORE_ARCHIVE)
+        backup = self._left_over()
         write_atomically(backup, self.path.read_bytes())
         log.info("moving the folded past of %s into %s (a copy is kept until it is verified)", self.path, ARCHIVE_FILE)
         return backup
 
     def _verify(self, backup: Path) -> None:
-        """Every record of the old file is in the archive or the new file, once and in order: then the copy goes."""
+        """Every record of the old file is in the archive or the new file, once and in order: then the copy goes.
+
+        The life read so far (the archive's records, then the file's) must begin with the old file's
+        records: at a migration they are the same, and a check finished at a later start (a kill -9
+        came between the rewrite and the unlink, which left a copy the size of the whole old life
+        behind for good) finds what was lived since after them. A copy that does not match is kept,
+        and every start says why."""
         before: list = []
         read_records(backup, before.append)
-        after = [json.loads(line) for line in self.archive.lines()]
-        after += [record for record in _records(self.path) if record.get("type") != HEADER]
-        if after == before:
+        life = itertools.chain(
+            (json.loads(line) for line in self.archive.lines()),
+            (record for record in _records(self.path) if record.get("type") != HEADER),
+        )
+        missing = object()
+        pairs = zip(before, itertools.chain(life, itertools.repeat(missing)))
+        differs = next((n for n, (old, new) in enumerate(pairs) if old != new), None)
+        if differs is None:
             backup.unlink()
             log.info("migrated %d records of %s; the copy is removed", len(before), self.path.name)
         else:
             self._warn(
-                f"{self.path.name}: the migration into {ARCHIVE_FILE} could not be verified; the old file is "
-                f"kept as {backup.name}"
+                f"{self.path.name}: the migration into {ARCHIVE_FILE} could not be verified (record {differs + 1} "
+                f"of the old file is not the life's record {differs + 1}); the old file is kept as {backup.name}: "
+                "nothing is removed until the two agree"
             )
 
     @staticmethod
