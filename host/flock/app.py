@@ -79,7 +79,8 @@ async def post_verdict(request: web.Request) -> web.Response:
     else:
         answered = flock.approvals.answer(item_id, target, approve)
     if not answered:
-        return error_response(404, f"nothing is waiting for a {target} verdict on {item_id[:80]!r}")
+        article = "an" if target[0] in "aeiou" else "a"  # an output verdict, a triage verdict
+        return error_response(404, f"nothing is waiting for {article} {target} verdict on {item_id[:80]!r}")
     return web.Response(status=204)
 
 

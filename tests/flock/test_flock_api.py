@@ -90,9 +90,12 @@ async def test_bad_verdict_bodies_are_400(brainstem, body, words):
     assert status == 400 and words in answer["message"]
 
 
-async def test_a_verdict_nobody_waits_for_is_404(brainstem):
-    status, answer = await brainstem.post("/api/verdicts", {"item_id": "nope-1", "target": "output", "approve": False})
-    assert status == 404 and answer["message"]
+async def test_a_verdict_nobody_waits_for_is_404_in_plain_words(brainstem):
+    for target, words in (("output", "an output verdict"), ("triage", "a triage verdict"), ("flag", "a flag verdict")):
+        status, answer = await brainstem.post(
+            "/api/verdicts", {"item_id": "nope-1", "target": target, "approve": False}
+        )
+        assert status == 404 and answer["message"] == f"nothing is waiting for {words} on 'nope-1'", answer
 
 
 async def test_crows_are_ten_with_their_characters(brainstem):

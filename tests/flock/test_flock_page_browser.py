@@ -28,15 +28,36 @@ XSS_ANSWER = """**Bold** and a list:
 <iframe src="javascript:parent.pwned='iframe'"></iframe>"""
 
 
+LONG_ANSWER = "\n\n".join(
+    f"Paragraph {n}: the parts came from Inky, Tinker, and a crow or two more." for n in range(60)
+)
+LONG_ANSWER += "\n\nThe last line of the long answer."
+
+
 class XssBrain(Brain):
-    """The usual brain, except that a crow asked about "xss" answers with hostile Markdown."""
+    """The usual brain, except that a crow asked about "xss" answers with hostile Markdown, and one
+    asked about "longread" with sixty paragraphs."""
 
     def __call__(self, body):
         first = body["messages"][0]["content"]
         prompt = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
-        if not body.get("tools") and "xss" in prompt and "one short aside" not in str(body.get("system")):
-            return text(XSS_ANSWER)
+        if not body.get("tools") and "one short aside" not in str(body.get("system")):
+            if "xss" in prompt:
+                return text(XSS_ANSWER)
+            if "longread" in prompt:
+                return text(LONG_ANSWER)
         return super().__call__(body)
+
+
+# The boxes from a node up to the page that scroll on their own: a box a person must scroll inside.
+SCROLL_BOXES = """node => {
+  const boxes = [];
+  for (let n = node; n && n !== document.body; n = n.parentElement) {
+    const style = getComputedStyle(n);
+    if (/auto|scroll/.test(style.overflowY) && n.scrollHeight > n.clientHeight + 1) boxes.push(n.className || n.tagName);
+  }
+  return boxes;
+}"""
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -76,6 +97,8 @@ async def test_post_a_list_watch_the_crows_approve_in_the_page_and_the_list_fini
         for n in (1, 2):
             await approve(page, f"{list_id}-{n} output")
         await expect(card).to_have_class("list-card finished")
+        # The banter's moment ended with its list: no bubble is left over the sky.
+        assert await page.locator("figure.crow .bubble:visible").count() == 0
         assert await card.evaluate("el => el.open") is False  # a finished list folds away
         await expect(card.locator("summary")).to_contain_text("finished")
         seen = set(await page.evaluate("[...window.crowClasses]"))
@@ -216,6 +239,58 @@ async def test_readable_at_390_px(browser, flock, tmp_path):
         assert all(box["width"] > 330 for box in boxes)  # one column, full width
         assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"]
         await session.shot("7-at-390px")
+    assert session.errors == []
+
+
+async def test_at_390_px_an_answer_reads_in_full_in_the_pages_own_scroll(browser, flock, tmp_path):
+    session = Page(browser, tmp_path, width=390, height=844)
+    async with session as page:
+        await page.goto(f"http://127.0.0.1:{flock.port}/")
+        list_id = await send_list(page, "research longread")
+        await approve(page, f"{list_id}-1 triage")
+        waiting = page.locator(f'article[data-key="{list_id}-1 output"] .answer')
+        await expect(waiting).to_contain_text("The last line of the long answer.")
+        assert await waiting.evaluate(SCROLL_BOXES) == []  # the approval's answer: no box of its own
+        await waiting.locator("p").last.scroll_into_view_if_needed()
+        await session.shot("12-long-answer-waiting-390px")
+        await approve(page, f"{list_id}-1 output")
+        card = page.locator(f'details.list-card[data-list-id="{list_id}"]')
+        await expect(card).to_have_class("list-card finished")
+        await card.locator("summary").click()
+        kept = card.locator(".kept-answer .answer")
+        await expect(kept).to_contain_text("The last line of the long answer.")
+        assert await kept.evaluate(SCROLL_BOXES) == []
+        last = await kept.locator("p").last.bounding_box()
+        copy = await card.locator(".kept-answer .copy").bounding_box()
+        assert last["y"] + last["height"] <= copy["y"]  # the last line sits above "Copy the answer", uncut
+        await card.locator(".kept-answer .copy").scroll_into_view_if_needed()
+        await session.shot("13-long-answer-kept-390px")
+    assert session.errors == []
+
+
+async def test_a_finished_lists_banter_leaves_no_bubble_over_the_sky_at_open(browser, tmp_path, fake_model):
+    # The list (a split item: its crows trade a line) is worked and judged before the page opens; the
+    # page's opening view replays it whole, banter and all, and its moment is over by then.
+    flock = await Flock(tmp_path / "data", model=fake_model, config=config()).start()
+    session = Page(browser, tmp_path)
+    try:
+        list_id = await flock.new_list("split the attic")
+        async with flock.events(list_id) as stream:
+            await stream.until("item.triaged")
+            assert await flock.verdict(f"{list_id}-1", "triage") == 204
+            await stream.until("item.answered")
+            await stream.seen_or_next("crow.banter")
+            assert await flock.verdict(f"{list_id}-1", "output") == 204
+            await stream.until("list.finished")
+        async with session as page:
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            card = page.locator(f'details.list-card[data-list-id="{list_id}"]')
+            await expect(card).to_have_class("list-card finished")
+            await expect(card.locator(".banter")).to_contain_text("Well flown")  # the line was replayed
+            assert await page.locator("figure.crow .bubble:visible").count() == 0
+            await session.shot("14-no-old-bubbles-at-open")
+    finally:
+        await flock.stop()
     assert session.errors == []
 
 

@@ -1,5 +1,7 @@
 // The speech bubble over a crow, for either renderer (figures.js, rive.js): a crow.banter line
-// ("@to text") shown for a while, the timer restarting when the crow speaks again.
+// ("@to text") shown for a while, the timer restarting when the crow speaks again. A line belongs
+// to its moment: the scene hushes it when the crow goes home, flies to another list, or the list
+// it was said at finishes (scene.js), so an old line never hangs over the sky or a list's marker.
 
 import { el } from "/web/dom.js";
 
@@ -21,4 +23,9 @@ export function say(node, text, to) {
   node.classList.toggle("leftward", Boolean(figure) && figure.getBoundingClientRect().left > window.innerWidth / 2);
   clearTimeout(hiding.get(node));
   hiding.set(node, setTimeout(() => { node.hidden = true; }, BUBBLE_MS));
+}
+
+export function hush(node) {
+  clearTimeout(hiding.get(node));
+  node.hidden = true;
 }

@@ -6,6 +6,7 @@
 // The flock may answer in milliseconds (a fake model, a cached answer): a crow stays out at least
 // AWAY_MS so a person sees it go.
 
+import { hush } from "/web/bubble.js";
 import { el } from "/web/dom.js";
 import { listTitle } from "/web/lists.js";
 
@@ -21,11 +22,13 @@ export class Scene {
     this.perch = perch;
     this.roost = roost;
     this.out = new Map(); // crow -> {list, items: Set, since, timer}
+    this.said = new Map(); // crow -> the list its bubble's line was said at
     window.addEventListener("resize", () => this.place()); // the perch reflows: crows out follow their marker
   }
 
   clear() {
     for (const name of [...this.out.keys()]) this.home(name);
+    for (const name of [...this.said.keys()]) this.hushed(name);
     this.roost.replaceChildren();
   }
 
@@ -40,6 +43,9 @@ export class Scene {
       case "crow.landed":
         this.back(d.crow, d.item_id);
         break;
+      case "crow.banter":
+        this.said.set(d.crow, d.list_id); // the renderer shows the line; its moment is this list's
+        break;
       case "item.skipped":
         for (const [crow, trip] of this.out) if (trip.items.has(d.item_id)) this.back(crow, d.item_id);
         break;
@@ -51,6 +57,7 @@ export class Scene {
           if (trip.list !== d.list_id) continue;
           if (burst(trip)) this.home(crow); else for (const id of [...trip.items]) this.back(crow, id);
         }
+        for (const [crow, listId] of this.said) if (listId === d.list_id) this.hushed(crow);
         const mark = this.markOf(d.list_id);
         if (mark) {
           mark.classList.add("finished");
@@ -85,6 +92,7 @@ export class Scene {
   }
 
   go(name, listId, itemId) {
+    if (this.said.has(name) && this.said.get(name) !== listId) this.hushed(name); // a new moment elsewhere
     const trip = this.out.get(name) || { list: listId, items: new Set() };
     clearTimeout(trip.timer);
     trip.items.add(itemId);
@@ -107,12 +115,20 @@ export class Scene {
   home(name) {
     clearTimeout(this.out.get(name)?.timer);
     this.out.delete(name);
+    this.hushed(name);
     const figure = this.figure(name);
     if (figure) {
       figure.style.transform = "";
       figure.classList.remove("away");
     }
     this.place();
+  }
+
+  // The crow's line is over: its bubble goes (whichever renderer drew the figure, the bubble is in it).
+  hushed(name) {
+    this.said.delete(name);
+    const bubble = this.figure(name)?.querySelector(".bubble");
+    if (bubble) hush(bubble);
   }
 
   // Every crow that is out stands at its list's marker, side by side. Positions are offsets within
