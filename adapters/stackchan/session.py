@@ -42,6 +42,7 @@ from soulstack.protocol.nudges import cut as cut_text
 
 log = logging.getLogger(__name__)
 
+MAX_TOOL_PAGES = 8  # pages of our own tools/list (the firmware pages its list at about 8 KB): a bound, not a need
 TAKE_PHOTO = "self.camera.take_photo"  # the firmware's name; py-xiaozhi's is "take_photo"
 # Our JSON-RPC ids start far above the small counters xiaozhi-server uses, so they never collide.
 OUR_FIRST_ID = 900_000_001
@@ -77,6 +78,7 @@ class RobotSession:
         self.original_vision: dict | None = None  # upstream's own {url, token}
         self.initialized = False  # the robot got an MCP initialize (upstream's or ours)
         self.tools: set | None = None  # tool names from the robot's last tools/list answer
+        self._asked_tools = False  # we sent our own tools/list (upstream had sent none)
         self._ids = itertools.count(OUR_FIRST_ID)
         self._our_calls: dict = {}  # our JSON-RPC id -> future of the robot's answer
         self._issued: set = set()  # every id we sent, answered or not: none of their answers goes upstream
@@ -275,6 +277,34 @@ class RobotSession:
             timeout_s,
         )
 
+    async def ensure_tools(self, timeout_s: float):
+        """Upstream never listed the robot's tools: list them ourselves, once, so /look calls the camera by
+        the name this robot gives it (py-xiaozhi's `take_photo`, not the firmware's). Our call carries our
+        own id, so its answer stays here (`_robot_mcp`). A robot whose tools/list fails keeps the
+        firmware's name; one that pages its list (`nextCursor`) is read page by page."""
+        if self.tools is not None or self._asked_tools:
+            return
+        self._asked_tools = True
+        names, params = set(), {}
+        for _page in range(MAX_TOOL_PAGES):
+            try:
+                answer = await self.call("tools/list", params, timeout_s)
+            except TimeoutError:
+                self._asked_tools = False  # the next look asks again
+                raise TimeoutError(f"the robot did not answer tools/list within {timeout_s:g} s") from None
+            result = answer.get("result") if isinstance(answer.get("result"), dict) else {}
+            tools = result.get("tools")
+            if not isinstance(tools, list):
+                log.info("the robot's tools/list gave no list (%.200s); calling %s", answer.get("error"), TAKE_PHOTO)
+                return
+            names |= {tool.get("name") for tool in tools if isinstance(tool, dict)}
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+            params = {"cursor": cursor}
+        if self.tools is None:  # upstream's own list may have come meanwhile: it is as good
+            self.tools = names
+
     async def speak(self, text: str, packets: list[bytes], on_first_frame):
         """Play `packets` as one utterance, paced in real time; `on_first_frame()` once audio is on its way.
 
@@ -353,6 +383,7 @@ class RobotSession:
         """Ask the robot's camera for a photo; the exact JPEG, or an honest text when it has none."""
         async with self._eyes:
             await self.ensure_initialized(timeout_s)
+            await self.ensure_tools(timeout_s)
             tool = self.camera_tool
             if tool is None:
                 return {"text": "this robot has no camera tool (its tools/list names no take_photo)"}

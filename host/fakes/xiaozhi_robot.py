@@ -68,6 +68,7 @@ class FakeRobot:
         answer_late_s: float = 0.0,
         frame_ms: int = 60,
         auto_listen: bool = False,
+        tools_page: int | None = None,
     ):
         self.url = url
         self.source = source
@@ -80,6 +81,8 @@ class FakeRobot:
         self.answer_late_s = answer_late_s
         self.frame_ms = frame_ms  # its hello's frame_duration: 60 on the firmware, 20 on py-xiaozhi
         self.auto_listen = auto_listen
+        self.tools_page = tools_page  # tools per tools/list page (nextCursor), as the firmware pages a long list
+        self.tools_lists: list = []  # the id of every tools/list it was asked, in order
         self.state = "idle"  # the device's: idle, listening, speaking
         self.dropped = 0  # frames of the person's voice the device's gate dropped (it was speaking)
         self.client_id = str(uuid.uuid4())
@@ -204,7 +207,14 @@ class FakeRobot:
                         "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}},
                     }
                 )
+            self.tools_lists.append(rpc_id)
             result = {"tools": tools}
+            if self.tools_page:  # the device's own extra tools first, so the camera sits on a later page
+                tools[:0] = [{"name": f"self.extra.tool_{n}", "inputSchema": {"type": "object"}} for n in range(5)]
+                start = int(params.get("cursor") or 0)
+                result = {"tools": tools[start : start + self.tools_page]}
+                if start + self.tools_page < len(tools):
+                    result["nextCursor"] = str(start + self.tools_page)
         elif method == "tools/call" and params.get("name") == self.camera_tool and self.camera:
             text = await self.upload((params.get("arguments") or {}).get("question", ""))
             await asyncio.sleep(self.answer_late_s)  # the answer follows the upload's answer, often late

@@ -54,12 +54,14 @@ class FakeUpstream:
         self,
         hello_delay_s: float = 0.0,
         send_initialize: bool = True,
+        send_tools_list: bool = True,
         sample_rate: int = 24000,
         echo_audio_params: bool = False,
     ):
         self.hello_delay_s = hello_delay_s
         self.echo_audio_params = echo_audio_params
         self.send_initialize = send_initialize
+        self.send_tools_list = send_tools_list  # False: a server that initializes but never lists tools
         self.sample_rate = sample_rate
         self.vision = FakeVision()
         self.connections: list = []  # one dict per connection: headers, received frames
@@ -130,6 +132,7 @@ class FakeUpstream:
                                 }
                             )
                         )
+                    if self.send_initialize and self.send_tools_list:
                         await ws.send(
                             json.dumps(
                                 {
