@@ -1,12 +1,14 @@
 """`soulstack home init`: a one-box home's configs, tokens and units, written into a temporary root."""
 
 import json
+import os
 import shutil
 import stat
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -16,12 +18,14 @@ needs_systemd = pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="
 HOST = "192.0.2.10"  # TEST-NET-1: never bound, only written
 
 
-def home_init(root, *extra):
+def home_init(root, *extra, units_read=True):
+    """`units_read`: systemd reads root/units (its own $SYSTEMD_UNIT_PATH says so to systemd-analyze)."""
     for folder in ("units", "state"):
         (root / folder).mkdir(exist_ok=True)
     argv = [sys.executable, "-m", "soulstack.cli", "home", "init", "--host", HOST, "--no-enable"]
     argv += ["--unit-dir", str(root / "units"), "--env-dir", str(root / "env"), "--state-dir", str(root / "state")]
-    return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{root / 'units'}:"} if units_read else None
+    return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=60, env=env)
 
 
 def env(root, name):
@@ -121,3 +125,70 @@ def test_the_soul_runs_from_what_home_init_wrote(tmp_path):
     finally:
         soul.terminate()
         soul.wait(20)
+
+
+def unit_line(unit, key) -> str:
+    """The value of `key=` in a unit file, %S (a system unit's state folder) expanded as systemd does."""
+    line = next(line for line in unit.read_text().splitlines() if line.startswith(f"{key}="))
+    return line.split("=", 1)[1].replace("%S", "/var/lib")
+
+
+def printed(stdout, before, after=None) -> str:
+    """The text a line of home init's output has between `before` and `after` (or its end)."""
+    line = next(line for line in stdout.splitlines() if before in line)
+    rest = line.split(before, 1)[1]
+    return rest.split(after, 1)[0] if after else rest
+
+
+@pytest.mark.parametrize("units_read", [True, False], ids=["units-where-systemd-reads", "units-elsewhere"])
+@pytest.mark.parametrize("state", ["relative", "absolute"])
+@pytest.mark.parametrize("env_dir", ["relative", "absolute"])
+def test_what_is_printed_is_where_the_units_look(tmp_path, units_read, state, env_dir):
+    # Each combination of folders, given as a person types them (from the folder they are in, or whole):
+    # the config, tokens and state folders printed are the ones the units run with, and they exist.
+    (tmp_path / "units").mkdir()
+    (tmp_path / "state").mkdir()
+    spelled = {
+        name: name if how == "relative" else str(tmp_path / name) for name, how in (("state", state), ("env", env_dir))
+    }
+    argv = [sys.executable, "-m", "soulstack.cli", "home", "init", "--host", HOST, "--no-enable", "--unit-dir", "units"]
+    argv += ["--state-dir", spelled["state"], "--env-dir", spelled["env"]]
+    env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{tmp_path / 'units'}:"} if units_read else {**os.environ}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    units = {name: tmp_path / "units" / f"soulstack-{name}.service" for name in ("soul", "tts", "ears", "flock")}
+    config = printed(done.stdout, "the soul's config: ")
+    exec_start = unit_line(units["soul"], "ExecStart").split()
+    assert exec_start[exec_start.index("--config") + 1] == config == f"{tmp_path}/state/soulstack-soul/soul.config.json"
+    assert json.loads(Path(config).read_text())["flock"]["url"] == f"http://{HOST}:8470"
+    env_folder = printed(done.stdout, "tokens in ", "/NAME.env")
+    assert env_folder == f"{tmp_path}/env"
+    for name, unit in units.items():
+        assert unit_line(unit, "EnvironmentFile") == f"-{env_folder}/{name}.env"
+        assert (tmp_path / "env" / f"{name}.env").is_file()
+        assert unit_line(unit, "WorkingDirectory") == f"{tmp_path}/state/soulstack-{name}"
+        assert Path(unit_line(unit, "WorkingDirectory")).is_dir()  # systemd makes none outside /var/lib
+    flock = unit_line(units["flock"], "ExecStart").split()
+    assert flock[flock.index("--data") + 1] == f"{tmp_path}/state/soulstack-flock"
+    if units_read:
+        assert (
+            "start them with: systemctl daemon-reload && systemctl enable --now soulstack-soul.service" in done.stdout
+        )
+        assert "systemd does not read" not in done.stdout
+    else:
+        assert "start them with" not in done.stdout
+        copy = printed(done.stdout, f"systemd does not read units from {tmp_path}/units, so nothing was started; ")
+        assert copy.startswith(f"copy them where it does and start them: cp {tmp_path}/units/soulstack-soul.service")
+        assert all(str(unit) in copy for unit in units.values()) and " /etc/systemd/system/ && systemctl" in copy
+
+
+def test_systemds_own_state_folder_stays_its_own():
+    # The default --state-dir (/var/lib): the units keep %S and StateDirectory=, so systemd makes the folder and
+    # its account owns it; home init prints /var/lib/soulstack-soul/soul.config.json, what %S names.
+    from soulstack.home.placement import is_systemds_own, with_state_dir
+
+    assert is_systemds_own(Path("/var/lib")) and not is_systemds_own(Path("/srv"))
+    text = (Path(__file__).parents[1] / "deploy" / "soulstack-soul.service").read_text()
+    moved = with_state_dir(text, "soul", Path("/srv"), "robot", "robot")
+    assert "%S" not in moved and "DynamicUser=yes" not in moved and "StateDirectory=" not in moved
+    assert "User=robot\nGroup=robot\n" in moved and "ReadWritePaths=/srv/soulstack-soul\n" in moved

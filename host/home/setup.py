@@ -3,7 +3,9 @@
 Every service listens on the LAN address (the robot must reach it), so every one has a token. Tokens
 live in each service's environment file (0600, read by systemd as root), never in a unit or in
 argv; a re-run keeps the tokens there and every line a person added (a model key), and rewrites
-only SOULSTACK_ARGS. The soul's config sits in its state folder, where its unit reads it.
+only SOULSTACK_ARGS. The soul's config sits in its state folder, where its unit reads it (placement.py:
+a --state-dir other than systemd's own is named in the units, and a --unit-dir systemd does not read
+gets a line saying what to copy where instead of the start hint).
 """
 
 import ipaddress
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from soulstack.errors import UsageError
+from soulstack.home import placement
 from soulstack.private_files import PRIVATE_FILE, write_atomically
 
 
@@ -163,7 +166,8 @@ def init_home(args) -> int:
 
     host = check_host(args.host or lan_address())
     robot = check_robot(args.robot)
-    unit_dir, env_dir, state_dir = Path(args.unit_dir), Path(args.env_dir), Path(args.state_dir)
+    # Absolute, as the units name them: what is printed is where the units look.
+    unit_dir, env_dir, state_dir = (Path(folder).absolute() for folder in (args.unit_dir, args.env_dir, args.state_dir))
     for flag, folder in (("--unit-dir", unit_dir), ("--state-dir", state_dir)):
         if not folder.is_dir():  # before anything is written
             raise UsageError(f"{flag} {folder} does not exist")
@@ -172,9 +176,17 @@ def init_home(args) -> int:
     raw = soul_config(soul_path, host, robot)
     robot = robot or body_of(raw)  # named by an earlier run: the soul's body
     tokens = home_tokens(env_dir)
-    units, waiting, executable = [], [], None
+    # Outside systemd's own state folder the units name the folders, and run as their owner.
+    runs_as = None if placement.is_systemds_own(state_dir) else placement.owner(state_dir)
+    units, written, waiting, executable = [], [], [], None
     for service in services:
         unit, env_path, executable = write_unit(service.name, unit_dir, env_dir)
+        written.append(unit)
+        if runs_as:
+            user, group, uid, gid = runs_as
+            text = placement.with_state_dir(unit.read_text(), service.name, state_dir, user, group)
+            write_atomically(unit, text.encode(), 0o644)
+            placement.make_state_folder(state_dir / f"soulstack-{service.name}", uid, gid)
         lines = read_env(env_path)
         ours = {variable: tokens[token] for variable, token in service.tokens.items()}
         ours["SOULSTACK_ARGS"] = soulstack_args(service, host, robot)
@@ -185,15 +197,32 @@ def init_home(args) -> int:
             units.append(unit.name)
     soul_path.parent.mkdir(mode=0o700, exist_ok=True)
     write_atomically(soul_path, (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode(), PRIVATE_FILE)
-    again = again_command(executable, args)
+    if runs_as:
+        placement.give(soul_path, runs_as[2], runs_as[3])  # the soul reads it as the folder's owner
+    again = again_command(executable, args, unit_dir, env_dir, state_dir)
     say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again)
     if waiting:
         print(f"{', '.join(waiting)} waits for the robot: started when you run this again with --robot")
     note = checkout_note(executable) if executable else None
     if note:
         print(note)
+    if runs_as:
+        user = runs_as[0]
+        fix = f"; chown -R {state_dir} to an account of their own and run this again" if runs_as[2] == 0 else ""
+        print(
+            f"the services run as {user}, who owns {state_dir} (the account systemd makes for a service, "
+            f"DynamicUser=, keeps its state in {placement.SYSTEMD_STATE} only){fix}"
+        )
+    start = f"systemctl daemon-reload && systemctl enable --now {' '.join(units)}"
+    if not placement.systemd_reads(unit_dir):  # systemctl would not find them: say what to copy where
+        print(
+            f"systemd does not read units from {unit_dir}, so nothing was started; copy them where it does "
+            f"and start them: cp {' '.join(shlex.quote(str(unit)) for unit in written)} "
+            f"{placement.SYSTEM_UNITS}/ && {start}"
+        )
+        return 0
     if args.no_enable:
-        print(f"start them with: systemctl daemon-reload && systemctl enable --now {' '.join(units)}")
+        print(f"start them with: {start}")
         return 0
     enable(units)
     restart(units)  # a re-run (a new --robot, a new host) takes effect now
@@ -219,14 +248,14 @@ def flash_command(host: str, tokens: dict, names: list[str]) -> str:
     return " ".join(env) + " tools/flash " + shlex.join(flags)
 
 
-def again_command(executable, args) -> str:
+def again_command(executable, args, unit_dir, env_dir, state_dir) -> str:
     """This command again with the robot named: by the full path the units run (sudo's PATH seldom
     has a venv's bin), and with every folder the person chose, so the second run finds the first's."""
     line = [executable or "soulstack", "home", "init", "--robot", "http://ROBOT-ADDRESS"]
     for flag, value, default in (
-        ("--unit-dir", args.unit_dir, "/etc/systemd/system"),
-        ("--env-dir", args.env_dir, "/etc/soulstack"),
-        ("--state-dir", args.state_dir, "/var/lib"),
+        ("--unit-dir", unit_dir, "/etc/systemd/system"),
+        ("--env-dir", env_dir, "/etc/soulstack"),
+        ("--state-dir", state_dir, "/var/lib"),
     ):
         if str(value) != default:
             line += [flag, shlex.quote(str(value))]
