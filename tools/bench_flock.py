@@ -13,6 +13,9 @@ a human. The parent drives it over loopback HTTP and real SSE connections:
    (receive time minus the event's `ts`, which has millisecond resolution);
 4. nests (tools/bench_flock_nests.py): messages posted and tagged per second,
    request -> claim -> deliver end to end, and delivery to 200 nest subscribers.
+
+`--sse-churn N` measures something else: what N connections that come and go leave in an idle
+flock's memory (tools/bench_flock_sse.py).
 """
 
 import argparse
@@ -173,7 +176,18 @@ def main(argv=None) -> int:
     parser.add_argument("--expect", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--query", default="", help=argparse.SUPPRESS)
     parser.add_argument("--nests-only", action="store_true", help="measure only the nest figures")
+    parser.add_argument(
+        "--sse-churn",
+        type=int,
+        metavar="N",
+        help="instead: N event-stream connections that come and go on an idle flock, its RSS before and after "
+        "(tools/bench_flock_sse.py)",
+    )
     args = parser.parse_args(argv)
+    if args.sse_churn:
+        from tools.bench_flock_sse import run
+
+        return run(args.sse_churn)
     if args.subscribe:
         asyncio.run(subscribe(args.subscribe, args.count, args.expect, args.query))
         return 0
