@@ -19,10 +19,18 @@ import json
 import os
 import sys
 
-try:
-    import machine  # now, while the heap is whole: restart() and arm() need it when it may not be
-except ImportError:  # CPython (the simulator's --python)
-    machine = None
+
+def _machine():
+    """The board's `machine` module, imported when needed (None where there is none: CPython).
+
+    Not at import: on a robot it is built in and costs nothing, but in the simulator it is a double
+    loaded into the firmware's own heap (~25 KB at 256K), which an ordinary boot should not pay."""
+    try:
+        import machine
+    except ImportError:
+        return None
+    return machine
+
 
 LOADER = 2  # the loader's version: boot.py, main.py and this file change only by cable
 TRIES = 3  # boots a new set gets to reach "serving" before boot.py switches back
@@ -115,7 +123,10 @@ def write(pointer, checkpoint=None, why="write"):
 
 def restart():
     """Reset the board: machine.reset() on the robot; elsewhere exit RESTART_EXIT and let the simulator start it again."""
-    reset = getattr(machine, "reset", None)  # the unix port's machine has none
+    try:
+        reset = getattr(_machine(), "reset", None)  # the unix port's machine has none
+    except MemoryError:  # the simulator's double, in a heap too full to load it: it restarts on the exit below
+        reset = None
     if reset:
         reset()
     sys.exit(RESTART_EXIT)
@@ -239,7 +250,7 @@ def arm(pointer):
     if not isinstance(seconds, int) or isinstance(seconds, bool) or not WATCHDOG_S[0] <= seconds <= WATCHDOG_S[1]:
         seconds = TRIAL_WATCHDOG_S
     try:
-        _watchdog.append(machine.WDT(timeout=seconds * 1000))
+        _watchdog.append(_machine().WDT(timeout=seconds * 1000))
     except (AttributeError, TypeError, ValueError, OSError) as problem:  # no machine, or no WDT, or it refused
         log("no watchdog (" + str(problem) + "): a new set that hangs is switched back after", TRIES, "power cycles")
         return

@@ -11,7 +11,6 @@ the answers, and POST /firmware/info's heap (free after a collection, and the la
 import asyncio
 
 import aiohttp
-import pytest
 from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
@@ -32,11 +31,6 @@ async def heap(http, url):
         return (await response.json())["heap"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 44 item 1 is open: at 256K with a token, ears and tts the body has ~9 KB free after boot "
-    "(largest block under 1 KB), so /firmware/info, /speak or /look run out of memory within a few rounds",
-)
 async def test_utterances_speech_and_looks_at_the_default_heap(tmp_path):
     ears, nudges, screen = RecordingEars(), Nudges(), []
     async with (
