@@ -1,6 +1,7 @@
 """tools/demo: its face screen says whose mind the soul has; a second demo leaves the first alone."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -139,3 +140,75 @@ def test_demo_stops_when_its_soul_dies(checkout):
             stop_demo(demo)
     assert any("the terminal body powers off." in line for line in seen)
     assert not (checkout / "demo" / "lock").exists()
+
+
+# --- the first run's install (tools/venv.sh's ensure_venv, shared by every tool) ---------------------
+
+TINY_PROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tiny-soulstack-stand-in"
+version = "0"
+
+[tool.setuptools]
+py-modules = ["tiny"]
+"""
+
+
+def first_run(root, stderr_on_a_terminal: bool) -> tuple:
+    """A tool's first run in `root`, a checkout holding the real tools/venv.sh and a tiny project in
+    soulstack's place (the same pip, the same steps, seconds instead of minutes): (exit, what it printed
+    on stderr, on stdout)."""
+    tool = root / "tools" / "first-run"
+    tool.write_text(
+        '#!/usr/bin/env bash\nset -euo pipefail\n. "$(dirname "$0")/venv.sh"\nensure_venv runtime\necho ready\n'
+    )
+    tool.chmod(0o755)
+    if not stderr_on_a_terminal:
+        done = subprocess.run([str(tool)], capture_output=True, text=True, timeout=300)
+        return done.returncode, done.stderr, done.stdout
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen([str(tool)], stdout=subprocess.PIPE, stderr=follower, text=True) as process:
+        os.close(follower)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end closed: the tool is done
+                break
+            if not chunk:
+                break
+            said += chunk
+        out = process.stdout.read()
+        process.wait(300)
+    os.close(leader)
+    return process.returncode, said.decode(errors="replace").replace("\r\n", "\n"), out
+
+
+def test_the_first_run_says_each_step_and_shows_pips_progress_on_a_terminal(tmp_path):
+    # It was one line ("installing soulstack into .venv") and then 1 min 50 s of silence.
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "venv.sh").write_text((ROOT / "tools" / "venv.sh").read_text())
+    (tmp_path / "pyproject.toml").write_text(TINY_PROJECT)
+    (tmp_path / "tiny.py").write_text("")
+    code, said, out = first_run(tmp_path, stderr_on_a_terminal=False)
+    assert code == 0 and out == "ready\n", said
+    ours = [line for line in said.splitlines() if line.startswith("first-run: ")]
+    assert ours[0] == "first-run: creating .venv (first run only; a few seconds)"
+    assert ours[1].startswith("first-run: installing soulstack and the packages it needs into .venv (")
+    assert "minutes" in ours[1]  # roughly how long
+    assert re.fullmatch(r"first-run: installed in 0 min \d+ s", ours[2]) and len(ours) == 3
+    assert "Successfully installed" not in said  # a log (CI): our lines, not pip's
+    # Installed: the next run says nothing. A change to pyproject.toml installs again, at a terminal now.
+    assert first_run(tmp_path, stderr_on_a_terminal=False)[1:] == ("", "ready\n")
+    later = (tmp_path / ".venv" / ".soulstack-installed-runtime").stat().st_mtime + 10
+    os.utime(tmp_path / "pyproject.toml", (later, later))
+    code, said, out = first_run(tmp_path, stderr_on_a_terminal=True)
+    assert code == 0 and out == "ready\n", said
+    assert "first-run: installing soulstack and the packages it needs" in said
+    assert "Successfully installed tiny-soulstack-stand-in" in said  # pip's own progress, at a terminal
+    assert re.search(r"first-run: installed in 0 min \d+ s", said)
