@@ -441,11 +441,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.hal = args.hal or ["fake", "uiflow"]
     soaks, elapsed, folder = asyncio.run(soak(args, sys.stdout))
-    if args.keep:
-        print(f"logs: {folder}")
-    else:
-        shutil.rmtree(folder, ignore_errors=True)
-    report(soaks, elapsed, args, sys.stdout)
+    try:
+        report(soaks, elapsed, args, sys.stdout)  # it reads the robots' logs: before they go
+    finally:
+        if args.keep:
+            print(f"logs: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
