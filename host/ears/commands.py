@@ -65,18 +65,11 @@ def make_recogniser(args, language: str):
 
 
 def check_wyoming_url(url: str) -> str:
-    from urllib.parse import urlparse
+    from soulstack.wyoming_link import uri_problem
 
-    parsed = urlparse(url)
-    try:
-        port = parsed.port
-    except ValueError:
-        port = None
-    if parsed.scheme == "tcp" and parsed.hostname and port:
-        return url
-    if parsed.scheme == "unix" and parsed.path:
-        return url
-    raise UsageError(f"--wyoming-url {url}: give tcp://HOST:PORT (Home Assistant's ASR listens on 10300)")
+    if uri_problem(url):
+        raise UsageError(f"--wyoming-url {url}: give tcp://HOST:PORT (Home Assistant's ASR listens on 10300)")
+    return url
 
 
 async def soul_language(soul_url: str, token: str | None) -> str | None:

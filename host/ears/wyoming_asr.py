@@ -16,12 +16,12 @@ samples, so the server too hears the same audio the same way every time.
 import asyncio
 import logging
 
+from soulstack import wyoming_link
 from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
 
 log = logging.getLogger(__name__)
 
 CHUNK = 1024  # samples per audio-chunk event
-CONNECT_S = 5
 ANSWER_S = 60  # a big model on a slow machine may take a while; a dead one should not hang an utterance
 
 
@@ -47,29 +47,17 @@ class WyomingRecogniser:
         except RecogniserError as error:
             log.warning("%s; ears will try it for each utterance", error)
 
-    def client(self):
-        from wyoming.client import AsyncClient
-
-        return AsyncClient.from_uri(self.url, connect_timeout=CONNECT_S, read_timeout=ANSWER_S)
-
     async def ask_describe(self) -> str:
         """The server's speech-to-text programs and models, in a few words."""
-        from wyoming.info import Describe, Info
-
         try:
-            async with self.client() as client:
-                await client.write_event(Describe().event())
-                while True:
-                    event = await client.read_event()
-                    if event is None:
-                        raise RecogniserError(f"the Wyoming server at {self.url} hung up before answering describe")
-                    if Info.is_type(event.type):
-                        break
-        except (OSError, asyncio.TimeoutError) as error:
-            raise RecogniserError(f"the Wyoming server at {self.url} could not be reached: {error}") from None
-        programs = Info.from_event(event).asr or []
+            info = await wyoming_link.describe(self.url)
+        except (OSError, asyncio.TimeoutError) as error:  # ConnectionError (an OSError): it hung up
+            raise RecogniserError(
+                f"the Wyoming server at {self.url} does not answer ({wyoming_link.why(error)})"
+            ) from None
+        programs = info.asr or []
         if not programs:
-            raise RecogniserError(f"the Wyoming server at {self.url} offers no speech-to-text")
+            raise RecogniserError(f"the Wyoming server at {self.url} offers no speech-to-text (is it a TTS server?)")
         return "; ".join(
             f"{program.name}: {', '.join(model.name for model in program.models) or 'no models'}"
             for program in programs
@@ -85,7 +73,7 @@ class WyomingRecogniser:
 
         audio = {"rate": RATE, "width": 2, "channels": 1}
         try:
-            async with self.client() as client:
+            async with wyoming_link.client(self.url, ANSWER_S) as client:
                 await client.write_event(Transcribe(language=self.language).event())
                 await client.write_event(AudioStart(**audio).event())
                 for start in range(0, len(pcm), 2 * CHUNK):
@@ -100,4 +88,5 @@ class WyomingRecogniser:
                     if Error.is_type(event.type):
                         raise RecogniserError(f"the Wyoming server said: {Error.from_event(event).text}")
         except (OSError, asyncio.TimeoutError) as error:
-            raise RecogniserError(f"the Wyoming server at {self.url} could not be reached: {error}") from None
+            why = wyoming_link.why(error)
+            raise RecogniserError(f"the Wyoming server at {self.url} could not be reached ({why})") from None

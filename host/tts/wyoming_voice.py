@@ -8,29 +8,20 @@ Its audio comes at the server's own rate, width and channels: made 16 kHz mono h
 """
 
 import asyncio
-import os
-from urllib.parse import urlparse
 
+from soulstack import wyoming_link
 from soulstack.tts.piper import VoiceProblem
 from soulstack.tts.speech import TtsError, pcm_samples, to_robot
 
-CONNECT_TIMEOUT_S = 5.0
 SENTENCE_TIMEOUT_S = 60.0  # a slow server (a Pi 4 with a high-quality voice) may take seconds per sentence
 MAX_AUDIO_BYTES = 32 * 1024 * 1024  # one sentence: far beyond any real one, so a broken server cannot fill memory
 
 
 def check_uri(uri: str) -> str:
     """`uri` if it is a Wyoming address we can reach (tcp://HOST:PORT or unix://PATH); VoiceProblem if not."""
-    parsed = urlparse(uri)
-    try:
-        port = parsed.port
-    except ValueError:
-        port = None
-    if parsed.scheme == "tcp" and parsed.hostname and port:
-        return uri
-    if parsed.scheme == "unix" and parsed.path:
-        return uri
-    raise VoiceProblem(f"--voice wyoming:{uri}: give the server as tcp://HOST:PORT (wyoming-piper: 10200)")
+    if wyoming_link.uri_problem(uri):
+        raise VoiceProblem(f"--voice wyoming:{uri}: give the server as tcp://HOST:PORT (wyoming-piper: 10200)")
+    return uri
 
 
 class WyomingVoice:
@@ -42,31 +33,18 @@ class WyomingVoice:
         self.uri = check_uri(uri)
         self.offers = []  # (program, its version, how many voices it lists) for each TTS program it describes
 
-    def client(self, read_timeout: float):
-        from wyoming.client import AsyncClient
-
-        return AsyncClient.from_uri(self.uri, connect_timeout=CONNECT_TIMEOUT_S, read_timeout=read_timeout)
-
     async def describe_server(self):
         """Ask the server what it offers, then have it say a word (VoiceProblem when it cannot).
 
         The word is for the person starting us (a server that cannot speak is said at once, not at
         the robot's first sentence) and for the robot: wyoming-piper loads its voice on the first
         request (~1.7 s here), which is better spent now."""
-        from wyoming.info import Describe, Info
-
         try:
-            async with self.client(read_timeout=10.0) as client:
-                await client.write_event(Describe().event())
-                while True:
-                    event = await client.read_event()
-                    if event is None:
-                        raise VoiceProblem(f"the Wyoming server at {self.uri} hung up instead of describing itself")
-                    if Info.is_type(event.type):
-                        break
-        except (OSError, asyncio.TimeoutError) as error:
-            raise VoiceProblem(f"the Wyoming server at {self.uri} does not answer ({_why(error)})") from None
-        info = Info.from_event(event)
+            info = await wyoming_link.describe(self.uri)
+        except (OSError, asyncio.TimeoutError) as error:  # ConnectionError (an OSError): it hung up
+            raise VoiceProblem(
+                f"the Wyoming server at {self.uri} does not answer ({wyoming_link.why(error)})"
+            ) from None
         if not info.tts:
             raise VoiceProblem(f"the Wyoming server at {self.uri} offers no text-to-speech (is it an ASR server?)")
         # wyoming-piper lists every voice it could download as installed: the names say what it offers,
@@ -92,7 +70,7 @@ class WyomingVoice:
         request = Synthesize(text=sentence, voice=SynthesizeVoice(name=voice) if voice else None)
         groups, size = [], 0  # runs of chunks in one format: (rate, width, channels, [bytes...])
         try:
-            async with self.client(read_timeout=SENTENCE_TIMEOUT_S) as client:
+            async with wyoming_link.client(self.uri, SENTENCE_TIMEOUT_S) as client:
                 await client.write_event(request.event())
                 while True:
                     event = await client.read_event()
@@ -113,15 +91,10 @@ class WyomingVoice:
                         groups[-1][1].append(chunk.audio)
                     # anything else (audio-start, a newer protocol's extras) says nothing we need
         except (OSError, asyncio.TimeoutError) as error:
-            raise TtsError(503, f"the Wyoming voice server at {self.uri} does not answer ({_why(error)})") from None
+            raise TtsError(
+                503, f"the Wyoming voice server at {self.uri} does not answer ({wyoming_link.why(error)})"
+            ) from None
         try:
             return b"".join(to_robot(pcm_samples(b"".join(parts), w, c), r) for (r, w, c), parts in groups)
         except ValueError as error:  # a width we cannot read, a rate of 0
             raise TtsError(502, f"the Wyoming server at {self.uri} sent audio we cannot play: {error}") from None
-
-
-def _why(error: Exception) -> str:
-    if isinstance(error, asyncio.TimeoutError):
-        return "no answer in time"
-    number = getattr(error, "errno", None)
-    return os.strerror(number) if number else str(error) or type(error).__name__  # asyncio's text repeats the address
