@@ -96,7 +96,12 @@ def reminder_tools() -> list:
             "'HH:MM' for today, 'tomorrow HH:MM', 'tuesday HH:MM') or as `after` (a duration from now: "
             "'10 min', '2 h 10 min', '45 s'). The answer says the time it understood.",
             {
-                "words": {**string, "description": "what to say then, in the person's own terms"},
+                "words": {
+                    **string,
+                    # the fixed sentence, when no mind words it, is "Time to <words>." (host/soul/prompts/)
+                    "description": "what they should do then, as a short phrase in the person's own terms "
+                    "('stretch', 'call your mother')",
+                },
                 "at": {**string, "description": "a local date-time"},
                 "after": {**string, "description": "a duration from now"},
                 "who": {**string, "description": "who it is for (your human when left out)"},
