@@ -300,18 +300,22 @@ class Session:
         came between the rewrite and the unlink, which left a copy the size of the whole old life
         behind for good) finds what was lived since after them. A copy that does not match is kept,
         and every start says why."""
-        before: list = []
-        read_records(backup, before.append)
         life = itertools.chain(
             (json.loads(line) for line in self.archive.lines()),
             (record for record in _records(self.path) if record.get("type") != HEADER),
         )
-        missing = object()
-        pairs = zip(before, itertools.chain(life, itertools.repeat(missing)))
-        differs = next((n for n, (old, new) in enumerate(pairs) if old != new), None)
+        read, differs = 0, None  # both read a record at a time: the copy may be the size of years
+
+        def against_the_life(old: dict) -> None:
+            nonlocal read, differs
+            if differs is None and next(life, None) != old:
+                differs = read
+            read += 1
+
+        read_records(backup, against_the_life)
         if differs is None:
             backup.unlink()
-            log.info("migrated %d records of %s; the copy is removed", len(before), self.path.name)
+            log.info("migrated %d records of %s; the copy is removed", read, self.path.name)
         else:
             self._warn(
                 f"{self.path.name}: the migration into {ARCHIVE_FILE} could not be verified (record {differs + 1} "
