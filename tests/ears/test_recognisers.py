@@ -24,7 +24,7 @@ QUIET = bytes(2 * 16000)  # a second of silence: what a robot sends before it en
 @pytest.mark.parametrize("recogniser", [WHISPER, PocketSphinx()], ids=["whisper", "pocketsphinx"])
 async def test_the_same_audio_gives_the_same_words_however_it_was_cut_into_chunks(recogniser):
     heard = set()
-    for chunks in (4096, 1001, 333):  # odd sizes split samples across chunks too
+    for chunks in (4096, 333):  # an odd size splits samples across chunks too
         async with Running(recogniser=recogniser) as ears:  # a fresh ears each time: no duplicate
             status, answer = await ears.send(SPEECH + QUIET, chunks=chunks)
         assert status == 200, answer
