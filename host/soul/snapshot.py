@@ -67,6 +67,13 @@ class WakeReasons:
             out.append(("alarm", self.slept_minutes))
         return out
 
+    def in_a_word(self) -> str:
+        """The waking's reason in one word, for its vitals record: from the same causes, the weightiest
+        (a person's words above a nudge carrying them)."""
+        kinds = {kind for kind, _ in self.causes()}
+        order = (("started", "start"), ("heard", "heard"), ("nudged", "nudge"), ("while_thinking", "nudge"))
+        return next((word for kind, word in (*order, ("reminder", "reminder")) if kind in kinds), "alarm")
+
 
 def fmt_minutes(value: float) -> str:
     """Minutes as people write them: 60 (not 59.9072), 7, 2.5."""

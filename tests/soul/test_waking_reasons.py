@@ -56,3 +56,5 @@ async def test_the_diary_and_the_log_give_the_same_reason_for_each_waking(tmp_pa
         "Woke (my own alarm)" + BRAINSTEM,
     ]
     assert body.spoken[-1] == "Ana, time to stretch."  # said aloud: to the person
+    # its vitals (/health, VITALS.json) name each waking's reason in a word, from the same list
+    assert [w["reason"] for w in soul.metabolism.vitals.wakings] == ["start", "heard", "nudge", "reminder", "alarm"]

@@ -58,10 +58,7 @@ class Metabolism:
 
     def on_waking(self, soul: Soul, waking: Waking) -> None:
         now = soul.clock.now()
-        why = waking.why
-        nudged = why.nudged or why.nudged_while_thinking
-        reason = "start" if why.first else "heard" if why.heard else "nudge" if nudged else "alarm"
-        self.vitals.on_waking(now, reason)
+        self.vitals.on_waking(now, waking.why.in_a_word())  # a reminder's waking was "alarm" here
         self.drives.on_waking(now, soul.is_night())
 
     def felt(self, soul: Soul, now) -> str | None:
