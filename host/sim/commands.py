@@ -108,16 +108,12 @@ def sim(args) -> int:
         show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, {hardware})")
         if args.hal != "generic":  # the generic build has no camera
             show(f"face: create {simulator.face_file} to put a face in front of the camera, delete it to take it away")
-        if args.ears_url and args.hal == "fake":
-            show(
-                f"ears: create {simulator.touch_file} to tap the screen (delete it to lift the finger); "
-                f"write a 16 kHz mono WAV to {simulator.sound_file} to speak in the robot's room"
-            )
         if args.hal != "fake":
             show(
                 f"doubles: every call the HAL makes is written to {simulator.journal}; "
                 f"the files in {simulator.world} set the world (wifi: up|down|no_ap|wrong_password, camera: fail|old, ...)"
             )
+        show(room_line(args.hal, bool(args.ears_url), simulator))
         simulator.release()  # what the robot showed and logged meanwhile, then everything as it comes
         show(
             f"power: kill -USR1 {os.getpid()} cuts the power and boots again"
@@ -135,6 +131,17 @@ def sim(args) -> int:
         return 0
     finally:
         simulator.stop()
+
+
+def room_line(hal, listens, simulator):
+    """Where a person taps the robot and plays sound into its room: the same words on every HAL (the
+    fake HAL's files, or the doubles' world files on the robot's own); what it says shows as `says:`."""
+    if hal == "generic":
+        return "room: this build has no screen, touch, microphone or speaker (hal/generic.py): nothing to tap or hear"
+    tap = f"create {simulator.touch_file} to tap the screen (delete it to lift the finger)"
+    if not listens:  # without ears the robot never listens: a tap nudges the soul
+        return f"touch: {tap}"
+    return f"ears: {tap}; write a 16 kHz mono WAV to {simulator.sound_file} to speak in the robot's room"
 
 
 def run_until_stopped(simulator, show):

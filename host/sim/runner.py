@@ -115,9 +115,11 @@ class Simulator:
         self.face_file = self.workdir / "face-present" if hal == "fake" else self.world / "face"
         config["fake"]["face_file"] = str(self.face_file)
         # A finger on the screen while `touch_file` exists; a WAV written to `sound_file` (os.replace it in)
-        # plays once into the room, where a live microphone hears it (hal/fake.py).
-        self.touch_file = self.workdir / "touch"
-        self.sound_file = self.workdir / "sound.wav"
+        # plays once into the room, where a live microphone hears it (hal/fake.py; on the robot's own HALs
+        # the doubles' world files `touch` and `sound.wav`, doubles/M5.py): one interface on every HAL.
+        room = self.workdir if hal == "fake" else self.world
+        self.touch_file = room / "touch"
+        self.sound_file = room / "sound.wav"
         config["fake"].setdefault("touch_file", str(self.touch_file))
         config["fake"].setdefault("mic_file", str(self.sound_file))
         self.config_path = self.workdir / "config.json"
@@ -352,6 +354,7 @@ class Simulator:
             config = json.loads(self.config_path.read_text())
             config["fake"]["screen"] = f"/dev/fd/{screen_end}"
             self.config_path.write_text(json.dumps(config))
+            env["SOULSTACK_SCREEN"] = f"/dev/fd/{screen_end}"  # the doubles' screen lines (doubles/M5.py)
             stderr = subprocess.PIPE
         try:
             self.process = subprocess.Popen(

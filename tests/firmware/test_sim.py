@@ -276,7 +276,8 @@ def test_serial_round_trip_over_a_pty():
         # The terminal shows the screen in words; frames and the firmware's log stay on the pty.
         out = Lines(process.stdout)
         out.wait_for("face: doubtful")
-        assert out.seen[0].startswith("body: http://127.0.0.1:") and out.seen[2] == "face: neutral", out.seen
+        assert out.seen[0].startswith("body: http://127.0.0.1:") and out.seen[3] == "face: neutral", out.seen
+        assert out.seen[2].startswith("touch: create "), out.seen  # where to tap (tests/firmware/test_sim_rooms.py)
         assert not [line for line in out.seen if "@ss1" in line or "[soulstack]" in line], out.seen
     finally:
         process.terminate()

@@ -12,11 +12,33 @@ BtnA/BtnPWR.wasPressed() follow M5Unified's names as UIFlow2 programs call
 them; their argument-less signatures were not checked against UIFlow2's own
 imu/button pages. The speaker doc's rule holds here too: nothing works
 before M5.begin().
+
+What a person would read on the robot goes to the simulator's screen lines
+(the file $SOULSTACK_SCREEN, one end of a pipe, as the fake HAL's `fake.screen`):
+text drawn inside a filled round rectangle (the speech balloon) as
+`says: "..."`, other text as `screen: "..."`, once per change, and `mic: live` /
+`mic: off` as the microphone begins and ends. The room is the world folder's
+`touch` (a finger) and `sound` (a WAV's path) or `sound.wav` (a WAV itself,
+moved in whole: the simulator prints that path, as for the fake HAL).
 """
+
+import os
 
 import _double
 
 _begun = []
+_screen = []  # the open screen file, once written to
+
+
+def _show(line):
+    """One line on the simulator's screen (nothing when it gave none: a test reads the journal)."""
+    path = os.getenv("SOULSTACK_SCREEN")
+    if not path:
+        return
+    if not _screen:
+        _screen.append(open(path, "wb", 0))
+    text = line.replace("\n", " ")
+    _screen[0].write(((text if len(text) <= 160 else text[:157] + "...") + "\n").encode())
 
 
 def begin():
@@ -68,6 +90,20 @@ class _Gfx:
     def __init__(self, width, height):
         self._w = width
         self._h = height
+        self._drawn = None  # ([balloon text], [other text], [balloon rects]) of the frame being drawn
+        self._read = ([], [])  # what its text last read, so only a change is shown
+
+    def _tell(self):
+        """The frame is whole (pushed, or the next one begins): show its text if it changed."""
+        drawn, self._drawn = self._drawn, None
+        if drawn is None:
+            return
+        said, other = drawn[0], drawn[1]
+        if said and said != self._read[0]:
+            _show('says: "' + " ".join(said) + '"')
+        if other and other != self._read[1]:
+            _show('screen: "' + " ".join(other) + '"')
+        self._read = (said, other)
 
     def _call(self, method, args, kwargs, spec):
         _needs_begin(self.name + "." + method)
@@ -81,6 +117,8 @@ class _Gfx:
 
     def fillScreen(self, *args, **kwargs):
         self._call("fillScreen", args, kwargs, _COLOR)
+        self._tell()  # drawing straight on the screen (no canvas): a new frame ends the last one
+        self._drawn = ([], [], [])
 
     def fillRect(self, *args, **kwargs):
         self._call("fillRect", args, kwargs, _XY + _WH + _COLOR)
@@ -92,7 +130,9 @@ class _Gfx:
         self._call("fillCircle", args, kwargs, _XY + [("r", "int", True)] + _COLOR)
 
     def fillRoundRect(self, *args, **kwargs):
-        self._call("fillRoundRect", args, kwargs, _XY + _WH + [("r", "int", True)] + _COLOR)
+        parsed = self._call("fillRoundRect", args, kwargs, _XY + _WH + [("r", "int", True)] + _COLOR)
+        if self._drawn is not None:
+            self._drawn[2].append((parsed["x"], parsed["y"], parsed["w"], parsed["h"]))
 
     def drawLine(self, *args, **kwargs):
         spec = [("x0", "int", True), ("y0", "int", True), ("x1", "int", True), ("y1", "int", True)] + _COLOR
@@ -108,7 +148,11 @@ class _Gfx:
     def drawString(self, *args, **kwargs):
         # gfx_drawString(text, x, y, font): the fourth argument is a font, not a colour; the colour
         # comes from setTextColor. A number there is read as a font pointer on the robot.
-        self._call("drawString", args, kwargs, [("text", "str", True)] + _XY + [("font", _Font, False)])
+        parsed = self._call("drawString", args, kwargs, [("text", "str", True)] + _XY + [("font", _Font, False)])
+        if self._drawn is not None:
+            x, y = parsed["x"], parsed["y"]
+            inside = [1 for (bx, by, bw, bh) in self._drawn[2] if bx <= x < bx + bw and by <= y < by + bh]
+            self._drawn[0 if inside else 1].append(parsed["text"])
 
     def newCanvas(self, *args, **kwargs):
         spec = _WH + [("bpp", "int", False), ("psram", "bool", False)]
@@ -129,6 +173,7 @@ class _Canvas(_Gfx):
             raise TypeError("can't convert to int")
         _needs_begin("Canvas.push")
         _double.record("Canvas.push", {"x": x, "y": y})
+        self._tell()
 
     def delete(self):
         _double.record("Canvas.delete", {})
@@ -219,9 +264,9 @@ class _Mic:
 
     record(buf, rate, stereo) queues `buf` to be filled (at most two queued; a third is refused with
     False); isRecording() is 2 while two are queued, 1 once the older one is filled, 0 when none is
-    left. What it hears: world file `sound` names a 16 kHz mono 16-bit WAV that starts playing in the
-    room when first seen (the file is taken away), in real time; otherwise the room is quiet. It shares
-    the I2S bus with the speaker: begin() while the speaker is enabled returns False.
+    left. What it hears: world file `sound` names a 16 kHz mono 16-bit WAV (or `sound.wav` is one) that
+    starts playing in the room when first seen (the file is taken away), in real time; otherwise the room
+    is quiet. It shares the I2S bus with the speaker: begin() while the speaker is enabled returns False.
     """
 
     running = False
@@ -239,6 +284,8 @@ class _Mic:
         _needs_begin("Mic.begin")
         ok = not Speaker.enabled and _double.world("mic", "ok") != "fail"
         _double.record("Mic.begin", {"returned": ok, "speaker_enabled": Speaker.enabled})
+        if ok and not self.running:
+            _show("mic: live")
         self.running = ok
         self.queue = []
         return ok
@@ -246,6 +293,8 @@ class _Mic:
     def end(self):
         _needs_begin("Mic.end")
         _double.record("Mic.end", {})
+        if self.running:
+            _show("mic: off")
         self.running = False
         self.queue = []
         return True
@@ -257,9 +306,16 @@ class _Mic:
         return self.running
 
     def _room(self):
-        path = _double.world("sound", "")
-        if self.sound is None and path:
+        path = _double.world("sound", "") if self.sound is None else ""
+        if path:
             _double.consume("sound")
+        elif self.sound is None and _double.FOLDER:
+            path = _double.FOLDER + "/sound.playing"
+            try:  # a WAV moved in as `sound.wav`: taken away as it starts, as the fake HAL's room does
+                os.rename(_double.FOLDER + "/sound.wav", path)
+            except OSError:
+                path = ""
+        if path:
             handle = open(path, "rb")
             handle.read(44)  # the WAV header
             self.sound = [handle, self._now()]
