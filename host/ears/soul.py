@@ -19,6 +19,7 @@ import time
 
 import aiohttp
 
+from soulstack.ears import phrases
 from soulstack.protocol.nudges import new_nudge_id
 from soulstack.protocol.sentences import split_sentences
 
@@ -103,7 +104,9 @@ class Body:
             pass  # only a face: the log has the failure that led here
 
 
-async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict, times=None):
+async def converse(
+    soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict, times=None, language="en"
+):
     """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told.
     `times` gets the wall-clock moments the first sentence was complete and the body took it."""
     times = {} if times is None else times
@@ -119,7 +122,7 @@ async def converse(soul: Soul, body: Body, session: aiohttp.ClientSession, words
     except OSError as error:
         stats["failed"] += 1
         log.warning("the answer to %s could not be spoken: %s", body.name, error)
-        await soul.nudge(session, f"I answered what someone said to {body.name}, but it could not speak: {error}")
+        await soul.nudge(session, phrases.told(language, "unspoken", body=body.name, error=error))
     except Exception as error:  # the soul unreachable or refusing: the openai SDK's errors
         stats["failed"] += 1
         log.warning("the soul did not answer %r from %s: %s", words, body.name, error)

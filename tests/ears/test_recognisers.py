@@ -149,3 +149,17 @@ async def test_speech_after_a_pause_throws_the_early_guess_away():
     assert await session.finish() == f"{len(speech_end(whole))} bytes"
     assert owner.given[-1] == speech_end(whole) and len(owner.given) == 2  # the guess, then the whole
     assert len(owner.given[0]) < len(owner.given[1])
+
+
+async def test_a_chinese_soul_is_told_in_chinese_when_no_words_were_made_out():
+    async with FakeTranscriber(texts=[""]) as server:
+        recogniser = OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")
+        async with Running(recogniser=recogniser, language="zh") as ears:
+            status, answer = await ears.send(SPEECH)
+            assert status == 422 and answer["soul_told"], answer
+            assert ears.soul.nudges[-1]["reason"] == "有人对我说话了（stackchan听到了），但我没听清说的是什么"
+            server.status = 500  # the recogniser fails: told in Chinese too, its own words as they came
+            status, answer = await ears.send(SPEECH[:-2])
+            assert status == 502 and ears.soul.nudges[-1]["reason"].startswith(
+                "有人对我说话了（stackchan听到了），但我没听清："
+            )
