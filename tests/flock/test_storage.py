@@ -14,7 +14,7 @@ import aiohttp
 from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
-from soulstack.flock.store import WAL_SIZE_LIMIT
+from soulstack.flock.store import WAL_SIZE_LIMIT, Store
 from tests.faults import small_disk
 from tests.flock.helpers import Brain
 from tests.flock.processes import FlockProcess
@@ -151,3 +151,27 @@ async def _up(http, url):
             return response.status == 200
     except aiohttp.ClientConnectionError:
         return False
+
+
+def test_asking_whether_an_items_event_was_told_is_one_index_lookup(tmp_path):
+    # Every verdict, skip and trust change asks the store first (issue 35's retries); scanning each
+    # of the list's events of that name with json_extract cost a tenth of the flock's speed (issue 47
+    # item 10). The store's own statements, caught as SQLite runs them, each search events_by_item.
+    store = Store(tmp_path)
+    try:
+        store.create_list("l1", "ada", "todo", 100, 0.0, ["one"])
+        store.append_event("l1", "verdict", '{"item_id": "l1-1", "target": "triage", "verdict": "auto"}')
+        asked = []
+        store.db.set_trace_callback(asked.append)
+        assert store.has_event("l1", "verdict", item_id="l1-1", target="triage")
+        assert store.verdict_of("l1-1", "triage") == "auto"
+        store.add_pending("l1-1", "output", 1.0)
+        assert store.pending_deadline("l1-1", "output") == 1.0
+        store.db.set_trace_callback(None)
+        reads = [sql for sql in asked if sql.lstrip().startswith("SELECT") and "json_extract" in sql]
+        assert len(reads) == 3, asked
+        for sql in reads:
+            plan = " ".join(row[-1] for row in store.db.execute("EXPLAIN QUERY PLAN " + sql))
+            assert "events USING INDEX events_by_item" in plan, (sql, plan)
+    finally:
+        store.close()

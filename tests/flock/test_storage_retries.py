@@ -146,9 +146,10 @@ def replay(verdicts, triages, answers):
 
 
 async def test_a_verdict_recorded_before_a_kill_9_is_not_asked_again_after_the_restart(tmp_path):
-    """The disk fills between the verdict's event and its pending row's removal (4 pages, as
-    measured above); the flock is killed -9 there. Started again, it carries on from the
-    recorded verdict: the approval is never listed again, and the list finishes."""
+    """The disk fills between the verdict's event and its pending row's removal (5 pages free: the
+    event and its entries in both of the events' indexes fit, the next write does not); the flock is
+    killed -9 there. Started again, it carries on from the recorded verdict: the approval is never
+    listed again, and the list finishes."""
     async with FakeAnthropic(default=Brain()) as fake:
         with small_disk(tmp_path, "16m") as disk:
             flock = await FlockProcess(disk.path, fake.base_url, {"listsPerMinute": 1000}).start()
@@ -158,7 +159,7 @@ async def test_a_verdict_recorded_before_a_kill_9_is_not_asked_again_after_the_r
                     item_id = f"{list_id}-1"
                     await until(lambda: _waiting_or_skipped(http, flock, item_id, "triage"), what="the triage")
                     flock.db("PRAGMA wal_checkpoint(TRUNCATE)")
-                    leave(disk, 4)
+                    leave(disk, 5)
                     assert await flock.verdict(item_id, "triage") == 204
                     await until(lambda: _judged(flock, item_id, "triage"), what="the verdict recorded")
                     await asyncio.sleep(0.3)
