@@ -75,6 +75,8 @@ async def test_utterances_speech_and_looks_at_the_default_heap(tmp_path):
     text = "\n".join(screen + robot.last_words)
     assert "MemoryError" not in text, text
     # The heap is flat: what it had free after boot it has (within 4 KB) after the rounds, with room in one
-    # piece for more than a /look's piece or a speech chunk.
+    # piece for what a request costs microdot (it failed on 464 bytes) and a /look's 256-byte pieces. The
+    # largest block moves with where collections happen to fall (1.9-2.2 KB after boot here): 1 KB is the
+    # line that matters, not a figure to chase (tools/bench-robot-soak prints that one).
     assert end["free"] >= start["free"] - 4096, (start, end)
-    assert end["largest"] >= 2048, (start, end)
+    assert end["largest"] >= 1024, (start, end)
