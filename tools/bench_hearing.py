@@ -42,11 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from soulstack.ears.server import Ears, make_ears_app  # noqa: E402
-from soulstack.ears.soul import Body, Soul  # noqa: E402
-from soulstack.fakes.soul_body import RecordingBody  # noqa: E402
 from soulstack.serving import listening  # noqa: E402
-from tests.ears.fakes import FakeSoul  # noqa: E402
+from tests.ears.in_process import EarsInProcess  # noqa: E402
 
 RATE = 16000
 SILENCE_S = 0.7  # the firmware's listen.silence_ms
@@ -175,30 +172,17 @@ def make_set(limit: int | None) -> list:
     return clips
 
 
-class Hearing:
+class Hearing(EarsInProcess):
     """A real ears server (this process) with the recogniser asked for; `hear(pcm)` -> (words, ms)."""
 
     def __init__(self, recogniser, language="en"):
-        self.recogniser = recogniser
-        self.language = language
+        super().__init__(recogniser, reply="Yes.", language=language)
+        self.count = 0
 
     async def __aenter__(self):
-        self.soul = await FakeSoul(default="Yes.").__aenter__()
-        self.body = await RecordingBody().__aenter__()
-        bodies = {"bench": Body("bench", self.body.base_url, None)}
-        self.ears = Ears(self.recogniser, Soul(self.soul.base_url, None), bodies, language=self.language)
-        await self.ears.warm()
-        self.serving = listening(make_ears_app(self.ears), "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{await self.serving.__aenter__()}/utterance"
-        self.http = aiohttp.ClientSession()
-        self.count = 0
+        await super().__aenter__()
+        await self.ears.warm()  # the model loaded before the first clip is timed
         return self
-
-    async def __aexit__(self, *exc):
-        await self.http.close()
-        await self.serving.__aexit__(None, None, None)
-        await self.body.__aexit__(None, None, None)
-        await self.soul.__aexit__(None, None, None)
 
     async def hear(self, audio: np.ndarray) -> tuple[str, float]:
         """`audio` (speech, then the robot's silence window) streamed as a robot does; (words, ms after its end)."""
@@ -216,10 +200,10 @@ class Hearing:
 
         headers = {
             "Content-Type": "audio/L16; rate=16000; channels=1",
-            "X-Soulstack-Body": "bench",
+            "X-Soulstack-Body": "stackchan",
             "X-Utterance-Id": f"bench-{self.count}",
         }
-        async with self.http.post(self.url, data=stream(), headers=headers) as response:
+        async with self.http.post(self.url + "/utterance", data=stream(), headers=headers) as response:
             answer = await response.json()
         ms = (time.perf_counter() - ended["at"]) * 1000
         return answer.get("heard", ""), ms

@@ -4,60 +4,24 @@ transcription against protocol-true fakes (tests/ears/fakes.py), a recording bod
 import asyncio
 import json
 
-import aiohttp
 import pytest
 
 from soulstack.ears.openai_asr import OpenAITranscriber
 from soulstack.ears.recognise import speech_end
 from soulstack.ears.sphinx import PocketSphinx
-from soulstack.ears.server import Ears, make_ears_app
-from soulstack.ears.soul import Body, Soul
 from soulstack.fakes.openai_api import text
 from soulstack.fakes.scripted_server import steered
-from soulstack.fakes.soul_body import RecordingBody
-from soulstack.serving import listening
-from tests.ears.fakes import FakeSoul, FakeTranscriber
+from tests.ears.fakes import FakeTranscriber
+from tests.ears.in_process import PCM, EarsInProcess
 from tests.ears.speech import speech_wav
 from tests.helpers import until
 
-PCM = "audio/L16; rate=16000; channels=1"
 SPHINX = PocketSphinx()  # one pool for the module: a decoder takes ~0.4 s to load
 
 
-class Running:
-    def __init__(self, recogniser=SPHINX, token=None, max_seconds=30, reply=None, language="en"):
-        self.recogniser, self.token, self.max_seconds, self.reply = recogniser, token, max_seconds, reply
-        self.language = language
-
-    async def __aenter__(self):
-        self.soul = await FakeSoul(default=self.reply or "Hello.").__aenter__()
-        self.body = await RecordingBody().__aenter__()
-        bodies = {"stackchan": Body("stackchan", self.body.base_url, None)}
-        self.ears = Ears(self.recogniser, Soul(self.soul.base_url, None), bodies, self.max_seconds, self.language)
-        self.serving = listening(make_ears_app(self.ears, self.token), "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{await self.serving.__aenter__()}"
-        self.http = aiohttp.ClientSession()
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.http.close()
-        await self.serving.__aexit__(None, None, None)
-        await self.body.__aexit__(None, None, None)
-        await self.soul.__aexit__(None, None, None)
-
-    async def send(self, audio, body="stackchan", utterance_id=None, content_type=PCM, token=None, chunks=3200):
-        headers = {"Content-Type": content_type, "X-Soulstack-Body": body}
-        if utterance_id:
-            headers["X-Utterance-Id"] = utterance_id
-        if token or self.token:
-            headers["Authorization"] = f"Bearer {token or self.token}"
-
-        async def stream():
-            for at in range(0, len(audio), chunks):
-                yield audio[at : at + chunks]
-
-        async with self.http.post(self.url + "/utterance", data=stream(), headers=headers) as response:
-            return response.status, await response.json()
+class Running(EarsInProcess):
+    def __init__(self, recogniser=SPHINX, **options):
+        super().__init__(recogniser, **options)
 
 
 SPEECH = speech_wav()[44:]

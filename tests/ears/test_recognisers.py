@@ -13,7 +13,8 @@ from soulstack.ears.wyoming_asr import WyomingRecogniser
 from soulstack.ears.openai_asr import OpenAITranscriber
 from tests.ears.fakes import FakeTranscriber
 from tests.ears.speech import plain, speech_wav
-from tests.ears.test_ears_server import PCM, Running
+from tests.ears.in_process import PCM
+from tests.ears.test_ears_server import Running
 from tests.voice_peers import faster_whisper_peer
 
 WHISPER = Whisper()  # one model for the module, as one ears process loads it once
