@@ -142,7 +142,7 @@ def register(subparsers):
     parser.add_argument(
         "--watchdog",
         type=int,
-        metavar="S",
+        metavar="SECONDS",
         help="--over-wifi: seconds the new set has to serve before the robot's watchdog resets it "
         "(2 to 60; default 30); three such resets and the robot switches back by itself",
     )
