@@ -24,9 +24,6 @@ class OpenAITranscriber:
     def describe(self) -> str:
         return f"openai-compatible {self.model} at {self.base_url or 'OpenAI'} (the audio leaves this computer)"
 
-    def check(self):
-        pass
-
     async def warm(self):
         pass
 

@@ -1,8 +1,9 @@
 """What every recogniser shares: 16 kHz mono 16-bit PCM in, words out, one session per utterance.
 
 A recogniser has `name`, `describe()` (the start line's words), `warm()` and
-`session()`; a session is fed the audio as it arrives (`feed`), then either
-`finish()`es (the words, "" for none; `RecogniserError` with a sentence when
+`session()`; a whole-utterance one also `transcribe(pcm)` and `speculate`
+(whether to guess early, below). A session is fed the audio as it arrives
+(`feed`), then either `finish()`es (the words, "" for none; `RecogniserError` with a sentence when
 the recogniser failed) or is `abandon()`ed (a stream cut off or refused):
 an abandoned session must cost nothing afterwards, no reload, no memory.
 
@@ -117,7 +118,7 @@ class WholeSession:
     async def feed(self, pcm: bytes):
         self.audio += pcm
         self.voicing.add(pcm)
-        if getattr(self.owner, "speculate", False) and self.voicing.quiet_s() >= SPECULATE_AFTER_S:
+        if self.owner.speculate and self.voicing.quiet_s() >= SPECULATE_AFTER_S:
             end = self.voicing.speech_end(len(self.audio) & ~1)
             # One guess at a time: a guess still running holds the model, and a newer one would only queue
             # behind it (the answer at the end waits for the model either way).

@@ -33,9 +33,6 @@ class PocketSphinx:
     def describe(self) -> str:
         return "pocketsphinx (English, its own model; the zero-model fallback)"
 
-    def check(self):
-        pass
-
     async def warm(self):
         """Load one decoder now, so the first utterance does not wait for it."""
         self.idle.append(await asyncio.to_thread(self._load))

@@ -38,9 +38,6 @@ class WyomingRecogniser:
         offered = self.offers or "it did not answer describe yet"
         return f"wyoming at {self.url} ({offered}), language {self.language or 'auto'}"
 
-    def check(self):
-        pass
-
     async def warm(self):
         try:
             self.offers = await self.ask_describe()
