@@ -26,6 +26,7 @@ rules make them predictable and quick:
 """
 
 import asyncio
+import bisect
 import functools
 
 RATE = 16000
@@ -35,6 +36,7 @@ VOICED_SHARE = 8  # ... and it must be within 18 dB of the loudest frame so far
 ROOM_MARGIN = 2.5  # ... and 8 dB above the room's own level
 TAIL_S = 0.25  # kept after the last voiced frame: the end of a word fades below the threshold
 SPECULATE_AFTER_S = 0.3  # this long quiet after speech and recognition starts on the speech so far
+LOOKAHEAD_FRAMES = round(SPECULATE_AFTER_S * RATE / FRAME)  # a frame is judged against this much after it
 
 
 class RecogniserError(Exception):
@@ -56,12 +58,21 @@ def _traditional_to_simplified():
 class Voicing:
     """Which 30 ms frames of a stream are voiced, kept as the stream arrives (frames from sample 0).
 
-    A frame is voiced when it is louder than `VOICED_RMS`, within 18 dB of the loudest frame so far,
-    and 8 dB above the room (the quietest fifth of the frames so far): a fan or a street is no speech."""
+    A frame is voiced when it is louder than `VOICED_RMS`, within 18 dB of the loudest frame, and
+    8 dB above the room (the quietest fifth of the frames): a fan or a street is no speech. Each frame
+    is judged for good against the stream up to `LOOKAHEAD_S` after it, never against more: were the
+    quiet that follows speech to count, each second of it would lower the room's level, a word's
+    fading end would turn voiced, and the speech's end would creep later while the robot waits out
+    its silence (an early guess would never be the answer). Frames without their lookahead yet are
+    judged against all there is, until they have it."""
 
     def __init__(self):
         self.pending = b""  # bytes of the frame not yet complete
         self.levels = []  # every whole frame's RMS, in order
+        self.sorted_levels = []  # the same, sorted: the room is their quietest fifth
+        self.loudest = 0.0
+        self.judged = 0  # frames judged for good (those with their whole lookahead)
+        self.last_judged_voiced = -1
 
     def add(self, pcm: bytes):
         import numpy
@@ -71,18 +82,31 @@ class Voicing:
         self.pending = data[whole:]
         if whole:
             frames = numpy.frombuffer(data[:whole], dtype="<i2").astype(numpy.float64).reshape(-1, FRAME)
-            self.levels.extend(numpy.sqrt(numpy.mean(frames * frames, axis=1)).tolist())
+            for level in numpy.sqrt(numpy.mean(frames * frames, axis=1)).tolist():
+                self._arrive(level)
+
+    def _arrive(self, level: float):
+        self.levels.append(level)
+        bisect.insort(self.sorted_levels, level)
+        self.loudest = max(self.loudest, level)
+        complete = len(self.levels) - 1 - LOOKAHEAD_FRAMES  # this frame's lookahead just arrived
+        if complete >= 0:
+            if self.levels[complete] >= self._floor():
+                self.last_judged_voiced = complete
+            self.judged = complete + 1
+
+    def _floor(self) -> float:
+        room = self.sorted_levels[len(self.sorted_levels) // 5]
+        return max(VOICED_RMS, self.loudest / VOICED_SHARE, room * ROOM_MARGIN)
 
     def last_voiced(self) -> int:
         """The index of the last voiced frame, -1 when none is."""
-        if not self.levels:
-            return -1
-        room = sorted(self.levels)[len(self.levels) // 5]
-        floor = max(VOICED_RMS, max(self.levels) / VOICED_SHARE, room * ROOM_MARGIN)
-        for index in range(len(self.levels) - 1, -1, -1):
-            if self.levels[index] >= floor:
-                return index
-        return -1
+        if len(self.levels) > self.judged:
+            floor = self._floor()
+            for index in range(len(self.levels) - 1, self.judged - 1, -1):
+                if self.levels[index] >= floor:
+                    return index
+        return self.last_judged_voiced
 
     def speech_end(self, total_bytes: int) -> int:
         """How many bytes of the stream so far `speech_end` keeps (all of it when nothing was voiced)."""

@@ -6,7 +6,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from soulstack.ears.recognise import SPECULATE_AFTER_S, WholeSession, speech_end
+from soulstack.ears.recognise import SPECULATE_AFTER_S, Voicing, WholeSession, speech_end
 from soulstack.ears.sphinx import PocketSphinx
 from soulstack.ears.whisper import Whisper
 from soulstack.ears.wyoming_asr import WyomingRecogniser
@@ -139,6 +139,33 @@ async def test_recognition_starts_in_the_quiet_before_the_stream_ends_and_its_an
     assert await session.finish() == f"{len(speech_end(SPEECH + QUIET))} bytes"
     assert owner.given == [speech_end(SPEECH + QUIET)]  # not recognised again at the end
     assert SPECULATE_AFTER_S < len(QUIET) / 32000
+
+
+def room_noise(count: int, level: int, seed: int) -> bytes:
+    import numpy
+
+    noise = numpy.random.default_rng(seed).normal(0, level, count)
+    return numpy.clip(noise, -32768, 32767).astype("<i2").tobytes()
+
+
+@pytest.mark.parametrize("noise", [0, 120], ids=["silence", "a-fan"])
+def test_the_end_of_speech_stays_put_while_the_quiet_after_it_goes_on(noise):
+    # The early guess is the answer only if the end found after SPECULATE_AFTER_S of quiet is the end
+    # found when the stream stops; a word's fading end must not turn voiced as more quiet arrives.
+    import numpy
+
+    speech = numpy.frombuffer(speech_wav("good morning how did you sleep")[44:], dtype="<i2").astype(numpy.int32)
+    quiet = numpy.zeros(2 * 16000, dtype=numpy.int32)
+    whole = numpy.concatenate([speech, quiet])
+    if noise:
+        whole = whole + numpy.frombuffer(room_noise(len(whole), noise, seed=7), dtype="<i2")
+    audio = numpy.clip(whole, -32768, 32767).astype("<i2").tobytes()
+    voicing, ends = Voicing(), set()
+    for at in range(0, len(audio), 3200):
+        voicing.add(audio[at : at + 3200])
+        if voicing.quiet_s() >= SPECULATE_AFTER_S:
+            ends.add(voicing.speech_end(min(len(audio), at + 3200)))
+    assert ends == {len(speech_end(audio))}
 
 
 async def test_speech_after_a_pause_throws_the_early_guess_away():
