@@ -16,13 +16,13 @@ ten virtual minutes). `ManualClock` moves only when a test calls `advance`.
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 
 class Clock:
     def now(self) -> datetime:
         """Aware UTC now."""
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def time(self) -> float:
         """Now as seconds since 1970 (UTC)."""
@@ -45,7 +45,7 @@ class Clock:
         try:
             await asyncio.wait_for(wake.wait(), timeout=self._real_seconds(seconds))
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return wake.is_set()
 
     def _real_seconds(self, seconds: float) -> float:
@@ -56,7 +56,7 @@ class ScaledClock(Clock):
     """Virtual time: starts at `start` and runs `scale` times faster than real time."""
 
     def __init__(self, start: datetime | None = None, scale: float = 1000.0):
-        self.start = start or datetime.now(timezone.utc)
+        self.start = start or datetime.now(UTC)
         if self.start.tzinfo is None:
             raise ValueError("ScaledClock needs an aware start time")
         self.scale = scale
@@ -163,7 +163,7 @@ class ManualClock(Clock):
         return self._now
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self._now, timezone.utc)
+        return datetime.fromtimestamp(self._now, UTC)
 
     def monotonic(self) -> float:
         return self._now
@@ -187,5 +187,5 @@ class ManualClock(Clock):
 
 def rfc3339(seconds: float) -> str:
     """Seconds since 1970 as the contract's timestamps: UTC, milliseconds, "Z"."""
-    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    moment = datetime.fromtimestamp(seconds, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

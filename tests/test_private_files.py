@@ -7,7 +7,7 @@ import os
 import stat
 import subprocess
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import aiohttp
@@ -138,7 +138,7 @@ async def test_the_soul_keeps_its_folder_and_every_file_in_it_private(tmp_path):
         finally:
             code = await stop_with_ctrl_c(process)
         assert code == 0 and "Traceback" not in log.read_text()
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     for name in ("session.jsonl", "DIARY.md", "VITALS.json", "DRIVES.json", f"backups/{today}/DIARY.md"):
         assert (soul_dir / name).exists(), name
     assert "this is private" in (soul_dir / "session.jsonl").read_text()

@@ -46,7 +46,7 @@ async def answers_describe(port: int) -> bool:
             await client.write_event(Describe().event())
             event = await asyncio.wait_for(client.read_event(), 5)
             return event is not None and Info.is_type(event.type)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         return False
 
 

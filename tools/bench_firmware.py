@@ -103,7 +103,7 @@ async def thirty_looks(heap_kb):
                     if response.status != 200 or "image" not in answer:
                         return False
         return simulator.process.poll() is None
-    except (aiohttp.ClientError, ValueError, asyncio.TimeoutError):  # a body that stops answering fails too
+    except (TimeoutError, aiohttp.ClientError, ValueError):  # a body that stops answering fails too
         return False
     finally:
         simulator.stop()

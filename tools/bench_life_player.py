@@ -29,7 +29,7 @@ CALL_SECONDS (the virtual time one answered call takes).
 """
 
 import random
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from zoneinfo import ZoneInfo
 
 from soulstack.clocks import StepClock
@@ -38,7 +38,7 @@ from soulstack.soul.prompts import texts
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-START = datetime(2025, 3, 10, 0, 0, tzinfo=timezone.utc)  # a Monday, midnight in the soul's zone (UTC)
+START = datetime(2025, 3, 10, 0, 0, tzinfo=UTC)  # a Monday, midnight in the soul's zone (UTC)
 TIMEZONE = "UTC"  # the soul's zone: days are counted in it
 CALL_SECONDS = 5  # virtual time one model call takes
 # what marks the nightly consolidation's request

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -178,7 +178,7 @@ def soul_config(folder: Path, body: BenchBody) -> dict:
 
 
 async def child(folder: Path, start: datetime, seed: int, first_process: bool) -> None:
-    clock = StepClock(start.astimezone(timezone.utc), end=(START + WEEK + RUN_PAST).astimezone(timezone.utc))
+    clock = StepClock(start.astimezone(UTC), end=(START + WEEK + RUN_PAST).astimezone(UTC))
     events = Events(folder / "events.jsonl")
     async with BenchBody(clock, events) as body:
         soul = build_soul(soul_config(folder, body), clock=clock, model=BenchModel(clock, events, seed, first_process))
@@ -256,7 +256,7 @@ def bench(folder: Path, seed: int) -> int:
         return 1
     first.kill()  # SIGKILL, mid-turn
     first.wait()
-    restart = datetime.fromtimestamp(kill_at + CRASH_GAP_S, timezone.utc)
+    restart = datetime.fromtimestamp(kill_at + CRASH_GAP_S, UTC)
     second = run_child(folder, restart, seed, False, log)
     if second.wait(timeout=900) != 0:
         print(f"the second process failed (code {second.returncode}); see {folder / 'soul.log'}")

@@ -123,7 +123,7 @@ class People:
                     async with self.http.get(url, timeout=aiohttp.ClientTimeout(total=10)) as response:
                         await response.read()
                         ok = response.status == 200
-                except (aiohttp.ClientError, asyncio.TimeoutError):
+                except (TimeoutError, aiohttp.ClientError):
                     ok = False
                 if ok:
                     self.samples.append(time.monotonic() - started)

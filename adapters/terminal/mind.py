@@ -66,7 +66,7 @@ async def read_mind(session: aiohttp.ClientSession, url: str, token: str | None)
                 return f"unknown: the soul's /health answered {response.status}", ""
             health = await response.json()
             return mind_line(health), state_line(health)
-    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+    except (TimeoutError, aiohttp.ClientError, ValueError):
         return f"the soul is not answering at {url.removesuffix('/health')} (starting, or stopped)", ""
 
 

@@ -162,7 +162,7 @@ class SerialLink:
             await self._write(serial_frames.request(frame_id, endpoint, body).encode("utf-8"))
             try:
                 status, answer = await asyncio.wait_for(future, timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if endpoint == "status":
                     self._went_silent(timeout_s)
                 raise BodyUnavailable(

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from soulstack.serial_ports import USB_ID, find_esp32s3, open_serial
 from soulstack.flash import compiled, provision, tools

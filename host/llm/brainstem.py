@@ -43,7 +43,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from soulstack.clocks import Clock
 from soulstack.llm.types import Message, Reply, TextBlock, ToolCall, ToolResult, Usage

@@ -112,7 +112,7 @@ class Prober:
                 except ValueError:
                     body = None
                 return Answer(response.status, body, text, time.monotonic() - started)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return Answer(0, None, "", time.monotonic() - started, f"no answer within {timeout_s:g} s")
         except aiohttp.ClientError as error:
             return Answer(0, None, "", time.monotonic() - started, f"no answer ({error})")
@@ -219,7 +219,7 @@ async def _reachable(url: str, timeout_s: float) -> str | None:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), timeout_s)
-    except (OSError, asyncio.TimeoutError) as error:
+    except (TimeoutError, OSError) as error:
         return f"nothing answers at {parts.hostname}:{port} ({error or 'timed out'})"
     writer.close()
     return None

@@ -8,8 +8,6 @@ here, the one check on the caller's side, before anything is sent: `ProtocolErro
 naming the problem (the body checks again on its side).
 """
 
-import asyncio
-
 import aiohttp
 
 from soulstack.protocol import shapes as protocol
@@ -87,7 +85,7 @@ class BodyClient:
                 if not 200 <= response.status < 300:
                     message = answer.get("message") if isinstance(answer, dict) else None
                     raise BodyError(response.status, message or response.reason or "the body refused")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise BodyError(0, f"/{endpoint} did not answer within {timeout.total:g} s") from None
         except aiohttp.ClientError as error:
             raise BodyError(0, f"/{endpoint} could not be reached: {error}") from None

@@ -330,7 +330,7 @@ class NudgeSender:
             ) as response:
                 text = (await response.text()).strip()[:200]
                 return response.status, f"{response.status} {text}".strip(), True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return 0, f"no answer within {self.timeout_s:g} s", True
         except aiohttp.ClientConnectorError as error:
             return 0, f"cannot connect to {self.url}: {error.os_error.strerror or error.os_error}", False

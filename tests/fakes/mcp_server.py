@@ -36,7 +36,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from aiohttp import web
 

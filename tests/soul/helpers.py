@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import aiohttp
 
@@ -20,7 +20,7 @@ from soulstack.soul import config
 from soulstack.soul.run import build_soul, serve_and_live
 from tests.helpers import ROOT, until
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 
 
 # --- a soul in the test's process ---------------------------------------------------------

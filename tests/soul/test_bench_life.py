@@ -4,7 +4,7 @@ Player's nightly consolidation (tools/bench_life_player.py)."""
 
 import re
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -51,7 +51,7 @@ def usage(input=0, output=0, read=0, write_1h=0, write_5m=0):
 
 
 def test_per_day_puts_each_call_in_the_day_it_happens_in_and_prices_it_by_its_own_model():
-    first = datetime(2025, 3, 10, tzinfo=timezone.utc)
+    first = datetime(2025, 3, 10, tzinfo=UTC)
     at = lambda day, h, m, s: first + timedelta(days=day, hours=h, minutes=m, seconds=s)  # noqa: E731
     sonnet, haiku = "claude-sonnet-5-5", "claude-haiku-5-5"
     calls = [

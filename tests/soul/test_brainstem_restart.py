@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import stat
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.brainstem import MEMORY_FILE, MOST_KEPT, Brainstem, Situation, said
@@ -99,7 +99,7 @@ class StepClock:
     """Wall time the test moves by hand."""
 
     def __init__(self):
-        self.at = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+        self.at = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 
     def now(self):
         return self.at

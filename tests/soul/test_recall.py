@@ -7,7 +7,7 @@ words arrive through the soul's own ways in (its /nudge server, a nudge, the voi
 import asyncio
 import json
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
@@ -23,7 +23,7 @@ from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_env, cfg_for, make_cfg, texts_of
 
 EN = texts("en").TEXT
-EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=timezone.utc)
+EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=UTC)
 SISTER = "my sister Mia moved to Lisbon last spring"
 DIGEST = "A quiet day: I watched the light and wrote in my diary. Nothing else to keep."
 
@@ -65,7 +65,7 @@ class Night:
 
 async def test_a_persons_words_are_found_after_the_night_folded_them_away(tmp_path):
     night = Night()
-    clock = StepClock(EVENING, datetime(2024, 5, 2, 9, 0, tzinfo=timezone.utc))
+    clock = StepClock(EVENING, datetime(2024, 5, 2, 9, 0, tzinfo=UTC))
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=night) as fake:
         cfg = cfg_for(tmp_path, body, loop={"nightStartHour": 0, "nightEndHour": 7})
         soul = build_soul(cfg, clock=clock, env=anthropic_env(fake))

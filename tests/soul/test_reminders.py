@@ -8,7 +8,7 @@ The tools' words are checked against en.py's, so a rewording there does not brea
 
 import asyncio
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from zoneinfo import ZoneInfo
 
 import aiohttp
@@ -78,7 +78,7 @@ async def use(soul, name, **arguments):
 async def test_remind_echoes_the_local_time_and_refuses_past_or_unreadable_times(tmp_path):
     tuesday = datetime(2026, 12, 1, 12, 50, tzinfo=BERLIN)  # a Tuesday, 12:50 in Berlin
     async with RecordingBody() as body:
-        soul = soul_for(tmp_path, body, StepClock(tuesday.astimezone(timezone.utc)))
+        soul = soul_for(tmp_path, body, StepClock(tuesday.astimezone(UTC)))
         answer, ok = await use(soul, "remind", words="call your mother", at="15:00")
         assert ok and "Tuesday 15:00, in 2 h 10 min" in answer and "call your mother" in answer
         answer, ok = await use(soul, "remind", words="check the oven", after="10 min", who="Ben")
@@ -118,7 +118,7 @@ async def test_remind_echoes_the_local_time_and_refuses_past_or_unreadable_times
 async def test_weekdays_skip_the_weekend_and_weekly_keeps_its_day(tmp_path):
     saturday = datetime(2026, 12, 5, 9, 0, tzinfo=BERLIN)
     async with RecordingBody() as body:
-        soul = soul_for(tmp_path, body, StepClock(saturday.astimezone(timezone.utc)))
+        soul = soul_for(tmp_path, body, StepClock(saturday.astimezone(UTC)))
         answer, ok = await use(soul, "remind", words="stand-up", at="08:00", repeat="weekdays")
         assert ok and "Monday 08:00, in 1 d 23 h" in answer and EN["reminders"]["repeat_weekdays"] in answer
         answer, ok = await use(soul, "remind", words="the bins", at="friday 19:00", repeat="weekly")
@@ -137,7 +137,7 @@ async def test_weekdays_skip_the_weekend_and_weekly_keeps_its_day(tmp_path):
 
 async def test_the_sleep_ends_at_the_reminder_whatever_the_clamp_and_the_soul_says_it(tmp_path):
     night = datetime(2026, 12, 1, 23, 0, tzinfo=BERLIN)  # night: sleeps may last 8 hours
-    clock = StepClock(night.astimezone(timezone.utc), end=night.astimezone(timezone.utc) + timedelta(hours=3))
+    clock = StepClock(night.astimezone(UTC), end=night.astimezone(UTC) + timedelta(hours=3))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="take your pills", after="25 min"), call("sleep", minutes=480)))
         fake.default = speaks_when_due("Ana, your pills, please.", sleep=480)
@@ -163,7 +163,7 @@ async def test_the_sleep_ends_at_the_reminder_whatever_the_clamp_and_the_soul_sa
 async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
     for start_day in (datetime(2026, 3, 27, 12, 0, tzinfo=BERLIN), datetime(2026, 10, 23, 12, 0, tzinfo=BERLIN)):
         folder = tmp_path / start_day.strftime("%m")
-        start = start_day.astimezone(timezone.utc)
+        start = start_day.astimezone(UTC)
         clock = StepClock(start, end=start + timedelta(days=3))
         async with RecordingBody() as body:
             # The brainstem (no model): the promise is kept all the same. Long sleeps: few wakings.
@@ -189,7 +189,7 @@ async def test_a_daily_0800_stays_0800_across_both_dst_changes(tmp_path):
 
 
 async def test_with_the_provider_down_the_brainstem_says_it_in_a_fixed_sentence(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     clock = StepClock(start, end=start + timedelta(hours=2))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="call the plumber", after="40 min"), call("sleep", minutes=60)))
@@ -203,7 +203,7 @@ async def test_with_the_provider_down_the_brainstem_says_it_in_a_fixed_sentence(
 
 
 async def test_a_reminder_the_model_said_before_it_failed_is_not_said_again_by_the_brainstem(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     clock = StepClock(start, end=start + timedelta(minutes=30))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="call the plumber", after="10 min"), call("sleep", minutes=60)))
@@ -220,7 +220,7 @@ async def test_a_reminder_the_model_said_before_it_failed_is_not_said_again_by_t
 
 
 async def test_a_reminder_cancelled_in_its_own_waking_is_neither_counted_nor_retried(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     clock = StepClock(start, end=start + timedelta(minutes=40))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="water the plants", after="10 min"), call("sleep", minutes=60)))
@@ -240,7 +240,7 @@ async def test_a_reminder_cancelled_in_its_own_waking_is_neither_counted_nor_ret
 
 
 async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_asked(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     clock = StepClock(start, end=start + timedelta(hours=2))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="stretch your legs", after="30 min"), call("sleep", minutes=20)))
@@ -259,7 +259,7 @@ async def test_with_the_budget_spent_the_brainstem_says_it_and_the_model_is_not_
 
 
 async def test_a_failed_speak_is_retried_with_an_alarm_naming_it_and_said_once_the_body_mends(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     broken_until = start + timedelta(minutes=20)
     clock = StepClock(start, end=broken_until)
     async with RecordingBody(fail={"speak": 503}) as body, FakeAnthropic() as fake:
@@ -291,7 +291,7 @@ async def test_a_failed_speak_is_retried_with_an_alarm_naming_it_and_said_once_t
 
 
 async def test_a_reminder_the_body_said_while_the_soul_slept_is_known_to_the_echo_guard(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     said_at = start + timedelta(minutes=11)
     clock = StepClock(start, end=said_at)
     async with RecordingBody(fail={"speak": 503}) as body:
@@ -317,7 +317,7 @@ async def test_a_reminder_the_body_said_while_the_soul_slept_is_known_to_the_ech
 
 
 async def test_a_reminder_never_said_is_missed_after_the_bound_and_health_names_it(tmp_path):
-    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)
     clock = StepClock(start, end=start + timedelta(hours=2))
     async with RecordingBody(fail={"speak": 500}) as body:
         soul = soul_for(tmp_path, body, clock)
@@ -334,7 +334,7 @@ async def test_a_reminder_never_said_is_missed_after_the_bound_and_health_names_
 async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_falls_back_to_its_backup(tmp_path):
     start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN)
     async with RecordingBody() as body:
-        soul = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        soul = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
         await use(soul, "remind", words="call the dentist", at="2026-12-02 10:00")
         soul.life.backup_daily(start.date())
         backup = tmp_path / "soul" / "backups" / "2026-12-01" / "REMINDERS.json"
@@ -342,7 +342,7 @@ async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_fa
 
         path = tmp_path / "soul" / "REMINDERS.json"
         path.write_text('{"reminders": [{"id": 1, "wor')  # torn by something other than our atomic write
-        again = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        again = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
         assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"]
         assert (tmp_path / "soul" / "REMINDERS.json.damaged").read_text().startswith('{"reminders"')
         assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems)
@@ -351,7 +351,7 @@ async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_fa
 async def test_a_file_with_fields_of_the_wrong_type_is_damage_and_its_backup_is_used(tmp_path):
     start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN)
     async with RecordingBody() as body:
-        soul = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+        soul = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
         await use(soul, "remind", words="call the dentist", at="2026-12-02 10:00")
         soul.life.backup_daily(start.date())
         path = tmp_path / "soul" / "REMINDERS.json"
@@ -361,7 +361,7 @@ async def test_a_file_with_fields_of_the_wrong_type_is_damage_and_its_backup_is_
         damaged += [{"reminders": [{**good["reminders"][0], "wall": "not a time"}]}, {"reminders": None}]
         for change in damaged:
             path.write_text(json.dumps({**good, **change}))
-            again = soul_for(tmp_path, body, StepClock(start.astimezone(timezone.utc)))
+            again = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
             assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"], change
             assert again.reminders.store.next_id == good["next_id"], change
             assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems), change
@@ -388,7 +388,7 @@ def test_times_the_clock_change_skips_or_repeats_and_the_durations_it_reads():
 async def test_a_soul_that_speaks_chinese_echoes_and_reminds_in_chinese(tmp_path):
     zh = texts("zh").TEXT
     tuesday = datetime(2026, 12, 1, 12, 50, tzinfo=BERLIN)
-    clock = StepClock(tuesday.astimezone(timezone.utc), end=tuesday.astimezone(timezone.utc) + timedelta(hours=3))
+    clock = StepClock(tuesday.astimezone(UTC), end=tuesday.astimezone(UTC) + timedelta(hours=3))
     async with RecordingBody() as body:
         soul = soul_for(tmp_path, body, clock, persona={"language": "zh", "human": "小明"})
         answer, ok = await use(soul, "remind", words="给妈妈打电话", at="15:00")

@@ -8,7 +8,7 @@ API, its body a real Body Protocol server on loopback, its nudges posted to its 
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from zoneinfo import ZoneInfo
 
 from aiohttp import web
@@ -25,7 +25,7 @@ from tests.soul.test_reminders import DUE_LINE, call, live_until_over, soul_for,
 
 EN, ZH = texts("en").TEXT, texts("zh").TEXT
 BERLIN = ZoneInfo("Europe/Berlin")
-START = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(timezone.utc)  # a Tuesday
+START = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN).astimezone(UTC)  # a Tuesday
 PLAYS_S = 16.0  # longer than the 15 s a try once waited: a body that plays a long sentence before it answers
 
 

@@ -6,7 +6,7 @@ A real soul on its brainstem (no model: the fixed sentence is the brainstem's), 
 body a real Body Protocol server on loopback, as in tests/soul/test_reminders.py.
 """
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -27,7 +27,7 @@ from tests.soul.test_reminders import BERLIN, live_until_over, soul_for, use
 )
 async def test_a_spoken_reminder_speaks_to_its_person(tmp_path, language, human, words, spoken, noted):
     noon = datetime(2026, 12, 1, 12, 0, tzinfo=BERLIN)
-    clock = StepClock(noon.astimezone(timezone.utc), end=noon.astimezone(timezone.utc) + timedelta(minutes=30))
+    clock = StepClock(noon.astimezone(UTC), end=noon.astimezone(UTC) + timedelta(minutes=30))
     async with RecordingBody() as body:
         soul = soul_for(tmp_path, body, clock, persona={"language": language, "human": human})
         answer, ok = await use(soul, "remind", words=words, after="10 min")

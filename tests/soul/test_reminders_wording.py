@@ -5,7 +5,7 @@ A real soul on a StepClock, its model the real anthropic SDK against the fake Me
 a real Body Protocol server on loopback, as in tests/soul/test_reminders.py.
 """
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -19,7 +19,7 @@ from tests.soul.test_reminders import BERLIN, DUE_LINE, call, live_until_over, s
 async def due_snapshot(tmp_path, human, **remind):
     """The text of the model call that showed the reminder due, for a soul whose persona.human is `human`."""
     noon = datetime(2026, 12, 1, 12, 0, tzinfo=BERLIN)
-    clock = StepClock(noon.astimezone(timezone.utc), end=noon.astimezone(timezone.utc) + timedelta(minutes=40))
+    clock = StepClock(noon.astimezone(UTC), end=noon.astimezone(UTC) + timedelta(minutes=40))
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(
             message(call("remind", words="water the basil", after="10 min", **remind), call("sleep", minutes=30))

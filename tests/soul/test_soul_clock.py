@@ -1,13 +1,13 @@
 """host/clocks.py StepClock: virtual time moves only by what is waited, and a test can hold a sleep."""
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
 from soulstack.clocks import StepClock
 
-START = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+START = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 
 
 async def test_waits_pass_at_once_and_move_time_by_exactly_what_was_waited():

@@ -10,7 +10,7 @@ import json
 import re
 
 import aiohttp
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from aiohttp.test_utils import unused_port
 
@@ -28,7 +28,7 @@ from tests.soul.helpers import Running, anthropic_env, make_cfg, start_soul, sto
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=timezone.utc)
+EVENING = datetime(2024, 5, 1, 15, 0, tzinfo=UTC)
 MUSING = "The light moves across the desk; I follow it and think about the bird, the plant and Ana. " * 8
 DIGEST = (
     "Today I watched the light and wrote in my diary. Ana said she would bring a plant tomorrow; "
@@ -127,7 +127,7 @@ def test_the_night_is_named_by_the_date_it_began():
 async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_context(tmp_path):
     # 15:00 to 23:00 by day; 00:00 consolidates and sleeps the night's ceiling; 02, 04, 06 at night; 08 on
     # (sleeps of an hour by day) until the next night's 00:00, which consolidates again.
-    soul, bodies, usages, life = await live_until(tmp_path, datetime(2024, 5, 3, 5, 0, tzinfo=timezone.utc))
+    soul, bodies, usages, life = await live_until(tmp_path, datetime(2024, 5, 3, 5, 0, tzinfo=UTC))
     folds = records(tmp_path, "fold")
     assert [f["night"] for f in folds] == ["2024-05-02", "2024-05-03"]  # once a night, two nights
     assert [r["night"] for r in records(tmp_path, "consolidation")] == ["2024-05-02", "2024-05-03"]
@@ -213,7 +213,7 @@ async def test_no_night_window_or_switched_off_means_no_consolidation_and_the_ce
     for name, loop in (("no-night", {"nightStartHour": 3, "nightEndHour": 3}), ("off", {"consolidate": False})):
         where = tmp_path / name
         where.mkdir()
-        end = datetime(2024, 5, 2, 9, 0, tzinfo=timezone.utc)
+        end = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
         soul, bodies, usages, life = await live_until(where, end, loop=loop, model={"maxContextTokens": 2500})
         assert records(where, "consolidation") == [] and life.kinds.count("consolidation") == 0
         folds = records(where, "fold")
@@ -245,7 +245,7 @@ def night_config(tmp_path, body, port):
     """A config whose night window holds the hour this test runs in."""
     path = write_config(tmp_path, body, port, provider="anthropic", id="claude-sonnet-5-5", keepWarm=False)
     raw = json.loads(path.read_text())
-    hour = datetime.now(timezone.utc).hour
+    hour = datetime.now(UTC).hour
     raw["loop"] = {"nightStartHour": hour, "nightEndHour": (hour + 2) % 24}
     path.write_text(json.dumps(raw))
     return path
@@ -362,7 +362,7 @@ async def test_a_model_that_fails_midway_leaves_it_open_and_the_next_quiet_wakin
             return error(529, "overloaded")
         return life(request)
 
-    clock = StepClock(EVENING, datetime(2024, 5, 2, 6, 0, tzinfo=timezone.utc))
+    clock = StepClock(EVENING, datetime(2024, 5, 2, 6, 0, tzinfo=UTC))
     async with RecordingBody() as body, FakeAnthropic(clock=clock.monotonic, default=failing_once) as fake:
         soul = build_soul(
             cfg_with_cache(tmp_path, body, model={"keepWarm": False}), clock=clock, env=anthropic_env(fake)

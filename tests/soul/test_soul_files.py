@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 
 import pytest
 
@@ -236,7 +236,7 @@ def test_fold_records_survive_a_restart(tmp_path):
 
 
 async def test_scaled_clock_lives_a_day_in_a_moment():
-    start = datetime(2024, 5, 1, 0, 0, tzinfo=timezone.utc)
+    start = datetime(2024, 5, 1, 0, 0, tzinfo=UTC)
     clock = ScaledClock(start, scale=86400 / 0.2)
     await clock.sleep(86400)
     assert (clock.now() - start).total_seconds() >= 86400

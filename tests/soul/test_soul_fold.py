@@ -2,7 +2,7 @@
 and what is left is a history the Messages API accepts (checked against the protocol-true fake)."""
 
 import base64
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -30,7 +30,7 @@ EN = ENGLISH.TEXT
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
 TOOLS = make_toolbox(from_dict(starter())[0])
 
-NOW = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 64).decode()
 
 

@@ -11,7 +11,7 @@ TTLs are exact and nothing depends on this machine's speed. Keep-warm cuts a sle
 import asyncio
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -36,7 +36,7 @@ from tests.soul.helpers import (
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 MIN = 60.0
 LONG_SLEEPS = {"maxSleepMinutes": 180}  # by day a sleep may last 3 h
 

@@ -8,7 +8,7 @@ of load was an hour). A test holds the soul asleep at the sleep it checks
 
 import asyncio
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 
 from soulstack.soul import life
@@ -63,7 +63,7 @@ async def test_night_ceiling_wraps_past_midnight(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_forever) as fake:
         fake.reply(tool_use("sleep", {"minutes": 500}))
         cfg = make_cfg(tmp_path, body, loop={"nightStartHour": 22, "nightEndHour": 6, "nightMaxSleepMinutes": 240})
-        night = datetime(2024, 5, 1, 23, 30, tzinfo=timezone.utc)
+        night = datetime(2024, 5, 1, 23, 30, tzinfo=UTC)
         clock = StepClock(night)
         clock.hold(after=1)  # the first sleep passes; the soul is held in its second
         soul = build_soul(cfg, clock=clock, model=anthropic_model(fake))

@@ -4,7 +4,7 @@ and end to end with the real anthropic SDK against host/fakes/anthropic_api.py."
 import asyncio
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 from aiohttp.test_utils import unused_port
@@ -21,7 +21,7 @@ from soulstack.fakes.soul_body import JPEG_B64
 from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_model
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 LOGGER = "soulstack.soul.tools.mcp"  # the MCP client's logger (host/soul/tools/mcp.py)
 NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 LONG = "a_tool_whose_name_goes_on_and_on_far_past_what_any_model_api_accepts_as_a_name"

@@ -12,7 +12,7 @@ holds the soul asleep at the sleep it wants to look at (`clock.hold(after=n)`, t
 """
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import aiohttp
 import pytest
@@ -28,8 +28,8 @@ from tests.soul.helpers import Running, anthropic_env, cfg_for, texts_of
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
-NIGHT = datetime(2024, 5, 1, 1, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
+NIGHT = datetime(2024, 5, 1, 1, 0, tzinfo=UTC)
 
 
 def snapshot_of(body) -> str:

@@ -7,7 +7,7 @@ tenth of a second of load was an hour). Each test holds the soul asleep after th
 it checks (`clock.hold(after=n)`, then `clock.held == n + 1`)."""
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -31,7 +31,7 @@ from tests.soul.helpers import (
 
 EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 
 
 def has_history_breakpoint(body) -> bool:

@@ -7,7 +7,7 @@ section is the soul's while the rest belongs to a dialog agent.
 """
 
 import random
-from datetime import datetime
+from datetime import datetime, UTC
 
 import pytest
 
@@ -84,17 +84,16 @@ def test_a_mood_file_of_our_own_is_replaced_whole(tmp_path):
 
 def test_missing_its_human_continues_from_stackchan_souls_last_contact(tmp_path):
     import json
-    from datetime import timezone
 
     from soulstack.soul.metabolism.drives import Drives
 
     folder = tmp_path / "soul"
     folder.mkdir()
-    contact = datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
+    contact = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
     (folder / "DRIVES.json").write_text(json.dumps({"boredom": 4, "lastContactMs": int(contact.timestamp() * 1000)}))
-    drives = Drives.load(folder, datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc))
+    drives = Drives.load(folder, datetime(2026, 12, 1, 8, 0, tzinfo=UTC))
     assert drives.boredom == 4 and drives.last_contact == contact
-    assert drives.silence_hours(datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)) == 36
+    assert drives.silence_hours(datetime(2026, 12, 1, 8, 0, tzinfo=UTC)) == 36
 
 
 # stackchan-soul's soul.config.example.json, as its shape is (soulDir pointed somewhere real by the test).
@@ -186,7 +185,6 @@ def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not
 
 def test_todays_wakes_carry_over_from_stackchan_souls_vitals(tmp_path):
     import json
-    from datetime import timezone
     from zoneinfo import ZoneInfo
 
     from soulstack.soul.metabolism.vitals import Vitals
@@ -194,7 +192,7 @@ def test_todays_wakes_carry_over_from_stackchan_souls_vitals(tmp_path):
     folder = tmp_path / "soul"
     folder.mkdir()
     (folder / "VITALS.json").write_text(json.dumps({"date": "2026-12-01", "wakes": 17}))
-    now = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
     vitals = Vitals.load(folder, now, ZoneInfo("UTC"), max_wakes_per_day=20)
     assert vitals.wakes_today(now) == 17
-    assert vitals.wakes_today(datetime(2026, 12, 2, 8, 0, tzinfo=timezone.utc)) == 0  # a new day starts afresh
+    assert vitals.wakes_today(datetime(2026, 12, 2, 8, 0, tzinfo=UTC)) == 0  # a new day starts afresh

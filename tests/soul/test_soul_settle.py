@@ -7,7 +7,7 @@ bytes from the session on disk.
 """
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from soulstack.clocks import StepClock
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
@@ -21,7 +21,7 @@ from soulstack.soul.tools.builtin import make_toolbox
 from tests.helpers import until
 from tests.soul.helpers import Running, anthropic_env, cfg_for, same_prefix, tokens_to_last_breakpoint
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
 TOOLS = make_toolbox(from_dict(starter())[0])
 

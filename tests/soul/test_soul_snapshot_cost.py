@@ -16,7 +16,7 @@ checks (`clock.hold(after=n)`, then `clock.held == n + 1`).
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
@@ -37,7 +37,7 @@ EN = texts("en").TEXT  # the English words (host/soul/prompts/en.py)
 # A soul's tools and their facts (host/soul/tools/): the config `soulstack soul --init` writes (every body endpoint).
 TOOLS = make_toolbox(from_dict(starter())[0])
 
-AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=timezone.utc)
+AFTERNOON = datetime(2024, 5, 1, 14, 0, tzinfo=UTC)
 SELF_TEXT = "I am Pip, a small robot who likes the afternoon light and the sound of the keyboard. " * 4
 ASPIRATION = "Notice one new thing every day."
 

@@ -2,7 +2,7 @@
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -44,9 +44,9 @@ def test_day_rolls_over_at_midnight_in_the_souls_timezone(tmp_path):
     vitals = load(tmp_path)
     wake(vitals, 5)
     # 15:59 UTC is 23:59 in Shanghai: still the same day
-    assert vitals.wakes_today(datetime(2025, 3, 10, 15, 59, tzinfo=timezone.utc)) == 5
+    assert vitals.wakes_today(datetime(2025, 3, 10, 15, 59, tzinfo=UTC)) == 5
     # 16:00 UTC is midnight in Shanghai: a new day, although still March 10th in UTC
-    new_day = datetime(2025, 3, 10, 16, 0, tzinfo=timezone.utc)
+    new_day = datetime(2025, 3, 10, 16, 0, tzinfo=UTC)
     assert vitals.wakes_today(new_day) == 0
     assert vitals.day == "2025-03-11"
     assert vitals.history[-1]["day"] == "2025-03-10" and vitals.history[-1]["wakes"] == 5
