@@ -95,6 +95,7 @@ class FakeRobot:
         self._hello = asyncio.Event()
         self._reader = None
         self.closed = asyncio.Event()
+        self.tool_calls: set[asyncio.Task] = set()  # those running: the loop holds a task only weakly
 
     def headers(self) -> dict:
         headers = {"Protocol-Version": str(self.version), "Device-Id": self.device_id, "Client-Id": self.client_id}
@@ -186,7 +187,9 @@ class FakeRobot:
                 self.state = "idle"
         elif message.get("type") == "mcp" and isinstance(message.get("payload"), dict):
             # The device runs tool calls in the background and keeps reading frames meanwhile.
-            asyncio.create_task(self._mcp(message["payload"]))
+            call = asyncio.create_task(self._mcp(message["payload"]))
+            self.tool_calls.add(call)
+            call.add_done_callback(self.tool_calls.discard)
 
     async def _mcp(self, request: dict):
         method, rpc_id, params = request.get("method"), request.get("id"), request.get("params") or {}
