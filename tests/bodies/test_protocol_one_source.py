@@ -33,7 +33,7 @@ def every_word():
 def request_corpus():
     """For every endpoint: good requests, each way its field can be wrong, and the cap's both sides."""
     corpus = [("dance", {}), ("status", {}), ("status", {"extra": 1}), ("status", []), ("status", "hi")]
-    for endpoint, (key, cap, may_be_blank) in rules.FIELDS.items():
+    for endpoint, (key, cap, _may_be_blank) in rules.FIELDS.items():
         corpus += [(endpoint, {}), (endpoint, [key]), (endpoint, {key: "fine", "extra": True})]
         corpus += [(endpoint, {key: bad}) for bad in (3, 2.5, None, True, [], {}, "", "  \n")]
         corpus += [(endpoint, {key: "x" * cap}), (endpoint, {key: "x" * (cap + 1)})]

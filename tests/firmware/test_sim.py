@@ -163,7 +163,7 @@ async def test_speak_queue_full_is_503(sim_factory):
     await wait_until_serving(url)
     statuses = []
     async with aiohttp.ClientSession() as session:
-        for i in range(6):
+        for _ in range(6):
             async with session.post(
                 url + "/speak", json={"text": "a long sentence to keep the mouth busy " * 3}
             ) as response:

@@ -202,7 +202,7 @@ async def test_auto_verdicts_when_every_holder_is_trusted(flock):
 async def test_a_failed_crow_is_retried_once_by_another_and_all_failing_skips(flock):
     list_id = await flock.new_list("flaky errand\ndoomed errand")
     async with flock.events(list_id) as stream:
-        for n in (1, 2):
+        for _ in (1, 2):
             assert (await stream.until("item.triaged"))["needs_approval"]
         for n in (1, 2):
             assert await flock.verdict(f"{list_id}-{n}", "triage") == 204

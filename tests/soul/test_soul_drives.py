@@ -53,7 +53,7 @@ def test_boredom_thresholds_escalate_through_three_texts(tmp_path, language):
     drives = Drives.load(tmp_path, NOON)
     levels = texts(language).TEXT["boredom"]
     seen = []
-    for waking in range(1, 45):
+    for _ in range(1, 45):
         drives.on_waking(NOON, is_night=False)
         seen.append(drives.felt(NOON, texts(language)))
     # default thresholds 6/20/40: nothing before the 6th waking

@@ -133,7 +133,7 @@ def animate(board: Artboard, tint: int) -> None:
     )
     board.animation("listening", 120, head__rotation=[(0, 0.0), (14, 0.32), (106, 0.3), (120, 0.0)])
     board.animation("blink", 220, LOOP, eyelid__scale_y=[(0, 0.05, "hold"), (200, 0.05), (206, 1.0), (212, 0.05)])
-    for level, name in enumerate(("stranger", "regular", "trusted")):
+    for name in ("stranger", "regular", "trusted"):
         shown = {f"{other}__opacity": [(0, 1.0 if other == name else 0.0, "hold")] for other in TRUST}
         board.animation(f"trust_{name}", 1, **shown)
     board.animation("home", 1, borrowed__opacity=[(0, 0.0, "hold")])
@@ -185,7 +185,7 @@ def machine(board: Artboard) -> None:
     board.layer("blink", State("blink", "blink"))
 
     trust = board.layer("trust", *(State(name, f"trust_{name}") for name in TRUST))
-    for level, name in enumerate(TRUST):
+    for name in TRUST:
         for other_level, other in enumerate(TRUST):
             if other != name:
                 trust.go(name, other, ("trust", "==", float(other_level)))
