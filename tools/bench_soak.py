@@ -21,6 +21,7 @@ files. Last line:
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -70,9 +71,15 @@ def start(folder, body, env):
     )
     config = folder / "soul.config.json"
     config.write_text(
-        '{"soulDir": "soul", "timezone": "UTC", "body": {"name": "the bench body", "endpoints": %s}, '
-        '"persona": {"name": "Pip", "human": "Ana"}, "nudge": {"port": %d}}'
-        % (str(body.endpoints()).replace("'", '"'), soul_port)
+        json.dumps(
+            {
+                "soulDir": "soul",
+                "timezone": "UTC",
+                "body": {"name": "the bench body", "endpoints": body.endpoints()},
+                "persona": {"name": "Pip", "human": "Ana"},
+                "nudge": {"port": soul_port},
+            }
+        )
     )
     soul = subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config)],

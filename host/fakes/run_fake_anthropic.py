@@ -51,7 +51,7 @@ def load_script(path):
         with open(path, encoding="utf-8") as f:
             entries = json.load(f)
     except (OSError, ValueError) as e:
-        raise SystemExit(f"run_fake_anthropic: cannot read the script {path}: {e}")
+        raise SystemExit(f"run_fake_anthropic: cannot read the script {path}: {e}") from None
     if not isinstance(entries, list):
         raise SystemExit(f"run_fake_anthropic: the script {path} must be a JSON list of replies")
     return [to_reply(entry, f"{path}[{i}]") for i, entry in enumerate(entries)]
@@ -92,7 +92,7 @@ class RecordingFake(FakeAnthropic):
         entry = await super().record(request)
         request["fake_number"] = len(self.requests)
         if self.record_path:
-            with open(self.record_path, "a", encoding="utf-8") as f:
+            with open(self.record_path, "a", encoding="utf-8") as f:  # noqa: ASYNC230 - a fake, a line a call
                 f.write(json.dumps(shorten_images(entry.body), ensure_ascii=False) + "\n")
         return entry
 
@@ -123,7 +123,7 @@ async def serve(fake, host, port):
         await web.TCPSite(runner, host, port).start()
     except OSError as e:
         await runner.cleanup()
-        raise SystemExit(f"run_fake_anthropic: cannot listen on {host}:{port}: {e.strerror}")
+        raise SystemExit(f"run_fake_anthropic: cannot listen on {host}:{port}: {e.strerror}") from None
     print(
         f"fake anthropic: listening on http://{host}:{port} (POST /v1/messages), "
         + ("answering as the flock" if fake.flock else f"{len(fake.script)} scripted replies"),
@@ -170,7 +170,7 @@ def main(argv=None):
         try:
             parsed = json.loads(args.default)
         except ValueError as e:
-            raise SystemExit(f"run_fake_anthropic: --default is not JSON: {e}")
+            raise SystemExit(f"run_fake_anthropic: --default is not JSON: {e}") from None
         to_reply(parsed, "--default")  # a mistake shows now, not at the first call
         default = lambda _body: to_reply(parsed, "--default")  # noqa: E731 - a fresh tool_use id each time
     if args.flock:

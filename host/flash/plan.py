@@ -180,8 +180,8 @@ def upload_commands(dest: str, layout: dict | None = None) -> list[list[str]]:
         for path in files:
             stale.append(where + path.stem + (".py" if path.suffix == ".mpy" else ".mpy"))
     prepare = (
-        "import os\nfor d in %r:\n    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n"
-        "for f in %r:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n" % (folders, stale)
+        f"import os\nfor d in {folders!r}:\n    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n"
+        f"for f in {stale!r}:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n"
     )
     commands = [["exec", prepare]]
     for folder, files in layout.items():

@@ -94,7 +94,7 @@ def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
     if parts.scheme != "http" or not parts.hostname:
         return url, None  # the firmware's own check (check below) names what it wants
     try:
-        parts.port
+        _ = parts.port  # reading it raises ValueError on a bad port
     except ValueError:
         raise UsageError(f"{flag} {url} has a bad port") from None
     problem = robot_cannot_reach(flag, url)

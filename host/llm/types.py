@@ -7,7 +7,7 @@ is how the soul's session is written to `session.jsonl`.
 """
 
 from dataclasses import dataclass, field
-from typing import Protocol, Union
+from typing import Protocol
 
 
 @dataclass
@@ -74,7 +74,7 @@ class ThinkingBlock:
         return data
 
 
-Block = Union[TextBlock, ImageBlock, ToolCall, ToolResult, ThinkingBlock]
+Block = TextBlock | ImageBlock | ToolCall | ToolResult | ThinkingBlock
 
 
 def block_from_json(data: dict) -> Block:

@@ -24,7 +24,7 @@ def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{what} must look like {example}, not {url!r}")
     try:
-        parts.port
+        _ = parts.port  # reading it raises ValueError on a bad port
     except ValueError:
         raise UsageError(f"{what} has a bad port: {url!r}") from None
     return url.rstrip("/")

@@ -92,7 +92,9 @@ def install(args) -> int:
     try:
         unit_path, env_path, executable = write_unit(args.name, Path(args.unit_dir), Path(args.env_dir))
     except UsageError as error:
-        raise UsageError(str(error).replace("(sudo soulstack ...)", f"(sudo soulstack service install {args.name})"))
+        raise UsageError(
+            str(error).replace("(sudo soulstack ...)", f"(sudo soulstack service install {args.name})")
+        ) from None
     print(f"wrote {unit_path} (runs {executable}); secrets and options go in {env_path}")
     note = checkout_note(executable)
     if note:

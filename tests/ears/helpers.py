@@ -8,6 +8,7 @@ and `soulstack tts` making the answer's speech for the robot's speaker.
 """
 
 import asyncio
+import itertools
 import signal
 import subprocess
 import sys
@@ -24,10 +25,12 @@ from tests.ears.speech import ANSWER, QUESTION, plain, speech_wav  # noqa: F401 
 from tests.soul.helpers import a_soul, Running
 
 
-def answer_then_sleep(words=ANSWER, number=[0]):
+_replies = itertools.count(1)  # one tool_use id per reply, across the tests
+
+
+def answer_then_sleep(words=ANSWER):
     """The fake model's reply for one waking: say `words`, then sleep."""
-    number[0] += 1
-    sleep = {"type": "tool_use", "id": f"toolu_ears{number[0]:04d}", "name": "sleep", "input": {"minutes": 60}}
+    sleep = {"type": "tool_use", "id": f"toolu_ears{next(_replies):04d}", "name": "sleep", "input": {"minutes": 60}}
     return message({"type": "text", "text": words}, sleep)
 
 

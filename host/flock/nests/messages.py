@@ -93,7 +93,7 @@ class NestLog:
         try:
             after = parse_after(header, newest, "Last-Event-ID") if header else None
         except BadRequest as error:
-            raise web.HTTPBadRequest(reason=str(error))
+            raise web.HTTPBadRequest(reason=str(error)) from None
         subscriber = sse.Subscriber(nest_id)
         self.subscribers.add(subscriber)  # before reading the store: nothing falls in between
 
