@@ -22,7 +22,6 @@ import re
 import time
 from collections import OrderedDict
 
-import aiohttp
 from aiohttp import web
 
 from soulstack.cjk import chinese
@@ -76,7 +75,6 @@ class Ears:
         self.recent = OrderedDict()  # (body, id or digest) -> (when, words)
         self.stats = {"utterances": 0, "heard": 0, "no_words": 0, "failed": 0, "duplicates": 0, "answered": 0}
         self.tasks = set()
-        self.session = None
         self.timeline = []  # per heard utterance: wall-clock times of its stages (tools/bench-ears reads them)
 
     # --- dedup ---
@@ -178,9 +176,7 @@ class Ears:
         times["recognised"] = time.time()
         self.timeline = (self.timeline + [times])[-100:]
         log.info("%s heard: %s", name, words)
-        task = asyncio.create_task(
-            converse(self.soul, self.bodies[name], self.session, words, self.stats, times, self.language)
-        )
+        task = asyncio.create_task(converse(self.soul, self.bodies[name], words, self.stats, times, self.language))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
@@ -209,7 +205,7 @@ class Ears:
         return web.json_response({"message": f"the recogniser failed: {why}", "soul_told": told}, status=502)
 
     async def tell(self, reason) -> bool:
-        return await self.soul.nudge(self.session, reason)
+        return self.soul.nudge(reason)
 
     async def health(self, request):
         about = {"recogniser": self.recogniser.name, "hearing": self.recogniser.describe(), "language": self.language}
@@ -224,15 +220,18 @@ class Ears:
         await asyncio.shield(self.warmed)
 
     async def run(self):
-        """For the app's lifetime: one HTTP client session, the recogniser loaded."""
-        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+        """For the app's lifetime: the recogniser loaded, the soul's nudges delivered."""
+        telling = asyncio.create_task(self.soul.run())
         try:
             await self.warm()
             await asyncio.Event().wait()
         finally:
+            telling.cancel()
             for task in list(self.tasks):
                 task.cancel()
-            await self.session.close()
+            await asyncio.gather(telling, *self.tasks, return_exceptions=True)
+            for body in self.bodies.values():
+                await body.close()
             await self.soul.close()
 
 

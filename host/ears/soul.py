@@ -6,10 +6,12 @@ openai SDK, as any voice stack asks) as the person's words, with OpenAI's
 is cut into sentences by the one sentence rule (soulstack.protocol.sentences:
 the soul's first words end where these do, and no piece is longer than a
 `/speak` takes), and each goes to that body's Body Protocol `/speak` as soon
-as it is complete: the first sentence plays while the soul is still
-writing the rest. A body whose speech queue is full (503) is asked again until
-it has room. When the soul cannot be reached or the body refuses, the failure
-is logged, counted and reported to the soul as a nudge where it can be.
+as it is complete, through the protocol kit's `BodyClient`: the first sentence
+plays while the soul is still writing the rest. A body whose speech queue is
+full (503) is asked again until it has room. When the soul cannot be reached or
+the body refuses, the failure is logged, counted and told to the soul as a nudge
+through the nudge contract's `NudgeSender`, which keeps it while the soul is
+down and delivers it once the soul is back, like every other body's nudge.
 """
 
 import asyncio
@@ -17,16 +19,16 @@ import contextlib
 import logging
 import time
 
-import aiohttp
-
 from soulstack.ears import phrases
-from soulstack.protocol.nudges import new_nudge_id
+from soulstack.protocol.client import BodyClient, BodyError
+from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.protocol.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
 SPEAK_RETRY_S = 0.2
 SPEAK_WAIT_S = 60  # how long a sentence waits for room in the body's speech queue
+BODY_TIMEOUT_S = 30
 
 
 class Soul:
@@ -38,6 +40,9 @@ class Soul:
         self.url = url.rstrip("/")
         self.token = token
         self.client = AsyncOpenAI(base_url=self.url + "/v1", api_key=token or "none", max_retries=0, timeout=120)
+        # Each thing ears tells is news of its own utterance: none is a repeat to collapse, none waits.
+        debouncer = Debouncer(same_reason_window_s=0, min_interval_s=0)
+        self.sender = NudgeSender(self.url + "/nudge", token=token, debouncer=debouncer)
 
     async def answer(self, words: str, body_name: str):
         """The soul's answer to `words`, as it streams (text pieces)."""
@@ -52,81 +57,61 @@ class Soul:
                 if choice.delta and choice.delta.content:
                     yield choice.delta.content
 
-    async def nudge(self, session: aiohttp.ClientSession, reason: str, nudge_id: str | None = None) -> bool:
-        """True when the soul took the nudge. It carries a `nudge_id` (a fresh one unless given), so a caller
-        that sends it again after a lost answer passes the same id and the soul counts it once."""
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        nudge = {"reason": reason, "nudge_id": nudge_id or new_nudge_id()}
-        try:
-            async with session.post(self.url + "/nudge", json=nudge, headers=headers) as response:
-                if response.status < 300:
-                    return True
-                log.warning("the soul refused a nudge: %s %s", response.status, (await response.text())[:200])
-        except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-            log.warning("the soul could not be nudged at %s: %s", self.url, error)
-        return False
+    def nudge(self, reason: str) -> bool:
+        """Tell the soul `reason`; True once the sender holds it (it is delivered, and kept and retried
+        while the soul is down: `run` does it)."""
+        return self.sender.nudge(reason)
+
+    async def run(self):
+        """Deliver the nudges until cancelled."""
+        await self.sender.run()
 
     async def close(self):
         await self.client.close()
 
 
 class Body:
-    """One body's /speak and /express, as `--body NAME=URL` named it."""
+    """One body, as `--body NAME=URL` named it: its name and its Body Protocol client."""
 
     def __init__(self, name: str, url: str, token: str | None):
         self.name = name
-        self.url = url.rstrip("/")
-        self.token = token
+        self.client = BodyClient.at(url, token=token, timeout_s=BODY_TIMEOUT_S)
 
-    def headers(self):
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
-    async def speak(self, session: aiohttp.ClientSession, text: str):
-        """Queue `text` on the body; waits while its queue is full; raises OSError when it refuses."""
-        deadline = time.monotonic() + SPEAK_WAIT_S
-        while True:
-            try:
-                async with session.post(self.url + "/speak", json={"text": text}, headers=self.headers()) as response:
-                    if response.status < 300:
-                        return
-                    answer = (await response.text())[:200]
-            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-                raise OSError(f"{self.name} at {self.url} could not be reached: {error}") from None
-            if response.status != 503 or time.monotonic() > deadline:
-                raise OSError(f"{self.name} refused /speak: {response.status} {answer}")
-            await asyncio.sleep(SPEAK_RETRY_S)
-
-    async def express(self, session: aiohttp.ClientSession, emotion: str):
-        try:
-            async with session.post(self.url + "/express", json={"emotion": emotion}, headers=self.headers()):
-                pass
-        except (aiohttp.ClientError, asyncio.TimeoutError):
-            pass  # only a face: the log has the failure that led here
+    async def close(self):
+        await self.client.close()
 
 
-async def converse(
-    soul: Soul, body: Body, session: aiohttp.ClientSession, words: str, stats: dict, times=None, language="en"
-):
-    """Ask the soul, speak its answer sentence by sentence; failures are logged, counted and told.
-    `times` gets the wall-clock moments the first sentence was complete and the body took it."""
+async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None, language="en"):
+    """Ask the soul and speak its answer sentence by sentence (a full speech queue is asked again until
+    it has room); failures are logged, counted and told. `times` gets the wall-clock moments the first
+    sentence was complete and the body took it."""
     times = {} if times is None else times
     spoken = 0
     try:
         async with contextlib.aclosing(_sentences(soul.answer(words, body.name))) as answer:
             async for sentence in answer:
                 times.setdefault("first_sentence", time.time())
-                await body.speak(session, sentence)
+                deadline = time.monotonic() + SPEAK_WAIT_S
+                while True:
+                    try:
+                        await body.client.speak(sentence)
+                        break
+                    except BodyError as error:
+                        if error.status != 503 or time.monotonic() > deadline:
+                            raise
+                    await asyncio.sleep(SPEAK_RETRY_S)
                 times.setdefault("first_spoken", time.time())
                 spoken += 1
         stats["answered"] += 1
-    except OSError as error:
+    except BodyError as error:
         stats["failed"] += 1
         log.warning("the answer to %s could not be spoken: %s", body.name, error)
-        await soul.nudge(session, phrases.told(language, "unspoken", body=body.name, error=error))
+        soul.nudge(phrases.told(language, "unspoken", body=body.name, error=error))
     except Exception as error:  # the soul unreachable or refusing: the openai SDK's errors
         stats["failed"] += 1
         log.warning("the soul did not answer %r from %s: %s", words, body.name, error)
-        await body.express(session, "doubtful")
+        with contextlib.suppress(BodyError):  # only a face: the log has the failure that led here
+            await body.client.express("doubtful")
     return spoken
 
 

@@ -12,6 +12,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.fakes.soul_body import RecordingBody
 from tests.ears.fakes import FakeSoul
 from tests.ears.helpers import EarsProcess
+from tests.helpers import until_real
 
 
 async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
@@ -24,6 +25,7 @@ async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
                 async with http.post(url, data=bytes(32000), headers=headers) as response:  # a second of silence
                     answer = await response.json()
             assert response.status == 422 and answer["soul_told"] is True, answer
+            await until_real(lambda: soul.nudges, "the nudge")  # the sender delivers it
             assert "couldn't make out the words" in soul.nudges[0]["reason"]
         finally:
             ears.stop()

@@ -69,9 +69,11 @@ async def test_sound_without_words_is_an_honest_422_and_the_soul_is_told():
     async with Running() as ears:
         status, answer = await ears.send(bytes(32000))  # a second of silence
         assert status == 422 and answer["soul_told"] is True, answer
+        await until(lambda: ears.soul.nudges, "the nudge")
         assert "couldn't make out the words" in ears.soul.nudges[0]["reason"]
         status, answer = await ears.send(bytes(32000))  # resent: the same answer, the soul not told twice
         assert status == 422 and answer["duplicate"] is True
+        await asyncio.sleep(0.2)
         assert len(ears.soul.nudges) == 1
         assert ears.soul.bodies == []  # nothing pretended to be words
 
@@ -89,6 +91,7 @@ async def test_the_openai_recogniser_uploads_a_wav_and_its_failure_is_told():
             whisper.status = 500
             status, answer = await ears.send(SPEECH[:-2])
             assert status == 502 and "500" in answer["message"] and answer["soul_told"], answer
+            await until(lambda: len(ears.soul.nudges) == 1, "the nudge")
             assert "couldn't make out the words" in ears.soul.nudges[-1]["reason"]
 
 

@@ -12,6 +12,7 @@ from soulstack.ears.whisper import Whisper
 from soulstack.ears.wyoming_asr import WyomingRecogniser
 from soulstack.ears.openai_asr import OpenAITranscriber
 from tests.ears.fakes import FakeTranscriber
+from tests.helpers import until
 from tests.ears.speech import plain, speech_wav
 from tests.ears.in_process import PCM
 from tests.ears.test_ears_server import Running
@@ -185,9 +186,11 @@ async def test_a_chinese_soul_is_told_in_chinese_when_no_words_were_made_out():
         async with Running(recogniser=recogniser, language="zh") as ears:
             status, answer = await ears.send(SPEECH)
             assert status == 422 and answer["soul_told"], answer
+            await until(lambda: ears.soul.nudges, "the nudge")
             assert ears.soul.nudges[-1]["reason"] == "有人对我说话了（stackchan听到了），但我没听清说的是什么"
             server.status = 500  # the recogniser fails: told in Chinese too, its own words as they came
             status, answer = await ears.send(SPEECH[:-2])
+            await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
             assert status == 502 and ears.soul.nudges[-1]["reason"].startswith(
                 "有人对我说话了（stackchan听到了），但我没听清："
             )
