@@ -120,4 +120,3 @@ class PWM:
 
     def deinit(self):
         _double.record("PWM.deinit", {"pin": self.pin})
-
