@@ -164,7 +164,7 @@ def test_every_subcommands_help_runs(soulstack_cmd):
         subprocess.Popen([*soulstack_cmd, *name.split()[1:], "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for name in names
     ]
-    for name, process in zip(names, running):
+    for name, process in zip(names, running, strict=True):
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0 and out.decode().startswith("usage: " + name), (name, err.decode())
 

@@ -262,13 +262,15 @@ async def hear_all(recogniser, clips, language="en") -> list:
 
 def wer(rows) -> float:
     refs = [normal_words(row["phrase"]) for row in rows]
-    return sum(edits(ref, normal_words(row["heard"])) for ref, row in zip(refs, rows)) / sum(map(len, refs))
+    return sum(edits(ref, normal_words(row["heard"])) for ref, row in zip(refs, rows, strict=True)) / sum(
+        map(len, refs)
+    )
 
 
 def cer(rows) -> float:
     chars = [re.sub(r"\W", "", row["phrase"]) for row in rows]
     heard = [re.sub(r"\W", "", row["heard"]) for row in rows]
-    return sum(edits(list(c), list(h)) for c, h in zip(chars, heard)) / sum(map(len, chars))
+    return sum(edits(list(c), list(h)) for c, h in zip(chars, heard, strict=True)) / sum(map(len, chars))
 
 
 def pct(values, p):

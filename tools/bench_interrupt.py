@@ -87,12 +87,14 @@ async def adapter_ms(runs: int, rng: random.Random) -> list:
                 await _until(lambda: _stops(robot) > stops)
                 stop_at = next(
                     at
-                    for frame, at in zip(robot.received[frames:], robot.arrived[frames:])
+                    for frame, at in zip(robot.received[frames:], robot.arrived[frames:], strict=True)
                     if isinstance(frame, str) and json.loads(frame).get("state") == "stop"
                 )
                 stopped.append((stop_at - pressed) * 1000)
                 ours = [
-                    at for frame, at in zip(robot.received[frames:], robot.arrived[frames:]) if isinstance(frame, bytes)
+                    at
+                    for frame, at in zip(robot.received[frames:], robot.arrived[frames:], strict=True)
+                    if isinstance(frame, bytes)
                 ]
                 latencies.append(max(0.0, (ours[-1] - pressed) * 1000) if ours else 0.0)
                 await robot.stop_listening()  # the person has spoken: the next speech need not wait for them

@@ -225,7 +225,7 @@ def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> d
     """Per category: tokens read from the cache, written to it, sent uncached, and their $ (per day).
     Each call at its own model's price; its cache writes at the 1 h and 5 m rates in the usage's shares."""
     spent = {name: {"read": 0, "write": 0, "input": 0, "usd": 0.0} for name in CATEGORIES + ("output",)}
-    for body, usage in zip(bodies, usages):
+    for body, usage in zip(bodies, usages, strict=False):  # a call cut off by the life's end has no usage
         if not usage:
             continue
         price = price_of(body["model"], usage)
@@ -237,7 +237,7 @@ def spending(bodies: list, usages: list, days: int, bytes_per_token: float) -> d
             "write": one_hour * price.cache_write_1h + (1 - one_hour) * price.cache_write_5m,
         }
         done = 0
-        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body, bytes_per_token), categories(body)):
+        for (_canon, tokens, _ttl), name in zip(cacheable_blocks(body, bytes_per_token), categories(body), strict=True):
             # The fake's read and write end on block boundaries, in this order.
             how = "read" if done + tokens <= read else "write" if done + tokens <= read + write else "input"
             spent[name][how] += tokens
@@ -270,8 +270,13 @@ def fixed_tokens(bodies: list, bytes_per_token: float) -> dict:
         zip(
             ("tools", "system prompt"),
             (
-                sum(t for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[]))) if n == name)
+                sum(
+                    t
+                    for (_c, t, _ttl), n in zip(blocks, categories(dict(first, messages=[])), strict=True)
+                    if n == name
+                )
                 for name in ("tools", "system prompt")
             ),
+            strict=True,
         )
     )

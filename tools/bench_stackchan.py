@@ -71,7 +71,7 @@ async def bench(frames: int, rounds: int):
             for _ in range(frames):
                 straight.append(await one_way_ms(direct, direct_record))
                 relayed.append(await one_way_ms(robot, upstream.connections[-1]))
-            added = [through - plain for through, plain in zip(relayed, straight)]
+            added = [through - plain for through, plain in zip(relayed, straight, strict=True)]
             p50, p99 = statistics.median(added), percentile(added, 0.99)
             print(
                 f"relay, {frames} frames: straight p50 {statistics.median(straight):.3f} ms p99 {percentile(straight, 0.99):.3f} ms; "

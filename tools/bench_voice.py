@@ -175,7 +175,7 @@ async def run(args) -> dict:
                         Pacer(args.ttft_ms / 1000, args.tps, marker if i == len(specs) - 1 else None)
                         for i in range(len(specs))
                     ]
-                    fake.reply(*(steered(spec, after_event=pacer) for spec, pacer in zip(specs, pacers)))
+                    fake.reply(*(steered(spec, after_event=pacer) for spec, pacer in zip(specs, pacers, strict=True)))
                     wakings = soul.wakings
                     start, first, answer = await ask(client, f"hello, it's Ana ({name}, {number})")
                     while not (soul.wakings == wakings + 1 and soul.state == "asleep"):

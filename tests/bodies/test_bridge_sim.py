@@ -130,7 +130,7 @@ async def test_100_concurrent_mixed_requests_to_the_real_firmware(sim):
         answers = await asyncio.gather(*(call for _, call in calls))
         assert time.monotonic() - started < 60
     # A reply matched to the wrong request would have the wrong shape (the client validates each).
-    for (kind, _), answer in zip(calls, answers):
+    for (kind, _), answer in zip(calls, answers, strict=True):
         if kind == "status":
             assert answer == {"online": True}
         elif kind == "look":

@@ -33,7 +33,7 @@ def _stops(robot) -> int:
 
 
 def _audio_times(robot) -> list:
-    return [at for frame, at in zip(robot.received, robot.arrived) if isinstance(frame, bytes)]
+    return [at for frame, at in zip(robot.received, robot.arrived, strict=True) if isinstance(frame, bytes)]
 
 
 def _upstream_mcp_ids(r) -> list:

@@ -87,7 +87,9 @@ async def half_sent_and_broken_requests(python, sim):
         "nothing at all": b"",
         "garbage": b"hello there\r\n\r\n",
     }
-    answers = dict(zip(cases, await asyncio.gather(*(exchange(sim.port, data) for data in cases.values()))))
+    answers = dict(
+        zip(cases, await asyncio.gather(*(exchange(sim.port, data) for data in cases.values())), strict=True)
+    )
     status, body, took = answers["negative length"]
     assert status == 400 and "Content-Length" in body["message"] and took < 2, python
     for name in ("half a body", "half a header"):

@@ -122,9 +122,16 @@ async def test_a_look_at_any_moment_of_the_first_seconds_under_256k_heap(sim_fac
     for _ in delays:
         sims.append(sim_factory(heap="256K") + (time.monotonic(),))
     results = await asyncio.gather(
-        *(asyncio.to_thread(look_after, url, started, delay) for delay, (_, url, started) in zip(delays, sims))
+        *(
+            asyncio.to_thread(look_after, url, started, delay)
+            for delay, (_, url, started) in zip(delays, sims, strict=True)
+        )
     )
-    failed = [(round(delay, 2), status, text[:60]) for delay, (status, text) in zip(delays, results) if status != 200]
+    failed = [
+        (round(delay, 2), status, text[:60])
+        for delay, (status, text) in zip(delays, results, strict=True)
+        if status != 200
+    ]
     assert not failed, failed
     assert all(simulator.process.poll() is None for simulator, _, _ in sims), "a firmware died"
 

@@ -172,7 +172,9 @@ async def test_wifi_failure_is_said_in_words(hal_sim):
         return await until(lambda: any(line.startswith("ready:") for line in lines), 15)
 
     came = await asyncio.gather(*(said_ready(lines) for _, lines in started.values()))
-    for (failure, said), (simulator, lines), ready_came in zip(WIFI_FAILURES.items(), started.values(), came):
+    for (failure, said), (simulator, lines), ready_came in zip(
+        WIFI_FAILURES.items(), started.values(), came, strict=True
+    ):
         assert ready_came, (failure, lines)
         ready = [line for line in lines if line.startswith("ready:")]
         assert ready[0] == f"ready: ip=- wifi={said}", failure

@@ -60,7 +60,7 @@ async def test_crows_on_one_item_banter_in_character_from_backstories_bond_and_r
     # Counted against the list budget: the tokens the banter call really cost are in tokens_used.
     finished = of(stream, "list.finished")[0]
     fake = fake_model[0]
-    banter_usage = [u for b, u in zip(fake.bodies, fake.usages) if b in brain.banter_bodies]
+    banter_usage = [u for b, u in zip(fake.bodies, fake.usages, strict=True) if b in brain.banter_bodies]
     worked = sum(d["tokens"] for d in of(stream, "crow.landed"))
     spent = sum(u["input_tokens"] + u["output_tokens"] for u in banter_usage)
     assert spent > 0 and finished["tokens_used"] == worked + spent

@@ -53,7 +53,7 @@ def test_the_file_reads_back_as_written():
     objects = [Obj("backboard"), *figure("Hugin").objects()]
     back = decode(encode(objects))
     assert [o.type for o in back] == [o.type for o in objects]
-    for wrote, read_back in zip(objects, back):
+    for wrote, read_back in zip(objects, back, strict=True):
         assert set(read_back.props) == set(wrote.props)
         for key, value in wrote.props.items():
             expected = value if isinstance(value, str) else pytest.approx(value, rel=1e-6)

@@ -229,7 +229,7 @@ async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
 
     # Each request repeats the one before it byte for byte up to that one's last breakpoint
     # (the end of its final message), across the waking boundary too ...
-    for before, after in zip(fake.bodies, fake.bodies[1:]):
+    for before, after in zip(fake.bodies, fake.bodies[1:], strict=False):
         previous, latest = cacheable_blocks(before), cacheable_blocks(after)
         last_bp = max(i for i, (_c, _t, ttl) in enumerate(previous) if ttl)
         assert last_bp == len(previous) - 1
@@ -237,7 +237,7 @@ async def test_cache_breakpoints_and_shared_prefix_between_wakings(fake):
     # ... so the fake's cache simulation reads everything sent before, writes only what is new,
     # and nothing goes uncached at the full input price.
     assert fake.usages[0]["cache_creation_input_tokens"] > 0 and fake.usages[0]["cache_read_input_tokens"] == 0
-    for before, usage in zip(fake.bodies, fake.usages[1:]):
+    for before, usage in zip(fake.bodies, fake.usages[1:], strict=False):
         assert usage["cache_read_input_tokens"] == sum(t for _c, t, _ttl in cacheable_blocks(before))
         assert usage["cache_creation_input_tokens"] > 0 and usage["input_tokens"] == 0
         assert usage["cache_creation"]["ephemeral_1h_input_tokens"] == usage["cache_creation_input_tokens"]

@@ -188,7 +188,7 @@ async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_cont
     morning = next(i for i, b in enumerate(bodies) if "It is 08:00, your local time." in last_words(b))
     assert morning > night_waking and "It is 2024-05-02 " in json.dumps(bodies[morning])
     assert usages[morning]["cache_read_input_tokens"] >= compact
-    assert all(u["input_tokens"] == 0 for u, kind in zip(usages, life.kinds) if kind != "keep-warm")
+    assert all(u["input_tokens"] == 0 for u, kind in zip(usages, life.kinds, strict=True) if kind != "keep-warm")
 
 
 async def test_a_person_at_night_comes_first_and_the_next_quiet_waking_consolidates(tmp_path):

@@ -68,7 +68,7 @@ def assert_pairs_whole(messages):
     merged = coalesce(messages)
     assert merged[0].role == "user"
     assert not any(isinstance(b, ToolResult) for b in merged[0].content)
-    for before, message in zip(merged, merged[1:]):
+    for before, message in zip(merged, merged[1:], strict=False):
         results = {b.tool_call_id for b in message.content if isinstance(b, ToolResult)}
         calls = {c.id for c in before.tool_calls()} if before.role == "assistant" else set()
         assert results <= calls

@@ -86,7 +86,7 @@ def test_a_reply_answered_within_its_own_waking_stays_as_it_was():
         said("It is 14:20, your local time.", result("s1", "You will sleep 20 minutes.")),
     ]
     shown = settle_earlier_calls(history, 4, {0, 4}, TOOLS, texts("en"))
-    assert shown[:3] == history[:3] and all(a is b for a, b in zip(shown, history[:3]))
+    assert shown[:3] == history[:3] and all(a is b for a, b in zip(shown, history[:3], strict=False))
     assert [m.to_json() for m in shown[3:]] == [
         {
             "role": "user",
