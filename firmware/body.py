@@ -11,6 +11,7 @@ import asyncio
 from core import config as config_mod
 from core import httpc, serial_frames
 from core.b64json import ImageBody
+from core.clock import sleep_ms
 from core.emotions import nearest_face
 from core.face import Avatar
 from core.log import log
@@ -30,11 +31,6 @@ READY_REPEAT_FOR_MS = 60000
 # A soul answers /nudge at once; one that does not (a laptop asleep, a wrong address that swallows
 # packets) must not hold the nudge: after this long it goes up the cable or is reported.
 NUDGE_TIMEOUT_S = 5
-
-
-async def sleep_ms(ms):
-    # MicroPython has asyncio.sleep_ms; CPython only asyncio.sleep.
-    await asyncio.sleep(ms / 1000)
 
 
 def audio_room(config, listening=None):

@@ -21,6 +21,7 @@ import gc
 import json
 
 from core import httpc
+from core.clock import sleep_ms
 from core.log import log
 from core.vad import FRAME_BYTES, FRAME_MS, PREROLL_FRAMES, START_FRAMES, Endpointer
 
@@ -33,15 +34,6 @@ THINKING_MS = 20000  # the thinking face waits this long for the answer's first 
 SEND_TIMEOUT_S = 3  # a piece of audio that cannot be handed to the network by then: the ears server is gone
 ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then some
 COULD_NOT_HEAR = "someone spoke to me but I couldn't hear the words: "
-
-
-async def _sleep_ms(ms):
-    await asyncio.sleep(ms / 1000)
-
-
-# MicroPython's own sleep_ms makes nothing on the heap; a wrapper would make a coroutine (and a float)
-# each time the loop waits for the microphone. CPython has only asyncio.sleep.
-sleep_ms = getattr(asyncio, "sleep_ms", _sleep_ms)
 
 
 class Listening:

@@ -12,6 +12,7 @@ speaking into it).
 import asyncio
 
 from core import httpc, wav
+from core.clock import sleep_ms
 from core.face import audio_level
 from core.log import log
 
@@ -24,13 +25,6 @@ ROOM_BYTES = PCM_CHUNK * PCM_BUFFERS  # what speech takes of the body's audio ro
 TALK_MS_PER_CHAR = 60  # how long the mouth moves for text spoken without a TTS server
 BUS_WAIT_MS = 20  # how often the speaker looks whether the microphone let go of the bus
 FAILED_PAUSE_MS = 100  # after a failure, before the next utterance (a broken speaker must not spin the loop)
-
-
-async def _sleep_ms(ms):
-    await asyncio.sleep(ms / 1000)
-
-
-sleep_ms = getattr(asyncio, "sleep_ms", _sleep_ms)  # MicroPython's makes nothing on the heap; CPython has none
 
 
 class Speaking:

@@ -1,9 +1,22 @@
 """Time seams. Core logic never reads a clock itself; it is handed milliseconds.
 
+`sleep_ms` is the one way the firmware waits: MicroPython's own asyncio.sleep_ms, which makes nothing
+on the heap (a wrapper would make a coroutine, and a float, each time a loop waits), or on CPython,
+which has none, asyncio.sleep in seconds.
+
 `Monotonic` turns a wrapping tick counter (MicroPython's time.ticks_ms wraps
 after ~12 days on the ESP32) into milliseconds that only grow. Tests hand the
 core a `FakeClock` and move it by hand.
 """
+
+import asyncio
+
+
+async def _sleep_ms(ms):
+    await asyncio.sleep(ms / 1000)
+
+
+sleep_ms = getattr(asyncio, "sleep_ms", _sleep_ms)
 
 
 class Monotonic:
