@@ -67,7 +67,7 @@ class Parser(argparse.ArgumentParser):
         if "invalid choice: '" not in message:
             return None
         value = message.split("invalid choice: '", 1)[1].split("'", 1)[0]
-        for before, token in zip(self.argv, self.argv[1:]):
+        for before, token in zip(self.argv, self.argv[1:], strict=False):
             if token == value and before.startswith("-") and before.split("=")[0] not in self._option_string_actions:
                 return f"unrecognized argument: {before}"
         return None

@@ -45,7 +45,7 @@ def spoken_reply(text: str, *, hold_open: bool = False) -> str:
                 for j in range(start, i + 1):
                     drop[j] = True
     end = open_at[0] if hold_open and open_at else len(text)
-    kept = "".join(ch for ch, gone in zip(text[:end], drop) if not gone)
+    kept = "".join(ch for ch, gone in zip(text[:end], drop, strict=False) if not gone)
     return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(kept.split()))
 
 
