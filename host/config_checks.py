@@ -11,9 +11,14 @@ It sits on the ground floor so every feature can use it without importing
 another feature (the soul's config and the flock's config both do).
 """
 
+import copy
+import dataclasses
 import difflib
 import json
+import typing
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -158,3 +163,166 @@ def read_json_file(path: Path, missing_hint: str = ""):
         raise ConfigError(
             f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
         ) from None
+
+
+# --- tables: each option declared once ---------------------------------------------------
+#
+# A config is a frozen dataclass whose fields are `option(...)`s and `section(...)`s. One
+# field holds everything about an option: its key in the file (the attribute's name in
+# camelCase unless `key` says otherwise: max_sleep_minutes <-> loop.maxSleepMinutes), its
+# flag, its type (the annotation), its default, its check and its help. From the class come
+# the spec `fill` reads a file with (`spec_of`), the typed object (`read`, `build`), the
+# argparse options (`add_flags`) and the flags laid over a config (`with_flags`). Python reads
+# `cfg.loop.max_sleep_minutes`; only the files and their messages speak camelCase.
+
+OPTION = "soulstack.option"
+SECTION = "soulstack.section"
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    default: Any
+    check: Callable | None
+    help: str
+    flag: str | None  # "--port"; None: the file only
+    key: str | None  # the file's key; None: camelCase of the attribute; "" (in_file=False): no key
+    env: str | None  # a secret: the flag also comes as FLAG-file and from $env (commandline.add_secret)
+    metavar: str | None
+    choices: tuple | None
+    many: bool  # the flag may be given again and again (argparse "append")
+
+
+def option(
+    default: Any = None,
+    check: Callable | None = None,
+    help: str = "",
+    *,
+    flag: str | None = None,
+    key: str | None = None,
+    in_file: bool = True,
+    env: str | None = None,
+    metavar: str | None = None,
+    choices: tuple | None = None,
+    many: bool = False,
+) -> Any:
+    """One option of a config table (a frozen dataclass's field); see the section's comment."""
+    meta = {OPTION: Option(default, check, help, flag, key if in_file else "", env, metavar, choices, many)}
+    if isinstance(default, (list, dict)):  # each config gets its own copy of a list or dict default
+        return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def section(table: type, key: str | None = None) -> Any:
+    """A nested object of the file (`loop`, `body.endpoints`), itself a table."""
+    return dataclasses.field(default_factory=table, metadata={SECTION: key})
+
+
+def camel(name: str) -> str:
+    """max_sleep_minutes -> maxSleepMinutes: the file's spelling of an attribute."""
+    first, *rest = name.split("_")
+    return first + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def file_key(item: dataclasses.Field) -> str:
+    meta = item.metadata.get(OPTION) or item.metadata
+    given = meta.key if isinstance(meta, Option) else meta.get(SECTION)
+    return camel(item.name) if given is None else given
+
+
+def spec_of(table: type) -> dict:
+    """The spec `fill` reads a file with: {key: (default, check) or a nested spec}, in the table's order."""
+    spec = {}
+    for item in dataclasses.fields(table):
+        if SECTION in item.metadata:
+            spec[file_key(item)] = spec_of(item.default_factory)  # type: ignore[arg-type]
+        elif (meta := item.metadata.get(OPTION)) and meta.key != "":
+            spec[file_key(item)] = (copy.deepcopy(meta.default), meta.check)  # a list default is each config's own
+    return spec
+
+
+def build(table: type, values: dict):
+    """The frozen config object from a filled dict in the file's keys (what `fill` returns)."""
+    kwargs = {}
+    for item in dataclasses.fields(table):
+        if SECTION in item.metadata:
+            kwargs[item.name] = build(item.default_factory, values[file_key(item)])  # type: ignore[arg-type]
+        elif item.metadata.get(OPTION) and item.metadata[OPTION].key != "":
+            kwargs[item.name] = values[file_key(item)]
+    return table(**kwargs)
+
+
+def read(table: type, given, warnings: list, who: str, path: str = "", special=None, known_elsewhere=None):
+    """The config object from a file's decoded JSON: defaults filled, every value checked, warnings
+    for unknown keys (with "did you mean"); ConfigError in one line for a wrong value."""
+    return build(table, fill(spec_of(table), given, path, warnings, who, special, known_elsewhere))
+
+
+def flag_options(table: type, prefix: tuple = ()):
+    """(attribute path, Option) for every option of `table` with a flag, sections included."""
+    for item in dataclasses.fields(table):
+        if SECTION in item.metadata:
+            yield from flag_options(item.default_factory, (*prefix, item.name))  # type: ignore[arg-type]
+        elif (meta := item.metadata.get(OPTION)) and meta.flag:
+            yield (*prefix, item.name), meta
+
+
+def dest(meta: Option) -> str:
+    return meta.flag.lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+
+
+def add_flags(parser, table: type, groups: dict | None = None, add_secret: Callable | None = None) -> None:
+    """The argparse options of every flagged option in `table`, in its order. Each is None unless
+    given, so `with_flags` lays only what the command line said over the file and the defaults.
+    `groups`: the first attribute of an option's path -> the argparse group it is listed under.
+    `add_secret`: soulstack.commandline.add_secret, for the options with an `env` (passed in, since
+    the ground floor's modules do not import each other)."""
+    hints = {}
+    for path, meta in flag_options(table):
+        owner = table
+        for name in path[:-1]:
+            owner = next(f for f in dataclasses.fields(owner) if f.name == name).default_factory
+        hints.setdefault(owner, typing.get_type_hints(owner))
+        kind = hints[owner][path[-1]]
+        target = (groups or {}).get(path[0], parser)
+        shown = meta.help
+        unsaid = meta.default is None or meta.default is False or meta.default in ([], {})  # nothing worth saying
+        if not unsaid and "(default" not in shown and not meta.env:
+            shown += f" (default {meta.default:g})" if isinstance(meta.default, float) else f" (default {meta.default})"
+        if meta.env:
+            assert add_secret is not None, f"{meta.flag} is a secret: pass add_secret"
+            add_secret(target, meta.flag, meta.env, shown)
+            continue
+        extra: dict = {"metavar": meta.metavar} if meta.metavar else {}
+        if meta.choices:
+            extra["choices"] = meta.choices
+        base = next((t for t in typing.get_args(kind) if t is not type(None)), kind)
+        if base is bool:
+            target.add_argument(meta.flag, action="store_true", default=None, help=shown)
+        elif meta.many:
+            target.add_argument(meta.flag, action="append", help=shown, **extra)
+        else:
+            target.add_argument(meta.flag, type=base if base in (int, float) else str, help=shown, **extra)
+
+
+def with_flags(config, args):
+    """`config` with every flag the command line gave (not None) in place of its value."""
+    changes: dict = {}
+    for path, meta in flag_options(type(config)):
+        value = getattr(args, dest(meta), None)
+        if value is not None:
+            changes[path] = value
+    return replaced(config, changes)
+
+
+def replaced(config, changes: dict):
+    """A copy of a frozen config with {attribute path tuple: value} changed, sections and all."""
+    own = {path[0]: value for path, value in changes.items() if len(path) == 1}
+    for name in {path[0] for path in changes if len(path) > 1}:
+        inner = {path[1:]: value for path, value in changes.items() if len(path) > 1 and path[0] == name}
+        own[name] = replaced(getattr(config, name), inner)
+    return dataclasses.replace(config, **own)
+
+
+def defaults_of(table: type) -> dict:
+    """{attribute path: default} of every flagged option (a command with no file starts from these)."""
+    return {path: meta.default for path, meta in flag_options(table)}

@@ -10,7 +10,9 @@ from soulstack.flock.nests.harness import NestConfig
 
 
 def register(subparsers) -> None:
-    defaults = FlockConfig()
+    from soulstack.config_checks import add_flags
+    from soulstack.flock.config import FlockSettings
+
     parser = subparsers.add_parser(
         "flock", help="run the flock server and its web page", description="Run the flock server and its web page."
     )
@@ -20,87 +22,13 @@ def register(subparsers) -> None:
         help="the flock's options in a JSON file (flock.config.json; docs/flock-and-soul.md); "
         "flags given here win over it (default: $FLOCK_CONFIG, else none)",
     )
-    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default 8470)")
-    parser.add_argument("--data", help="data directory (default .crows)")
-    add_secret(
-        parser,
-        "--token",
-        "FLOCK_TOKEN",
-        "lock the flock: every /api/ route and the event stream need this bearer token; the page asks for it once",
-    )
     add_insecure_no_token(parser)
-    parser.add_argument(
-        "--provider",
-        choices=["anthropic", "openai", "brainstem"],
-        help="model provider (default: anthropic if ANTHROPIC_API_KEY is set, "
-        "openai if OPENAI_BASE_URL is set, else brainstem)",
-    )
-    parser.add_argument("--model", help="model id (default: the provider's default)")
-    parser.add_argument(
-        "--demo",
-        action="store_true",
-        default=None,
-        help="no model: a scripted flock brain answers every call, paced so you can watch "
-        "(the page says it is a demo; docs/try-the-flock-offline.md)",
-    )
-    parser.add_argument(
-        "--demo-pace",
-        type=float,
-        metavar="SECONDS",
-        help="with --demo: about how long each scripted answer takes (default 1.5; 0 answers at once)",
-    )
-    parser.add_argument("--token-budget", type=int, help=f"tokens per list (default {defaults.token_budget})")
-    parser.add_argument(
-        "--concurrency", type=int, help=f"items of one list worked at once (default {defaults.concurrency})"
-    )
-    parser.add_argument(
-        "--lists-per-minute",
-        type=int,
-        help=f"lists one requester may send per minute (default {defaults.lists_per_minute})",
-    )
-    parser.add_argument(
-        "--heartbeat", type=float, help=f"seconds between SSE heartbeat comments (default {defaults.heartbeat_s:g})"
-    )
-    parser.add_argument(
-        "--rive",
-        metavar="FILE",
-        help="your own .riv file to draw the crows on the page (docs/ui-inputs.md); "
-        "without it the flock's built-in crows are drawn (docs/rive-crows.md); "
-        "a file the page cannot use stops the flock at start; without the npm runtime the page draws SVG",
-    )
     parser.add_argument(
         "--verbose", action="store_true", help="also log every HTTP request (access lines, model calls)"
     )
-    parser.add_argument(
-        "--jev-band",
-        type=float,
-        help=f"Jev's high band: at or above it Jev's kind stands (default {NestConfig().band:g})",
-    )
-    parser.add_argument(
-        "--jev-base-url",
-        help="tag with an OpenAI-compatible server's logprobs instead of the "
-        "local classifier (e.g. http://127.0.0.1:8080/v1)",
-    )
-    parser.add_argument("--jev-model", default="default", help="the model id for --jev-base-url (default 'default')")
     robot = parser.add_argument_group("the robot", "tell a person on the desk robot what needs them")
-    robot.add_argument("--body", help="a Body Protocol body's URL: the flock speaks approvals and shows its mood there")
-    add_secret(robot, "--body-token", "BODY_TOKEN", "bearer token for --body")
-    robot.add_argument(
-        "--body-min-interval", type=float, help="seconds between two utterances; news meanwhile is merged (default 30)"
-    )
-    robot.add_argument("--quiet-hours", help="local hours with no speech, e.g. 22-7 (news waits for the morning)")
-    robot.add_argument(
-        "--soul",
-        help="the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
-        "the flock tells the soul with nudges instead of talking over it",
-    )
-    add_secret(robot, "--soul-token", "NUDGE_TOKEN", "the soul's nudge token")
-    robot.add_argument(
-        "--soul-min-interval",
-        type=float,
-        help="seconds between two nudges to the soul; news meanwhile is merged (default 10)",
-    )
+    # Every other option is one field of the flock's table (soulstack.flock.config), its flag included.
+    add_flags(parser, FlockSettings, groups={"body": robot, "soul": robot}, add_secret=add_secret)
     parser.set_defaults(func=run)
     commands = parser.add_subparsers(dest="flock_command", metavar="{jev-report,export-rive}")
     report = commands.add_parser(
@@ -197,8 +125,8 @@ def run_report(args) -> int:
     return 0
 
 
-def read_config(args) -> list:
-    """The config file's values for every flag left unset (flags win); the warnings to print."""
+def read_config(args):
+    """The flock's settings: the config file's values, the flags laid over them; the warnings to print."""
     from soulstack.config_checks import ConfigError
     from soulstack.flock.config import apply
 
@@ -208,36 +136,39 @@ def read_config(args) -> list:
         raise UsageError(str(error)) from None
 
 
-def build_robot(args):
-    """The flock's voice on the robot from the flags, or None, and a line saying where it goes.
-    Every voice flag is checked, also one that the other voice makes unused."""
+def build_robot(settings):
+    """The flock's voice on the robot from the settings, or None, and a line saying where it goes.
+    Every voice option is checked, also one that the other voice makes unused."""
     from soulstack.flock.config import parse_quiet_hours
     from soulstack.flock.voice.robot import BodyVoice, SoulVoice
 
-    for flag in ("body", "soul"):
-        url = getattr(args, flag)
+    body, soul = settings.body, settings.soul
+    for flag, url in (("body", body.url), ("soul", soul.url)):
         if url and not url.startswith(("http://", "https://")):
             raise UsageError(f"--{flag} must be an http(s) URL such as http://127.0.0.1:9310, not {url!r}")
-    for flag in ("soul_min_interval", "body_min_interval"):
-        if getattr(args, flag) < 0:
-            raise UsageError(f"--{flag.replace('_', '-')} must be 0 or more seconds")
+    for flag, seconds in (
+        ("soul-min-interval", soul.min_interval_seconds),
+        ("body-min-interval", body.min_interval_seconds),
+    ):
+        if seconds < 0:
+            raise UsageError(f"--{flag} must be 0 or more seconds")
     quiet = None
-    if args.quiet_hours:
+    if body.quiet_hours:
         try:
-            quiet = parse_quiet_hours(args.quiet_hours)
+            quiet = parse_quiet_hours(body.quiet_hours)
         except ValueError:
-            raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {args.quiet_hours!r}") from None
-    if args.soul:
-        unused = f"; the body {args.body} is not spoken to (one voice per body: the soul's)" if args.body else ""
+            raise UsageError(f"--quiet-hours takes START-END hours such as 22-7, not {body.quiet_hours!r}") from None
+    if soul.url:
+        unused = f"; the body {body.url} is not spoken to (one voice per body: the soul's)" if body.url else ""
         voice = SoulVoice(
-            args.soul.rstrip("/") + "/nudge", token=args.soul_token or None, min_interval_s=args.soul_min_interval
+            soul.url.rstrip("/") + "/nudge", token=soul.token or None, min_interval_s=soul.min_interval_seconds
         )
-        return voice, f"tells the soul at {args.soul} what needs a person (nudges){unused}"
-    if args.body:
+        return voice, f"tells the soul at {soul.url} what needs a person (nudges){unused}"
+    if body.url:
         voice = BodyVoice(
-            args.body, token=args.body_token or None, min_interval_s=args.body_min_interval, quiet_hours=quiet
+            body.url, token=body.token or None, min_interval_s=body.min_interval_seconds, quiet_hours=quiet
         )
-        return voice, f"speaks on the body at {args.body}" + (f", quiet {args.quiet_hours}" if quiet else "")
+        return voice, f"speaks on the body at {body.url}" + (f", quiet {body.quiet_hours}" if quiet else "")
     return None, "no robot to tell a person (--body URL or --soul URL)"
 
 
@@ -288,62 +219,65 @@ def describe(model) -> str:
     return f"{model.provider} {model.model_id}"
 
 
-def build_jev(args):
+def build_jev(settings):
     """Jev's backend: None for the local classifier, or the logprobs backend."""
-    if not args.jev_base_url:
+    if not settings.jev_base_url:
         return None
     from soulstack.flock.jev.llm import LlmJev
 
-    return LlmJev(args.jev_model, args.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
+    return LlmJev(settings.jev_model, settings.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
 
 
 def run(args) -> int:
     from soulstack.flock.app import make_flock_app
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
 
-    warnings = read_config(args)
-    if not 1 <= args.port <= 65535:
+    settings, warnings = read_config(args)
+    if not 1 <= settings.port <= 65535:
         raise UsageError("--port must be 1-65535")
     for name in ("token_budget", "concurrency", "lists_per_minute"):
-        if getattr(args, name) < 1:
+        if getattr(settings, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.heartbeat <= 0:
+    if settings.heartbeat_seconds <= 0:
         raise UsageError("--heartbeat must be more than 0 seconds")
-    if not 0 < args.jev_band <= 1:
+    if not 0 < settings.jev_band <= 1:
         raise UsageError("--jev-band must be more than 0 and at most 1")
-    check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
-    rive_warnings = check_rive(args.rive) if args.rive is not None else []  # a file it cannot use stops here
-    model = build_model(args.provider, args.model, args.demo, args.demo_pace)
+    check_exposure(settings.host, bool(settings.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
+    rive_warnings = check_rive(settings.rive) if settings.rive is not None else []  # a file it cannot use stops here
+    model = build_model(settings.provider, settings.model, settings.demo, settings.demo_pace_seconds)
     config = FlockConfig(
-        token_budget=args.token_budget,
-        concurrency=args.concurrency,
-        lists_per_minute=args.lists_per_minute,
-        heartbeat_s=args.heartbeat,
+        token_budget=settings.token_budget,
+        concurrency=settings.concurrency,
+        lists_per_minute=settings.lists_per_minute,
+        heartbeat_s=settings.heartbeat_seconds,
     )
+    data = settings.data_dir
     try:
-        os.makedirs(args.data, exist_ok=True)
+        os.makedirs(data, exist_ok=True)
     except OSError as error:
-        raise UsageError(f"--data {args.data}: {error.strerror}")
-    lock = hold_data(args.data)  # noqa: F841 (held until the process ends)
+        raise UsageError(f"--data {data}: {error.strerror}")
+    lock = hold_data(data)  # noqa: F841 (held until the process ends)
     setup_logging(verbose=args.verbose)
     for warning in warnings:
         print(f"flock: {warning}", file=sys.stderr, flush=True)
-    robot, voice = build_robot(args)
+    robot, voice = build_robot(settings)
     brain = describe(model)
-    print(f"flock: http://{args.host}:{args.port}/  data {args.data}  model {brain}", flush=True)
+    print(f"flock: http://{settings.host}:{settings.port}/  data {data}  model {brain}", flush=True)
     print(f"flock: {voice}", flush=True)
     for line in rive_warnings:
         print(f"flock: {line}", flush=True)
     app = make_flock_app(
-        args.data,
+        data,
         model,
         config=config,
-        token=args.token or None,
+        token=settings.token or None,
         robot=robot,
-        rive=args.rive,
-        nest_config=NestConfig(band=args.jev_band),
-        jev=build_jev(args),
+        rive=settings.rive,
+        nest_config=NestConfig(band=settings.jev_band),
+        jev=build_jev(settings),
     )
     return run_until_stopped(
-        serve_forever(app, args.host, args.port, announce=lambda line: None, insecure_no_token=args.insecure_no_token)
+        serve_forever(
+            app, settings.host, settings.port, announce=lambda line: None, insecure_no_token=args.insecure_no_token
+        )
     )

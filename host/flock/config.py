@@ -1,23 +1,43 @@
-"""flock.config.json: the flock's options in a file (`soulstack flock --config FILE`, or $FLOCK_CONFIG).
+"""flock.config.json and the `soulstack flock` flags: one table, `FlockSettings`.
 
-The keys mirror the flags, in camelCase like soul.config.json. A flag given on
-the command line (or its environment variable: FLOCK_TOKEN, BODY_TOKEN,
-NUDGE_TOKEN) wins over the file; the file wins over the built-in defaults.
-The checks are the soul's (soulstack.config_checks): a wrong value stops
-start-up with one line naming the key; an unknown key is a warning.
+Each option is declared once, as a field of the frozen dataclasses below (soulstack.config_checks'
+tables): its key in the file (camelCase, like soul.config.json: `body.minIntervalSeconds`), its
+flag (`--body-min-interval`), its type, default, check and help. From them come the flags, the
+file's reader and the object the flock runs on (`settings.body.min_interval_seconds`).
 
-To add a key: one entry in SPEC, one in FLAGS, a line in docs/flock-and-soul.md.
+A flag given on the command line (or its environment variable: FLOCK_TOKEN, BODY_TOKEN,
+NUDGE_TOKEN) wins over the file; the file wins over the built-in defaults. A wrong value in
+the file stops start-up with one line naming the key; an unknown key is a warning.
+
+To add an option: one field here, a line in docs/flock-and-soul.md.
 """
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
-from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
+from soulstack.config_checks import (
+    ConfigError,
+    boolean,
+    choice,
+    number,
+    option,
+    port,
+    read,
+    read_json_file,
+    replaced,
+    section,
+    string,
+    url,
+    with_flags,
+)
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.lists.flow import FlockConfig
 
 ENV = "FLOCK_CONFIG"
+# The flock's minds: the model seam's providers but Bedrock, which only the soul's config reaches.
+PROVIDERS = ("anthropic", "openai", "brainstem")
 
 
 def parse_quiet_hours(text: str) -> tuple:
@@ -47,94 +67,145 @@ def positive(path, value):
 
 DEFAULTS = FlockConfig()  # the numbers' defaults live with the flow that uses them
 
-SPEC = {
-    "host": ("127.0.0.1", string(nonempty=True)),
-    "port": (8470, port(minimum=1)),
-    "dataDir": (".crows", string(nonempty=True)),
-    "token": (None, string(optional=True)),
-    "provider": (None, choice("anthropic", "openai", "brainstem", optional=True)),
-    "model": (None, string(optional=True)),
-    "demo": (False, boolean),
-    "demoPaceSeconds": (1.5, number(0, 60)),  # soulstack.flock.demo.model.PACE_S
-    "tokenBudget": (DEFAULTS.token_budget, number(1, integer=True)),
-    "concurrency": (DEFAULTS.concurrency, number(1, integer=True)),
-    "listsPerMinute": (DEFAULTS.lists_per_minute, number(1, integer=True)),
-    "heartbeatSeconds": (DEFAULTS.heartbeat_s, positive),
-    "rive": (None, string(optional=True)),
-    "jevBand": (DEFAULT_BAND, number(0.01, 1)),  # chosen from Jev's separate set (jev/evaluate.py)
-    "body": {
-        "url": (None, url(optional=True)),
-        "token": (None, string(optional=True)),
-        "minIntervalSeconds": (30.0, number(0)),
-        "quietHours": (None, quiet_hours),
-    },
-    "soul": {
-        "url": (None, url(optional=True)),
-        "token": (None, string(optional=True)),
-        "minIntervalSeconds": (10.0, number(0)),  # the nudge contract's sender: at most one nudge per this
-    },
-}
 
-# key path in the file -> the flag's attribute on the parsed arguments
-FLAGS = {
-    "host": "host",
-    "port": "port",
-    "dataDir": "data",
-    "token": "token",
-    "provider": "provider",
-    "model": "model",
-    "demo": "demo",
-    "demoPaceSeconds": "demo_pace",
-    "tokenBudget": "token_budget",
-    "concurrency": "concurrency",
-    "listsPerMinute": "lists_per_minute",
-    "heartbeatSeconds": "heartbeat",
-    "rive": "rive",
-    "jevBand": "jev_band",
-    "body.url": "body",
-    "body.token": "body_token",
-    "body.minIntervalSeconds": "body_min_interval",
-    "body.quietHours": "quiet_hours",
-    "soul.url": "soul",
-    "soul.token": "soul_token",
-    "soul.minIntervalSeconds": "soul_min_interval",
-}
+@dataclasses.dataclass(frozen=True)
+class BodyVoiceSettings:
+    url: str | None = option(
+        None,
+        url(optional=True),
+        "a Body Protocol body's URL: the flock speaks approvals and shows its mood there",
+        flag="--body",
+    )
+    token: str | None = option(
+        None, string(optional=True), "bearer token for --body", flag="--body-token", env="BODY_TOKEN"
+    )
+    min_interval_seconds: float = option(
+        30.0, number(0), "seconds between two utterances; news meanwhile is merged", flag="--body-min-interval"
+    )
+    quiet_hours: str | None = option(
+        None, quiet_hours, "local hours with no speech, e.g. 22-7 (news waits for the morning)", flag="--quiet-hours"
+    )
 
 
-def from_dict(raw) -> tuple[dict, list]:
-    """(config with every default filled, warnings). Raises ConfigError."""
+@dataclasses.dataclass(frozen=True)
+class SoulVoiceSettings:
+    url: str | None = option(
+        None,
+        url(optional=True),
+        "the soul living in that body (its base URL, e.g. http://127.0.0.1:9202): "
+        "the flock tells the soul with nudges instead of talking over it",
+        flag="--soul",
+    )
+    token: str | None = option(
+        None, string(optional=True), "the soul's nudge token", flag="--soul-token", env="NUDGE_TOKEN"
+    )
+    min_interval_seconds: float = option(  # the nudge contract's sender: at most one nudge per this
+        10.0, number(0), "seconds between two nudges to the soul; news meanwhile is merged", flag="--soul-min-interval"
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class FlockSettings:
+    host: str = option("127.0.0.1", string(nonempty=True), "address to listen on", flag="--host")
+    port: int = option(8470, port(minimum=1), "port", flag="--port")
+    data_dir: str = option(".crows", string(nonempty=True), "data directory", flag="--data")
+    token: str | None = option(
+        None,
+        string(optional=True),
+        "lock the flock: every /api/ route and the event stream need this bearer token; the page asks for it once",
+        flag="--token",
+        env="FLOCK_TOKEN",
+    )
+    provider: str | None = option(
+        None,
+        choice(*PROVIDERS, optional=True),
+        "model provider (default: anthropic if ANTHROPIC_API_KEY is set, openai if OPENAI_BASE_URL is set, else brainstem)",
+        flag="--provider",
+        choices=PROVIDERS,
+    )
+    model: str | None = option(
+        None, string(optional=True), "model id (default: the provider's default)", flag="--model"
+    )
+    demo: bool = option(
+        False,
+        boolean,
+        "no model: a scripted flock brain answers every call, paced so you can watch "
+        "(the page says it is a demo; docs/try-the-flock-offline.md)",
+        flag="--demo",
+    )
+    demo_pace_seconds: float = option(  # soulstack.flock.demo.model.PACE_S
+        1.5,
+        number(0, 60),
+        "with --demo: about how long each scripted answer takes (default 1.5; 0 answers at once)",
+        flag="--demo-pace",
+        metavar="SECONDS",
+    )
+    token_budget: int = option(DEFAULTS.token_budget, number(1, integer=True), "tokens per list", flag="--token-budget")
+    concurrency: int = option(
+        DEFAULTS.concurrency, number(1, integer=True), "items of one list worked at once", flag="--concurrency"
+    )
+    lists_per_minute: int = option(
+        DEFAULTS.lists_per_minute,
+        number(1, integer=True),
+        "lists one requester may send per minute",
+        flag="--lists-per-minute",
+    )
+    heartbeat_seconds: float = option(
+        DEFAULTS.heartbeat_s, positive, "seconds between SSE heartbeat comments", flag="--heartbeat"
+    )
+    rive: str | None = option(
+        None,
+        string(optional=True),
+        "your own .riv file to draw the crows on the page (docs/ui-inputs.md); "
+        "without it the flock's built-in crows are drawn (docs/rive-crows.md); "
+        "a file the page cannot use stops the flock at start; without the npm runtime the page draws SVG",
+        flag="--rive",
+        metavar="FILE",
+    )
+    jev_band: float = option(  # chosen from Jev's separate set (jev/evaluate.py)
+        DEFAULT_BAND, number(0.01, 1), "Jev's high band: at or above it Jev's kind stands", flag="--jev-band"
+    )
+    # Jev's other backend is for a person trying a model by hand: flags only, not in the file.
+    jev_base_url: str | None = option(
+        None,
+        None,
+        "tag with an OpenAI-compatible server's logprobs instead of the local classifier (e.g. http://127.0.0.1:8080/v1)",
+        flag="--jev-base-url",
+        in_file=False,
+    )
+    jev_model: str = option(
+        "default", None, "the model id for --jev-base-url (default 'default')", flag="--jev-model", in_file=False
+    )
+    body: BodyVoiceSettings = section(BodyVoiceSettings)
+    soul: SoulVoiceSettings = section(SoulVoiceSettings)
+
+
+def from_dict(raw) -> tuple[FlockSettings, list]:
+    """(settings with every default filled, warnings). Raises ConfigError."""
     warnings: list = []
-    return fill(SPEC, raw, "", warnings, "the flock"), warnings
+    return read(FlockSettings, raw, warnings, "the flock"), warnings
 
 
-def load(path: Path) -> tuple[dict, list]:
-    cfg, warnings = from_dict(read_json_file(path, f"write one (docs/flock-and-soul.md) or drop --config/${ENV}"))
+def load(path: Path) -> tuple[FlockSettings, list]:
+    settings, warnings = from_dict(read_json_file(path, f"write one (docs/flock-and-soul.md) or drop --config/${ENV}"))
     folder = Path(path).resolve().parent
-    for key in ("dataDir", "rive"):  # relative to the file, as the soul's soulDir is
-        if cfg[key] is not None and not os.path.isabs(os.path.expanduser(cfg[key])):
-            cfg[key] = str(folder / cfg[key])
-    return cfg, warnings
+    relative = {}  # relative to the file, as the soul's soulDir is
+    for name in ("data_dir", "rive"):
+        given = getattr(settings, name)
+        if given is not None and not os.path.isabs(os.path.expanduser(given)):
+            relative[(name,)] = str(folder / given)
+    return replaced(settings, relative), warnings
 
 
-def value_at(cfg: dict, key_path: str):
-    for part in key_path.split("."):
-        cfg = cfg[part]
-    return cfg
-
-
-def apply(args, env=os.environ) -> list:
-    """Fill every flag the command line left unset from the config file (or the defaults); the warnings.
-
-    Raises ConfigError naming the file and the key."""
+def apply(args, env=os.environ) -> tuple[FlockSettings, list]:
+    """The settings: the config file (or the defaults) with every flag the command line gave laid
+    over it; the warnings. Raises ConfigError naming the file and the key."""
     path = args.config or env.get(ENV)
     if path:
         try:
-            cfg, warnings = load(Path(path))
+            settings, warnings = load(Path(path))
         except ConfigError as error:
             raise ConfigError(str(error) if str(error).startswith(str(path)) else f"{path}: {error}") from None
     else:
-        cfg, warnings = from_dict({})
-    for key_path, attr in FLAGS.items():
-        if getattr(args, attr) is None:
-            setattr(args, attr, value_at(cfg, key_path))
-    return [f"{path}: {warning}" for warning in warnings]
+        settings, warnings = from_dict({})
+    return with_flags(settings, args), [f"{path}: {warning}" for warning in warnings]

@@ -4,6 +4,7 @@ warning; a flag wins over the file."""
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,9 +14,11 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import unused_port
 
-from soulstack.config_checks import ConfigError
+from soulstack.config_checks import ConfigError, camel, dest, flag_options, spec_of, with_flags
 from soulstack.flock import commands
-from soulstack.flock.config import FLAGS, SPEC, from_dict, value_at
+from soulstack.flock.config import FlockSettings, from_dict
+from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.nests.harness import NestConfig
 from soulstack.soul import config as soul_config
 from soulstack.soul.tools.builtin import make_tools
 from tests.helpers import ROOT
@@ -101,28 +104,45 @@ async def test_the_file_from_the_environment_runs_the_flock_and_a_flag_wins(tmp_
     assert "Traceback" not in said
 
 
-def test_every_key_of_the_file_is_a_flag_and_the_defaults_agree():
+def test_every_key_of_the_file_is_a_flag_and_unset_flags_leave_the_file_its_say():
     parser = argparse.ArgumentParser()
     commands.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["flock"])
-    defaults = from_dict({})[0]
-    leaves = []
+    in_file = set(flatten(spec_of(FlockSettings)))
+    flagged = {".".join(camel(part) for part in path): meta for path, meta in flag_options(FlockSettings)}
+    assert in_file <= set(flagged)  # jevBaseUrl and jevModel are flags only
+    assert set(flagged) - in_file == {"jevBaseUrl", "jevModel"}
+    for meta in flagged.values():
+        assert getattr(args, dest(meta)) in (None, os.environ.get(meta.env or "-")), meta.flag  # the file fills it
+    settings, _ = from_dict({})
+    assert settings.port == 8470 and settings.body.min_interval_seconds == 30
+    assert settings.heartbeat_seconds == FlockConfig().heartbeat_s and settings.jev_band == NestConfig().band
 
-    def walk(spec, prefix):
-        for key, rule in spec.items():
-            (walk(rule, prefix + key + ".") if isinstance(rule, dict) else leaves.append(prefix + key))
 
-    walk(SPEC, "")
-    assert sorted(leaves) == sorted(FLAGS)
-    for key_path, attr in FLAGS.items():
-        assert hasattr(args, attr), attr
-        assert getattr(args, attr) in (
-            None,
-            os.environ.get("FLOCK_TOKEN"),
-            os.environ.get("BODY_TOKEN"),
-            os.environ.get("NUDGE_TOKEN"),
-        ), attr  # unset: the file or its default fills it
-    assert value_at(defaults, "port") == 8470 and value_at(defaults, "body.minIntervalSeconds") == 30
+def test_the_file_keys_fill_the_settings_and_a_flag_wins():
+    settings, warnings = from_dict({"dataDir": "d", "body": {"quietHours": "22-7", "minIntervalSeconds": 5}})
+    assert warnings == []
+    assert (settings.data_dir, settings.body.quiet_hours, settings.body.min_interval_seconds) == ("d", "22-7", 5)
+    parser = argparse.ArgumentParser()
+    commands.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["flock", "--body-min-interval", "7", "--port", "9000", "--demo"])
+    laid = with_flags(settings, args)
+    assert (laid.body.min_interval_seconds, laid.port, laid.demo, laid.data_dir) == (7.0, 9000, True, "d")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        laid.port = 1  # type: ignore[misc]
+
+
+def test_a_mistyped_key_is_a_warning_that_names_the_close_one():
+    _, warnings = from_dict({"heartbeatSecond": 3, "body": {"quiethours": "22-7"}})
+    assert sorted(warnings) == [
+        "body.quiethours is not a key the flock knows (did you mean body.quietHours?); ignored",
+        "heartbeatSecond is not a key the flock knows (did you mean heartbeatSeconds?); ignored",
+    ]
+
+
+def flatten(spec, prefix=""):
+    for key, rule in spec.items():
+        yield from flatten(rule, prefix + key + ".") if isinstance(rule, dict) else [prefix + key]
 
 
 def test_the_souls_flock_keys_grow_its_tools():

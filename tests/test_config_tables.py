@@ -1,0 +1,82 @@
+"""soulstack.config_checks' tables: one dataclass field per option gives the file's reader (camelCase
+keys, the checks, "did you mean"), the typed frozen object (snake_case) and the argparse flags."""
+
+import argparse
+import dataclasses
+
+import pytest
+
+from soulstack.config_checks import (
+    ConfigError,
+    add_flags,
+    boolean,
+    camel,
+    number,
+    option,
+    read,
+    replaced,
+    section,
+    spec_of,
+    string,
+    with_flags,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    max_sleep_minutes: float = option(60, number(1), "the longest sleep", flag="--max-sleep")
+    night_hours: list = option([0, 7], None, "night")
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    soul_dir: str = option("soul", string(nonempty=True), "where the life lives", flag="--soul-dir")
+    id: str | None = option(None, string(optional=True), "model id", key="modelId")
+    quiet: bool = option(False, boolean, "say less", flag="--quiet")
+    only_a_flag: int = option(3, None, "not in the file", flag="--only", in_file=False)
+    loop: Loop = section(Loop)
+
+
+def test_the_attributes_are_snake_case_and_the_file_keys_camel_case():
+    assert camel("max_sleep_minutes") == "maxSleepMinutes" and camel("id") == "id"
+    assert list(spec_of(Table)) == ["soulDir", "modelId", "quiet", "loop"]
+    assert list(spec_of(Table)["loop"]) == ["maxSleepMinutes", "nightHours"]
+
+
+def test_a_file_is_read_into_a_frozen_object_with_its_defaults():
+    warnings: list = []
+    cfg = read(Table, {"soulDir": "life", "loop": {"maxSleepMinutes": 5}}, warnings, "the test")
+    assert warnings == []
+    assert (cfg.soul_dir, cfg.id, cfg.quiet, cfg.only_a_flag, cfg.loop.max_sleep_minutes) == ("life", None, False, 3, 5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.soul_dir = "x"  # type: ignore[misc]
+    other = read(Table, {}, [], "the test")
+    assert other.loop.night_hours == [0, 7] and other.loop.night_hours is not cfg.loop.night_hours  # own copies
+
+
+def test_a_wrong_value_is_one_line_naming_the_key_and_an_unknown_key_a_warning():
+    with pytest.raises(ConfigError, match=r"^loop\.maxSleepMinutes must be a number >= 1, not 0$"):
+        read(Table, {"loop": {"maxSleepMinutes": 0}}, [], "the test")
+    warnings: list = []
+    read(Table, {"loop": {"maxsleepminutes": 5}, "onlyAFlag": 1}, warnings, "the test")
+    assert warnings == [
+        "loop.maxsleepminutes is not a key the test knows (did you mean loop.maxSleepMinutes?); ignored",
+        "onlyAFlag is not a key the test knows; ignored",  # a flag-only option has no key in the file
+    ]
+
+
+def test_the_flags_come_from_the_table_and_only_given_ones_change_the_config():
+    parser = argparse.ArgumentParser()
+    add_flags(parser, Table)
+    helps = {action.option_strings[0]: action.help for action in parser._actions if action.option_strings}
+    assert helps["--max-sleep"] == "the longest sleep (default 60)" and helps["--quiet"] == "say less"
+    cfg = read(Table, {"soulDir": "life"}, [], "the test")
+    assert with_flags(cfg, parser.parse_args([])) == cfg
+    laid = with_flags(cfg, parser.parse_args(["--max-sleep", "9", "--quiet", "--only", "4"]))
+    assert (laid.soul_dir, laid.loop.max_sleep_minutes, laid.quiet, laid.only_a_flag) == ("life", 9.0, True, 4)
+
+
+def test_replaced_changes_a_nested_value_and_leaves_the_original():
+    cfg = read(Table, {}, [], "the test")
+    changed = replaced(cfg, {("loop", "max_sleep_minutes"): 2, ("quiet",): True})
+    assert (changed.loop.max_sleep_minutes, changed.quiet, cfg.loop.max_sleep_minutes) == (2, True, 60)
