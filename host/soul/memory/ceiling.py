@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from soulstack.llm.types import ModelError, TextBlock
 from soulstack.soul.memory import fold as folding

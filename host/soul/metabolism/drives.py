@@ -17,7 +17,7 @@ sensation that escalates through thresholds -- never as a number.
 """
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 from soulstack.protocol.nudges import Nudge, words_of
@@ -50,7 +50,7 @@ def _from_epoch_ms(value) -> datetime | None:
     """stackchan-soul's `lastContactMs` (milliseconds since 1970), so a moved soul keeps missing its human."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         return None
-    return datetime.fromtimestamp(value / 1000, timezone.utc)
+    return datetime.fromtimestamp(value / 1000, UTC)
 
 
 class Drives:

@@ -14,7 +14,7 @@ whose key names the tool error to show (TEXT["reminders"][key]).
 """
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, tzinfo, UTC
 
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _CLOCK = r"(\d{1,2}):(\d{2})(?::(\d{2}))?"
@@ -40,7 +40,7 @@ def localize(wall: datetime, tz: tzinfo) -> datetime:
     aware = wall.replace(tzinfo=tz, fold=0)
     # A wall time in a gap does not round-trip; its offset is the one before the change, which
     # lands it after the gap (02:30 in a 02:00->03:00 jump reads as 03:30 summer time).
-    return aware.astimezone(timezone.utc).astimezone(tz)  # (astimezone to its own zone would change nothing)
+    return aware.astimezone(UTC).astimezone(tz)  # (astimezone to its own zone would change nothing)
 
 
 def parse_after(text: str) -> timedelta:

@@ -16,7 +16,7 @@ come after the built-ins and the list stays the same until something joins.
 
 import logging
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from soulstack.llm.types import TextBlock, Tool, ToolCall, ToolResult
 
