@@ -143,9 +143,13 @@ class Soul:
         self.hooks.each("on_nudge", self, nudge)
         self.sleep.wake.set()  # an asleep soul looks at its inbox: now, or at the end of the interval
 
-    def deliver(self, words: str, on_enter: Callable | None = None, speaker: str | None = None) -> None:
-        """The human (or `speaker`) speaks now. Thinking: into the running turn; otherwise: wake with them."""
-        delivery = Delivery(words, while_thinking=self.state == "thinking", on_enter=on_enter, speaker=speaker)
+    def deliver(
+        self, words: str, on_enter: Callable | None = None, speaker: str | None = None, heard_by: str | None = None
+    ) -> None:
+        """The human (or `speaker`) speaks now (`heard_by`: the body that heard them, when named). Thinking:
+        into the running turn; otherwise: wake with them."""
+        thinking = self.state == "thinking"
+        delivery = Delivery(words, while_thinking=thinking, on_enter=on_enter, speaker=speaker, heard_by=heard_by)
         self.hooks.each("on_contact", self, "converse")  # the human really reached it (drives' missing)
         if self.state == "thinking":
             self._incoming.append(delivery)
@@ -272,6 +276,7 @@ class Soul:
         why.due = self.reminders.take_due()  # the reminders due now: the snapshot says them first
         why.heard = [delivery.text for delivery in delivered]
         why.speakers = {delivery.text: delivery.speaker for delivery in delivered if delivery.speaker}
+        why.heard_by = {delivery.text: delivery.heard_by for delivery in delivered if delivery.heard_by}
         for entry in nudges:
             reason = told_in(entry.nudge, self.lang.TEXT["nudge"])  # its fields in the soul's own words
             (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(reason)

@@ -49,6 +49,7 @@ class WakeReasons:
     nudged_while_thinking: list = field(default_factory=list)  # nudges' reasons that came while it was thinking
     heard: list = field(default_factory=list)  # the human's own words
     speakers: dict = field(default_factory=dict)  # words -> who spoke them, when not the human (a voiceprint)
+    heard_by: dict = field(default_factory=dict)  # words -> the body that heard them, when the voice stack named it
     sleep_told: bool = False  # the sleep it woke from was the one its sleep call was told (its length is in view)
     due: list = field(default_factory=list)  # reminders due now (host/soul/reminders/delivery.py's Due)
 
@@ -294,7 +295,9 @@ def now_block(
     for reason in why.nudged_while_thinking:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
-        lines.append(text["heard"].format(human=why.speakers.get(words, persona["human"]), words=words))
+        human, body_heard = why.speakers.get(words, persona["human"]), why.heard_by.get(words)
+        key = "heard_by" if body_heard else "heard"
+        lines.append(text[key].format(human=human, words=words, body=body_heard))
     key = {"awake": "body_awake", "dormant": "body_dormant", "silent": "body_silent"}.get(body.state, "body_no_sense")
     for steady, line in (
         ("body", text[key].format(body=body_name, reason=body.reason)),

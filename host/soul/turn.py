@@ -71,7 +71,13 @@ def take_delivered(soul: Soul, waking: Waking) -> None:
     if not delivered:
         return
     human = soul.cfg["persona"]["human"]
-    blocks = [TextBlock(soul.lang.TEXT["heard"].format(human=d.speaker or human, words=d.text)) for d in delivered]
+    text = soul.lang.TEXT
+    blocks = [
+        TextBlock(
+            text["heard_by" if d.heard_by else "heard"].format(human=d.speaker or human, words=d.text, body=d.heard_by)
+        )
+        for d in delivered
+    ]
     soul.session.append(Message("user", blocks), at=soul.clock.now().isoformat())
     for delivery in delivered:
         waking.heard_in_turn.append(delivery.text)

@@ -25,6 +25,7 @@ class Delivery:
     while_thinking: bool = False
     on_enter: Callable | None = None  # called once the words are in the model's context
     speaker: str | None = None  # who spoke them, when the voice stack knows (None: the soul's human)
+    heard_by: str | None = None  # the body whose microphone heard them, when the voice stack names it
 
 
 @dataclass

@@ -72,7 +72,7 @@ class ScriptedSoul:
         self.tasks = []
         self.body_said = []  # speak calls the body was made to say
 
-    async def hear(self, utterance, catcher, speaker=None):
+    async def hear(self, utterance, catcher, speaker=None, heard_by=None):
         self.heard.append(utterance)
         self.tasks.append(asyncio.create_task(self._live(utterance, catcher)))
 
@@ -200,7 +200,7 @@ async def test_a_listener_that_refuses_the_words_is_a_failure_never_cached(serve
     class Deaf:
         calls = 0
 
-        async def hear(self, utterance, catcher, speaker=None):
+        async def hear(self, utterance, catcher, speaker=None, heard_by=None):
             self.calls += 1
             raise RuntimeError("shutting down")
 

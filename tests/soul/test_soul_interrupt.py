@@ -339,6 +339,30 @@ async def test_a_speaker_named_by_the_voice_stack_reaches_the_snapshot_and_the_r
         assert "Ana is speaking to you now: \u201cand me\u201d" in told[3]  # no name: its human, as always
 
 
+async def test_the_body_that_heard_the_words_reaches_the_snapshot_and_the_running_turn(tmp_path):
+    """`metadata.heard_by` (ears names the robot whose microphone heard the words) is told to the soul
+    beside the words, in the snapshot of the waking they start and in a turn they join."""
+    hold = HoldAfter("Hello, Ana.")
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake)
+        async with Running(soul) as running:
+            await fell_asleep(soul)
+            fake.reply(steered(text(ANSWER), after_event=hold), text("Oh, the kettle. Go!"))
+            first = asyncio.create_task(ask(running.url, "I'm back", heard_by="stackchan"))
+            await until(lambda: hold.words is None, what="the first sentence written, the rest held")
+            second = asyncio.create_task(ask(running.url, "wait, the kettle is boiling", heard_by="kitchen"))
+            await until(lambda: first.done(), what="the first answer ended by the new words")
+            hold.release.set()
+            await second
+            await until(lambda: soul.wakings >= 2 and soul.state == "asleep", what="the waking over")
+        told = [texts_of(b["messages"][-1]) for b in fake.bodies]
+        assert "Ana is speaking to you now (heard by stackchan): \u201cI'm back\u201d" in told[1]  # the snapshot
+        running_turn = "Ana is speaking to you now (heard by kitchen): \u201cwait, the kettle is boiling\u201d"
+        assert running_turn in told[2]
+        kept = (tmp_path / "soul" / "session.jsonl").read_text()
+        assert "(heard by stackchan)" in kept and "(heard by kitchen)" in kept  # the session keeps both
+
+
 async def test_a_nudge_names_its_speaker_and_what_was_heard(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         soul = a_soul(tmp_path, body, fake)

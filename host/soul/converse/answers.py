@@ -50,7 +50,9 @@ class Listener(Protocol):
     and ends it when the turn ends. Raising means the words were not taken.
     """
 
-    async def hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None) -> None: ...
+    async def hear(
+        self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None, heard_by: str | None = None
+    ) -> None: ...
 
     async def cut(self, heard: dict) -> None:
         """An answer was cut off: `heard` as the nudge contract's (`played`, `cut`, `cut_fraction`)."""
@@ -92,7 +94,7 @@ class Converse:
                 pending.catcher.fail(TimeoutError("abandoned"))
                 del self.pending[key]
 
-    def answer_for(self, utterance: str, speaker: str | None = None) -> "Pending | str":
+    def answer_for(self, utterance: str, speaker: str | None = None, heard_by: str | None = None) -> "Pending | str":
         """A cached answer (str), or the pending answer these words share."""
         self._forget_old()
         key = normalize(utterance)
@@ -108,17 +110,19 @@ class Converse:
         if told is not None:
             log.info("converse: re-delivery of %r after its answer was cut off: heard afresh", utterance)
         catcher = ReplyCatcher(utterance)
-        task = asyncio.create_task(self._hear(utterance, catcher, speaker, told))
+        task = asyncio.create_task(self._hear(utterance, catcher, speaker, heard_by, told))
         pending = Pending(catcher, task, self.clock.monotonic())
         self.pending[key] = pending
         task.add_done_callback(lambda t: self._settle(key, pending))
         return pending
 
-    async def _hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None, after=None) -> str:
+    async def _hear(
+        self, utterance: str, catcher: ReplyCatcher, speaker: str | None, heard_by: str | None = None, after=None
+    ) -> str:
         if after is not None:  # the soul is told of the cut before it hears the words again
             await asyncio.wait({after})
         self.hear_calls += 1
-        await self.listener.hear(utterance, catcher, speaker)
+        await self.listener.hear(utterance, catcher, speaker, heard_by)
         return await catcher.wait()
 
     def _settle(self, key: str, pending: Pending) -> None:
@@ -138,16 +142,16 @@ class Converse:
         else:
             log.info("converse: the soul said nothing aloud to %r", pending.catcher.utterance)
 
-    async def wait(self, utterance: str, speaker: str | None = None) -> str:
+    async def wait(self, utterance: str, speaker: str | None = None, heard_by: str | None = None) -> str:
         """The words to say back, whole, as soon as they are known (see `say`)."""
-        return "".join([piece async for piece in self.say(utterance, speaker)])
+        return "".join([piece async for piece in self.say(utterance, speaker, heard_by)])
 
-    async def say(self, utterance: str, speaker: str | None = None):
+    async def say(self, utterance: str, speaker: str | None = None, heard_by: str | None = None):
         """The words to say back, piece by piece, each the moment it is known: the answer's
         sentences as the soul's model writes them, then any failure line; a filler when
         nothing was said within `filler_after_s` (a long answer is cut there instead).
         New words (another utterance) end it where it is: it was cut there (`heard_only`)."""
-        found = self.answer_for(utterance, speaker)
+        found = self.answer_for(utterance, speaker, heard_by)
         if isinstance(found, str):
             if found:
                 yield found

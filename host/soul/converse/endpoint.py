@@ -125,7 +125,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if echo:  # the robot heard itself: silence, and the soul is not disturbed
         log.info("converse: %r is the robot's own voice heard back (the echo guard); answered with silence", utterance)
     if not stream:
-        answer = "" if echo else await converse.wait(utterance, speaker)
+        answer = "" if echo else await converse.wait(utterance, speaker, heard_by)
         _said(converse, answer, heard_by)
         return web.json_response(shape.completion(answer))
 
@@ -136,7 +136,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))
-        pieces = _nothing() if echo else converse.say(utterance, speaker)  # each sentence when complete
+        pieces = _nothing() if echo else converse.say(utterance, speaker, heard_by)  # each sentence when complete
         async with contextlib.aclosing(pieces):  # a hang-up closes it: no longer waiting when the cut is judged
             async for piece in pieces:
                 await _send(response, shape.chunk({"content": piece}, None, include_usage))

@@ -2,7 +2,7 @@
 
 The endpoint (host/soul/converse/answers.py) hands it the human's words and a
 `ReplyCatcher` (host/soul/converse/reply.py); the listener gives the words to
-the soul's `deliver` and follows the soul's turn through four hooks, which
+the soul's `deliver` and follows the soul's turn through five hooks, which
 `build_soul` (host/soul/run.py) hangs on the soul:
 
   on_stream       each event of a model call's stream, to the armed catchers
@@ -50,14 +50,15 @@ class SoulListener:
         body = soul.cfg["body"]
         self.echo = EchoGuard(soul.clock.monotonic, body["hearsItself"], body["name"])
 
-    async def hear(self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None) -> None:
-        log.info(
-            "converse: heard %r%s (the soul is %s)", utterance, f" from {speaker}" if speaker else "", self.soul.state
-        )
+    async def hear(
+        self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None, heard_by: str | None = None
+    ) -> None:
+        by = (f" from {speaker}" if speaker else "") + (f" (heard by {heard_by})" if heard_by else "")
+        log.info("converse: heard %r%s (the soul is %s)", utterance, by, self.soul.state)
         soul = self.soul  # the words are kept verbatim for recall the moment they arrive (host/soul/memory/heard.py)
         soul.session.remember("heard", utterance, soul.local_now(), speaker or soul.cfg["persona"]["human"])
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
-        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher), speaker=speaker)
+        self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher), speaker=speaker, heard_by=heard_by)
 
     async def cut(self, heard: dict) -> None:
         """The voice stack stopped taking the answer midway: the soul's inbox keeps what was heard

@@ -71,7 +71,8 @@ def speaker_from_chat(body: dict) -> str | None:
 def heard_by_from_chat(body: dict) -> str | None:
     """The body whose microphone heard the words, when the voice stack names it (OpenAI's `metadata`,
     `{"heard_by": "<body name>"}`, as ears sends it); None when it names none. The echo guard asks
-    whether that body may hear itself (host/soul/converse/echo.py)."""
+    whether that body may hear itself (host/soul/converse/echo.py), and the soul is told which body
+    heard the words (its snapshot and its session: TEXT["heard_by"])."""
     metadata = body.get("metadata")
     if metadata is None:
         return None

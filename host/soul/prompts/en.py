@@ -78,6 +78,7 @@ TEXT = {
     "woke_early": "(that was {minutes} minutes before your alarm)",
     "arrived_while_thinking": "While you were thinking, this arrived: {reason}",
     "heard": "{human} is speaking to you now: \u201c{words}\u201d",
+    "heard_by": "{human} is speaking to you now (heard by {body}): \u201c{words}\u201d",
     # how a nudge's fields are told (host/protocol/nudges.py's told_in; PLAIN there has the same keys)
     "nudge": {
         "typed": "your human typed: {words}",

@@ -65,6 +65,7 @@ TEXT = {
     "woke_early": "（比闹钟早了 {minutes} 分钟）",
     "arrived_while_thinking": "你想事的时候来了这个: {reason}",
     "heard": "{human}正在对你说话：“{words}”",
+    "heard_by": "{human}正在对你说话（{body}听到的）：“{words}”",
     "nudge": {
         "typed": "你的人类打字说：{words}",
         "said": "{speaker}说：{words}",
