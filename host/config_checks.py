@@ -183,7 +183,7 @@ SECTION = "soulstack.section"
 class Option:
     default: Any
     check: Callable | None
-    help: str
+    help: str | Callable[[], str]
     flag: str | None  # "--port"; None: the file only
     key: str | None  # the file's key; None: camelCase of the attribute; "" (in_file=False): no key
     env: str | None  # a secret: the flag also comes as FLAG-file and from $env (commandline.add_secret)
@@ -195,7 +195,7 @@ class Option:
 def option(
     default: Any = None,
     check: Callable | None = None,
-    help: str = "",
+    help: str | Callable[[], str] = "",
     *,
     flag: str | None = None,
     key: str | None = None,
@@ -284,7 +284,7 @@ def add_flags(parser, table: type, groups: dict | None = None, add_secret: Calla
         hints.setdefault(owner, typing.get_type_hints(owner))
         kind = hints[owner][path[-1]]
         target = (groups or {}).get(path[0], parser)
-        shown = meta.help
+        shown = meta.help() if callable(meta.help) else meta.help  # a help that names where a path is now
         unsaid = meta.default is None or meta.default is False or meta.default in ([], {})  # nothing worth saying
         if not unsaid and "(default" not in shown and not meta.env:
             shown += f" (default {meta.default:g})" if isinstance(meta.default, float) else f" (default {meta.default})"

@@ -80,3 +80,32 @@ def test_replaced_changes_a_nested_value_and_leaves_the_original():
     cfg = read(Table, {}, [], "the test")
     changed = replaced(cfg, {("loop", "max_sleep_minutes"): 2, ("quiet",): True})
     assert (changed.loop.max_sleep_minutes, changed.quiet, cfg.loop.max_sleep_minutes) == (2, True, 60)
+
+
+@pytest.mark.parametrize("command", ["ears", "tts", "flock"])
+def test_each_commands_flags_are_its_tables(command, monkeypatch):
+    from soulstack.config_checks import flag_options
+    from soulstack.ears.commands import EarsSettings
+    from soulstack.flock.config import FlockSettings
+    from soulstack.tts.commands import TtsSettings
+
+    table = {"ears": EarsSettings, "tts": TtsSettings, "flock": FlockSettings}[command]
+    for meta in (meta for _, meta in flag_options(table) if meta.env):
+        monkeypatch.delenv(meta.env, raising=False)
+    from soulstack.cli import build_parser
+
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices[command]
+    flags = {flag for action in sub._actions for flag in action.option_strings}
+    declared = {meta.flag for _, meta in flag_options(table)}
+    assert declared <= flags
+    assert flags - declared - {
+        f"{flag}-file" for _, meta in flag_options(table) if meta.env for flag in [meta.flag]
+    } <= {
+        "-h",
+        "--help",
+        "--insecure-no-token",
+        "--config",
+        "--verbose",
+    }
+    assert with_flags(table(), parser.parse_args([command])) == table()  # nothing given: the table's defaults

@@ -1,13 +1,85 @@
 """`soulstack ears`: speech from bodies' microphones to the soul's words (docs/ears.md)."""
 
 import asyncio
+import dataclasses
 import os
 
+from soulstack.config_checks import option
 from soulstack.errors import UsageError
 
 DEFAULT_PORT = 9205
 DEFAULT_SOUL = "http://127.0.0.1:9202"
 HOW_TO_LOCK = "--token-file FILE (or $EARS_TOKEN)"
+RECOGNISERS = ("whisper", "wyoming", "pocketsphinx", "openai")
+
+
+@dataclasses.dataclass(frozen=True)
+class EarsSettings:
+    """Every option of `soulstack ears`, declared once: its flag, type, default and help (ears has
+    no config file; soulstack.config_checks' tables make the flags and this object from it)."""
+
+    host: str = option("127.0.0.1", None, "address to listen on", flag="--host")
+    port: int = option(
+        DEFAULT_PORT,
+        None,
+        f"port to listen on (default {DEFAULT_PORT}; 0: any free one)",
+        flag="--port",
+        metavar="PORT",
+    )
+    token: str | None = option(
+        None, None, "bearer token bodies must send (config.json ears_token)", flag="--token", env="EARS_TOKEN"
+    )
+    soul: str = option(DEFAULT_SOUL, None, "the soul's URL", flag="--soul")
+    soul_token: str | None = option(
+        None, None, "the soul's token (its converse.token, or nudge.token)", flag="--soul-token", env="NUDGE_TOKEN"
+    )
+    body: list = option(
+        [],
+        None,
+        "a body that may stream to these ears and where its Body Protocol is (repeat for more)",
+        flag="--body",
+        metavar="NAME=URL",
+        many=True,
+    )
+    body_token: str | None = option(
+        None, None, "bearer token the bodies' /speak needs", flag="--body-token", env="BODY_TOKEN"
+    )
+    recogniser: str = option(
+        "whisper",
+        None,
+        "whisper: Whisper in this process, offline (default); wyoming: a Wyoming server such as Home "
+        "Assistant's wyoming-faster-whisper; pocketsphinx: offline, English, no model to load; openai: an "
+        "OpenAI-compatible transcription server",
+        flag="--recogniser",
+        choices=RECOGNISERS,
+    )
+    whisper_model: str = option(
+        "tiny.en",
+        None,
+        "tiny.en (bundled), a CTranslate2 Whisper folder, or a name such as base or small "
+        "(fetched once, with progress, only when asked for)",
+        flag="--whisper-model",
+        metavar="NAME|DIR",
+    )
+    language: str | None = option(
+        None,
+        None,
+        "the language people speak (default: the soul's, from its /health; en when it cannot be asked)",
+        flag="--language",
+        choices=("en", "zh", "auto"),
+    )
+    threads: int = option(2, None, "CPU threads Whisper uses", flag="--threads")
+    wyoming_url: str | None = option(
+        None, None, "the Wyoming speech-to-text server", flag="--wyoming-url", metavar="tcp://HOST:PORT"
+    )
+    openai_base_url: str | None = option(
+        None, None, "the transcription server, e.g. http://127.0.0.1:8080/v1", flag="--openai-base-url"
+    )
+    openai_key: str | None = option(
+        None, None, "the transcription server's API key", flag="--openai-key", env="OPENAI_API_KEY"
+    )
+    openai_model: str = option("whisper-1", None, "the transcription model", flag="--openai-model")
+    max_seconds: int = option(30, None, "the longest utterance taken, in seconds", flag="--max-seconds")
 
 
 def parse_bodies(values) -> dict:
@@ -25,28 +97,28 @@ def parse_bodies(values) -> dict:
     return bodies
 
 
-def make_recogniser(args, language: str):
+def make_recogniser(settings: EarsSettings, language: str):
     """The recogniser --recogniser names, for `language` (en, zh or auto); UsageError for a wrong option."""
     from soulstack.ears.recognise import RecogniserError
 
-    if args.recogniser == "openai":
+    if settings.recogniser == "openai":
         from soulstack.ears.openai_asr import OpenAITranscriber
 
-        base_url = args.openai_base_url or os.environ.get("OPENAI_BASE_URL")
-        key = args.openai_key
+        base_url = settings.openai_base_url or os.environ.get("OPENAI_BASE_URL")
+        key = settings.openai_key
         if not base_url and not key:
             raise UsageError(
                 "--recogniser openai needs a server: --openai-base-url URL (or $OPENAI_BASE_URL) "
                 "and, for OpenAI itself, $OPENAI_API_KEY"
             )
-        return OpenAITranscriber(base_url, key, args.openai_model)
-    if args.recogniser == "wyoming":
+        return OpenAITranscriber(base_url, key, settings.openai_model)
+    if settings.recogniser == "wyoming":
         from soulstack.ears.wyoming_asr import WyomingRecogniser
 
-        if not args.wyoming_url:
+        if not settings.wyoming_url:
             raise UsageError("--recogniser wyoming needs --wyoming-url tcp://HOST:10300 (e.g. wyoming-faster-whisper)")
-        return WyomingRecogniser(check_wyoming_url(args.wyoming_url), language)
-    if args.recogniser == "pocketsphinx":
+        return WyomingRecogniser(check_wyoming_url(settings.wyoming_url), language)
+    if settings.recogniser == "pocketsphinx":
         from soulstack.ears.sphinx import PocketSphinx
 
         if language != "en":
@@ -54,10 +126,10 @@ def make_recogniser(args, language: str):
         return PocketSphinx()
     from soulstack.ears.whisper import Whisper
 
-    if not 1 <= args.threads <= 64:
+    if not 1 <= settings.threads <= 64:
         raise UsageError("--threads must be from 1 to 64")
     try:
-        recogniser = Whisper(args.whisper_model, language, args.threads)
+        recogniser = Whisper(settings.whisper_model, language, settings.threads)
         recogniser.check()
     except RecogniserError as error:
         raise UsageError(str(error)) from None
@@ -88,30 +160,32 @@ async def soul_language(soul_url: str, token: str | None) -> str | None:
     return None
 
 
-def ears(args) -> int:
+def ears(parsed) -> int:
     from soulstack.commandline import setup_logging
+    from soulstack.config_checks import with_flags
     from soulstack.ears.server import Ears, make_ears_app
     from soulstack.ears.recognise import RecogniserError
     from soulstack.ears.soul import Body, Soul
     from soulstack.protocol.commands import check_url
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
 
-    if not 0 <= args.port <= 65535:
+    settings = with_flags(EarsSettings(), parsed)  # the defaults, and what the command line said
+    if not 0 <= settings.port <= 65535:
         raise UsageError("--port must be from 0 to 65535")
-    if not 1 <= args.max_seconds <= 120:
+    if not 1 <= settings.max_seconds <= 120:
         raise UsageError("--max-seconds must be from 1 to 120")
-    soul_url = check_url(args.soul, "--soul", DEFAULT_SOUL)
-    bodies = {name: Body(name, url, args.body_token) for name, url in parse_bodies(args.body).items()}
+    soul_url = check_url(settings.soul, "--soul", DEFAULT_SOUL)
+    bodies = {name: Body(name, url, settings.body_token) for name, url in parse_bodies(settings.body).items()}
     if not bodies:
         raise UsageError('name at least one body: --body NAME=URL (the robot\'s config.json "name" and its address)')
-    check_exposure(args.host, bool(args.token), args.insecure_no_token, HOW_TO_LOCK)
-    language, why = args.language, "--language"
+    check_exposure(settings.host, bool(settings.token), parsed.insecure_no_token, HOW_TO_LOCK)
+    language, why = settings.language, "--language"
     if language is None:
-        language = asyncio.run(soul_language(soul_url, args.soul_token))
+        language = asyncio.run(soul_language(soul_url, settings.soul_token))
         language, why = (language, "the soul's language") if language else ("en", "the soul did not say its language")
-    recogniser = make_recogniser(args, language)
+    recogniser = make_recogniser(settings, language)
     setup_logging()  # what each utterance came to (heard, no words, failed) is a log line
-    state = Ears(recogniser, Soul(soul_url, args.soul_token), bodies, args.max_seconds, language=language)
+    state = Ears(recogniser, Soul(soul_url, settings.soul_token), bodies, settings.max_seconds, language=language)
 
     async def main():
         try:
@@ -119,19 +193,23 @@ def ears(args) -> int:
         except RecogniserError as error:  # a model that is not here and cannot be fetched, say
             raise UsageError(str(error)) from None
         print(
-            f"ears: POST http://{args.host}:{args.port}/utterance (audio/L16; rate=16000) -> "
+            f"ears: POST http://{settings.host}:{settings.port}/utterance (audio/L16; rate=16000) -> "
             f"{recogniser.describe()} ({why}) -> the soul at {soul_url} -> {', '.join(sorted(bodies))}",
             flush=True,
         )
         await serve_forever(
-            make_ears_app(state, args.token), args.host, args.port, insecure_no_token=args.insecure_no_token
+            make_ears_app(state, settings.token),
+            settings.host,
+            settings.port,
+            insecure_no_token=parsed.insecure_no_token,
         )
 
     return run_until_stopped(main())
 
 
 def register(subparsers):
-    from soulstack.commandline import add_insecure_no_token, add_listen_options, add_secret
+    from soulstack.commandline import add_insecure_no_token, add_secret
+    from soulstack.config_checks import add_flags
 
     parser = subparsers.add_parser(
         "ears",
@@ -140,44 +218,6 @@ def register(subparsers):
         "(Whisper offline by default; or a Wyoming server, pocketsphinx, an OpenAI-compatible server), hands the words to the soul "
         "through converse and sends each sentence of its answer to that body's /speak.",
     )
-    add_listen_options(parser, DEFAULT_PORT)
-    add_secret(parser, "--token", "EARS_TOKEN", "bearer token bodies must send (config.json ears_token)")
-    parser.add_argument("--soul", default=DEFAULT_SOUL, help=f"the soul's URL (default {DEFAULT_SOUL})")
-    add_secret(parser, "--soul-token", "NUDGE_TOKEN", "the soul's token (its converse.token, or nudge.token)")
-    parser.add_argument(
-        "--body",
-        action="append",
-        metavar="NAME=URL",
-        help="a body that may stream to these ears and where its Body Protocol is (repeat for more)",
-    )
-    add_secret(parser, "--body-token", "BODY_TOKEN", "bearer token the bodies' /speak needs")
-    parser.add_argument(
-        "--recogniser",
-        choices=("whisper", "wyoming", "pocketsphinx", "openai"),
-        default="whisper",
-        help="whisper: Whisper in this process, offline (default); wyoming: a Wyoming server such as Home "
-        "Assistant's wyoming-faster-whisper; pocketsphinx: offline, English, no model to load; openai: an "
-        "OpenAI-compatible transcription server",
-    )
-    parser.add_argument(
-        "--whisper-model",
-        default="tiny.en",
-        metavar="NAME|DIR",
-        help="tiny.en (bundled, default), a CTranslate2 Whisper folder, or a name such as base or small "
-        "(fetched once, with progress, only when asked for)",
-    )
-    parser.add_argument(
-        "--language",
-        choices=("en", "zh", "auto"),
-        help="the language people speak (default: the soul's, from its /health; en when it cannot be asked)",
-    )
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads Whisper uses (default 2)")
-    parser.add_argument("--wyoming-url", metavar="tcp://HOST:PORT", help="the Wyoming speech-to-text server")
-    parser.add_argument("--openai-base-url", help="the transcription server, e.g. http://127.0.0.1:8080/v1")
-    add_secret(parser, "--openai-key", "OPENAI_API_KEY", "the transcription server's API key")
-    parser.add_argument("--openai-model", default="whisper-1", help="the transcription model (default whisper-1)")
-    parser.add_argument(
-        "--max-seconds", type=int, default=30, help="the longest utterance taken, in seconds (default 30)"
-    )
+    add_flags(parser, EarsSettings, add_secret=add_secret)
     add_insecure_no_token(parser)
     parser.set_defaults(func=ears)

@@ -1,24 +1,53 @@
 """`soulstack tts`: host text-to-speech for devices."""
 
+import dataclasses
 from pathlib import Path
 
+from soulstack.config_checks import option
 from soulstack.errors import UsageError
+from soulstack.tts import DEFAULT_VOICE, VOICE_KINDS
 
 DEFAULT_PORT = 9204
 
 
-def tts(args) -> int:
+def _voice_dir_help() -> str:  # names the folder of this machine's account, so it is asked when --help runs
+    from soulstack.tts.piper import default_voice_dir
+
+    return f"where piper:NAME finds NAME.onnx and NAME.onnx.json, and a Chinese voice (default: {default_voice_dir()})"
+
+
+@dataclasses.dataclass(frozen=True)
+class TtsSettings:
+    """Every option of `soulstack tts`, declared once (no config file: soulstack.config_checks' tables
+    make the flags and this object from it)."""
+
+    host: str = option("127.0.0.1", None, "address to listen on", flag="--host")
+    port: int = option(DEFAULT_PORT, None, "port", flag="--port")
+    voice: str = option(
+        DEFAULT_VOICE,
+        None,
+        f"{VOICE_KINDS} (default: {DEFAULT_VOICE}, installed with soulstack)",
+        flag="--voice",
+        metavar="KIND[:WHICH]",
+    )
+    voice_dir: str | None = option(None, None, _voice_dir_help, flag="--voice-dir", metavar="DIR")
+    token: str | None = option(None, None, "bearer token callers must send", flag="--token", env="TTS_TOKEN")
+
+
+def tts(parsed) -> int:
     from soulstack.commandline import setup_logging
+    from soulstack.config_checks import with_flags
     from soulstack.serving import check_exposure, run_until_stopped
 
-    if not 1 <= args.port <= 65535:
+    settings = with_flags(TtsSettings(), parsed)  # the defaults, and what the command line said
+    if not 1 <= settings.port <= 65535:
         raise UsageError("--port must be from 1 to 65535")
-    check_exposure(args.host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $TTS_TOKEN)")
+    check_exposure(settings.host, bool(settings.token), parsed.insecure_no_token, "--token-file FILE (or $TTS_TOKEN)")
     setup_logging()  # the one log format of every long-running command
-    return run_until_stopped(serve(args))
+    return run_until_stopped(serve(settings, parsed.insecure_no_token))
 
 
-async def serve(args):
+async def serve(settings: TtsSettings, insecure_no_token: bool = False):
     from soulstack.serving import serve_forever
     from soulstack.tts.piper import VoiceProblem
     from soulstack.tts.server import make_tts_app
@@ -26,27 +55,26 @@ async def serve(args):
 
     try:
         # Loaded and warmed before the first request, so that one is as quick as the rest.
-        voices = await open_voices(args.voice, Path(args.voice_dir).expanduser() if args.voice_dir else None)
+        voices = await open_voices(settings.voice, Path(settings.voice_dir).expanduser() if settings.voice_dir else None)
     except VoiceProblem as problem:
         raise UsageError(str(problem)) from None
 
     def announce(line):  # once it listens: a caller who read the start line may send at once
-        print(f'tts: POST http://{args.host}:{args.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
+        print(f'tts: POST http://{settings.host}:{settings.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
         print(f"tts: {voices.describe()}", flush=True)
 
     await serve_forever(
-        make_tts_app(args.token, voices),
-        args.host,
-        args.port,
+        make_tts_app(settings.token, voices),
+        settings.host,
+        settings.port,
         announce=announce,
-        insecure_no_token=args.insecure_no_token,
+        insecure_no_token=insecure_no_token,
     )
 
 
 def register(subparsers):
     from soulstack.commandline import add_insecure_no_token, add_secret
-    from soulstack.tts.piper import default_voice_dir
-    from soulstack.tts.voices import DEFAULT_VOICE, VOICE_KINDS
+    from soulstack.config_checks import add_flags
 
     parser = subparsers.add_parser(
         "tts",
@@ -54,19 +82,6 @@ def register(subparsers):
         description='Serves POST /tts {"text", optional "voice"/"lang"} and answers a 16 kHz mono 16-bit WAV, '
         "streamed sentence by sentence. Nothing is downloaded: see docs/voice.md.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
-    parser.add_argument(
-        "--voice",
-        default=DEFAULT_VOICE,
-        metavar="KIND[:WHICH]",
-        help=f"{VOICE_KINDS} (default: {DEFAULT_VOICE}, installed with soulstack)",
-    )
-    parser.add_argument(
-        "--voice-dir",
-        metavar="DIR",
-        help=f"where piper:NAME finds NAME.onnx and NAME.onnx.json, and a Chinese voice (default: {default_voice_dir()})",
-    )
-    add_secret(parser, "--token", "TTS_TOKEN", "bearer token callers must send")
+    add_flags(parser, TtsSettings, add_secret=add_secret)
     add_insecure_no_token(parser)
     parser.set_defaults(func=tts)

@@ -12,14 +12,11 @@ import shutil
 from pathlib import Path
 
 from soulstack.cjk import chinese
-from soulstack.tts import espeak
+from soulstack.tts import DEFAULT_VOICE, VOICE_KINDS, espeak
 from soulstack.tts.espeak import EspeakVoice
 from soulstack.tts.piper import PiperVoice, VoiceProblem, default_voice_dir, find_voice, zh_voice
 from soulstack.tts.speech import TtsError
 from soulstack.tts.wyoming_voice import WyomingVoice
-
-DEFAULT_VOICE = "piper:en_US-joe-medium"
-VOICE_KINDS = "piper:NAME|PATH, wyoming:tcp://HOST:PORT or espeak[:VOICE]"
 
 
 def family(name: str) -> str:
