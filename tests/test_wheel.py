@@ -115,7 +115,8 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
         "soulstack/flock/web/index.html",
         "soulstack/flock/crows.json",
         "soulstack/flock/jev/data/train.nests",
-        "soulstack/flock/jev/data/separate.nests",
+        "soulstack/flock/jev/data/calibration.nests",
+        "soulstack/flock/jev/data/outside.nests",
     ):
         assert needed in names
     where = run(installed, "--version")

@@ -1,11 +1,13 @@
 """Jev's context with real nests over HTTP: a flock on loopback (the local Jev, no model), messages
 posted through POST /api/nests/{id}/messages, and what the harness handed Jev read back from
 <data>/jev.jsonl. A crow's words right after a request addressed to it are read as an answer to
-it; the same words in a quiet nest are less surely a claim."""
+it by the context expert; words that state their kind stand in a quiet nest too."""
 
 import json
 
 from soulstack.flock.jev.context import nest_context, open_request
+from soulstack.flock.jev.local import KINDS, local_jev
+from soulstack.flock.jev.tagging import DEFAULT_BAND
 from tests.flock.helpers import Flock
 
 
@@ -57,7 +59,14 @@ async def test_the_harness_gives_jev_the_nests_recent_kinds_and_the_open_request
         "open_request": "to_me",
     }
     assert quiet["context"]["recent_kinds"] == [] and quiet["context"]["open_request"] == ""
-    assert warm["probs"]["claim"] > quiet["probs"]["claim"]  # the open request is what makes it a claim
+    # Words that state their kind stand in a quiet nest too (issue 45: the context is a prior, not a
+    # veto); the context expert alone is what the open request moves towards a claim.
+    assert min(warm["probs"]["claim"], quiet["probs"]["claim"]) >= DEFAULT_BAND
+    after_request = {**quiet["context"], "recent_kinds": ["request"], "open_request": "to_me"}
+    after_talk = {**quiet["context"], "recent_kinds": ["say"]}
+    experts = local_jev().explain(["Leave it with me."] * 2, [after_request, after_talk])
+    claim = KINDS.index("claim")
+    assert experts["context"][0][claim] > 2 * experts["context"][1][claim]
     done = by_text[delivered["text"]][0]["context"]
     assert done["refers_kind"] == "request" and done["open_request"] == "claimed_by_me"
     assert done["recent_kinds"][-2:] == ["claim", "say"]  # the claim, then the harness: no model to invoke

@@ -1,39 +1,44 @@
-"""Jev on the separate set (host/flock/jev/data/separate.nests): it never trains, it shares no
-conversation or message with the training set, the band the flock ships is the one it chooses,
-and its figures meet the issue's goal. tools/bench-jev prints the same figures; nothing here
-is timed."""
+"""Jev's sets apart from training: the calibration set (data/calibration.nests, the training set's
+writer; it fits the combination's temperature and chooses the band) and the separate set
+(data/outside.nests, written by someone who never saw the training set; nothing is fitted on it).
+Neither shares a conversation or a message with training; the band the flock ships is the one the
+calibration set chooses; the separate set's figures hold. tools/bench-jev prints the same figures;
+nothing here is timed."""
+
+import pytest
 
 from soulstack.flock.jev import evaluate
 from soulstack.flock.jev.dataset import DATA, DataError, read_nests
-from soulstack.flock.jev.local import KINDS, load_examples, load_separate, local_jev
+from soulstack.flock.jev.local import KINDS, load_calibration, load_examples, load_separate, local_jev
 from soulstack.flock.jev.report import measured
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.nests.harness import NestConfig
 
-import pytest
 
-
-def test_the_separate_set_is_apart_from_training():
-    train, separate = load_examples(), load_separate()
-    assert len(separate) >= 250 and {e["lang"] for e in separate} == {"en", "zh"}
-    assert set(KINDS) == {e["kind"] for e in separate}
-    assert not {e["conv"] for e in train} & {e["conv"] for e in separate}
-    assert not {e["text"] for e in train} & {e["text"] for e in separate}
-    # Most crow messages carry neither a header nor a refers_to: the case Jev failed on (issue 36).
-    crows = [e for e in separate if e["author_role"] == "crow" and e["kind"] != "say"]
-    assert sum(1 for e in crows if not e["header"] and not e["refers_kind"]) >= len(crows) * 0.7
+def test_the_calibration_and_separate_sets_are_apart_from_training():
+    train, calibration, separate = load_examples(), load_calibration(), load_separate()
+    texts = {e["text"] for e in train}
+    for other in (calibration, separate):
+        assert {e["lang"] for e in other} == {"en", "zh"} and set(KINDS) == {e["kind"] for e in other}
+        assert not {e["conv"] for e in train} & {e["conv"] for e in other}
+    assert not texts & {e["text"] for e in calibration}
+    # The outside writer never saw train.nests, and two of its short replies came out the same
+    # ("Send it over.", "I'll write it."): a few short ones, never a long one.
+    shared = texts & {e["text"] for e in separate}
+    assert len(shared) <= 3 and all(len(text.split()) <= 4 for text in shared), shared
+    assert len(calibration) >= 250 and len(separate) >= 150
+    assert not {e["text"] for e in calibration} & {e["text"] for e in separate}
+    # The separate set marks the messages whose words alone state their kind.
+    assert sum(1 for e in separate if e["plain"]) >= 20
     readme = (DATA / "README.md").read_text()
-    assert "train.nests" in readme and "separate.nests" in readme
+    assert all(name in readme for name in ("train.nests", "calibration.nests", "outside.nests"))
 
 
-def test_the_separate_figures_meet_the_goal_and_choose_the_shipped_band():
+def test_the_calibration_set_chooses_the_shipped_band():
     result = measured(local_jev())
-    separate = result["separate"]
-    assert evaluate.meets_goal(separate), evaluate.format_figures(separate)
     assert result["chosen_band"] == DEFAULT_BAND == NestConfig().band
-    # Chosen on half the conversations and measured on the other half, both ways: the goal holds too.
-    assert all(evaluate.meets_goal(half) for _band, half in result["cross_check"]), result["cross_check"]
-    assert sum(row["count"] for row in separate["table"]) == separate["count"]
+    for name in ("held", "calibration", "separate"):
+        assert sum(row["count"] for row in result[name]["table"]) == result[name]["count"]
 
 
 def test_choosing_a_band_by_hand():
@@ -58,3 +63,15 @@ def test_a_mistake_in_the_data_names_its_line(tmp_path):
     bad.write_text("== c1 | en | me | here\nHugin^3 say | hi\n")
     with pytest.raises(DataError, match="bad.nests:2: .3 refers to a message not written yet"):
         read_nests(bad)
+
+
+def test_a_bang_after_the_kind_marks_a_plain_message(tmp_path):
+    data = tmp_path / "plain.nests"
+    data.write_text(
+        "== c1 | en | me | here\nowner request | can you?\nSoot claim! | I'll take it.\nSoot deliver!/say | Done.\n"
+    )
+    assert [(e["kind"], e["plain"], e["header"]) for e in read_nests(data)] == [
+        ("request", False, ""),
+        ("claim", True, ""),
+        ("deliver", True, "say"),
+    ]

@@ -7,13 +7,15 @@ how). A conversation starts with a line
 
 and each following line is one message, numbered from 1 within its conversation:
 
-    <author>[><to>][^<n>] <kind>[/<header>] | <text>
+    <author>[><to>][^<n>] <kind>[!][/<header>] | <text>
 
 `author` and `to` are "owner" or a crow's name; `^n` is its `refers_to` (message n of the
 conversation); `kind` is the true kind; `/header` is the kind header the crow itself sent, when
-it sent one (the tagging rule falls back to it when Jev is unsure). Lines starting with `#` are
+it sent one (the tagging rule falls back to it when Jev is unsure); a `!` right after the kind
+marks a message whose words alone state its kind (`plain`: Jev must never be sure and wrong on
+one, whatever the nest around it says). Lines starting with `#` are
 comments. Each message becomes a dict with the text, its kind and header, `conv`, `lang`, `by`,
-and its context (soulstack.flock.jev.context.nest_context, the harness's own function).
+`plain`, and its context (soulstack.flock.jev.context.nest_context, the harness's own function).
 """
 
 import re
@@ -23,9 +25,11 @@ from soulstack.flock.jev.context import nest_context
 
 DATA = Path(__file__).with_name("data")
 TRAIN = DATA / "train.nests"
-SEPARATE = DATA / "separate.nests"
+CALIBRATION = DATA / "calibration.nests"  # written with the training set; calibrates, never trains
+SEPARATE = DATA / "outside.nests"  # written by someone who never saw train.nests; only measures
 LINE = re.compile(
-    r"^(?P<author>\w+)(?:>(?P<to>\w+))?(?:\^(?P<ref>\d+))? (?P<kind>\w+)(?:/(?P<header>\w+))? \| (?P<text>.+)$"
+    r"^(?P<author>\w+)(?:>(?P<to>\w+))?(?:\^(?P<ref>\d+))? "
+    r"(?P<kind>\w+)(?P<plain>!)?(?:/(?P<header>\w+))? \| (?P<text>.+)$"
 )
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")
 
@@ -63,7 +67,15 @@ def read_nests(path: Path) -> list:
         record = {"author": match["author"], "to": match["to"] or "", "kind": kind}
         context = nest_context(earlier, record["author"], record["to"], referred)
         messages.append(
-            {**conv, "n": len(earlier) + 1, "text": match["text"], "kind": kind, "header": header, **context}
+            {
+                **conv,
+                "n": len(earlier) + 1,
+                "text": match["text"],
+                "kind": kind,
+                "header": header,
+                "plain": bool(match["plain"]),
+                **context,
+            }
         )
         earlier.append(record)
     return messages

@@ -1,33 +1,41 @@
 """Jev, the flock's choice-tagger: a probability for every option of a choice question.
 
-The question Jev answers most is "which kind is this nest message?" over the six
-kinds a crow may post. The default backend is local and offline: a classifier
-trained at first use from hand-written nest conversations (data/train.nests; data/README.md
-says who wrote them and how), reading the text (word and character n-grams, so Chinese
-needs no segmenter) and its context (soulstack.flock.jev.context: who wrote it, who it is
-addressed to, the kind it refers to, the nest's recent kinds and whether a request is open
-for its author). Its probabilities are calibrated by scikit-learn's CalibratedClassifierCV
-(temperature scaling on out-of-fold scores, folds by conversation), because the tagging rule
-compares them with a band: 0.8 has to mean right about four times in five.
+The question Jev answers most is "which kind is this nest message?" over the six kinds a crow
+may post. The default backend is local and offline, trained at first use from hand-written nest
+conversations (data/train.nests; data/README.md says who wrote them and how). Two experts:
 
-A fixed fifth of the conversations (chosen by a hash of the conversation's id, so no
-conversation is on both sides) is held out and never trained on: the in-distribution figures.
-The separate set (data/separate.nests) is written apart and never trains either: the figures
-that count (soulstack.flock.jev.evaluate). The optional LLM backend (`llm.py`) answers the same
-question from a model's logprobs.
+- the text expert reads only the words (word and character n-grams, so Chinese needs no
+  segmenter): a linear SVM over TF-IDF;
+- the context expert reads only the nest around them (soulstack.flock.jev.context: who wrote it, to
+  whom, the kind it refers to, the recent kinds, the open request): a logistic regression, trained
+  also on every message with its nest blanked out, because a crow's message can arrive anywhere;
+
+and soulstack.flock.jev.combine multiplies them (a weighted product of experts, weights from
+out-of-fold predictions) and calibrates the result on data/calibration.nests, which Jev never
+trains on, with a temperature that falls when the text is unfamiliar or the context disagrees.
+Issue 45 measured why: one model over words and context together let a context prior ("only
+`say` before it, no open request") overrule words that said "Count me out".
+
+A fixed fifth of the training conversations (a hash of the conversation's id) is held out and never
+trained on: the in-distribution figures. The separate set (data/outside.nests), written by someone
+who never saw the training set, neither trains nor calibrates: the figures that count
+(soulstack.flock.jev.evaluate). The optional LLM backend (`llm.py`) answers the same question.
 """
 
 import asyncio
 import hashlib
 import re
 import threading
+from collections import Counter
 
+from soulstack.flock.jev.combine import Combiner
 from soulstack.flock.jev.context import context_words
-from soulstack.flock.jev.dataset import SEPARATE, TRAIN, context_of, read_nests
+from soulstack.flock.jev.dataset import CALIBRATION, SEPARATE, TRAIN, context_of, read_nests
 
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")  # the crow-postable kinds
 HELD_OUT_SHARE = 5  # one conversation in five is held out
 FOLDS = 5
+BLANK = {"to_role": "", "refers_kind": "", "recent_kinds": [], "open_request": ""}
 
 
 def load_examples(path=TRAIN) -> list:
@@ -35,8 +43,13 @@ def load_examples(path=TRAIN) -> list:
     return read_nests(path)
 
 
+def load_calibration() -> list:
+    """The calibration set: never trained on; only the combination's temperature is fitted on it."""
+    return read_nests(CALIBRATION)
+
+
 def load_separate() -> list:
-    """The separate evaluation set: never trained on, never used to fit a parameter of the model."""
+    """The separate evaluation set: never trained on, never used to fit anything."""
     return read_nests(SEPARATE)
 
 
@@ -50,21 +63,17 @@ def split(examples: list) -> tuple:
     return [e for e in examples if not held_out(e)], [e for e in examples if held_out(e)]
 
 
-def features(text: str, context: dict) -> str:
-    return " ".join(context_words(**context)) + " ||| " + text
-
-
 WORD = re.compile(r"\w+|[^\w\s]")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
-def analyze(value: str) -> list:
-    """Features of one `features()` string: its context words, the text's words and word pairs,
-    the first word and the last mark (a delivery often starts "Done", a request ends "?"), and
-    character 1-3-grams of each space-separated chunk (Chinese needs no segmenter this way)."""
-    context, text = value.split(" ||| ", 1)
+def analyze(text: str) -> list:
+    """The text expert's features: words and word pairs, the first word and the last mark (a
+    delivery often starts "Done", a request ends "?"), the length, and character 1-3-grams of each
+    space-separated chunk (Chinese needs no segmenter this way)."""
     text = text.lower()
     words = WORD.findall(text)
-    grams = context.split() + words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
     if words:
         grams += [f"first_{words[0]}", f"last_{words[-1]}", f"length_{min(len(words) // 8, 4)}"]
     for chunk in text.split():
@@ -73,36 +82,125 @@ def analyze(value: str) -> list:
     return grams
 
 
-def build_classifier(groups):
-    """-> (vectorizer, calibrated model), unfitted; `groups` keeps a conversation in one fold."""
-    # Imported here: scikit-learn takes a second to import and only Jev needs it.
-    from sklearn.calibration import CalibratedClassifierCV
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.model_selection import GroupKFold
-    from sklearn.svm import LinearSVC
+def known_units(text: str) -> list:
+    """What familiarity counts: the words, and in Chinese each pair of characters."""
+    units = []
+    for word in WORD.findall(text.lower()):
+        if CJK.search(word) and len(word) > 1:
+            units += [word[i : i + 2] for i in range(len(word) - 1)]
+        elif word.isalnum():
+            units.append(word)
+    return units
 
-    # One vectorizer with one analyzer: a single sparse transform per message keeps tagging fast.
-    vectorizer = TfidfVectorizer(analyzer=analyze, sublinear_tf=True)
-    # A linear SVM trains in a fraction of a second; its scores become probabilities by temperature
-    # scaling fitted on out-of-fold predictions. Folds by conversation: messages of one nest look
-    # alike, and folds by message would teach the temperature that Jev is surer than it is.
-    # ensemble=False keeps one model to predict with: tagging costs one transform and one dot product.
-    folds = list(GroupKFold(n_splits=FOLDS).split(groups, groups=groups))
-    model = CalibratedClassifierCV(LinearSVC(C=0.5, random_state=0), method="temperature", cv=folds, ensemble=False)
-    return vectorizer, model
+
+def known_set(texts: list) -> set:
+    """The units seen in two or more of these texts."""
+    counts = Counter(unit for text in texts for unit in set(known_units(text)))
+    return {unit for unit, n in counts.items() if n >= 2}
+
+
+def familiarity(text: str, known: set) -> float:
+    """The share of the text's words (Chinese: character pairs) seen in two or more training
+    messages; 1.0 for a text of marks only."""
+    units = known_units(text)
+    return sum(1 for unit in units if unit in known) / len(units) if units else 1.0
+
+
+def context_analyze(context: dict) -> list:
+    return context_words(**context)
 
 
 class LocalJev:
-    """The offline backend. `kind_probs` answers in well under a millisecond once trained."""
+    """The offline backend. `kind_probs` answers in about a millisecond once trained."""
 
     name = "local"
 
-    def __init__(self, examples: list | None = None):
+    def __init__(self, examples: list | None = None, calibration: list | None = None):
+        # Imported here: scikit-learn takes a second to import and only Jev needs it.
+        import numpy as np
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.model_selection import GroupKFold
+        from sklearn.svm import LinearSVC
+
         train, _ = split(examples if examples is not None else load_examples())
-        self.vectorizer, self.model = build_classifier([e["conv"] for e in train])
-        matrix = self.vectorizer.fit_transform([features(e["text"], context_of(e)) for e in train])
-        self.model.fit(matrix, [e["kind"] for e in train])
-        self.columns = [list(self.model.classes_).index(kind) for kind in KINDS]
+        self.known = known_set([e["text"] for e in train])
+        truths = np.array([KINDS.index(e["kind"]) for e in train])
+        groups = np.array([e["conv"] for e in train])
+        contexts = [context_of(e) for e in train]
+        blanks = [{**c, **BLANK} for c in contexts]
+        self.text_vectorizer = TfidfVectorizer(analyzer=analyze, sublinear_tf=True)
+        self.context_vectorizer = TfidfVectorizer(analyzer=context_analyze, use_idf=False, norm=None)
+        texts = self.text_vectorizer.fit_transform([e["text"] for e in train])
+        real = self.context_vectorizer.fit_transform(contexts)
+        blank = self.context_vectorizer.transform(blanks)
+
+        def text_model():
+            return LinearSVC(C=0.5, random_state=0)
+
+        def context_model():
+            return LogisticRegression(C=1.0, max_iter=1000)
+
+        # Out-of-fold predictions of both experts, folds by conversation (messages of one nest look
+        # alike): what the combination's weights are fitted on, never the experts' own training rows.
+        from scipy.sparse import vstack
+
+        # Each held-out message is also shown displaced: with the context of another message of the
+        # same fold (a rotation by half the fold, so almost always another conversation's).
+        oof_text, oof_real, oof_blank, oof_moved = (np.zeros((len(train), len(KINDS))) for _ in range(4))
+        for fit_rows, rows in GroupKFold(n_splits=FOLDS).split(texts, groups=groups):
+            words = text_model().fit(texts[fit_rows], truths[fit_rows])
+            oof_text[rows] = self._spread(words, words.decision_function(texts[rows]))
+            nest = context_model().fit(vstack([real[fit_rows], blank[fit_rows]]), np.tile(truths[fit_rows], 2))
+            moved = np.roll(rows, len(rows) // 2)
+            for out, matrix in ((oof_real, real[rows]), (oof_blank, blank[rows]), (oof_moved, real[moved])):
+                out[rows] = self._spread(nest, nest.predict_log_proba(matrix), floor=-30.0)
+        self.combiner = Combiner(len(KINDS))
+        log_text = self._log_softmax(np.vstack([oof_text] * 3))
+        self.combiner.fit_weights(log_text, np.vstack([oof_real, oof_blank, oof_moved]), np.tile(truths, 3))
+        self.text_model = text_model().fit(texts, truths)
+        self.context_model = context_model().fit(vstack([real, blank]), np.tile(truths, 2))
+        held = calibration if calibration is not None else load_calibration()
+        if held:
+            log_text, log_context, known = self._experts([e["text"] for e in held], [context_of(e) for e in held])
+            self.combiner.fit_temperature(
+                log_text, log_context, known, np.array([KINDS.index(e["kind"]) for e in held])
+            )
+
+    @staticmethod
+    def _spread(model, rows, floor: float = -1e3):
+        """A model's columns in KINDS order (a kind missing from a fold gets `floor`)."""
+        import numpy as np
+
+        out = np.full((len(rows), len(KINDS)), floor)
+        out[:, list(model.classes_)] = rows
+        return out
+
+    @staticmethod
+    def _log_softmax(scores):
+        from soulstack.flock.jev.combine import log_softmax
+
+        return log_softmax(scores)
+
+    def _experts(self, texts: list, contexts: list) -> tuple:
+        """-> (log p_text, log p_context, familiarity) rows for these messages."""
+        import numpy as np
+        from sklearn import config_context
+
+        # Our own input is always well-formed; skipping scikit-learn's checks halves the time per message.
+        with config_context(assume_finite=True, skip_parameter_validation=True):
+            scores = self.text_model.decision_function(self.text_vectorizer.transform(texts))
+            nest = self.context_model.predict_log_proba(self.context_vectorizer.transform(contexts))
+        log_text = self._log_softmax(self._spread(self.text_model, scores))
+        log_context = self._spread(self.context_model, nest, floor=-30.0)
+        return log_text, log_context, np.array([familiarity(text, self.known) for text in texts])
+
+    def explain(self, texts: list, contexts: list) -> dict:
+        """Each expert's own probabilities and the text's familiarity (jev-report, the tests)."""
+        import numpy as np
+
+        log_text, log_context, known = self._experts(texts, contexts)
+        return {"text": np.exp(log_text), "context": np.exp(log_context), "familiarity": known}
 
     def kind_probs(
         self,
@@ -115,22 +213,16 @@ class LocalJev:
     ) -> dict:
         """{kind: probability} over KINDS, summing to 1."""
         context = dict(author_role=author_role, to_role=to_role, refers_kind=refers_kind)
-        row = self._probs([features(text, {**context, "recent_kinds": recent_kinds, "open_request": open_request})])
-        return {kind: float(row[0][column]) for kind, column in zip(KINDS, self.columns)}
+        context.update(recent_kinds=list(recent_kinds), open_request=open_request)
+        row = self.combiner.probs(*self._experts([text], [context]))[0]
+        return {kind: float(p) for kind, p in zip(KINDS, row)}
 
     async def kind_probs_async(self, text: str, *context, **named) -> dict:
         return self.kind_probs(text, *context, **named)  # fast enough to run on the loop
 
     def probs_many(self, examples: list):
         """Rows of probabilities in KINDS order, for measuring."""
-        return self._probs([features(e["text"], context_of(e)) for e in examples])[:, self.columns]
-
-    def _probs(self, strings: list):
-        from sklearn import config_context
-
-        # Our own input is always well-formed; skipping scikit-learn's checks halves the time per message.
-        with config_context(assume_finite=True, skip_parameter_validation=True):
-            return self.model.predict_proba(self.vectorizer.transform(strings))
+        return self.combiner.probs(*self._experts([e["text"] for e in examples], [context_of(e) for e in examples]))
 
 
 _shared = None
@@ -138,7 +230,7 @@ _shared_lock = threading.Lock()
 
 
 def local_jev() -> LocalJev:
-    """The one trained local Jev of this process (training takes about a second)."""
+    """The one trained local Jev of this process (training takes a few seconds)."""
     global _shared
     with _shared_lock:
         if _shared is None:

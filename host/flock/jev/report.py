@@ -1,10 +1,12 @@
 """`soulstack flock jev-report`: how well Jev's probabilities mean what they say.
 
-Three measurements, each a reliability table (10 bins of Jev's top probability), accuracy and ECE:
+Four measurements, each with accuracy and ECE (the reliability tables: 10 bins of Jev's top probability):
 - in distribution: the held-out fifth of the training conversations (the local Jev never trained
   on them, but they were written with the rest);
-- the separate set (data/separate.nests), written apart by other rules and never trained on: the
-  figures that count, with the band chosen from them (soulstack.flock.jev.evaluate);
+- the calibration set (data/calibration.nests), by the training set's writer, never trained on:
+  the combination's temperature and the band are fitted on it (soulstack.flock.jev.evaluate);
+- the separate set (data/outside.nests), written by someone who never saw the training set and
+  fitted on by nothing: the figures that count;
 - the decisions in `<data>/jev.jsonl`, against the owner's corrections: a
   corrected message's truth is the owner's kind; an uncorrected one counts as
   confirmed (its kind stood). The last is the calibration experiment on
@@ -15,7 +17,15 @@ A reliability diagram of all three is written as a PNG (matplotlib, no display).
 from pathlib import Path
 
 from soulstack.flock.jev import evaluate
-from soulstack.flock.jev.local import KINDS, load_examples, load_separate, local_jev, measure, split
+from soulstack.flock.jev.local import (
+    KINDS,
+    load_calibration,
+    load_examples,
+    load_separate,
+    local_jev,
+    measure,
+    split,
+)
 from soulstack.flock.jev.tagging import DEFAULT_BAND, JevLog
 
 
@@ -69,20 +79,22 @@ def draw(results: dict, path: Path) -> None:
 
 
 def measured(jev) -> dict:
-    """Jev's figures in distribution and on the separate set, at the shipped band, and the band
-    the separate set chooses (bench-jev prints the same)."""
+    """Jev's figures in distribution, on the calibration set (which chooses the band) and on the
+    separate set, at the shipped band (bench-jev prints the same)."""
     _, held = split(load_examples())
-    separate = load_separate()
+    calibration, separate = load_calibration(), load_separate()
     held_probs = evaluate.as_tagged(jev.probs_many(held), held)
+    calibration_probs = evaluate.as_tagged(jev.probs_many(calibration), calibration)
     separate_probs = evaluate.as_tagged(jev.probs_many(separate), separate)
-    band, bands = evaluate.choose_band(separate_probs, separate)
+    band, bands = evaluate.choose_band(calibration_probs, calibration)
     return {
         "held": evaluate.figures(held_probs, held, DEFAULT_BAND),
+        "calibration": evaluate.figures(calibration_probs, calibration, DEFAULT_BAND),
         "separate": evaluate.figures(separate_probs, separate, DEFAULT_BAND),
         "chosen_band": band,
         "bands": bands,
+        "separate_bands": [evaluate.figures(separate_probs, separate, b) for b in evaluate.BANDS],
         "confusions": evaluate.confusions(separate_probs, separate, DEFAULT_BAND),
-        "cross_check": evaluate.cross_check(separate_probs, separate),
         "by_lang": {
             lang: evaluate.figures(
                 [p for p, e in zip(separate_probs, separate) if e["lang"] == lang],
@@ -91,28 +103,36 @@ def measured(jev) -> dict:
             )
             for lang in ("en", "zh")
         },
+        "design": getattr(getattr(jev, "combiner", None), "describe", lambda: "")(),
     }
 
 
 def format_measured(result: dict) -> str:
-    held, separate = result["held"], result["separate"]
+    held, calibration, separate = result["held"], result["calibration"], result["separate"]
+    goal = evaluate.GOAL
     out = [
+        *([f"the local Jev: {result['design']}"] if result["design"] else []),
         f"in distribution: the held-out fifth of the training conversations, {held['count']} messages",
         "  " + evaluate.format_figures(held),
         format_table(held),
-        f"separate set (written apart, never trained on): {separate['count']} messages",
+        f"calibration set (the training set's writer; never trained on, the temperature and the band "
+        f"are fitted on it): {calibration['count']} messages",
+        "  " + evaluate.format_figures(calibration),
+        "the band on the calibration set (chosen: the lowest whose sure tags stay right 0.90 of the time "
+        f"at the low end of a 95% interval, sure on {goal['coverage']:.2f} or more):",
+        evaluate.format_bands(result["bands"]),
+        f"  chosen {result['chosen_band']:.2f}; the flock's default is {DEFAULT_BAND:.2f}",
+        f"separate set (written by someone who never saw the training set; never trained or fitted on): "
+        f"{separate['count']} messages",
         "  " + evaluate.format_figures(separate),
         *(f"  {lang}: " + evaluate.format_figures(part) for lang, part in result["by_lang"].items()),
         format_table(separate),
-        "the band on the separate set (chosen: the lowest whose sure tags stay right 0.90 of the time "
-        "at the low end of a 95% interval, sure on half or more):",
-        evaluate.format_bands(result["bands"]),
-        f"  chosen {result['chosen_band']:.2f}; the flock's default is {DEFAULT_BAND:.2f}",
-        "  the same choice on one half of its conversations, measured on the other half:",
-        *(f"    chose {band:.2f}, then " + evaluate.format_figures(half) for band, half in result["cross_check"]),
+        "  the separate set at every band (for reading only: the band is not chosen here):",
+        evaluate.format_bands(result["separate_bands"]),
         "wrong tags on the separate set (true kind -> the tag that stood): "
         + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in result["confusions"]) or "none"),
-        "goal (accuracy where sure >= 0.85, coverage >= 0.5, overall >= 0.75, ECE <= 0.05) on the separate set: "
+        f"goal (accuracy where sure >= {goal['accuracy_sure']:.2f}, coverage >= {goal['coverage']:.2f}, overall >= "
+        f"{goal['overall']:.2f}, ECE <= {goal['ece']:.2f}, no sure-and-wrong plain message) on the separate set: "
         + ("met" if evaluate.meets_goal(separate) else "NOT met"),
     ]
     return "\n".join(out)

@@ -20,9 +20,9 @@ from soulstack.flock.jev.llm import JevBackendError
 from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.private_files import open_private
 
-# Jev's high band: the lowest at which its sure tags stay right nine times in ten on the separate
+# Jev's high band: the lowest at which its sure tags stay right nine times in ten on the calibration
 # set (soulstack.flock.jev.evaluate.choose_band); tests/flock/test_jev_separate.py keeps them equal.
-DEFAULT_BAND = 0.6
+DEFAULT_BAND = 0.55
 
 
 def narrow(probs: dict, options) -> dict:
