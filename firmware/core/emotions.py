@@ -138,7 +138,8 @@ def table(faces, words=None, fallback=FALLBACK):
         if shown not in faces:
             shown = fallback
         for word in words[face]:
-            lookup[word.lower()] = shown
+            lower = word.lower()  # a new string each time on MicroPython: kept only where it differs
+            lookup[word if lower == word else lower] = shown
     for face in faces:
         lookup[face] = face
     return lookup
