@@ -89,16 +89,17 @@ async def get_waiting(request: web.Request) -> web.Response:
     flock = request.app[FLOCK]
     waiting = []
     for item_id, target, deadline in flock.store.all_pending():
-        item = flock.store.item(item_id) or {}
+        item = flock.store.item(item_id)  # None: a pending row whose item is gone (nothing to show but its id)
+        triage = item and item.triage
         waiting.append(
             {
                 "item_id": item_id,
-                "list_id": item.get("list_id"),
+                "list_id": item and item.list_id,
                 "target": target,
-                "text": item.get("text"),
-                "task_type": (item.get("triage") or {}).get("task_type"),
-                "crows": item.get("crows") or [],
-                "answer": item.get("answer") if target == "output" else None,
+                "text": item and item.text,
+                "task_type": triage.task_type if triage else None,
+                "crows": item.crows if item else [],
+                "answer": item.answer if item and target == "output" else None,
                 "deadline": rfc3339(deadline),
             }
         )

@@ -11,6 +11,9 @@ finite, and its `list.started` usually fires before the client can connect);
 the all-lists stream starts live, unless `?recent=N` asks for an opening view:
 every event of the N lists started last and of every list still unfinished
 (which holds every pending approval), then live. The web page opens that way.
+
+What an event is (its name and fields) is declared once, in soulstack.flock.payloads: `emit` takes
+one of those declarations.
 """
 
 import asyncio
@@ -21,6 +24,7 @@ from aiohttp import web
 from aiohttp_sse import EventSourceResponse
 
 from soulstack.flock import journal
+from soulstack.flock.payloads import ListEvent
 from soulstack.clocks import rfc3339
 from soulstack.serving import client_gone
 
@@ -96,11 +100,13 @@ class EventLog:
         # In-process callables (event_id, name, payload), e.g. the robot's voice; never blocking.
         self.listeners: list = []
 
-    def emit(self, name: str, list_id: str, **fields) -> dict:
-        payload = {"list_id": list_id, "ts": rfc3339(self.clock.time()), **fields}
+    def emit(self, event: ListEvent) -> dict:
+        """Store, tell and stream one event (declared in soulstack.flock.payloads). -> its payload."""
+        name, list_id = event.NAME, event.list_id
+        payload = event.payload(rfc3339(self.clock.time()))
         data = json.dumps(payload, ensure_ascii=False)
         event_id = self.store.append_event(list_id, name, data)
-        journal.note(name, payload)
+        journal.note(event)
         entry = (event_id, frame(event_id, name, data))  # framed once, written to every subscriber
         for _ in range(self.subscribers.send(list_id, entry)):
             log.warning("dropping an SSE subscriber %d events behind; it will replay on reconnect", QUEUE_LIMIT)

@@ -3,54 +3,54 @@
 The SSE events are for programs; this turns the same events into lines a
 person follows in a terminal or `journalctl`: a list received, the Sentry's
 call, crows out and back, answers, verdicts, skips. Events with nothing for
-a person (or of kinds added later) make no line.
+a person (or of kinds added later) make no line. The events are typed (soulstack.flock.payloads),
+so a line reads the fields the declaration names and every one is there.
 """
 
 import logging
 
+from soulstack.flock import payloads as p
+
 log = logging.getLogger(__name__)
 
 
-def _triaged(p):
-    parts = f", {len(p['subtasks'])} parts" if p.get("subtasks") else ""
-    wait = "; waits for your approval" if p.get("needs_approval") else ""
-    return f"{p['item_id']}: the Sentry says {p['mode']} ({p['task_type']}{parts}): {p['reason']}{wait}"
+def _triaged(e: p.ItemTriaged) -> str:
+    parts = f", {len(e.subtasks)} parts" if e.subtasks else ""
+    wait = "; waits for your approval" if e.needs_approval else ""
+    return f"{e.item_id}: the Sentry says {e.mode} ({e.task_type}{parts}): {e.reason}{wait}"
 
 
-def _landed(p):
-    if p.get("ok"):
-        return f"{p['item_id']}: {p['crow']} is back ({p.get('tokens', 0)} tokens)"
-    return f"{p['item_id']}: {p['crow']} came back without a result: {p.get('error', 'no reason given')}"
+def _landed(e: p.CrowLanded) -> str:
+    if e.ok:
+        return f"{e.item_id}: {e.crow} is back ({e.tokens} tokens)"
+    return f"{e.item_id}: {e.crow} came back without a result: {e.error or 'no reason given'}"
 
 
-def _answered(p):
-    wait = "; waits for your approval" if p.get("needs_approval") else ""
-    return f"{p['item_id']}: answered by {', '.join(p['crows'])}{wait}"
+def _answered(e: p.ItemAnswered) -> str:
+    wait = "; waits for your approval" if e.needs_approval else ""
+    return f"{e.item_id}: answered by {', '.join(e.crows)}{wait}"
 
 
 LINES = {
-    "list.started": lambda p: f"list {p['list_id']} received from {p['requester']}: {len(p['items'])} item(s)",
-    "item.triaged": _triaged,
-    "crow.flying": lambda p: f"{p['item_id']}: {p['crow']} is flying" + (" (borrowed)" if p.get("borrowed") else ""),
-    "crow.landed": _landed,
-    "item.answered": _answered,
-    "verdict": lambda p: f"{p['item_id']}: {p['target']} {p['verdict']}",
-    "item.skipped": lambda p: f"{p['item_id']}: skipped ({p['reason']})",
-    "requester.pranked": lambda p: f"list {p['list_id']}: its requester was caught pranking: {p['message']}",
-    "list.finished": lambda p: f"list {p['list_id']} finished: {p['tokens_used']} of {p['token_budget']} tokens used",
+    p.ListStarted: lambda e: f"list {e.list_id} received from {e.requester}: {len(e.items)} item(s)",
+    p.ItemTriaged: _triaged,
+    p.CrowFlying: lambda e: f"{e.item_id}: {e.crow} is flying" + (" (borrowed)" if e.borrowed else ""),
+    p.CrowLanded: _landed,
+    p.ItemAnswered: _answered,
+    p.VerdictGiven: lambda e: f"{e.item_id}: {e.target} {e.verdict}",
+    p.ItemSkipped: lambda e: f"{e.item_id}: skipped ({e.reason})",
+    p.RequesterPranked: lambda e: f"list {e.list_id}: its requester was caught pranking: {e.message}",
+    p.ListFinished: lambda e: f"list {e.list_id} finished: {e.tokens_used} of {e.token_budget} tokens used",
 }
 
 
-def describe(name: str, payload: dict) -> str | None:
-    """The line for one event, or None when it has none."""
-    line = LINES.get(name)
-    try:
-        return line(payload) if line else None
-    except KeyError:  # a field this journal does not know yet: no line rather than no event
-        return None
+def describe(event) -> str | None:
+    """The line for one event (a declaration of soulstack.flock.payloads), or None when it has none."""
+    line = LINES.get(type(event))
+    return line(event) if line else None
 
 
-def note(name: str, payload: dict) -> None:
-    line = describe(name, payload)
+def note(event) -> None:
+    line = describe(event)
     if line:
         log.info("%s", line)

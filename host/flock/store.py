@@ -14,6 +14,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from soulstack.flock.rows import ITEM_COLUMNS, LIST_COLUMNS, ItemRow, ItemState, ListRow, Triage, item_row, list_row
 from soulstack.private_files import make_private_dir, tighten, touch_private
 
 log = logging.getLogger(__name__)
@@ -177,21 +178,14 @@ class Store:
     def list_exists(self, list_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM lists WHERE list_id = ?", (list_id,)).fetchone() is not None
 
-    def get_list(self, list_id: str) -> dict | None:
-        row = self.db.execute(
-            "SELECT list_id, requester, nest_id, token_budget, tokens_used, finished, created FROM lists WHERE list_id = ?",
-            (list_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished", "created")
-        return dict(zip(keys, row))
+    def get_list(self, list_id: str) -> ListRow | None:
+        row = self.db.execute(f"SELECT {', '.join(LIST_COLUMNS)} FROM lists WHERE list_id = ?", (list_id,)).fetchone()
+        return None if row is None else list_row(row)
 
-    def all_lists(self) -> list:
-        """Every list as get_list's dict with `created` (clock seconds), newest first (the read API)."""
-        keys = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished", "created")
-        rows = self.db.execute(f"SELECT {', '.join(keys)} FROM lists ORDER BY rowid DESC").fetchall()
-        return [dict(zip(keys, row)) for row in rows]
+    def all_lists(self) -> list[ListRow]:
+        """Every list, newest first (the read API)."""
+        rows = self.db.execute(f"SELECT {', '.join(LIST_COLUMNS)} FROM lists ORDER BY rowid DESC").fetchall()
+        return [list_row(row) for row in rows]
 
     def unfinished_lists(self) -> list:
         rows = self.db.execute("SELECT list_id FROM lists WHERE finished = 0 ORDER BY created").fetchall()
@@ -209,37 +203,29 @@ class Store:
     def finish_list(self, list_id: str) -> None:
         self.db.execute("UPDATE lists SET finished = 1 WHERE list_id = ?", (list_id,))
 
-    def items(self, list_id: str) -> list:
+    def items(self, list_id: str) -> list[ItemRow]:
         rows = self.db.execute(
-            "SELECT item_id, n, text, state, triage, answer, crows FROM items WHERE list_id = ? ORDER BY n", (list_id,)
+            f"SELECT {', '.join(ITEM_COLUMNS)} FROM items WHERE list_id = ? ORDER BY n", (list_id,)
         ).fetchall()
-        return [
-            {
-                "item_id": r[0],
-                "n": r[1],
-                "text": r[2],
-                "state": r[3],
-                "triage": json.loads(r[4]) if r[4] else None,
-                "answer": r[5],
-                "crows": json.loads(r[6]) if r[6] else [],
-            }
-            for r in rows
-        ]
+        return [item_row(row) for row in rows]
 
-    def item(self, item_id: str) -> dict | None:
-        """One item with its list id, or None."""
-        row = self.db.execute("SELECT list_id FROM items WHERE item_id = ?", (item_id,)).fetchone()
-        if row is None:
-            return None
-        found = next(item for item in self.items(row[0]) if item["item_id"] == item_id)
-        return {"list_id": row[0], **found}
+    def item(self, item_id: str) -> ItemRow | None:
+        row = self.db.execute(f"SELECT {', '.join(ITEM_COLUMNS)} FROM items WHERE item_id = ?", (item_id,)).fetchone()
+        return None if row is None else item_row(row)
 
-    def set_item(self, item_id: str, state: str, **fields) -> None:
-        """Move an item to `state`, saving triage (dict), answer (str) or crows (list) when given."""
-        sets, args = ["state = ?"], [state]
-        for key in ("triage", "answer", "crows"):
-            if key in fields:
-                value = fields[key]
+    def set_item(
+        self,
+        item_id: str,
+        state: ItemState,
+        triage: Triage | None = None,
+        answer: str | None = None,
+        crows: list[str] | None = None,
+    ) -> None:
+        """Move an item to `state`, saving its triage, answer or crows when given (None: kept as it is).
+        The JSON columns get the text they always had (soulstack.flock.rows)."""
+        sets, args = ["state = ?"], [str(state)]
+        for key, value in (("triage", triage and triage.json()), ("answer", answer), ("crows", crows)):
+            if value is not None:
                 sets.append(f"{key} = ?")
                 args.append(value if isinstance(value, str) else json.dumps(value))
         self.db.execute(f"UPDATE items SET {', '.join(sets)} WHERE item_id = ?", (*args, item_id))

@@ -1,31 +1,40 @@
-"""The flock's log lines for people (soulstack.flock.journal)."""
+"""The flock's log lines for people (soulstack.flock.journal), from the declared events."""
 
+from soulstack.flock import payloads as p
 from soulstack.flock.journal import describe
 
 
 def test_each_meaningful_event_is_one_readable_line():
-    assert (
-        describe(
-            "crow.landed", {"item_id": "L1-2", "crow": "Hugin", "ok": False, "tokens": 0, "error": "anthropic 529"}
-        )
-        == "L1-2: Hugin came back without a result: anthropic 529"
+    landed = p.CrowLanded(list_id="L1", item_id="L1-2", crow="Hugin", ok=False, tokens=0, error="anthropic 529")
+    assert describe(landed) == "L1-2: Hugin came back without a result: anthropic 529"
+    back = p.CrowLanded(list_id="L1", item_id="L1-2", crow="Hugin", ok=True, tokens=42)
+    assert describe(back) == "L1-2: Hugin is back (42 tokens)"
+    flying = p.CrowFlying(list_id="L1", item_id="L1-2", crow="Munin", borrowed=True)
+    assert describe(flying) == "L1-2: Munin is flying (borrowed)"
+    skipped = p.ItemSkipped(list_id="L1", item_id="L1-3", reason=p.Skip.BUDGET)
+    assert describe(skipped) == "L1-3: skipped (budget)"
+    verdict = p.VerdictGiven(list_id="L1", item_id="L1-3", target="output", verdict=p.Verdict.TIMEOUT)
+    assert describe(verdict) == "L1-3: output timeout"
+    finished = p.ListFinished(list_id="L1", tokens_used=900, token_budget=20000)
+    assert describe(finished) == "list L1 finished: 900 of 20000 tokens used"
+    answered = p.ItemAnswered(
+        list_id="L1", item_id="L1-1", answer="done", crows=["Hugin", "Munin"], needs_approval=False
     )
-    assert (
-        describe("crow.flying", {"item_id": "L1-2", "crow": "Munin", "borrowed": True})
-        == "L1-2: Munin is flying (borrowed)"
+    assert describe(answered) == "L1-1: answered by Hugin, Munin"
+    waiting = p.ItemTriaged(
+        list_id="L1",
+        item_id="L1-1",
+        mode="split",
+        task_type="code",
+        subtasks=["a", "b"],
+        reason="two parts",
+        needs_approval=True,
     )
-    assert describe("item.skipped", {"item_id": "L1-3", "reason": "budget"}) == "L1-3: skipped (budget)"
-    assert describe("verdict", {"item_id": "L1-3", "target": "output", "verdict": "timeout"}) == "L1-3: output timeout"
-    assert (
-        describe("list.finished", {"list_id": "L1", "tokens_used": 900, "token_budget": 20000})
-        == "list L1 finished: 900 of 20000 tokens used"
-    )
-    assert (
-        describe("item.answered", {"item_id": "L1-1", "crows": ["Hugin", "Munin"], "needs_approval": False})
-        == "L1-1: answered by Hugin, Munin"
-    )
+    assert describe(waiting) == "L1-1: the Sentry says split (code, 2 parts): two parts; waits for your approval"
 
 
 def test_events_without_a_line_make_none():
-    assert describe("nest.message", {"nest_id": "n"}) is None  # a kind it does not know
-    assert describe("list.started", {"list_id": "L1"}) is None  # a field missing: no line, and no crash
+    banter = p.CrowBanter(list_id="L1", item_id="L1-1", crow="Hugin", to="Munin", text="caw")
+    assert describe(banter) is None  # an aside, nothing for the log
+    changed = p.TrustChanged(list_id="L1", item_id="L1-1", holder="flock", task_type="code", from_=0, to=1)
+    assert describe(changed) is None

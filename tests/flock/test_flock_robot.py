@@ -59,7 +59,7 @@ async def test_an_offline_body_is_skipped_and_never_stalls_the_flock(tmp_path):
             assert await flock.verdict(item_id, "triage") == 204
             await until(lambda: any(p[1] == "output" for p in flock.flock.store.all_pending()))
             assert await flock.verdict(item_id, "output") == 204
-            await until(lambda: flock.flock.store.get_list(list_id)["finished"])
+            await until(lambda: flock.flock.store.get_list(list_id).finished)
             assert body.spoken == [] and {endpoint for endpoint, _ in body.received} == {"status"}
         finally:
             await flock.stop()
@@ -101,7 +101,7 @@ async def test_the_souls_tools_hand_over_work_see_what_waits_and_record_the_pers
         outcome = await hand_to_flock(soul, "- research the launch copy")
         assert outcome.ok
         list_id = flock.flock.store.unfinished_lists()[0]
-        assert flock.flock.store.get_list(list_id)["requester"] == "Pip"
+        assert flock.flock.store.get_list(list_id).requester == "Pip"
         await until(lambda: flock.flock.store.all_pending())
         waiting = await flock_waiting(soul)
         assert (

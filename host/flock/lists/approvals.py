@@ -9,6 +9,8 @@ approval answered is never asked again, even when a storage fault came between t
 
 import asyncio
 
+from soulstack.flock.payloads import Verdict
+
 
 class Approvals:
     """Futures for verdicts a human still owes, with deadlines on the clock seam."""
@@ -18,8 +20,8 @@ class Approvals:
         self.clock = clock
         self.waiting = {}  # (item_id, target) -> Future
 
-    async def wait(self, item_id: str, target: str, deadline: float) -> str:
-        """-> "approved", "rejected" or "timeout". The pending row outlives a crash."""
+    async def wait(self, item_id: str, target: str, deadline: float) -> Verdict:
+        """-> approved, rejected or timeout. The pending row outlives a crash."""
         key = (item_id, target)
         future = self.waiting.get(key) or asyncio.get_running_loop().create_future()
         self.waiting[key] = future
@@ -30,7 +32,7 @@ class Approvals:
         finally:
             timer.cancel()
         # The future stays until `settle`: if recording the verdict fails, the retry gets it again.
-        return future.result() if future.done() else "timeout"
+        return future.result() if future.done() else Verdict.TIMEOUT
 
     def settle(self, item_id: str, target: str) -> None:
         """The verdict is recorded: forget the pending row and its future."""
@@ -54,5 +56,5 @@ class Approvals:
             future = self.waiting[key] = asyncio.get_running_loop().create_future()
         if future is None or future.done():
             return False
-        future.set_result("approved" if approve else "rejected")
+        future.set_result(Verdict.of_answer(approve))
         return True

@@ -22,7 +22,9 @@ import asyncio
 import json
 import logging
 
+from soulstack.flock.payloads import CrowBanter
 from soulstack.flock.personas import BY_NAME, relationship
+from soulstack.flock.rows import ListRow
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
@@ -95,14 +97,14 @@ class Banter:
         self.started = {}  # list_id -> banter calls begun (from the event log after a restart)
         self.in_flight = {}  # list_id -> set of tasks
 
-    def start(self, lst: dict, item_id: str, item_text: str, crows: list) -> None:
+    def start(self, lst: ListRow, item_id: str, item_text: str, crows: list) -> None:
         """Begin one line of banter between the item's crows, if the list may still have one."""
-        list_id, pair = lst["list_id"], pick_pair(crows)
+        list_id, pair = lst.list_id, pick_pair(crows)
         if pair is None or not self.budget_left(lst):
             return
         if list_id not in self.started:
             rows = self.store.events_after(0, list_id)
-            self.started[list_id] = sum(1 for _id, name, _data in rows if name == "crow.banter")
+            self.started[list_id] = sum(1 for _id, name, _data in rows if name == CrowBanter.NAME)
         if self.started[list_id] >= PER_LIST:
             return
         self.started[list_id] += 1
@@ -148,4 +150,4 @@ class Banter:
         if line is None:
             log.info("banter from %s to %s dropped: unusable line %r", speaker, to, reply.message.text()[:300])
             return
-        self.events.emit("crow.banter", list_id, item_id=item_id, crow=speaker, to=to, text=line)
+        self.events.emit(CrowBanter(list_id=list_id, item_id=item_id, crow=speaker, to=to, text=line))

@@ -27,20 +27,36 @@ is taken from the store, never asked again; trust counts each judgment once
 import asyncio
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from soulstack.flock.lists import sentry
 from soulstack.flock.lists.approvals import Approvals
 from soulstack.flock.lists.banter import Banter
+from soulstack.flock.payloads import (
+    CrowFlying,
+    CrowLanded,
+    ItemAnswered,
+    ItemSkipped,
+    ItemTriaged,
+    ListEvent,
+    ListFinished,
+    ListStarted,
+    RequesterPranked,
+    Skip,
+    TrustChanged,
+    Verdict,
+    VerdictGiven,
+)
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
+from soulstack.flock.rows import ItemRow, ItemState, ListRow, Triage
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
 from soulstack.storage import storage_problem
 
 log = logging.getLogger(__name__)
 
-DONE_STATES = ("done", "skipped")
-IN_FLIGHT_STATES = ("triaging", "flying")
+DONE_STATES = (ItemState.DONE, ItemState.SKIPPED)
+IN_FLIGHT_STATES = (ItemState.TRIAGING, ItemState.FLYING)
 STORAGE_RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between tries while the storage refuses writes
 
 
@@ -82,15 +98,16 @@ class Flock:
         self.spawn(self._run_list(list_id))
         return list_id
 
-    def _started(self, lst) -> None:
-        items = [{"item_id": item["item_id"], "text": item["text"]} for item in self.store.items(lst["list_id"])]
+    def _started(self, lst: ListRow) -> None:
+        items = [{"item_id": item.item_id, "text": item.text} for item in self.store.items(lst.list_id)]
         self.events.emit(
-            "list.started",
-            lst["list_id"],
-            items=items,
-            requester=lst["requester"],
-            nest_id=lst["nest_id"],
-            token_budget=lst["token_budget"],  # ours: the page shows tokens against it from the start
+            ListStarted(
+                list_id=lst.list_id,
+                items=items,
+                requester=lst.requester,
+                nest_id=lst.nest_id,
+                token_budget=lst.token_budget,
+            )
         )
 
     def resume(self) -> None:
@@ -101,7 +118,7 @@ class Flock:
 
     def prank(self, requester: str, message: str, cooldown_s: int) -> None:
         for list_id in self.store.flying_lists_of(requester):
-            self.events.emit("requester.pranked", list_id, message=message, cooldown_s=cooldown_s)
+            self.events.emit(RequesterPranked(list_id=list_id, message=message, cooldown_s=cooldown_s))
 
     def spawn(self, coroutine) -> None:
         """Run `coroutine` as one of the flock's tasks: `stop` ends it."""
@@ -121,21 +138,21 @@ class Flock:
     async def _run_list_once(self, list_id: str) -> None:
         """One go at a list from what the store says; run again after a storage fault."""
         lst = self.store.get_list(list_id)
-        if lst["finished"]:
+        if lst.finished:
             return
-        if not self.store.has_event(list_id, "list.started"):
+        if not self.store.has_event(list_id, ListStarted.NAME):
             self._started(lst)  # its start could not be written when it came
-        self.used[list_id] = lst["tokens_used"]
+        self.used[list_id] = lst.tokens_used
         work = asyncio.Semaphore(self.config.concurrency)
-        items = [item for item in self.store.items(list_id) if item["state"] not in DONE_STATES]
+        items = [item for item in self.store.items(list_id) if item.state not in DONE_STATES]
         await asyncio.gather(*(self._run_item_safely(lst, item, work) for item in items))
         await self.banter.settle(list_id)
-        self._emit_once("list.finished", list_id, {}, tokens_used=self.used[list_id], token_budget=lst["token_budget"])
+        self._emit_once(ListFinished(list_id=list_id, tokens_used=self.used[list_id], token_budget=lst.token_budget))
         self.store.finish_list(list_id)
         self.used.pop(list_id, None)
 
-    async def _run_item_safely(self, lst, item, work) -> None:
-        item_id = item["item_id"]
+    async def _run_item_safely(self, lst: ListRow, item: ItemRow, work) -> None:
+        item_id = item.item_id
         tries = 0
 
         async def once():
@@ -144,14 +161,14 @@ class Flock:
                 item = self.store.item(item_id)
             tries += 1
             try:
-                await self._run_item(lst, item, work, cut_short="storage failure" if tries > 1 else "interrupted")
+                await self._run_item(lst, item, work, cut_short=Skip.STORAGE_FAILURE if tries > 1 else Skip.INTERRUPTED)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 if storage_problem(error):
                     raise
                 log.exception("item %s failed unexpectedly", item_id)  # a bug must not stop the other items
-                self._skip(lst, item_id, "failure")
+                self._skip(lst, item_id, Skip.FAILURE)
 
         await self._through_storage_faults(f"item {item_id}", once)
 
@@ -175,96 +192,98 @@ class Flock:
             self.store.give_back_space()
 
     # --- one item --------------------------------------------------------
-    async def _run_item(self, lst, item, work, cut_short: str = "interrupted") -> None:
+    async def _run_item(self, lst: ListRow, item: ItemRow, work, cut_short: Skip = Skip.INTERRUPTED) -> None:
         """Carry `item` on from its stored state; one found mid-flight is skipped as `cut_short`."""
-        item_id, state, triage = item["item_id"], item["state"], item["triage"]
+        item_id, state, triage = item.item_id, item.state, item.triage
         if state in IN_FLIGHT_STATES:
             return self._skip(lst, item_id, cut_short)
-        if state == "queued":
+        if state == ItemState.QUEUED:
             async with work:
                 triage = await self._triage(lst, item)
             if triage is None:
                 return
-            state = "awaiting_triage" if triage["needs_approval"] else "approved"
-        if state == "awaiting_triage":
-            verdict = await self._verdict(lst, item_id, "triage", ["flock"], triage["task_type"])
-            if verdict != "approved":
-                return self._skip(lst, item_id, f"triage {verdict}")  # "triage rejected" / "triage timeout"
-            self.store.set_item(item_id, "approved")
-            state = "approved"
-        crows = item["crows"]
-        if state == "approved":
+            state = ItemState.AWAITING_TRIAGE if triage.needs_approval else ItemState.APPROVED
+        if state == ItemState.AWAITING_TRIAGE:
+            verdict = await self._verdict(lst, item_id, "triage", ["flock"], triage.task_type)
+            if not verdict.approves:
+                return self._skip(lst, item_id, Skip.of_triage(verdict))
+            self.store.set_item(item_id, ItemState.APPROVED)
+            state = ItemState.APPROVED
+        crows = item.crows
+        if state == ItemState.APPROVED:
             async with work:
                 answered = await self._fly(lst, item, triage)
             if answered is None:
                 return
             crows, needs_approval = answered
-            state = "awaiting_output" if needs_approval else "done"
-        if state == "awaiting_output":
-            await self._verdict(lst, item_id, "output", crows, triage["task_type"])
-        self.store.set_item(item_id, "done")
+            state = ItemState.AWAITING_OUTPUT if needs_approval else ItemState.DONE
+        if state == ItemState.AWAITING_OUTPUT:
+            await self._verdict(lst, item_id, "output", crows, triage.task_type)
+        self.store.set_item(item_id, ItemState.DONE)
 
-    async def _triage(self, lst, item) -> dict | None:
+    async def _triage(self, lst: ListRow, item: ItemRow) -> Triage | None:
         """The Sentry's flight. -> the triage (with needs_approval), or None when the item was skipped."""
-        item_id = item["item_id"]
+        item_id = item.item_id
         if not self._can_work(lst, item_id):
             return None
-        self.store.set_item(item_id, "triaging")
-        self.events.emit("crow.flying", lst["list_id"], item_id=item_id, crow="Sentry", borrowed=False)
+        self.store.set_item(item_id, ItemState.TRIAGING)
+        self.events.emit(CrowFlying(list_id=lst.list_id, item_id=item_id, crow="Sentry", borrowed=False))
 
         async def complete(system, messages, tools, tool_choice):
             return await self._call(lst, system, messages, tools, tool_choice=tool_choice, max_tokens=1024)
 
         try:
-            triage, tokens, trouble = await sentry.ask_sentry(complete, item["text"])
+            call, tokens, trouble = await sentry.ask_sentry(complete, item.text)
         except ModelError as error:
             self._landed(lst, item_id, "Sentry", 0, str(error))
-            return self._skip(lst, item_id, "failure")
+            return self._skip(lst, item_id, Skip.FAILURE)
         self._landed(lst, item_id, "Sentry", tokens, trouble)
-        if triage is None:
-            return self._skip(lst, item_id, "failure")
-        abusive = triage["task_type"] == "abuse"
-        triage["needs_approval"] = not abusive and not self.trust.trusted(["flock"], triage["task_type"])
-        self.events.emit("item.triaged", lst["list_id"], item_id=item_id, **triage)
+        if call is None:
+            return self._skip(lst, item_id, Skip.FAILURE)
+        triage = Triage.of(call)
+        abusive = triage.task_type == "abuse"
+        triage = replace(triage, needs_approval=not abusive and not self.trust.trusted(["flock"], triage.task_type))
+        self.events.emit(ItemTriaged(list_id=lst.list_id, item_id=item_id, **triage.fields()))
         if abusive:
-            self.prank(lst["requester"], *self.pranks.strike(lst["requester"]))
-            return self._skip(lst, item_id, "abusive")
-        if not triage["needs_approval"]:
-            self._emit_once("verdict", lst["list_id"], {"item_id": item_id, "target": "triage"}, verdict="auto")
-        state = "awaiting_triage" if triage["needs_approval"] else "approved"
+            self.prank(lst.requester, *self.pranks.strike(lst.requester))
+            return self._skip(lst, item_id, Skip.ABUSIVE)
+        if not triage.needs_approval:
+            self._emit_once(VerdictGiven(list_id=lst.list_id, item_id=item_id, target="triage", verdict=Verdict.AUTO))
+        state = ItemState.AWAITING_TRIAGE if triage.needs_approval else ItemState.APPROVED
         self.store.set_item(item_id, state, triage=triage)
         return triage
 
-    async def _fly(self, lst, item, triage) -> tuple | None:
+    async def _fly(self, lst: ListRow, item: ItemRow, triage: Triage) -> tuple | None:
         """Crows do the work, the Elder merges or judges. -> (crows, needs_approval) or None if skipped."""
-        item_id, mode = item["item_id"], triage["mode"]
+        item_id, mode = item.item_id, triage.mode
         if not self._can_work(lst, item_id):
             return None
-        self.store.set_item(item_id, "flying")
-        jobs = {"solo": [item["text"]], "split": triage["subtasks"], "murder": [item["text"]] * sentry.MURDER_SIZE}[
-            mode
-        ]
-        picks = self.nests.pick(lst["nest_id"], len(jobs))
+        self.store.set_item(item_id, ItemState.FLYING)
+        jobs = {"solo": [item.text], "split": triage.subtasks, "murder": [item.text] * sentry.MURDER_SIZE}[mode]
+        picks = self.nests.pick(lst.nest_id, len(jobs))
         used = {name for name, _ in picks}
         results = await asyncio.gather(*(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks)))
         done = [(job, result) for job, result in zip(jobs, results) if result is not None]
         if not done:
-            return self._skip(lst, item_id, "failure")
+            return self._skip(lst, item_id, Skip.FAILURE)
         crows = [crow for _, (crow, _) in done]
-        self.banter.start(lst, item_id, item["text"], crows)  # an aside: nothing waits for it
+        self.banter.start(lst, item_id, item.text, crows)  # an aside: nothing waits for it
         if mode == "solo":
             answer = done[0][1][1]
         else:
             answer = await self._elder(lst, item, mode, done)
             if answer is None:
-                return self._skip(lst, item_id, "failure" if self._budget_left(lst) else "budget")
-        needs_approval = not self.trust.trusted(crows, triage["task_type"])
+                return self._skip(lst, item_id, Skip.FAILURE if self._budget_left(lst) else Skip.BUDGET)
+        needs_approval = not self.trust.trusted(crows, triage.task_type)
         self.events.emit(
-            "item.answered", lst["list_id"], item_id=item_id, answer=answer, crows=crows, needs_approval=needs_approval
+            ItemAnswered(
+                list_id=lst.list_id, item_id=item_id, answer=answer, crows=crows, needs_approval=needs_approval
+            )
         )
         if not needs_approval:
-            self._emit_once("verdict", lst["list_id"], {"item_id": item_id, "target": "output"}, verdict="auto")
-        self.store.set_item(item_id, "awaiting_output" if needs_approval else "done", answer=answer, crows=crows)
+            self._emit_once(VerdictGiven(list_id=lst.list_id, item_id=item_id, target="output", verdict=Verdict.AUTO))
+        state = ItemState.AWAITING_OUTPUT if needs_approval else ItemState.DONE
+        self.store.set_item(item_id, state, answer=answer, crows=crows)
         return crows, needs_approval
 
     async def _job(self, lst, item_id, job, pick, used) -> tuple | None:
@@ -275,7 +294,7 @@ class Flock:
             return crow, text
         if not self._budget_left(lst):
             return None
-        spare = self.nests.pick(lst["nest_id"], 1, exclude=used) or self.nests.pick(lst["nest_id"], 1, exclude={crow})
+        spare = self.nests.pick(lst.nest_id, 1, exclude=used) or self.nests.pick(lst.nest_id, 1, exclude={crow})
         if not spare:
             return None
         crow, borrowed = spare[0]
@@ -290,13 +309,13 @@ class Flock:
             parts = [f"Part: {job}\nBy {crow}:\n{text}" for job, (crow, text) in done]
         else:
             parts = [f"Attempt by {crow}:\n{text}" for _, (crow, text) in done]
-        prompt = f"The task: {item['text']}\n\n" + "\n\n".join(parts)
+        prompt = f"The task: {item.text}\n\n" + "\n\n".join(parts)
         job = "merge" if mode == "split" else "judge"
-        return await self._flight(lst, item["item_id"], "Elder", False, elder_system(job), prompt)
+        return await self._flight(lst, item.item_id, "Elder", False, elder_system(job), prompt)
 
     async def _flight(self, lst, item_id, crow, borrowed, system, prompt) -> str | None:
         """crow.flying, one model call, crow.landed. -> the crow's text, or None when it failed."""
-        self.events.emit("crow.flying", lst["list_id"], item_id=item_id, crow=crow, borrowed=borrowed)
+        self.events.emit(CrowFlying(list_id=lst.list_id, item_id=item_id, crow=crow, borrowed=borrowed))
         try:
             reply = await self._call(lst, system, [Message.user(prompt)], max_tokens=self.config.crow_max_tokens)
         except ModelError as error:
@@ -307,23 +326,27 @@ class Flock:
         return text or None
 
     # --- verdicts --------------------------------------------------------
-    async def _verdict(self, lst, item_id, target, holders, task_type) -> str:
+    async def _verdict(self, lst: ListRow, item_id, target, holders, task_type) -> Verdict:
         """Wait for the human's verdict (or the deadline), record it, move trust. -> the verdict.
         Run again after a storage fault, it takes the verdict already recorded and asks no one."""
-        list_id = lst["list_id"]
-        verdict = self.store.verdict_of(item_id, target)
-        if verdict is None:
+        list_id = lst.list_id
+        recorded = self.store.verdict_of(item_id, target)
+        if recorded is None:
             deadline = self.store.pending_deadline(item_id, target)
             if deadline is None:
                 deadline = self.clock.time() + self.config.verdict_timeout_s
             verdict = await self.approvals.wait(item_id, target, deadline)
-            self.events.emit("verdict", list_id, item_id=item_id, target=target, verdict=verdict)
+            self.events.emit(VerdictGiven(list_id=list_id, item_id=item_id, target=target, verdict=verdict))
+        else:
+            verdict = Verdict(recorded)
         self.approvals.settle(item_id, target)
         for holder in holders:
-            moved = self.trust.record(holder, task_type, verdict == "approved", judgment=f"{item_id}/{target}")
+            moved = self.trust.record(holder, task_type, verdict.approves, judgment=f"{item_id}/{target}")
             if moved:
-                fields = {"task_type": task_type, "from": moved[0], "to": moved[1]}
-                self._emit_once("trust.changed", list_id, {"item_id": item_id, "holder": holder}, **fields)
+                changed = TrustChanged(
+                    list_id=list_id, item_id=item_id, holder=holder, task_type=task_type, from_=moved[0], to=moved[1]
+                )
+                self._emit_once(changed)
         return verdict
 
     # --- what the nests' harness uses (soulstack.flock.nests.harness.FlockForNests) ---
@@ -363,9 +386,9 @@ class Flock:
         return triage
 
     # --- helpers ---------------------------------------------------------
-    async def _call(self, lst, system, messages, tools=None, **options):
+    async def _call(self, lst: ListRow, system, messages, tools=None, **options):
         reply = await self.complete(system, messages, tools, **options)
-        self._spend(lst["list_id"], reply.usage.total)
+        self._spend(lst.list_id, reply.usage.total)
         return reply
 
     async def _banter_call(self, system, messages, max_tokens):
@@ -376,31 +399,32 @@ class Flock:
         self.used[list_id] = self.used.get(list_id, 0) + tokens
         self.store.add_tokens(list_id, tokens)
 
-    def _can_work(self, lst, item_id) -> bool:
+    def _can_work(self, lst: ListRow, item_id) -> bool:
         if self.model is None:
-            self._skip(lst, item_id, "no model configured")
+            self._skip(lst, item_id, Skip.NO_MODEL)
             return False
         if not self._budget_left(lst):
-            self._skip(lst, item_id, "budget")
+            self._skip(lst, item_id, Skip.BUDGET)
             return False
         return True
 
-    def _budget_left(self, lst) -> bool:
-        return self.used.get(lst["list_id"], 0) < lst["token_budget"]
+    def _budget_left(self, lst: ListRow) -> bool:
+        return self.used.get(lst.list_id, 0) < lst.token_budget
 
-    def _landed(self, lst, item_id, crow, tokens, error) -> None:
-        fields = {"item_id": item_id, "crow": crow, "ok": error is None, "tokens": tokens}
-        if error is not None:
-            fields["error"] = error
-        self.events.emit("crow.landed", lst["list_id"], **fields)
+    def _landed(self, lst: ListRow, item_id, crow, tokens, error) -> None:
+        landed = CrowLanded(
+            list_id=lst.list_id, item_id=item_id, crow=crow, ok=error is None, tokens=tokens, error=error
+        )
+        self.events.emit(landed)
 
-    def _skip(self, lst, item_id, reason) -> None:
-        self._emit_once("item.skipped", lst["list_id"], {"item_id": item_id}, reason=reason)
-        self.store.set_item(item_id, "skipped")
+    def _skip(self, lst: ListRow, item_id, reason: Skip) -> None:
+        self._emit_once(ItemSkipped(list_id=lst.list_id, item_id=item_id, reason=reason))
+        self.store.set_item(item_id, ItemState.SKIPPED)
         return None
 
-    def _emit_once(self, name, list_id, key: dict, **fields) -> None:
-        """Emit `name` with `key`'s fields and `fields`, unless the list has such an event already
-        (a retry after a storage fault: the first try told it, then failed to save what followed)."""
-        if not self.store.has_event(list_id, name, **key):
-            self.events.emit(name, list_id, **key, **fields)
+    def _emit_once(self, event: ListEvent) -> None:
+        """Emit `event` unless its list has one like it already (its declaration's ONCE_BY fields
+        say which): a retry after a storage fault, where the first try told it, then failed to save
+        what followed."""
+        if not self.store.has_event(event.list_id, event.NAME, **event.once_by()):
+            self.events.emit(event)

@@ -27,6 +27,8 @@ import logging
 
 from soulstack.clocks import Clock
 from soulstack.llm.brainstem import FLOCK_ASKS  # the head the soul's brainstem knows an ask by
+from soulstack.flock import payloads as p
+from soulstack.flock.rows import ItemState
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
@@ -35,7 +37,7 @@ from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger(__name__)
 
-FACES = {"requester.pranked": "angry", "list.finished": "happy", "crow.flying": "thinking"}
+FACES = {p.RequesterPranked: "angry", p.ListFinished: "happy", p.CrowFlying: "thinking"}
 MAX_ITEMS_REMEMBERED = 500
 
 
@@ -56,42 +58,46 @@ class FlockNews:
         return short(self.items.get(item_id) or self.lookup(item_id) or item_id)
 
     def read(self, name: str, payload: dict) -> tuple:
-        """(line, face, asks) for one event; asks is (item_id, target) when it needs a person's verdict."""
-        if name == "list.started":
-            for item in payload.get("items", []):
+        """(line, face, asks) for one event; asks is (item_id, target) when it needs a person's verdict.
+        The payload is read through its declaration (soulstack.flock.payloads), a field it lacks as None."""
+        event = p.loose(name, payload)
+        if isinstance(event, p.ListStarted):
+            for item in event.items or []:
                 self.items[item["item_id"]] = item["text"]
             while len(self.items) > MAX_ITEMS_REMEMBERED:
                 self.items.pop(next(iter(self.items)))
-        item_id = payload.get("item_id", "")
-        if name == "item.triaged" and payload.get("needs_approval"):
+        item_id = getattr(event, "item_id", None) or ""
+        if isinstance(event, p.ItemTriaged) and event.needs_approval:
             return (
                 f"the Sentry needs your OK to start on '{self.words(item_id)}' (item {item_id})",
                 None,
                 (item_id, "triage"),
             )
-        if name == "item.answered" and payload.get("needs_approval"):
-            crow = (payload.get("crows") or ["a crow"])[0]
+        if isinstance(event, p.ItemAnswered) and event.needs_approval:
+            crow = (event.crows or ["a crow"])[0]
             return (
                 f"{crow} needs your OK on the answer to '{self.words(item_id)}' (item {item_id})",
                 "happy",
                 (item_id, "output"),
             )
-        if name == "item.answered":
-            return f"the flock answered '{self.words(item_id)}': {short(payload.get('answer', ''), 200)}", "happy", None
-        if name == "crow.landed" and not payload.get("ok", True):
+        if isinstance(event, p.ItemAnswered):
+            return f"the flock answered '{self.words(item_id)}': {short(event.answer or '', 200)}", "happy", None
+        if isinstance(event, p.CrowLanded) and event.ok is not None and not event.ok:
             return None, "sad", None
-        if name == "item.skipped":
-            return f"the flock dropped '{self.words(item_id)}' ({short(payload.get('reason', ''), 80)})", "sad", None
-        if name == "list.finished":
+        if isinstance(event, p.ItemSkipped):
+            return f"the flock dropped '{self.words(item_id)}' ({short(event.reason or '', 80)})", "sad", None
+        if isinstance(event, p.ListFinished):
             return None, "happy", None
-        return None, FACES.get(name), None
+        return None, FACES.get(type(event)), None
 
 
 def waits_for_verdict(store, item_id: str, target: str) -> bool:
     """Whether the flock still waits for a person's verdict: a pending row, or an item the flow will
     wait on when it resumes (a kill between the event and the row leaves only the item's state)."""
-    item = store.item(item_id) or {}
-    return store.pending_deadline(item_id, target) is not None or item.get("state") == f"awaiting_{target}"
+    item = store.item(item_id)
+    return store.pending_deadline(item_id, target) is not None or (
+        item is not None and item.state == ItemState.awaiting(target)
+    )
 
 
 class Voice:
@@ -107,7 +113,7 @@ class Voice:
     def attach(self, store) -> None:
         """Keep the told cursor in `store`, and hear again what was not told before the last stop."""
         self.told = Told(store, self.name)
-        self.news.lookup = lambda item_id: (store.item(item_id) or {}).get("text")
+        self.news.lookup = lambda item_id: getattr(store.item(item_id), "text", None)
         self.still_waiting = lambda item_id, target: waits_for_verdict(store, item_id, target)
         for event_id, name, payload in self.told.missed():
             self.hear(event_id, name, payload, replay=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from soulstack.flock import payloads
 from soulstack.flock.rive.builtin import built_in
 from soulstack.serving import error_response
 
@@ -82,22 +83,9 @@ async def rive_file(request: web.Request) -> web.StreamResponse:
 
 
 # The server's names the page needs, served by /api/ui so the page never repeats them: the events
-# of the all-lists stream (docs/events.md), the nest stream's event, and the cookie the page keeps a
-# token in (its EventSource cannot send a header), which app.py's bearer check reads.
-LIST_EVENTS = (
-    "list.started",
-    "item.triaged",
-    "crow.flying",
-    "crow.landed",
-    "crow.banter",
-    "item.answered",
-    "verdict",
-    "trust.changed",
-    "item.skipped",
-    "requester.pranked",
-    "list.finished",
-)
-NEST_EVENT = "nest.message"
+# of the all-lists stream and the nest stream's event, with their fields (declared once, in
+# soulstack.flock.payloads), and the cookie the page keeps a token in (its EventSource cannot send
+# a header), which app.py's bearer check reads.
 TOKEN_COOKIE = "soulstack_flock_token"
 
 
@@ -105,7 +93,8 @@ async def ui(request: web.Request) -> web.Response:
     """What the page may use here: which libraries are installed, whether this flock serves nest
     messages (so the page never asks for a route that is not there), the Rive file (the owner's,
     else the built-in one), what thinks here (`mind`: none, the demo's scripted brain, or a model, so
-    the page says at open what a list will meet), and the server's names (its events, its token cookie). A locked flock answers it only with the
+    the page says at open what a list will meet), and the server's names (its events with their fields,
+    the skip reasons' codes and words, its token cookie). A locked flock answers it only with the
     token: the page tries a typed token on it as a bearer header, then keeps it in that cookie."""
     path = request.app[RIVE]
     routes = {resource.canonical for resource in request.app.router.resources()}
@@ -117,8 +106,9 @@ async def ui(request: web.Request) -> web.Response:
             if path is None
             else {"url": "/rive/flock.riv", "name": Path(path).name, "exists": Path(path).is_file(), "builtin": False},
             "mind": request.app[MIND],
-            "events": list(LIST_EVENTS),
-            "nest_event": NEST_EVENT,
+            "events": [event.NAME for event in payloads.LIST_EVENTS],
+            "nest_event": payloads.NestMessage.NAME,
+            **payloads.catalogue(),  # "fields" of every event, "skip_reasons" {code: words}
             "token_cookie": TOKEN_COOKIE,
         }
     )
