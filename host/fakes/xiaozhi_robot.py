@@ -32,6 +32,7 @@ import json
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import opuslib
@@ -91,11 +92,17 @@ class FakeRobot:
         self.vision: dict | None = None
         self.uploads: list = []  # (status, answer text) of each photo upload
         self.server_hello: dict | None = None
-        self.ws = None
+        self.ws: websockets.ClientConnection | None = None
         self._hello = asyncio.Event()
-        self._reader = None
+        self._reader: asyncio.Task | None = None
         self.closed = asyncio.Event()
         self.tool_calls: set[asyncio.Task] = set()  # those running: the loop holds a task only weakly
+
+    @property
+    def _ws(self) -> websockets.ClientConnection:
+        if self.ws is None:
+            raise RuntimeError("the fake robot is not connected: connect() first")
+        return self.ws
 
     def headers(self) -> dict:
         headers = {"Protocol-Version": str(self.version), "Device-Id": self.device_id, "Client-Id": self.client_id}
@@ -104,11 +111,11 @@ class FakeRobot:
         return headers
 
     async def connect(self, send_hello: bool = True, wait_hello_s: float = 10.0):
-        bind = {"local_addr": (self.source, 0)} if self.source else {}
-        self.ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None, **bind)
+        bind: dict[str, Any] = {"local_addr": (self.source, 0)} if self.source else {}
+        self.ws = ws = await websockets.connect(self.url, additional_headers=self.headers(), ping_interval=None, **bind)
         self._reader = asyncio.create_task(self._read())
         if send_hello:
-            await self.ws.send(hello(self.version, self.frame_ms))
+            await ws.send(hello(self.version, self.frame_ms))
             await asyncio.wait_for(self._hello.wait(), wait_hello_s)
         return self
 
@@ -118,7 +125,7 @@ class FakeRobot:
             await asyncio.wait_for(self.closed.wait(), 5)
 
     async def send(self, frame):
-        await self.ws.send(frame)
+        await self._ws.send(frame)
 
     async def say_wake_word(self, words: str):
         """What the firmware sends when it hears its wake word (py-xiaozhi sends typed text the same way)."""
@@ -147,7 +154,7 @@ class FakeRobot:
             if self.state != "listening":
                 self.dropped += 1
                 continue
-            await self.ws.send(wrap_audio(self.version, packet, index * self.frame_ms))
+            await self._ws.send(wrap_audio(self.version, packet, index * self.frame_ms))
             sent += 1
         return sent
 
@@ -156,11 +163,11 @@ class FakeRobot:
 
     async def send_json(self, message: dict):
         session_id = (self.server_hello or {}).get("session_id", "")
-        await self.ws.send(json.dumps({"session_id": session_id, **message}, ensure_ascii=False))
+        await self._ws.send(json.dumps({"session_id": session_id, **message}, ensure_ascii=False))
 
     async def _read(self):
         try:
-            async for frame in self.ws:
+            async for frame in self._ws:
                 self.received.append(frame)
                 self.arrived.append(time.perf_counter())
                 if isinstance(frame, str):
@@ -192,6 +199,7 @@ class FakeRobot:
             call.add_done_callback(self.tool_calls.discard)
 
     async def _mcp(self, request: dict):
+        result: dict[str, Any]
         method, rpc_id, params = request.get("method"), request.get("id"), request.get("params") or {}
         if method == "initialize":
             self.vision = (params.get("capabilities") or {}).get("vision")
@@ -201,7 +209,9 @@ class FakeRobot:
                 "serverInfo": {"name": "fake-stackchan", "version": "1.0"},
             }
         elif method == "tools/list":
-            tools = [{"name": "self.get_device_status", "description": "status", "inputSchema": {"type": "object"}}]
+            tools: list[dict[str, Any]] = [
+                {"name": "self.get_device_status", "description": "status", "inputSchema": {"type": "object"}}
+            ]
             if self.camera:
                 tools.append(
                     {
@@ -236,7 +246,7 @@ class FakeRobot:
     async def _answer(self, payload: dict):
         session_id = (self.server_hello or {}).get("session_id", "")
         try:
-            await self.ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": payload}))
+            await self._ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": payload}))
         except websockets.ConnectionClosed:  # the conversation ended before the tool finished, as on a device
             pass
 

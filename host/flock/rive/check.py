@@ -179,7 +179,7 @@ def check_machine(board: Board, machine: Machine) -> list:
     order, layers = machine.order, machine.layers
     if machine.late_input:
         found.append("an input comes after a layer (the runtime checks conditions against inputs on import)")
-    owners = {}  # (object, property) -> the layer animating it
+    owners: dict[tuple, str] = {}  # (object, property) -> the layer animating it
     for layer in layers:
         states = layer["states"]
         kinds = [state[0] for state in states]

@@ -18,7 +18,7 @@ later layer wins a property two layers share, so they share none):
 | borrowed  | home, away                                  | borrowed                         | the ⇄ mark          |
 """
 
-from soulstack.flock.rive.draw import LOOP, Artboard, State
+from soulstack.flock.rive.draw import LOOP, ONE_SHOT, Artboard, State
 
 SIZE = 160
 FLOOR = 134  # the crow's origin (its hips) when perched; its feet reach the floor below
@@ -135,7 +135,7 @@ def animate(board: Artboard, tint: int) -> None:
     board.animation("blink", 220, LOOP, eyelid__scale_y=[(0, 0.05, "hold"), (200, 0.05), (206, 1.0), (212, 0.05)])
     for name in ("stranger", "regular", "trusted"):
         shown = {f"{other}__opacity": [(0, 1.0 if other == name else 0.0, "hold")] for other in TRUST}
-        board.animation(f"trust_{name}", 1, **shown)
+        board.animation(f"trust_{name}", 1, ONE_SHOT, **shown)
     board.animation("home", 1, borrowed__opacity=[(0, 0.0, "hold")])
     board.animation("away", 1, borrowed__opacity=[(0, 1.0, "hold")])
 

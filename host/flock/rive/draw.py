@@ -38,15 +38,17 @@ class Vertex:
 def parse_path(d: str) -> tuple[list, bool]:
     """An SVG path's one subpath -> (vertices, closed). Quadratic curves become cubic ones."""
     tokens = PATH_TOKEN.findall(d)
-    vertices, closed, command, at = [], False, "M", (0.0, 0.0)
-    numbers = []
+    vertices: list[Vertex] = []
+    closed, command, at = False, "M", (0.0, 0.0)
+    numbers: list[float] = []
 
-    def take(n):
+    def take(n: int) -> list[float]:
         if len(numbers) < n:
             raise ValueError(f"path {d[:40]!r}: {command} needs {n} numbers")
         return [numbers.pop(0) for _ in range(n)]
 
-    def point(x, y, relative):
+    def point(xy: list[float], relative: bool) -> tuple[float, float]:
+        x, y = xy
         return (at[0] + x, at[1] + y) if relative else (x, y)
 
     for token in tokens + ["M"]:  # a final command flushes the last numbers
@@ -60,7 +62,7 @@ def parse_path(d: str) -> tuple[list, bool]:
                 closed = True
                 break
             if kind in "ML":
-                at = point(*take(2), rel)
+                at = point(take(2), rel)
                 if kind == "M" and vertices:
                     raise ValueError(f"path {d[:40]!r}: one subpath per shape (draw another shape)")
                 vertices.append(Vertex(*at))
@@ -71,10 +73,10 @@ def parse_path(d: str) -> tuple[list, bool]:
                 vertices.append(Vertex(*at))
             elif kind in "CQ":
                 if kind == "C":
-                    c1, c2, end = (point(*take(2), rel) for _ in range(3))
+                    c1, c2, end = (point(take(2), rel) for _ in range(3))
                 else:
-                    q, end = point(*take(2), rel), None
-                    end = point(*take(2), rel)
+                    q = point(take(2), rel)
+                    end = point(take(2), rel)
                     c1 = (at[0] + 2 / 3 * (q[0] - at[0]), at[1] + 2 / 3 * (q[1] - at[1]))
                     c2 = (end[0] + 2 / 3 * (q[0] - end[0]), end[1] + 2 / 3 * (q[1] - end[1]))
                 vertices[-1].out = c1
@@ -153,6 +155,7 @@ class Artboard:
             cx, cy, w, h = ellipse
             part.children.append(("ellipse", {"x": cx, "y": cy, "width": w, "height": h}))
         else:
+            assert d is not None, "a shape needs a path or an ellipse"
             vertices, closed = parse_path(d)
             part.children.append(("points_path", {"closed": closed}, vertices))
         if stroke is not None:
@@ -200,11 +203,11 @@ class Artboard:
     def objects(self) -> list:
         """The artboard's objects in file order (after the backboard)."""
         out = [Obj("artboard", {"name": self.name, "width": self.width, "height": self.height, "clip": False})]
-        index = {}  # part name (or "part/fill" for its colour) -> component index
-        components = []
+        index: dict[str, int] = {}  # part name (or "part/fill" for its colour) -> component index
+        components: list[Obj] = []
         # Parents first, each one's children in reverse: the part added last is written first, so it
         # is drawn on top, as the last element of an SVG is.
-        children = {}
+        children: dict[str | None, list[str]] = {}
         for name in self.order:
             children.setdefault(self.parts[name].props["parent"], []).append(name)
 
@@ -218,12 +221,12 @@ class Artboard:
             if isinstance(obj.props.get("parent"), str):
                 obj.props["parent"] = index[obj.props["parent"]]
         out += components
-        eases = {}
+        eases: dict[str, int] = {}
         for ease, (x1, y1, x2, y2) in EASES.items():
             eases[ease] = 1 + len(components) + len(eases)
             out.append(Obj("cubic_ease", {"x1": x1, "y1": y1, "x2": x2, "y2": y2}))
         self._hold_rest_values()
-        animation_ids = {}
+        animation_ids: dict[str, int] = {}
         for name, anim in self.animations.items():
             animation_ids[name] = len(animation_ids)
             out += self._write_animation(name, anim, index, eases)
@@ -280,7 +283,7 @@ class Artboard:
 
     def _write_machine(self, animation_ids) -> list:
         out = [Obj("state_machine", {"name": "crow"})]
-        input_ids = {}
+        input_ids: dict[str, int] = {}
         for name, (kind, initial) in self.inputs.items():
             input_ids[name] = len(input_ids)
             props = {"name": name}
