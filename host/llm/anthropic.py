@@ -33,6 +33,7 @@ import anthropic
 
 from soulstack.llm.streaming import STREAM_BROKE, BlockDone, Relay, TextDelta
 from soulstack.llm.types import (
+    Block,
     ImageBlock,
     Message,
     ModelError,
@@ -327,7 +328,7 @@ def relay_event(event, relay: Relay) -> None:
 
 
 def to_reply(response) -> Reply:
-    blocks = []
+    blocks: list[Block] = []
     for block in response.content:
         if block.type == "text":
             blocks.append(TextBlock(block.text))
@@ -360,5 +361,5 @@ def retryable(status: int) -> bool:
 
 def error_text(err) -> str:
     body = err.body if isinstance(err.body, dict) else {}
-    detail = body.get("error") if isinstance(body.get("error"), dict) else {}
+    detail = body["error"] if isinstance(body.get("error"), dict) else {}
     return detail.get("message") or err.message

@@ -116,7 +116,9 @@ class Brainstem:
 
     def _step(self, names: set, messages: list) -> Reply:
         now, words = self.situation(), self.words
-        self._asks_came.update(dict.fromkeys(flock_asks(now.reasons), self.clock.time()))  # the flock still sends them
+        self._asks_came.update(
+            dict.fromkeys(flock_asks(now.reasons, words.get("flock_asks_head", FLOCK_ASKS)), self.clock.time())
+        )  # the flock still sends them
         heard_back = self._read_ask_results(messages)
         if now.step == 0 and "body_status" in names:
             return self._reply([self._call("body_status")])
@@ -134,7 +136,7 @@ class Brainstem:
             feeling = "sleepy" if now.night else ("happy" if now.heard else "neutral")
             calls.append(self._call("express", emotion=feeling))
         owed, self._asks_owed = self._asks_owed, []
-        asking = self._asks(names, owed + flock_asks(now.reasons), words)
+        asking = self._asks(names, owed + flock_asks(now.reasons, words.get("flock_asks_head", FLOCK_ASKS)), words)
         calls += asking + self._answers(names, now, words)
         if "diary" in names:
             entry = words["diary"].format(why="; ".join(now.why or now.reasons) or words["nothing"])
@@ -149,7 +151,7 @@ class Brainstem:
         """One answer per thing the human said, never twice for the same words: spoken
         through the body, or, for a body with no voice, said as the reply's own text
         (which is what a voice pipeline talking to the soul hears)."""
-        answers = self._asks(names, flock_asks(now.reasons), words)
+        answers = self._asks(names, flock_asks(now.reasons, words.get("flock_asks_head", FLOCK_ASKS)), words)
         for key, what, who in now.reminders:
             if key in self._reminded:
                 continue
@@ -280,14 +282,16 @@ def reminder_sentence(words: Mapping[str, str], what: str, who: str) -> str:
     return words["reminder"].format(words=what)
 
 
-def flock_asks(reasons: list) -> list:
+def flock_asks(reasons: list, head: str = FLOCK_ASKS) -> list:
     """What the flock asks the person in what woke the soul: each piece of a (merged) reason that
-    opens with `FLOCK_ASKS`, without the head."""
+    opens with `FLOCK_ASKS` (or `head`, the soul's own words for it: a coded ask told in its language),
+    without the head."""
     return [
-        piece[len(FLOCK_ASKS) :].strip()
+        piece[len(start) :].strip()
         for reason in reasons
         for piece in reason.split(MERGED)
-        if piece.startswith(FLOCK_ASKS) and piece[len(FLOCK_ASKS) :].strip()
+        for start in dict.fromkeys((FLOCK_ASKS, head))
+        if piece.startswith(start) and piece[len(start) :].strip()
     ]
 
 

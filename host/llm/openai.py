@@ -22,6 +22,7 @@ comes with no usage has an unknown cost (Usage.reported False), never $0.
 import json
 import logging
 import os
+from typing import Any
 
 import openai
 
@@ -123,7 +124,7 @@ class OpenAIModel:
 
     async def send(self, params, relay: Relay) -> Reply:
         try:
-            options = {"stream_options": {"include_usage": True}} if self.usage_in_stream else {}
+            options: dict[str, Any] = {"stream_options": {"include_usage": True}} if self.usage_in_stream else {}
             stream = await self.client.chat.completions.create(**params, stream=True, **options)
             assembly = Assembly(relay)
             async for chunk in stream:
@@ -187,13 +188,15 @@ def to_api_messages(message: Message) -> list:
             for c in message.content
             if isinstance(c, ToolCall)
         ]
-        out = {"role": "assistant", "content": text or None}
+        said: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
-            out["tool_calls"] = calls
+            said["tool_calls"] = calls
         elif not text:
-            out["content"] = ""
-        return [out]
-    out, images, rest = [], [], []
+            said["content"] = ""
+        return [said]
+    out: list[dict[str, Any]] = []
+    images: list[TextBlock | ImageBlock] = []
+    rest: list[TextBlock | ImageBlock] = []
     for block in message.content:
         if isinstance(block, ToolResult):
             texts = [b.text for b in block.content if isinstance(b, TextBlock)]
@@ -225,9 +228,13 @@ class Assembly:
 
     def __init__(self, relay: Relay):
         self.relay = relay
-        self.reasoning, self.text, self.calls = [], [], []  # calls: [id, name, argument pieces]
-        self.open = None  # the block still forming: 0 for text, 1+i for call i
-        self.finish, self.usage, self.model, self.chosen = None, None, "", False
+        self.reasoning: list[str] = []
+        self.text: list[str] = []
+        self.calls: list[list[Any]] = []  # [id, name, argument pieces]
+        self.open: int | None = None  # the block still forming: 0 for text, 1+i for call i
+        self.finish: str | None = None
+        self.usage: Any = None
+        self.model, self.chosen = "", False
 
     def add(self, chunk) -> None:
         self.model = chunk.model or self.model
@@ -256,7 +263,7 @@ class Assembly:
                     entry[2].append(call.function.arguments or "")
             self.finish = choice.finish_reason or self.finish
 
-    def _switch_to(self, block: int) -> None:
+    def _switch_to(self, block: int | None) -> None:
         if self.open is not None and self.open != block:
             self.relay(BlockDone(self.open, self._block(self.open)))
         self.open = block
@@ -273,7 +280,7 @@ class Assembly:
         self._switch_to(None)
         blocks = [ThinkingBlock("".join(self.reasoning))] if self.reasoning else []
         blocks += [self._block(i) for i in range(0 if self.text else 1, 1 + len(self.calls))]
-        stop = FINISH_REASONS.get(self.finish, "end_turn")
+        stop = FINISH_REASONS.get(self.finish or "", "end_turn")
         if self.calls:
             stop = "tool_use"  # some servers say "stop" even when they called a tool
         return Reply(Message("assistant", blocks), stop, to_usage(self.usage), self.model)
