@@ -1,6 +1,6 @@
 """Every way a set on trial can end before it serves is a rollback, and the board's watchdog catches a hang.
 
-The real firmware under real MicroPython in the simulator (see tests/test_firmware_ota.py); the
+The real firmware under real MicroPython in the simulator (see tests/firmware/test_firmware_ota.py); the
 simulator's board has the watchdog machine.WDT stands for (host/sim/runner.py): a firmware that
 armed it and stops feeding it is reset, as the chip would be, with nobody cutting the power.
 """
@@ -14,7 +14,7 @@ import pytest
 from soulstack.firmware import FIRMWARE_DIR, slots
 from soulstack.flash import wifi
 from soulstack.flash.tools import FlashError
-from tests.test_firmware_ota import TOKEN, info, online, pointer, robot_factory, unix_mpy, update, wait_for  # noqa: F401
+from tests.firmware.test_firmware_ota import TOKEN, info, online, pointer, robot_factory, unix_mpy, update, wait_for  # noqa: F401
 
 # app.py of a set that ends, one way or another, before it serves.
 ENDINGS = {

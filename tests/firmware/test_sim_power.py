@@ -15,7 +15,7 @@ import pytest
 
 from soulstack.firmware import slots
 from soulstack.flash import wifi
-from tests.test_firmware_ota import TOKEN, ROOT
+from tests.firmware.test_firmware_ota import TOKEN, ROOT
 
 HANGS = "import time\n\n\ndef main(argv):\n    while True:\n        time.sleep(1)\n"
 

@@ -4,17 +4,24 @@ Kept matters come back at every waking; after three days they fade to a short
 line (a stale matter repeated in full every waking teaches a soul to wait).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from soulstack.soul.tools import Outcome, SoulTool
 
+if TYPE_CHECKING:
+    from soulstack.soul.loop import Soul
 
-async def keep_in_mind(soul, matter: str) -> Outcome:
+
+async def keep_in_mind(soul: Soul, matter: str) -> Outcome:
     if not matter.strip():
         return Outcome.text(soul.lang.TEXT["bad_input"].format(problem="matter is empty"), ok=False)
     renewed = soul.life.keep(soul.local_now().replace(tzinfo=None), matter)
     return Outcome.text(soul.lang.TEXT["kept_renewed" if renewed else "kept_done"])
 
 
-async def settle_mind(soul, matter: str) -> Outcome:
+async def settle_mind(soul: Soul, matter: str) -> Outcome:
     """Settle one matter, matched exactly or by a unique prefix; otherwise nothing is removed and the soul is told why."""
     text = soul.lang.TEXT
     removed, why_not = soul.life.settle(matter)
