@@ -6,6 +6,7 @@ drift from what really happens. A step that depends on an earlier one (the
 port found, UIFlow2 or upstream) describes itself with what is known so far.
 """
 
+import argparse
 import asyncio
 import json
 import sys
@@ -13,6 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
+from typing import TextIO
 
 from soulstack.serial_ports import USB_ID, find_esp32s3, open_serial
 from soulstack.flash import compiled, provision, tools
@@ -44,14 +46,14 @@ TOTAL_STEPS = 10  # numbered as in docs/wired.md; steps a run skips keep their n
 class Flash:
     """What one run knows: the options, then what the steps learn along the way."""
 
-    options: object
+    options: argparse.Namespace
     config: dict
     port: str | None = None  # None until found (with --port auto)
     flavour: str | None = None  # "uiflow" / "upstream"; None until detected
     ip: str | None = None
     mpy: int | None = None  # the robot's sys.implementation._mpy (0: it did not say); None until asked
     located: bool = False  # found and opened once, before anything is asked
-    out: object = sys.stdout
+    out: TextIO = sys.stdout
     temp_files: list = field(default_factory=list)
 
     @property
@@ -382,6 +384,7 @@ def print_body_section(run: Flash):
         run.say(f"  soulstack bridge serial --device {run.options.port} --token {run.config['token']}")
         base = "http://127.0.0.1:9201"
     else:
+        assert run.ip is not None, "the robot's address is learnt on Wi-Fi before its body section is printed"
         base = provision.body_url(run.ip, run.config.get("port", 80))
         run.say("The robot is online. Paste this into soul.config.json:")
     run.say(json.dumps(provision.body_section(base, run.config["token"]), indent=2))

@@ -63,9 +63,9 @@ def run(argv: list[str], out=None, timeout_s: float | None = None) -> str:
     output = "".join(tail)[-TAIL_CHARS:]
     if timed_out or process.returncode != 0:
         why = f"gave no result within {timeout_s:g} s" if timed_out else f"failed (exit {process.returncode})"
-        error = FlashError(f"{shown(argv)} {why}")
-        error.output, error.timed_out = output, timed_out
-        raise error
+        failure = FlashError(f"{shown(argv)} {why}")
+        failure.output, failure.timed_out = output, timed_out
+        raise failure
     return output
 
 

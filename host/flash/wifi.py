@@ -79,7 +79,7 @@ class Robot:
     def __init__(self, url: str, token: str, timeout_s: float = 60):
         self.url = url.rstrip("/")
         parts = urllib.parse.urlsplit(self.url)
-        self.host, self.port = parts.hostname, parts.port or 80
+        self.host, self.port = parts.hostname or "", parts.port or 80
         self.token = token
         self.timeout_s = timeout_s
         self.sent_bytes = 0  # request lines, headers and bodies, as they went on the wire
@@ -400,7 +400,7 @@ class Update:
         self.step(4, "switch and restart", f"POST {self.url}/firmware/switch")
         started = self.clock()
         try:
-            request = {"stage": stage, "version": version}
+            request: dict[str, str | float] = {"stage": stage, "version": version}
             if self.watchdog_s is not None:
                 request["watchdog_s"] = self.watchdog_s
             status, answer = self.robot.firmware("switch", request, timeout_s=120)

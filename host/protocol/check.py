@@ -232,7 +232,7 @@ async def run_checks(
     problem = _endpoint_in_url(url) or await _reachable(url, STATUS_WITHIN_S)
     if problem:
         return [CheckResult("reach the body", False, problem)]
-    results = []
+    results: list[CheckResult] = []
     async with aiohttp.ClientSession() as session:
         probe = Prober(session, url, token)
         for endpoint in endpoints:
