@@ -219,13 +219,25 @@ def describe(model) -> str:
     return f"{model.provider} {model.model_id}"
 
 
-def build_jev(settings):
-    """Jev's backend: None for the local classifier, or the logprobs backend."""
-    if not settings.jev_base_url:
-        return None
-    from soulstack.flock.jev.llm import LlmJev
+def build_jev(settings, model=None):
+    """Jev's backend: None for the local classifier; the logprobs backend (--jev-base-url), or the
+    judge through the flock's own model (--jev-judge), each with the local Jev as its fallback."""
+    from soulstack.flock.jev.judge import JudgeJev, WithFallback
+    from soulstack.flock.jev.local import StartingJev
 
-    return LlmJev(settings.jev_model, settings.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
+    if settings.jev_base_url:
+        from soulstack.flock.jev.llm import LlmJev
+
+        llm = LlmJev(settings.jev_model, settings.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
+        return WithFallback(llm, StartingJev())
+    if not settings.jev_judge or model is None or model.provider == "demo":
+        return None  # no model to ask (the demo's answers are canned): the local Jev
+    from soulstack.llm.providers import complete_with_retry
+
+    async def complete(system, messages, max_tokens):
+        return await complete_with_retry(model, system, messages, attempts=2, max_tokens=max_tokens)
+
+    return JudgeJev(complete, StartingJev(), budget_tokens=settings.token_budget, model=model.model_id)
 
 
 def run(args) -> int:
@@ -274,7 +286,7 @@ def run(args) -> int:
         robot=robot,
         rive=settings.rive,
         nest_config=NestConfig(band=settings.jev_band),
-        jev=build_jev(settings),
+        jev=build_jev(settings, model),
     )
     return run_until_stopped(
         serve_forever(

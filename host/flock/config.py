@@ -165,6 +165,13 @@ class FlockSettings:
     jev_band: float = option(  # chosen from Jev's separate set (jev/evaluate.py)
         DEFAULT_BAND, number(0.01, 1), "Jev's high band: at or above it Jev's kind stands", flag="--jev-band"
     )
+    jev_judge: bool = option(
+        False,
+        boolean,
+        "Jev asks the flock's model for each message's kind (three samples; the local Jev when it "
+        "fails or the nest's token budget for it is spent; jev/judge.py)",
+        flag="--jev-judge",
+    )
     # Jev's other backend is for a person trying a model by hand: flags only, not in the file.
     jev_base_url: str | None = option(
         None,

@@ -82,22 +82,25 @@ class Tagger:
     def __init__(self, jev, band: float, jev_log: JevLog):
         self.jev, self.band, self.jev_log = jev, band, jev_log
 
-    async def tag(self, text: str, header: str, context: dict, options=None) -> dict:
+    async def tag(self, text: str, header: str, context: dict, options=None, history=(), nest_id: str = "") -> dict:
         """-> the decision: kind, tagged_by, probs, ... `context`: soulstack.flock.jev.context's fields.
         `options` narrows the question to the kinds this author may post (the owner: say, request,
         refer); the probabilities are renormalised over them. A backend that fails leaves Jev unsure
-        (no probabilities): the header or `say` decides."""
+        (no probabilities): the header or `say` decides. `history` (the nest's earlier records) and
+        `nest_id` go only to a backend that reads them (`wants_history`: the LLM judge)."""
         error = None
+        extra = {"history": history, "nest_id": nest_id} if getattr(self.jev, "wants_history", False) else {}
         try:
-            probs = await self.jev.kind_probs_async(text, **context)
+            probs = await self.jev.kind_probs_async(text, **extra, **context)
         except JevBackendError as failure:
             probs, error = {}, str(failure)
+        backend = getattr(probs, "backend", self.jev.name)  # the judge says when the local Jev answered
         if options and probs:
             probs = narrow(probs, options)
         kind, tagged_by = decide(probs, header, self.band)
         decision = {
-            "backend": self.jev.name,
-            "probs": probs,
+            "backend": backend,
+            "probs": dict(probs),
             "header": header,
             "band": self.band,
             "kind": kind,

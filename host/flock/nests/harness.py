@@ -94,9 +94,11 @@ class Harness:
         if refers_to and (referred is None or referred["nest_id"] != nest_id):
             raise BadRequest(f'"refers_to" {refers_to[:40]!r} is not a message of nest {nest_id!r}')
         # Jev's context: who, to whom, what it answers, and the nest's last messages (jev/context.py)
-        context = nest_context(self.store.recent(nest_id, WINDOW), author, to, referred)
+        earlier = self.store.recent(nest_id, WINDOW)
+        context = nest_context(earlier, author, to, referred)
         options = OWNER_KINDS if author == "owner" else None
-        decision = await self.tagger.tag(fields["text"], header, context, options)
+        # The earlier messages' words too, for an LLM judge that reads them (jev/judge.py)
+        decision = await self.tagger.tag(fields["text"], header, context, options, history=earlier, nest_id=nest_id)
         kind = decision["kind"]
         request = self._request_of(referred)
         if kind == "claim":
@@ -343,7 +345,9 @@ class Harness:
         best = 0.0
         for message in said:
             try:
-                probs = await self.tagger.jev.kind_probs_async(message["text"], "crow", "owner", "request")
+                probs = await self.tagger.jev.kind_probs_async(
+                    message["text"], author_role="crow", to_role="owner", refers_kind="request"
+                )
             except JevBackendError:
                 continue  # Jev cannot read it: it does not count as an answer
             best = max(best, sum(probs[kind] for kind in kinds))
