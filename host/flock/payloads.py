@@ -256,6 +256,14 @@ def field_names(cls) -> list[str]:
     return names[:1] + ["ts"] + names[1:] if issubclass(cls, ListEvent) else names
 
 
+def at(cls, name: str) -> str:
+    """SQLite's json path to a declared field of the stored payload, `$.<name>`; an undeclared name
+    fails at import, so the store's queries name only what the declarations name."""
+    if name not in field_names(cls):
+        raise KeyError(f"{cls.NAME} declares no field {name!r}")
+    return f"$.{name}"
+
+
 def optional_fields(cls) -> list[str]:
     return [name for _, name, omit in _layout(cls) if omit]
 

@@ -14,6 +14,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from soulstack.flock.payloads import ListFinished, VerdictGiven, at
 from soulstack.flock.rows import ITEM_COLUMNS, LIST_COLUMNS, ItemRow, ItemState, ListRow, Triage, item_row, list_row
 from soulstack.private_files import make_private_dir, tighten, touch_private
 
@@ -21,10 +22,13 @@ log = logging.getLogger(__name__)
 
 # The `verdict` event of (item_id, target), found through the list id (the item id's prefix) and
 # its index: a pending row whose verdict is recorded is answered, whether or not the row is gone yet.
-_VERDICT_OF = """list_id = (SELECT list_id FROM items WHERE item_id = ?) AND name = 'verdict'
-    AND json_extract(data, '$.item_id') = ? AND json_extract(data, '$.target') = ?"""
-_UNANSWERED = """NOT EXISTS (SELECT 1 FROM events WHERE list_id = (SELECT list_id FROM items WHERE item_id = p.item_id)
-    AND name = 'verdict' AND json_extract(data, '$.item_id') = p.item_id AND json_extract(data, '$.target') = p.target)"""
+# (Event names and fields come from their declarations, soulstack.flock.payloads.)
+_ITEM, _TARGET = at(VerdictGiven, "item_id"), at(VerdictGiven, "target")
+_VERDICT_OF = f"""list_id = (SELECT list_id FROM items WHERE item_id = ?) AND name = '{VerdictGiven.NAME}'
+    AND json_extract(data, '{_ITEM}') = ? AND json_extract(data, '{_TARGET}') = ?"""
+_UNANSWERED = f"""NOT EXISTS (SELECT 1 FROM events WHERE list_id = (SELECT list_id FROM items WHERE item_id = p.item_id)
+    AND name = '{VerdictGiven.NAME}' AND json_extract(data, '{_ITEM}') = p.item_id
+    AND json_extract(data, '{_TARGET}') = p.target)"""
 
 # SQLite copies the WAL back into the database every ~1 MB: within WAL_SIZE_LIMIT, and few enough
 # checkpoints (each syncs the disk three times) to cost little; every ~400 KB they were 500 for
@@ -32,13 +36,13 @@ _UNANSWERED = """NOT EXISTS (SELECT 1 FROM events WHERE list_id = (SELECT list_i
 WAL_CHECKPOINT_PAGES = 240
 WAL_SIZE_LIMIT = 1024 * 1024  # bytes a WAL keeps after a checkpoint (SQLite's default keeps all)
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT, list_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS events_by_list ON events (list_id, id);
 -- "was this item's event told already?" (has_event, verdict_of, the pending checks): one index
 -- lookup, not a json_extract over each of the list's events of that name (issue 47 item 10)
-CREATE INDEX IF NOT EXISTS events_by_item ON events (list_id, name, json_extract(data, '$.item_id'));
+CREATE INDEX IF NOT EXISTS events_by_item ON events (list_id, name, json_extract(data, '{_ITEM}'));
 CREATE TABLE IF NOT EXISTS lists (
     list_id TEXT PRIMARY KEY, requester TEXT NOT NULL, nest_id TEXT NOT NULL, token_budget INTEGER NOT NULL,
     tokens_used INTEGER NOT NULL DEFAULT 0, finished INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL);
@@ -122,7 +126,7 @@ class Store:
 
     def finished_times(self) -> dict:
         """{list_id: the time its list.finished event holds}, for every finished list."""
-        sql = "SELECT list_id, json_extract(data, '$.ts') FROM events WHERE name = 'list.finished'"
+        sql = f"SELECT list_id, json_extract(data, '{at(ListFinished, 'ts')}') FROM events WHERE name = '{ListFinished.NAME}'"
         return dict(self.db.execute(sql).fetchall())
 
     def recent_lists_events(self, count: int, up_to: int) -> list:
@@ -138,7 +142,7 @@ class Store:
         """Whether `list_id` has a `name` event whose payload holds every `match` field (item_id="...")."""
         sql, args = "SELECT 1 FROM events WHERE list_id = ? AND name = ?", [list_id, name]
         for key, value in match.items():
-            assert key.isidentifier(), key  # our own field names, never a request's
+            assert key.isidentifier(), key  # a declaration's ONCE_BY fields, never a request's
             sql += f" AND json_extract(data, '$.{key}') = ?"
             args.append(value)
         return self.db.execute(sql + " LIMIT 1", args).fetchone() is not None
@@ -146,7 +150,7 @@ class Store:
     def verdict_of(self, item_id: str, target: str) -> str | None:
         """The verdict recorded for an item's target (its `verdict` event), or None."""
         row = self.db.execute(
-            f"SELECT json_extract(data, '$.verdict') FROM events WHERE {_VERDICT_OF} LIMIT 1",
+            f"SELECT json_extract(data, '{at(VerdictGiven, 'verdict')}') FROM events WHERE {_VERDICT_OF} LIMIT 1",
             (item_id, item_id, target),
         ).fetchone()
         return row[0] if row else None

@@ -17,6 +17,7 @@ from soulstack.flock.request_bodies import require_object
 from soulstack.serving import BadRequest
 from soulstack.clocks import rfc3339
 from soulstack.flock.jev.local import KINDS as CROW_KINDS
+from soulstack.flock.payloads import NestMessage
 
 KINDS = (*CROW_KINDS, "nudge", "flag")
 TEXT_MAX = 2000  # the same cap as a list item
@@ -65,19 +66,21 @@ class NestLog:
 
     def append(self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str) -> dict:
         n = self.store.last_n(nest_id) + 1
-        record = {
-            "nest_id": nest_id,
-            "ts": rfc3339(self.clock.time()),
-            "msg_id": f"{nest_id}-{n}",
-            "kind": kind,
-            "author": author,
-            "text": text,
-            "to": to,
-            "refers_to": refers_to,
-            "tagged_by": tagged_by,
-        }
+        ts, msg_id = rfc3339(self.clock.time()), f"{nest_id}-{n}"
+        # The record as declared (soulstack.flock.payloads.NestMessage); stored and streamed as its dict.
+        record = NestMessage(
+            nest_id=nest_id,
+            ts=ts,
+            msg_id=msg_id,
+            kind=kind,
+            author=author,
+            text=text,
+            to=to,
+            refers_to=refers_to,
+            tagged_by=tagged_by,
+        ).wire()
         self.store.add_message(nest_id, n, record)
-        self.subscribers.send(nest_id, (n, sse.frame(n, "nest.message", json.dumps(record, ensure_ascii=False))))
+        self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, json.dumps(record, ensure_ascii=False))))
         return record
 
     def correct(self, nest_id: str, n: int, record: dict) -> None:
@@ -101,7 +104,7 @@ class NestLog:
             if after is None:
                 return [], self.store.last_n(nest_id)
             rows = self.store.messages_after(nest_id, after)
-            return [(n, "nest.message", data) for n, data in rows], (rows[-1][0] if rows else after)
+            return [(n, NestMessage.NAME, data) for n, data in rows], (rows[-1][0] if rows else after)
 
         return await sse.follow(request, self.subscribers, subscriber, missed, heartbeat_s)
 
