@@ -175,4 +175,4 @@ def test_a_shell_cwd_that_is_not_a_folder_is_one_line(tmp_path):
     with pytest.raises(config.ConfigError, match="shell.cwd is .*, which is not a folder"):
         config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path / "nowhere")}})
     cfg, _ = config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path)}})
-    assert cfg["shell"]["cwd"] == str(tmp_path)
+    assert cfg.shell.cwd == str(tmp_path)

@@ -109,3 +109,10 @@ def test_each_commands_flags_are_its_tables(command, monkeypatch):
         "--verbose",
     }
     assert with_flags(table(), parser.parse_args([command])) == table()  # nothing given: the table's defaults
+
+
+def test_the_souls_endpoints_are_the_protocols():
+    from soulstack.protocol.shapes import ENDPOINTS
+    from soulstack.soul.config import Endpoints
+
+    assert tuple(item.name for item in dataclasses.fields(Endpoints)) == tuple(ENDPOINTS)

@@ -34,7 +34,7 @@ def register(subparsers):
 
 
 def handle(args) -> int:
-    from soulstack.config_checks import port
+    from soulstack.config_checks import port, replaced
     from soulstack.errors import UsageError
 
     path = config.resolve_path(args.config)
@@ -45,7 +45,7 @@ def handle(args) -> int:
             return 0
         cfg, warnings = config.load(path)
         if args.port is not None:  # converse.port and health.port follow it unless the config sets them
-            cfg["nudge"]["port"] = port()("--port", args.port)
+            cfg = replaced(cfg, {("nudge", "port"): port()("--port", args.port)})
     except config.ConfigError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written

@@ -1,15 +1,17 @@
 """soul.config.json: load, fill defaults, validate.
 
 The keys are stackchan-soul's, so an existing soul's config moves over as it
-is. `SPEC` below is the single list of every key: its default and what a valid
-value looks like. A wrong value stops start-up with one line naming the key
+is. `SoulConfig` below is the single table of every key: its type, default, what a
+valid value looks like and what it is for; the loaded config is that frozen object
+(`cfg.loop.max_sleep_minutes`). A wrong value stops start-up with one line naming the key
 path (`loop.maxSleepMinutes must be a number >= 1`); a key we do not know is a
 warning, never an error, so a newer or older config still starts.
 
-To add a key: add one entry to `SPEC` (and a line to docs/soul.md). The checks
+To add a key: add one field to its section's dataclass (and a line to docs/soul.md). The checks
 themselves are shared with the flock's config (soulstack.config_checks).
 """
 
+import dataclasses
 import json
 import os
 import shlex
@@ -17,7 +19,23 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from soulstack.cjk import chinese
-from soulstack.config_checks import ConfigError, boolean, choice, fill, number, port, read_json_file, string, url
+from soulstack.config_checks import (
+    ByFileKey,
+    ConfigError,
+    boolean,
+    build,
+    choice,
+    fill,
+    number,
+    option,
+    port,
+    read_json_file,
+    replaced,
+    section,
+    spec_of,
+    string,
+    url,
+)
 from soulstack.llm.providers import PROVIDERS
 from soulstack.protocol.shapes import ENDPOINTS
 from soulstack.soul.prompts import DEFAULT_HUMAN, LANGUAGES
@@ -94,110 +112,166 @@ def command_list(path, value):
     return list(value)  # a copy: the default list is shared
 
 
-# --- the spec: every key, its default, its check ------------------------------------------
-# A dict is a nested object; a (default, check) tuple is a leaf.
+# --- the table: every key, its type, default, check and help ----------------------------------
+# A frozen dataclass per object of the file (soulstack.config_checks' tables); an attribute's
+# name is its key in snake_case (loop.maxSleepMinutes <-> cfg.loop.max_sleep_minutes). The
+# sections read by the file's keys too (ByFileKey) while the soul's code moves to attributes.
 
-SPEC = {
-    "compat": (None, choice("stackchan-soul", optional=True)),  # a config written for stackchan-soul
-    "soulDir": ("soul", string(nonempty=True)),
-    "timezone": (None, timezone),
-    "model": {
-        "provider": (None, choice(*PROVIDERS, optional=True)),  # None: chosen from the environment
-        "id": (None, string(optional=True)),  # None: the provider's default model
-        # A cheaper model of the same provider for wakings with no person, no nudge and nothing new
-        # (loop.Soul.mind); None: the main model always.
-        "routine": (None, string(optional=True)),
-        "region": (None, string(optional=True)),  # amazon-bedrock: None reads AWS_REGION
-        "thinking": ("off", choice("off", "low", "medium", "high")),
-        "maxTokens": (4096, number(256, integer=True)),
-        "cacheTtl": ("1h", choice("5m", "1h")),
-        "keepWarm": (True, boolean),  # refresh the 1 h cache during longer sleeps (host/soul/memory/keepwarm.py)
-        "maxContextTokens": (100000, number(1000, integer=True)),
-        "keepRecentTokens": (20000, number(100, integer=True)),
-        "retries": (3, number(0, 10, integer=True)),
-    },
-    "loop": {
-        "defaultSleepMinutes": (20, number(0.05)),
-        "minSleepMinutes": (2, number(0.05)),
-        "maxSleepMinutes": (60, number(1)),
-        "errorSleepMinutes": (10, number(0.05)),
-        "nightStartHour": (0, number(0, 23, integer=True)),
-        "nightEndHour": (7, number(0, 23, integer=True)),
-        "nightMaxSleepMinutes": (120, number(1)),
-        "maxStepsPerWaking": (40, number(1, integer=True)),
-        # Once a night the soul keeps what matters in its life files and starts the day compact (host/soul/memory/consolidate.py).
-        "consolidate": (True, boolean),
-    },
-    "body": {
-        "name": ("the terminal", string()),
-        "token": (None, string(optional=True)),
-        "endpoints": {name: (None, url(optional=True)) for name in ENDPOINTS},
-        # Its microphone may hear its own speaker (a xiaozhi device in auto or realtime mode): only then
-        # does the echo guard judge what it hears (host/soul/converse/echo.py). Our firmware never does.
-        "hearsItself": (False, boolean),
-    },
-    "persona": {
-        "name": ("Pip", string(nonempty=True)),
-        "human": (DEFAULT_HUMAN, string(nonempty=True)),
-        "notes": ("", string()),
-        "language": ("en", choice(*LANGUAGES)),  # the languages host/soul/prompts/ holds
-        "sharedMoodPath": (None, string(optional=True)),
-    },
-    "log": {
-        "streamThoughts": (False, boolean),
-    },
-    "nudge": {
-        "port": (DEFAULT_PORT, port()),
-        "token": (None, string(optional=True)),
-        # After a waking that took nudges, later ones wait this long and wake it together
-        # (a person's words: a few seconds); host/soul/inbox.py.
-        "minIntervalSeconds": (60, number(0)),
-    },
-    "converse": {
-        "port": (None, port(optional=True)),  # None: served on nudge.port
-        "token": (None, string(optional=True)),  # None: nudge.token
-    },
-    "health": {
-        "port": (None, port(optional=True)),  # None: served on nudge.port
-    },
-    "drives": {
-        "boredomThresholds": ([6, 20, 40], levels(3)),
-        "missingHours": ([18, 48], levels(2)),
-    },
-    "prices": ({}, prices),  # model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}
-    "budget": {
-        "maxWakesPerDay": (60, lambda path, v: None if v is None else number(1, integer=True)(path, v)),
-        "hungrySleepMinutes": (120, number(1)),
-        "maxUsdPerDay": (None, lambda path, v: None if v is None else number(0)(path, v)),
-    },
-    "shell": {
-        "enabled": (False, boolean),
-        "timeoutSeconds": (30, number(1)),
-        "maxOutputChars": (4000, number(100, integer=True)),
-        "cwd": (None, string(optional=True)),
-        # The fence (host/soul/tools/shell.py): a call runs only when its words start with one
-        # entry's words; empty refuses every command.
-        "allow": ([], command_list),
-        "interpreter": (False, boolean),  # true: through /bin/sh, and the allow-list checks only the first words
-    },
-    "mcp": ([], None),  # a list; each entry checked by check_mcp
-    "flock": {  # the person's flock (soulstack flock): with a url the soul grows its flock tools
-        "url": (None, url(optional=True)),
-        "token": (None, string(optional=True)),  # the flock's --token, when it is locked
-    },
-}
 
-MCP_ENTRY = {
-    "name": (None, string(nonempty=True)),
-    "url": (None, url()),
-    "auth": ("none", choice("none", "bearer", "aws-sigv4")),
-    "token": (None, string(optional=True)),
-    "region": (None, string(optional=True)),
-    "service": (None, string(optional=True)),
-    "maxOutputChars": (8000, number(100, integer=True)),
-    "headers": ({}, header_map),  # extra HTTP headers sent with every request
-    "timeoutSeconds": (30, number(1)),  # per request, a tool call included
-}
+@dataclasses.dataclass(frozen=True)
+class Model(ByFileKey):
+    provider: str | None = option(None, choice(*PROVIDERS, optional=True), "None: chosen from the environment")
+    id: str | None = option(None, string(optional=True), "None: the provider's default model")
+    # A cheaper model of the same provider for wakings with no person, no nudge and nothing new
+    # (loop.Soul.mind); None: the main model always.
+    routine: str | None = option(None, string(optional=True), "the model of routine wakings")
+    region: str | None = option(None, string(optional=True), "amazon-bedrock: None reads AWS_REGION")
+    thinking: str = option("off", choice(*THINKING_BUDGET), "how much the model thinks")
+    max_tokens: int = option(4096, number(256, integer=True), "the most a reply may write")
+    cache_ttl: str = option("1h", choice("5m", "1h"), "how long the prompt cache keeps")
+    keep_warm: bool = option(True, boolean, "refresh the 1 h cache during longer sleeps (memory/keepwarm.py)")
+    max_context_tokens: int = option(100000, number(1000, integer=True), "the ceiling of what is sent")
+    keep_recent_tokens: int = option(20000, number(100, integer=True), "what a fold keeps word for word")
+    retries: int = option(3, number(0, 10, integer=True), "tries after a failed model call")
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop(ByFileKey):
+    default_sleep_minutes: float = option(20, number(0.05), "a sleep the soul did not choose")
+    min_sleep_minutes: float = option(2, number(0.05), "the shortest sleep")
+    max_sleep_minutes: float = option(60, number(1), "the longest sleep by day")
+    error_sleep_minutes: float = option(10, number(0.05), "the sleep after a failed waking")
+    night_start_hour: int = option(0, number(0, 23, integer=True), "the night's first local hour")
+    night_end_hour: int = option(7, number(0, 23, integer=True), "the hour the night ends")
+    night_max_sleep_minutes: float = option(120, number(1), "the longest sleep at night")
+    max_steps_per_waking: int = option(40, number(1, integer=True), "model calls in one waking")
+    # Once a night the soul keeps what matters in its life files and starts the day compact (memory/consolidate.py).
+    consolidate: bool = option(True, boolean, "the nightly consolidation")
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoints(ByFileKey):  # the body's Body Protocol endpoints (soulstack.protocol.shapes.ENDPOINTS)
+    status: str | None = option(None, url(optional=True), "POST /status")
+    look: str | None = option(None, url(optional=True), "POST /look")
+    speak: str | None = option(None, url(optional=True), "POST /speak")
+    express: str | None = option(None, url(optional=True), "POST /express")
+
+    def urls(self) -> dict:
+        """{endpoint: url} of the endpoints this body has."""
+        return {name: url for name, url in dataclasses.asdict(self).items() if url}
+
+
+@dataclasses.dataclass(frozen=True)
+class Body(ByFileKey):
+    name: str = option("the terminal", string(), "what the soul calls its body")
+    token: str | None = option(None, string(optional=True), "the body's bearer token (else $BODY_TOKEN)")
+    endpoints: Endpoints = section(Endpoints)
+    # Its microphone may hear its own speaker (a xiaozhi device in auto or realtime mode): only then
+    # does the echo guard judge what it hears (converse/echo.py). Our firmware never does.
+    hears_itself: bool = option(False, boolean, "the body's microphone hears its own speaker")
+
+
+@dataclasses.dataclass(frozen=True)
+class Persona(ByFileKey):
+    name: str = option("Pip", string(nonempty=True), "the soul's name")
+    human: str = option(DEFAULT_HUMAN, string(nonempty=True), "its person")
+    notes: str = option("", string(), "who it is, in its owner's words")
+    language: str = option("en", choice(*LANGUAGES), "the language it lives in (soul/prompts/)")
+    shared_mood_path: str | None = option(None, string(optional=True), "a MOOD.md shared with a dialog agent")
+
+
+@dataclasses.dataclass(frozen=True)
+class Log(ByFileKey):
+    stream_thoughts: bool = option(False, boolean, "the model's words to the log as they form")
+
+
+@dataclasses.dataclass(frozen=True)
+class Nudge(ByFileKey):
+    port: int = option(DEFAULT_PORT, port(), "the soul's HTTP port")
+    token: str | None = option(None, string(optional=True), "the bearer token of /nudge (else $NUDGE_TOKEN)")
+    # After a waking that took nudges, later ones wait this long and wake it together
+    # (a person's words: a few seconds); inbox.py.
+    min_interval_seconds: float = option(60, number(0), "the least time between two nudged wakings")
+
+
+@dataclasses.dataclass(frozen=True)
+class Converse(ByFileKey):
+    port: int | None = option(None, port(optional=True), "None: served on nudge.port")
+    token: str | None = option(None, string(optional=True), "None: nudge.token (else $CONVERSE_TOKEN)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Health(ByFileKey):
+    port: int | None = option(None, port(optional=True), "None: served on nudge.port")
+
+
+@dataclasses.dataclass(frozen=True)
+class Drives(ByFileKey):
+    boredom_thresholds: list = option([6, 20, 40], levels(3), "hours without news at each felt level")
+    missing_hours: list = option([18, 48], levels(2), "hours without its person at each felt level")
+
+
+def _optional(check):
+    return lambda path, value: None if value is None else check(path, value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget(ByFileKey):
+    max_wakes_per_day: int | None = option(60, _optional(number(1, integer=True)), "None: no daily limit")
+    hungry_sleep_minutes: float = option(120, number(1), "the sleep once the budget is spent")
+    max_usd_per_day: float | None = option(None, _optional(number(0)), "None: no limit in dollars")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shell(ByFileKey):
+    enabled: bool = option(False, boolean, "the shell tool")
+    timeout_seconds: float = option(30, number(1), "a command's longest run")
+    max_output_chars: int = option(4000, number(100, integer=True), "what the soul reads of its output")
+    cwd: str | None = option(None, string(optional=True), "where commands run (None: soulDir)")
+    # The fence (tools/shell.py): a call runs only when its words start with one entry's words;
+    # empty refuses every command.
+    allow: list = option([], command_list, "the commands it may run, as typed")
+    interpreter: bool = option(False, boolean, "true: through /bin/sh; the allow-list checks only the first words")
+
+
+@dataclasses.dataclass(frozen=True)
+class Flock(ByFileKey):  # the person's flock (soulstack flock): with a url the soul grows its flock tools
+    url: str | None = option(None, url(optional=True), "the flock's base URL")
+    token: str | None = option(None, string(optional=True), "the flock's --token, when it is locked")
+
+
+@dataclasses.dataclass(frozen=True)
+class McpServer(ByFileKey):  # one entry of mcp[] (check_mcp)
+    name: str = option(None, string(nonempty=True), "what the soul calls the server")
+    url: str = option(None, url(), "its Streamable HTTP endpoint")
+    auth: str = option("none", choice("none", "bearer", "aws-sigv4"), "how it is asked")
+    token: str | None = option(None, string(optional=True), "bearer: the token")
+    region: str | None = option(None, string(optional=True), "aws-sigv4: the region")
+    service: str | None = option(None, string(optional=True), "aws-sigv4: the service")
+    max_output_chars: int = option(8000, number(100, integer=True), "what the soul reads of a result")
+    headers: dict = option({}, header_map, "extra HTTP headers sent with every request")
+    timeout_seconds: float = option(30, number(1), "per request, a tool call included")
+
+
+@dataclasses.dataclass(frozen=True)
+class SoulConfig(ByFileKey):
+    compat: str | None = option(None, choice("stackchan-soul", optional=True), "a config written for stackchan-soul")
+    soul_dir: str = option("soul", string(nonempty=True), "the folder of its life")
+    timezone: str | None = option(None, timezone, "an IANA zone; None: the machine's")
+    model: Model = section(Model)
+    loop: Loop = section(Loop)
+    body: Body = section(Body)
+    persona: Persona = section(Persona)
+    log: Log = section(Log)
+    nudge: Nudge = section(Nudge)
+    converse: Converse = section(Converse)
+    health: Health = section(Health)
+    drives: Drives = section(Drives)
+    prices: dict = option({}, prices, "model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}")
+    budget: Budget = section(Budget)
+    shell: Shell = section(Shell)
+    mcp: list = option([], None, "MCP servers, each checked by check_mcp")
+    flock: Flock = section(Flock)
 
 
 # stackchan-soul keys we know and do not carry over: named once at start, never silently dropped.
@@ -238,70 +312,68 @@ def from_stackchan_soul(raw) -> bool:
 def _with_defaults(raw: dict, defaults: dict) -> dict:
     """`raw` with `defaults` filled in where it says nothing (one level of sections)."""
     merged = dict(raw)
-    for section, values in defaults.items():
-        given = raw.get(section) if isinstance(raw.get(section), dict) else {}
-        merged[section] = {**values, **given} if isinstance(raw.get(section, {}), dict) else raw[section]
+    for name, values in defaults.items():
+        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
+        merged[name] = {**values, **given} if isinstance(raw.get(name, {}), dict) else raw[name]
     return merged
 
 
-def _fill(spec: dict, given, path: str, warnings: list) -> dict:
-    """Defaults from `spec`, overlaid with `given`, every leaf checked (soulstack.config_checks.fill)."""
-    return fill(spec, given, path, warnings, "the soul", special={"mcp": check_mcp}, known_elsewhere=NOT_SUPPORTED)
-
-
-def check_mcp(value, warnings):
+def check_mcp(value, warnings) -> list:
+    """mcp[]: each entry a McpServer, checked; ConfigError naming the entry."""
     if not isinstance(value, list):
         raise ConfigError(f"mcp must be a list of servers, not {json.dumps(value)[:40]}")
     servers, names = [], set()
     for index, entry in enumerate(value):
-        server = _fill(MCP_ENTRY, entry, f"mcp[{index}]", warnings)
-        if server["name"] is None or server["url"] is None:
+        server = build(McpServer, fill(spec_of(McpServer), entry, f"mcp[{index}]", warnings, "the soul"))
+        if server.name is None or server.url is None:
             raise ConfigError(f'mcp[{index}] needs a "name" and a "url"')
-        if server["auth"] == "bearer" and not server["token"]:
+        if server.auth == "bearer" and not server.token:
             raise ConfigError(f'mcp[{index}].token is needed when auth is "bearer"')
-        if server["name"] in names:
-            raise ConfigError(f"mcp[{index}].name {json.dumps(server['name'])} is used twice")
-        names.add(server["name"])
+        if server.name in names:
+            raise ConfigError(f"mcp[{index}].name {json.dumps(server.name)} is used twice")
+        names.add(server.name)
         servers.append(server)
     return servers
 
 
-def _check_relations(cfg: dict):
-    loop = cfg["loop"]
-    if loop["minSleepMinutes"] > loop["maxSleepMinutes"]:
+def _check_relations(cfg: SoulConfig):
+    loop = cfg.loop
+    if loop.min_sleep_minutes > loop.max_sleep_minutes:
         raise ConfigError("loop.minSleepMinutes must be <= loop.maxSleepMinutes")
-    if loop["minSleepMinutes"] > loop["nightMaxSleepMinutes"]:
+    if loop.min_sleep_minutes > loop.night_max_sleep_minutes:
         raise ConfigError("loop.minSleepMinutes must be <= loop.nightMaxSleepMinutes")
 
 
-def _detect_language(raw: dict, cfg: dict, warnings: list):
+def _detect_language(raw: dict, cfg: SoulConfig, warnings: list) -> SoulConfig:
     """A persona written in Chinese with no persona.language (stackchan-soul had no such key) lives in Chinese."""
     given = raw.get("persona") if isinstance(raw.get("persona"), dict) else {}
-    persona = cfg["persona"]
-    if "language" in given or not chinese(" ".join((persona["name"], persona["human"], persona["notes"]))):
-        return
-    persona["language"] = "zh"
+    persona = cfg.persona
+    if "language" in given or not chinese(" ".join((persona.name, persona.human, persona.notes))):
+        return cfg
     warnings.append(
         'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
     )
+    return replaced(cfg, {("persona", "language"): "zh"})
 
 
-def from_dict(raw, base_dir: Path | None = None) -> tuple[dict, list]:
+def from_dict(raw, base_dir: Path | None = None) -> tuple[SoulConfig, list]:
     """(config with every default filled, warnings). Raises ConfigError."""
     warnings: list = []
     compat = from_stackchan_soul(raw)
     if compat:
         raw = _with_defaults(raw, STACKCHAN_SOUL_DEFAULTS)
         raw.setdefault("compat", "stackchan-soul")
-    cfg = _fill(SPEC, raw, "", warnings)
+    filled = fill(
+        spec_of(SoulConfig), raw, "", warnings, "the soul", special={"mcp": check_mcp}, known_elsewhere=NOT_SUPPORTED
+    )
+    cfg = build(SoulConfig, filled)
     _check_relations(cfg)
-    _detect_language(raw, cfg, warnings)
-    _check_paths(cfg, None if compat else base_dir)
-    soul_dir = Path(os.path.expanduser(cfg["soulDir"]))
+    cfg = _detect_language(raw, cfg, warnings)
+    cfg = _check_paths(cfg, None if compat else base_dir)
+    soul_dir = Path(os.path.expanduser(cfg.soul_dir))
     if not soul_dir.is_absolute() and base_dir is not None and not compat:
         soul_dir = base_dir / soul_dir
-    cfg["soulDir"] = str(soul_dir)
-    return cfg, warnings
+    return replaced(cfg, {("soul_dir",): str(soul_dir)}), warnings
 
 
 def resolve_path(given: str | None) -> Path:
@@ -318,14 +390,16 @@ SECRET_ENV = {
 }
 
 
-def secrets_from_environment(cfg: dict, environ=os.environ) -> dict:
-    for (section, key), name in SECRET_ENV.items():
-        if cfg[section][key] is None and environ.get(name):
-            cfg[section][key] = environ[name]
-    return cfg
+def secrets_from_environment(cfg: SoulConfig, environ=os.environ) -> SoulConfig:
+    found = {
+        path: environ[name]
+        for path, name in SECRET_ENV.items()
+        if getattr(getattr(cfg, path[0]), path[1]) is None and environ.get(name)
+    }
+    return replaced(cfg, found)
 
 
-def load(path: Path) -> tuple[dict, list]:
+def load(path: Path) -> tuple[SoulConfig, list]:
     """Read and check `path`; a relative soulDir is relative to the config file's folder.
     Tokens the file leaves null come from the environment (SECRET_ENV)."""
     raw = read_json_file(path, "create one with `soulstack soul --init`")
@@ -378,32 +452,31 @@ def write_starter(path: Path) -> None:
 PLACEHOLDER_PREFIX = "/path/to/"
 
 
-def _check_paths(cfg: dict, base_dir: Path | None):
+def _check_paths(cfg: SoulConfig, base_dir: Path | None) -> SoulConfig:
     """A path key that is still a placeholder, or whose folder does not exist: ConfigError, one line.
 
     soulDir may be new (the soul makes it, parents too) but never a placeholder. A relative
-    sharedMoodPath is relative to the config's folder, like soulDir (`base_dir`)."""
-    for key_path, section, key in (
-        ("soulDir", None, "soulDir"),
-        ("persona.sharedMoodPath", "persona", "sharedMoodPath"),
-    ):
-        given = cfg[key] if section is None else cfg[section][key]
-        if given is None:
-            continue
+    sharedMoodPath is relative to the config's folder, like soulDir (`base_dir`); the config
+    comes back with it resolved."""
+    if cfg.soul_dir.startswith(PLACEHOLDER_PREFIX):
+        raise ConfigError(
+            f"soulDir is the example's placeholder {json.dumps(cfg.soul_dir)}; set a real path or remove it"
+        )
+    given = cfg.persona.shared_mood_path
+    if given is not None:
         if given.startswith(PLACEHOLDER_PREFIX):
             raise ConfigError(
-                f"{key_path} is the example's placeholder {json.dumps(given)}; set a real path or remove it"
+                f"persona.sharedMoodPath is the example's placeholder {json.dumps(given)}; set a real path or remove it"
             )
-        if section is None:
-            continue
         path = Path(os.path.expanduser(given))
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         if not path.parent.is_dir():
             raise ConfigError(
-                f"{key_path} is {json.dumps(given)}, but its folder {path.parent} does not exist; create it first"
+                f"persona.sharedMoodPath is {json.dumps(given)}, but its folder {path.parent} does not exist; create it first"
             )
-        cfg[section][key] = str(path)
-    cwd = cfg["shell"]["cwd"]  # where the shell's commands run: a folder that must be there already
+        cfg = replaced(cfg, {("persona", "shared_mood_path"): str(path)})
+    cwd = cfg.shell.cwd  # where the shell's commands run: a folder that must be there already
     if cwd is not None and (cwd.startswith(PLACEHOLDER_PREFIX) or not Path(os.path.expanduser(cwd)).is_dir()):
         raise ConfigError(f"shell.cwd is {json.dumps(cwd)}, which is not a folder; set one that exists or remove it")
+    return cfg

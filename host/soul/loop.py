@@ -38,6 +38,7 @@ from soulstack.soul.turn import run_turn
 from soulstack.soul.waking import Delivery, Waking, collapse, tally
 
 if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
     from soulstack.protocol.client import BodyClient
     from soulstack.soul.converse.listener import SoulListener
     from soulstack.soul.life import Life
@@ -69,7 +70,7 @@ class Soul:
 
     def __init__(
         self,
-        cfg: dict,
+        cfg: SoulConfig,
         *,
         model,
         life: Life,
@@ -83,8 +84,8 @@ class Soul:
     ):
         self.cfg = cfg
         self.clock = clock or Clock()
-        self.tz = rhythm.zone(cfg["timezone"])
-        self.lang = texts(cfg["persona"]["language"])  # the module of its language: .TEXT, .WEEKDAYS, .system_prompt
+        self.tz = rhythm.zone(cfg.timezone)
+        self.lang = texts(cfg.persona.language)  # the module of its language: .TEXT, .WEEKDAYS, .system_prompt
         self.life = life
         self.session = session
         self.body = body  # a BodyClient, or None when no endpoint is configured
@@ -94,7 +95,7 @@ class Soul:
         self.brainstem = Brainstem(  # its words: the soul's language; what it said: kept in soulDir
             self.situation,
             words=self.lang.TEXT["brainstem"],
-            memory=Path(cfg["soulDir"]) / MEMORY_FILE,
+            memory=Path(cfg.soul_dir) / MEMORY_FILE,
             clock=self.clock,
         )
         self.model = model or self.brainstem
@@ -106,9 +107,7 @@ class Soul:
                 "running WITHOUT a language model (brainstem): it keeps its rhythm, senses its body and "
                 "notes what it hears, but cannot think. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to give it a mind."
             )
-        self.system = self.lang.system_prompt(
-            cfg["persona"], cfg["body"]["name"], flock=bool(cfg.get("flock", {}).get("url"))
-        )
+        self.system = self.lang.system_prompt(cfg.persona, cfg.body.name, flock=bool(cfg.flock.url))
         self.sight = snapshot.InnerSight(toolbox)  # what of its inner life it already has in view (snapshot.py)
         self.tools = toolbox.specs()
         self.state = "starting"  # starting | thinking | asleep
@@ -116,9 +115,7 @@ class Soul:
         self.wakings = 0
         self.last_error: str | None = None
         self.pending: list = []  # Deliveries (converse words) for the next waking (they end its sleep)
-        self.inbox = Inbox(
-            Path(cfg["soulDir"]) / INBOX_FILE, cfg["nudge"]["minIntervalSeconds"], clock=self.clock
-        ).load()
+        self.inbox = Inbox(Path(cfg.soul_dir) / INBOX_FILE, cfg.nudge.min_interval_seconds, clock=self.clock).load()
         self._incoming: list = []  # Deliveries for the running turn
         self.sleep = Sleep(self)  # between wakings (host/soul/sleep.py)
         self.snapshot_at: int | None = None  # index in session.messages of the running waking's snapshot; None asleep
@@ -129,10 +126,10 @@ class Soul:
         return self.clock.now().astimezone(self.tz)
 
     def is_night(self) -> bool:
-        return rhythm.night_now(self.cfg["loop"], self.local_now())
+        return rhythm.night_now(self.cfg.loop, self.local_now())
 
     def plan_sleep(self, asked: float | None) -> rhythm.SleepPlan:
-        plan = rhythm.plan_sleep(self.cfg["loop"], self.local_now(), asked)
+        plan = rhythm.plan_sleep(self.cfg.loop, self.local_now(), asked)
         return self.hooks.chain("adjust_sleep", self, plan)
 
     # --- the ways in --------------------------------------------------------------------
@@ -185,7 +182,7 @@ class Soul:
             [*waking.why.nudged, *waking.why.nudged_while_thinking],  # what the nudges said (the flock's asks)
             self.persons_words(),
             self.is_night(),
-            self.cfg["loop"]["defaultSleepMinutes"],
+            self.cfg.loop.default_sleep_minutes,
             waking.step,
             reminders=self.reminders.unsaid(waking.why.due),
             why=self._why_words(waking.why),
@@ -302,13 +299,13 @@ class Soul:
         blocks.append(
             snapshot.now_block(
                 self.lang,
-                self.cfg["persona"],
-                self.cfg["body"]["name"],
+                self.cfg.persona,
+                self.cfg.body.name,
                 local,
                 self.is_night(),
                 waking.why,
                 body,
-                rhythm.ceiling(self.cfg["loop"], local),
+                rhythm.ceiling(self.cfg.loop, local),
                 felt,
                 self.sight,
                 self.session,
@@ -349,7 +346,7 @@ class Soul:
         self.pending += self._incoming
         self._incoming = []
         if waking.error:
-            minutes = self.cfg["loop"]["errorSleepMinutes"]
+            minutes = self.cfg.loop.error_sleep_minutes
             plan_text = f"error sleep {fmt_minutes(minutes)} min ({waking.error})"
         else:
             if waking.sleep is None:

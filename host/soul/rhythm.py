@@ -8,7 +8,11 @@ sleep is at least minSleepMinutes.
 
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import Loop
 
 
 def zone(name: str | None) -> tzinfo:
@@ -36,19 +40,19 @@ class SleepPlan:
     told: bool = False  # the soul's sleep call was answered with this length (it is in its history)
 
 
-def night_now(loop: dict, local: datetime) -> bool:
-    return is_night(local.hour, loop["nightStartHour"], loop["nightEndHour"])
+def night_now(loop: "Loop", local: datetime) -> bool:
+    return is_night(local.hour, loop.night_start_hour, loop.night_end_hour)
 
 
-def ceiling(loop: dict, local: datetime) -> float:
-    return loop["nightMaxSleepMinutes"] if night_now(loop, local) else loop["maxSleepMinutes"]
+def ceiling(loop: "Loop", local: datetime) -> float:
+    return loop.night_max_sleep_minutes if night_now(loop, local) else loop.max_sleep_minutes
 
 
-def plan_sleep(loop: dict, local: datetime, asked: float | None) -> SleepPlan:
+def plan_sleep(loop: "Loop", local: datetime, asked: float | None) -> SleepPlan:
     """Clamp the soul's ask (or the default) to [minSleepMinutes, ceiling]."""
     top = ceiling(loop, local)
-    floor = min(loop["minSleepMinutes"], top)
-    wanted = loop["defaultSleepMinutes"] if asked is None else asked
+    floor = min(loop.min_sleep_minutes, top)
+    wanted = loop.default_sleep_minutes if asked is None else asked
     minutes, why = wanted, None
     if wanted < floor:
         minutes, why = floor, "floor"

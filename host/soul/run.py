@@ -41,6 +41,11 @@ from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.shell import shell_exposure_problem
 from soulstack.storage import storage_problem
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
+
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "soul.lock"  # in soulDir: held while a soul lives there (hold_soul_dir)
@@ -50,38 +55,38 @@ class StartError(Exception):
     """The soul cannot start as configured; one line saying what to change."""
 
 
-def make_model(cfg: dict, env=None, model_id: str | None = None):
+def make_model(cfg: SoulConfig, env=None, model_id: str | None = None):
     """The configured model (or `model_id` on the same provider), or None for the brainstem."""
     env = os.environ if env is None else env
-    provider = providers.choose_provider(cfg["model"]["provider"], env)
+    provider = providers.choose_provider(cfg.model.provider, env)
     if provider == "brainstem":
         return None
     options = {"env": env}
     if provider in ("anthropic", "amazon-bedrock"):
-        options["cache_ttl"] = cfg["model"]["cacheTtl"]
-        options["thinking"] = cfg["model"]["thinking"]  # a level: an effort on Claude 5 and later, a budget before
+        options["cache_ttl"] = cfg.model.cache_ttl
+        options["thinking"] = cfg.model.thinking  # a level: an effort on Claude 5 and later, a budget before
     if provider == "amazon-bedrock":
-        options["region"] = cfg["model"]["region"]
+        options["region"] = cfg.model.region
     try:
-        return providers.make_model(provider, model_id or cfg["model"]["id"], **options)
+        return providers.make_model(provider, model_id or cfg.model.id, **options)
     except ValueError as error:
         raise StartError(f"model.provider {provider}: {error}") from None
 
 
-def build_soul(cfg: dict, *, clock=None, model="auto", env=None, extra_tools=(), hooks=None, rng=None) -> Soul:
-    soul_dir = Path(cfg["soulDir"])
-    life = Life(soul_dir, cfg["persona"]["sharedMoodPath"])
+def build_soul(cfg: SoulConfig, *, clock=None, model="auto", env=None, extra_tools=(), hooks=None, rng=None) -> Soul:
+    soul_dir = Path(cfg.soul_dir)
+    life = Life(soul_dir, cfg.persona.shared_mood_path)
     session = Session(soul_dir / "session.jsonl").load()
     diary.keep_light(life, session.archive)  # DIARY.md's old lines into the archive (a long one's first start)
     for warning in session.warnings:
         log.warning(warning)
     if session.messages:
         log.info("resuming: %d messages in %s", len(session.messages), session.path)
-    endpoints = {name: url for name, url in cfg["body"]["endpoints"].items() if url}
-    body = BodyClient(endpoints, token=cfg["body"]["token"]) if endpoints else None
-    sources = [McpTools(cfg["mcp"])] if cfg["mcp"] else []  # MCP servers' tools (host/soul/tools/mcp.py)
+    endpoints = cfg.body.endpoints.urls()
+    body = BodyClient(endpoints, token=cfg.body.token) if endpoints else None
+    sources = [McpTools(cfg.mcp)] if cfg.mcp else []  # MCP servers' tools (host/soul/tools/mcp.py)
     chosen = make_model(cfg, env) if model == "auto" else model
-    routine = cfg["model"]["routine"]
+    routine = cfg.model.routine
     routine_model = make_model(cfg, env, routine) if routine and chosen is not None else None
     toolbox = make_toolbox(cfg, extra_tools, sources)  # host/soul/tools/builtin.py
     soul = Soul(
@@ -195,7 +200,7 @@ def hold_soul_dir(soul_dir: str):
         raise UsageError(f"soulDir {soul_dir}: cannot take its lock ({storage_problem(error) or error})") from None
 
 
-def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False) -> int:
+def run_soul(cfg: SoulConfig, host: str = "127.0.0.1", insecure_no_token: bool = False) -> int:
     from soulstack.serving import run_until_stopped
     from soulstack.errors import UsageError
 
@@ -204,27 +209,27 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
     problem = shell_exposure_problem(cfg, host) or exposure_problem(host, soul_exposure(cfg), insecure_no_token)
     if problem:  # before it wakes: a refusal is one line, and no folder is made for a soul that never lives
         raise UsageError(problem)
-    if cfg["shell"]["enabled"] and not cfg["shell"]["allow"]:
+    if cfg.shell.enabled and not cfg.shell.allow:
         log.warning(
             "shell.enabled is true but shell.allow is empty: every command will be refused; list the "
             "commands the soul may run in shell.allow"
         )
-    lock = hold_soul_dir(cfg["soulDir"])  # noqa: F841 (held until the process ends)
+    lock = hold_soul_dir(cfg.soul_dir)  # noqa: F841 (held until the process ends)
     try:
         soul = build_soul(cfg)
     except StartError as error:
         raise UsageError(str(error)) from None
     except (OSError, sqlite3.Error) as error:  # a full or read-only disk while its files are opened and counted
-        problem = storage_problem(error, cfg["soulDir"])
+        problem = storage_problem(error, cfg.soul_dir)
         if problem is None and not isinstance(error, OSError):
             raise
-        raise UsageError(f"soulDir {cfg['soulDir']}: cannot start: {problem or error}") from None
+        raise UsageError(f"soulDir {cfg.soul_dir}: cannot start: {problem or error}") from None
     provider = (
         "brainstem (no model)" if soul.model is soul.brainstem else f"{soul.model.provider} {soul.model.model_id}"
     )
     if soul.routine_model is not None:
         provider += f" (routine wakings: {soul.routine_model.model_id})"
-    log.info("%s wakes in %s, mind: %s", cfg["persona"]["name"], cfg["soulDir"], provider)
+    log.info("%s wakes in %s, mind: %s", cfg.persona.name, cfg.soul_dir, provider)
     if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
         log.warning(
             "no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
@@ -240,5 +245,5 @@ def run_soul(cfg: dict, host: str = "127.0.0.1", insecure_no_token: bool = False
             routine.provider,
         )
     code = run_until_stopped(serve_and_live(soul, host, insecure_no_token=insecure_no_token))
-    log.info("stopped; its life is kept in %s", cfg["soulDir"])
+    log.info("stopped; its life is kept in %s", cfg.soul_dir)
     return code

@@ -34,6 +34,11 @@ from soulstack.protocol.nudges import BadNudge, Nudge, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
 from soulstack.soul.loop import Soul
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
+
 log = logging.getLogger(__name__)
 
 SOUL = web.AppKey("soul", Soul)
@@ -103,8 +108,8 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
     from soulstack.soul.converse.endpoint import openai_refusal
 
     cfg = soul.cfg
-    nudge_token = cfg["nudge"]["token"]
-    converse_token = cfg["converse"]["token"] or nudge_token
+    nudge_token = cfg.nudge.token
+    converse_token = cfg.converse.token or nudge_token
 
     def token_for(request: web.Request):
         return converse_token if request.path.startswith("/v1/") else nudge_token
@@ -127,19 +132,19 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
     return app
 
 
-def soul_exposure(cfg: dict) -> Exposure:
+def soul_exposure(cfg: "SoulConfig") -> Exposure:
     """Locked only when both doors are: an open /v1 lets anyone talk to the soul as its person."""
-    nudge_token = cfg["nudge"]["token"]
+    nudge_token = cfg.nudge.token
     return Exposure(
-        locked=bool(nudge_token and (cfg["converse"]["token"] or nudge_token)),
+        locked=bool(nudge_token and (cfg.converse.token or nudge_token)),
         how_to_lock="nudge.token in the soul's config (or $NUDGE_TOKEN)",
     )
 
 
-def ports(cfg: dict) -> list:
+def ports(cfg: "SoulConfig") -> list:
     """Every port the soul serves on: nudge.port first, then converse/health ports that differ."""
-    out = [cfg["nudge"]["port"]]
-    for extra in (cfg["converse"]["port"], cfg["health"]["port"]):
+    out = [cfg.nudge.port]
+    for extra in (cfg.converse.port, cfg.health.port):
         if extra is not None and extra not in out:
             out.append(extra)
     return out

@@ -38,13 +38,13 @@ RETRY_BACKOFF_S = 2.0
 
 
 async def run_turn(soul: Soul, waking: Waking) -> None:
-    for _ in range(soul.cfg["loop"]["maxStepsPerWaking"]):
+    for _ in range(soul.cfg.loop.max_steps_per_waking):
         take_delivered(soul, waking)
         reply = await think(soul, waking)
         waking.step += 1
         soul.session.append(reply.message, at=soul.clock.now().isoformat())
         soul.hooks.each("on_assistant", soul, waking, reply.message)
-        if soul.cfg["log"]["streamThoughts"]:
+        if soul.cfg.log.stream_thoughts:
             stream_thoughts(reply.message)
         calls = reply.message.tool_calls()
         if not calls:
@@ -70,7 +70,7 @@ def take_delivered(soul: Soul, waking: Waking) -> None:
     delivered = soul.take_incoming()
     if not delivered:
         return
-    human = soul.cfg["persona"]["human"]
+    human = soul.cfg.persona.human
     text = soul.lang.TEXT
     blocks = [
         TextBlock(
@@ -88,7 +88,7 @@ def take_delivered(soul: Soul, waking: Waking) -> None:
 async def think(soul: Soul, waking: Waking):
     messages = view(soul)  # what the model is sent of the history (host/soul/memory/view.py)
     # The thinking budget counts against max_tokens, so it is added on top of what the soul may say.
-    max_tokens = soul.cfg["model"]["maxTokens"] + (THINKING_BUDGET[soul.cfg["model"]["thinking"]] or 0)
+    max_tokens = soul.cfg.model.max_tokens + (THINKING_BUDGET[soul.cfg.model.thinking] or 0)
     reply = None
     model = soul.mind(waking)  # the main model, or model.routine on a quiet waking
     if not waking.on_brainstem and model is not soul.brainstem:
@@ -104,7 +104,7 @@ async def think(soul: Soul, waking: Waking):
                 soul.tools,
                 max_tokens=max_tokens,
                 cache=cache_for(waking),
-                attempts=soul.cfg["model"]["retries"] + 1,
+                attempts=soul.cfg.model.retries + 1,
                 backoff_s=RETRY_BACKOFF_S,
                 sleep=soul.clock.sleep,
                 on_stream=lambda event: soul.hooks.each("on_stream", soul, waking, event),

@@ -16,6 +16,7 @@ from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.flock.voice.robot import BodyVoice, SoulVoice
 from soulstack.protocol.nudges import words_in_reason
+from soulstack.soul.config import from_dict
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
 from tests.fakes.nudge_receiver import NudgeReceiver
@@ -88,7 +89,8 @@ async def test_with_a_soul_the_flock_tells_the_soul_and_never_calls_the_body(tmp
 def soul_with_flock(url, token=None, heard=("yes, go ahead",)):
     """A stand-in for the soul the tools are handed: its config, and what its person said in this waking."""
     return SimpleNamespace(
-        cfg={"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}}, persons_words=lambda: list(heard)
+        cfg=from_dict({"flock": {"url": url, "token": token}, "persona": {"name": "Pip"}})[0],
+        persons_words=lambda: list(heard),
     )
 
 
@@ -131,7 +133,7 @@ async def test_a_locked_or_absent_flock_is_an_honest_failure(tmp_path):
         await fake.stop()
     gone = await flock_waiting(soul_with_flock(f"http://127.0.0.1:{flock.port}"))
     assert not gone.ok and "did not answer" in gone.content[0].text
-    assert flock_tools({"flock": {"url": None, "token": None}}) == []
+    assert flock_tools(from_dict({"flock": {"url": None, "token": None}})[0]) == []
 
 
 async def test_after_a_restart_the_soul_is_told_what_it_missed_once_merged_and_only_what_still_waits(

@@ -17,6 +17,7 @@ from aiohttp.test_utils import unused_port
 from soulstack.clocks import StepClock
 from soulstack.soul.memory.session import life_records
 from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult
+from soulstack.soul.config import Loop
 from soulstack.soul.memory.consolidate import night_of
 from soulstack.soul.metabolism.health import soul_state
 from soulstack.soul.run import build_soul
@@ -116,12 +117,12 @@ async def live_until(tmp_path, end: datetime, **overrides):
 
 
 def test_the_night_is_named_by_the_date_it_began():
-    loop = {"nightStartHour": 22, "nightEndHour": 6}
+    loop = Loop(night_start_hour=22, night_end_hour=6)
     at = lambda hour, day=2: datetime(2024, 5, day, hour, 30)  # noqa: E731
     assert night_of(loop, at(23, 1)) == night_of(loop, at(3)) == "2024-05-01"
     assert night_of(loop, at(12)) is None and night_of(loop, at(22)) == "2024-05-02"
-    assert night_of({"nightStartHour": 0, "nightEndHour": 7}, at(0)) == "2024-05-02"
-    assert night_of({"nightStartHour": 5, "nightEndHour": 5}, at(5)) is None  # no night window
+    assert night_of(Loop(night_start_hour=0, night_end_hour=7), at(0)) == "2024-05-02"
+    assert night_of(Loop(night_start_hour=5, night_end_hour=5), at(5)) is None  # no night window
 
 
 async def test_once_a_night_the_day_is_kept_and_the_morning_reads_a_compact_context(tmp_path):

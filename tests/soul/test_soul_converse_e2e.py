@@ -16,6 +16,7 @@ import pytest
 from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
+from soulstack.config_checks import replaced
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
@@ -209,7 +210,7 @@ async def test_a_mind_that_is_down_still_answers_honestly_through_the_brainstem(
 async def test_a_mind_that_is_down_answers_through_the_brainstem_even_without_a_voice(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         cfg = make_cfg(tmp_path, body, model={"retries": 0})
-        del cfg["body"]["endpoints"]["speak"]  # a body with no voice: no speak tool
+        cfg = replaced(cfg, {("body", "endpoints", "speak"): None})  # a body with no voice: no speak tool
         soul = build_soul(cfg, clock=JumpClock(AFTERNOON), model=anthropic_model(fake))
         async with Running(soul) as running:
             await fell_asleep(soul)

@@ -26,11 +26,11 @@ SOULSTACK = [sys.executable, "-m", "soulstack.cli"]
 def test_defaults_fill_every_key(tmp_path):
     cfg, warnings = config.from_dict({}, tmp_path)
     assert warnings == []
-    assert cfg["loop"]["defaultSleepMinutes"] == 20
-    assert cfg["nudge"]["port"] == 9202
-    assert cfg["model"]["cacheTtl"] == "1h"
-    assert cfg["budget"]["maxWakesPerDay"] == 60
-    assert cfg["soulDir"] == str(tmp_path / "soul")
+    assert cfg.loop.default_sleep_minutes == 20
+    assert cfg.nudge.port == 9202
+    assert cfg.model.cache_ttl == "1h"
+    assert cfg.budget.max_wakes_per_day == 60
+    assert cfg.soul_dir == str(tmp_path / "soul")
 
 
 def test_stackchan_soul_config_moves_over(tmp_path):
@@ -55,12 +55,12 @@ def test_stackchan_soul_config_moves_over(tmp_path):
         "worldSearch": {"url": "x"},
     }
     cfg, warnings = config.from_dict(raw)
-    assert cfg["persona"]["human"] == "大哥"
+    assert cfg.persona.human == "大哥"
     assert warnings == [
         "worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead",
         'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)',
     ]
-    assert cfg["persona"]["language"] == "zh"
+    assert cfg.persona.language == "zh"
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_init_writes_a_terminal_config_and_refuses_to_overwrite(tmp_path):
     assert run.returncode == 0, run.stderr
     cfg, warnings = config.load(path)
     assert warnings == []
-    assert cfg["body"]["endpoints"]["speak"] == "http://127.0.0.1:9310/speak"
+    assert cfg.body.endpoints.speak == "http://127.0.0.1:9310/speak"
     before = path.read_text()
     run = subprocess.run(
         SOULSTACK + ["soul", "--init", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60

@@ -298,5 +298,5 @@ def test_metabolism_config_is_checked_naming_the_key(raw, message):
 
 def test_prices_are_a_known_key_and_reach_the_meter(tmp_path):
     cfg, warnings = config.from_dict({"soulDir": str(tmp_path), "prices": {"claude-sonnet-4": {"input": 30}}})
-    assert warnings == [] and cfg["prices"] == {"claude-sonnet-4": {"input": 30}}
-    assert config.from_dict({})[0]["model"]["cacheTtl"] == "1h"
+    assert warnings == [] and cfg.prices == {"claude-sonnet-4": {"input": 30}}
+    assert config.from_dict({})[0].model.cache_ttl == "1h"

@@ -8,20 +8,22 @@ from soulstack.llm.anthropic import AnthropicModel
 from soulstack.soul import life, rhythm, snapshot
 from soulstack.clocks import ScaledClock
 from soulstack.soul.prompts import texts
+from soulstack.config_checks import replaced
+from soulstack.soul.config import Loop
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from tests.helpers import until
 from tests.soul.helpers import AFTERNOON, Running, make_cfg, texts_of
 
-LOOP = {
-    "defaultSleepMinutes": 20,
-    "minSleepMinutes": 2,
-    "maxSleepMinutes": 60,
-    "nightStartHour": 22,
-    "nightEndHour": 6,
-    "nightMaxSleepMinutes": 240,
-}
+LOOP = Loop(
+    default_sleep_minutes=20,
+    min_sleep_minutes=2,
+    max_sleep_minutes=60,
+    night_start_hour=22,
+    night_end_hour=6,
+    night_max_sleep_minutes=240,
+)
 
 
 def test_night_windows_wrap_past_midnight_and_can_be_off():
@@ -134,7 +136,7 @@ async def test_words_delivered_while_thinking_reach_the_model_within_the_turn_an
 async def test_the_mind_is_chosen_from_the_environment(tmp_path):
     async with RecordingBody() as body:
         cfg = make_cfg(tmp_path, body)
-        cfg["model"]["provider"] = None
+        cfg = replaced(cfg, {("model", "provider"): None})
         chosen = {}
         for name, env in {
             "none": {},
@@ -145,7 +147,7 @@ async def test_the_mind_is_chosen_from_the_environment(tmp_path):
             chosen[name] = soul.model.provider
             await soul.body.close()
         assert chosen == {"none": "brainstem", "anthropic": "anthropic", "openai": "openai"}
-        cfg["model"]["provider"] = "anthropic"
+        cfg = replaced(cfg, {("model", "provider"): "anthropic"})
         from soulstack.soul.run import StartError
 
         try:

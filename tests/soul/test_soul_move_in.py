@@ -149,14 +149,14 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
     # ... and with a real path there, the rest loads unchanged.
     example = {**EXAMPLE_CONFIG, "persona": {**EXAMPLE_CONFIG["persona"], "sharedMoodPath": str(tmp_path / "MOOD.md")}}
     cfg, warnings = config.from_dict(example, base_dir=tmp_path / "elsewhere")
-    assert cfg["persona"]["language"] == "zh"  # its persona is Chinese, and it had no language key
+    assert cfg.persona.language == "zh"  # its persona is Chinese, and it had no language key
     assert warnings == [
         'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
     ]
-    assert cfg["compat"] == "stackchan-soul"
-    assert cfg["model"]["provider"] == "amazon-bedrock" and cfg["mcp"][0]["auth"] == "aws-sigv4"
-    assert cfg["soulDir"] == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it
-    assert cfg["budget"]["maxWakesPerDay"] is None  # stackchan-soul had no wake budget
+    assert cfg.compat == "stackchan-soul"
+    assert cfg.model.provider == "amazon-bedrock" and cfg.mcp[0]["auth"] == "aws-sigv4"
+    assert cfg.soul_dir == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it
+    assert cfg.budget.max_wakes_per_day is None  # stackchan-soul had no wake budget
 
 
 def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not_carry(tmp_path):
@@ -168,19 +168,19 @@ def test_a_stackchan_soul_config_keeps_its_own_defaults_and_names_what_we_do_not
         "weixin": {"enabled": True},
     }
     cfg, warnings = config.from_dict(given, base_dir=tmp_path)
-    loop = cfg["loop"]
+    loop = cfg.loop
     assert (
-        loop["defaultSleepMinutes"],
-        loop["minSleepMinutes"],
-        loop["maxSleepMinutes"],
-        loop["errorSleepMinutes"],
+        loop.default_sleep_minutes,
+        loop.min_sleep_minutes,
+        loop.max_sleep_minutes,
+        loop.error_sleep_minutes,
     ) == (5, 2, 5, 10)
-    assert loop["nightStartHour"] == loop["nightEndHour"] == 0  # no night window unless it names one
-    assert cfg["log"]["streamThoughts"] is True
+    assert loop.night_start_hour == loop.night_end_hour == 0  # no night window unless it names one
+    assert cfg.log.stream_thoughts is True
     assert any(w.startswith("worldSearch") and "not supported" in w for w in warnings)
     assert any(w.startswith("weixin") and "not supported" in w for w in warnings)
     ours, _ = config.from_dict({}, base_dir=tmp_path)
-    assert ours["loop"]["defaultSleepMinutes"] == 20 and ours["compat"] is None  # our own defaults stay ours
+    assert ours.loop.default_sleep_minutes == 20 and ours.compat is None  # our own defaults stay ours
 
 
 def test_todays_wakes_carry_over_from_stackchan_souls_vitals(tmp_path):

@@ -75,7 +75,7 @@ def test_the_config_accepts_every_language_found_here(tmp_path):
 
     for language in LANGUAGES:
         cfg, _ = from_dict({"soulDir": str(tmp_path), "persona": {"language": language}})
-        assert cfg["persona"]["language"] == language
+        assert cfg.persona.language == language
     with pytest.raises(ConfigError, match=f"persona.language must be one of {', '.join(LANGUAGES)}"):
         from_dict({"soulDir": str(tmp_path), "persona": {"language": "no-such-language"}})
 

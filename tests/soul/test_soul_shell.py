@@ -59,9 +59,9 @@ async def health(running) -> dict:
 
 def test_the_fence_is_shut_by_default_and_its_keys_are_checked():
     cfg, _ = config.from_dict({"shell": {"enabled": True}})
-    assert cfg["shell"]["allow"] == [] and cfg["shell"]["interpreter"] is False
+    assert cfg.shell.allow == [] and cfg.shell.interpreter is False
     cfg, _ = config.from_dict({"shell": {"allow": ["uptime", "df -h", "git status"]}})
-    assert cfg["shell"]["allow"] == ["uptime", "df -h", "git status"]
+    assert cfg.shell.allow == ["uptime", "df -h", "git status"]
     for shell, message in [
         ({"allow": "uptime"}, 'shell.allow must be a list of commands such as ["uptime", "df -h"], not "uptime"'),
         (

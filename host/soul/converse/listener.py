@@ -47,8 +47,8 @@ class SoulListener:
     def __init__(self, soul: Soul):
         self.soul = soul
         self.catchers = ReplyCatchers(soul.toolbox.spoken)  # which call speaks: the tool's fact
-        body = soul.cfg["body"]
-        self.echo = EchoGuard(soul.clock.monotonic, body["hearsItself"], body["name"])
+        body = soul.cfg.body
+        self.echo = EchoGuard(soul.clock.monotonic, body.hears_itself, body.name)
 
     async def hear(
         self, utterance: str, catcher: ReplyCatcher, speaker: str | None = None, heard_by: str | None = None
@@ -56,7 +56,7 @@ class SoulListener:
         by = (f" from {speaker}" if speaker else "") + (f" (heard by {heard_by})" if heard_by else "")
         log.info("converse: heard %r%s (the soul is %s)", utterance, by, self.soul.state)
         soul = self.soul  # the words are kept verbatim for recall the moment they arrive (host/soul/memory/heard.py)
-        soul.session.remember("heard", utterance, soul.local_now(), speaker or soul.cfg["persona"]["human"])
+        soul.session.remember("heard", utterance, soul.local_now(), speaker or soul.cfg.persona.human)
         # deliver() also counts the words as contact with the human (the metabolism's on_contact hook).
         self.soul.deliver(utterance, on_enter=_Arm(self.catchers, catcher), speaker=speaker, heard_by=heard_by)
 
@@ -78,7 +78,7 @@ class SoulListener:
         if not self.catchers.answered_by(call):
             return None
         # The speak's result: the voice stack says these words instead of the body.
-        return soul.lang.TEXT["said_by_voice"].format(human=soul.cfg["persona"]["human"])
+        return soul.lang.TEXT["said_by_voice"].format(human=soul.cfg.persona.human)
 
     def on_tool_result(self, soul: Soul, event) -> None:
         if event.ok:

@@ -58,7 +58,7 @@ class Ceiling:
 
     async def before_turn(self, soul: Soul, waking: Waking) -> None:
         """The context ceiling: fold when the live history (with system and tools) is too big."""
-        session, model_cfg = soul.session, soul.cfg["model"]
+        session, model_cfg = soul.session, soul.cfg.model
         # Estimated as it is sent: images of earlier wakings are already placeholders.
         start = soul.snapshot_at if soul.snapshot_at is not None else len(session.messages) - 1
         live = folding.strip_old_images(session.messages[session.fold_upto :], start - session.fold_upto, soul.lang)
@@ -71,8 +71,8 @@ class Ceiling:
             live,
             lambda folded: self._summarize(soul, live, folded),
             soul.lang,
-            max_context_tokens=int(model_cfg["maxContextTokens"] / scale),
-            keep_recent_tokens=int(model_cfg["keepRecentTokens"] / scale),
+            max_context_tokens=int(model_cfg.max_context_tokens / scale),
+            keep_recent_tokens=int(model_cfg.keep_recent_tokens / scale),
             previous_summary=session.fold_summary,
             base=session.fold_upto,
             extra_tokens=fixed_tokens(soul),
@@ -117,7 +117,7 @@ class Ceiling:
         request = folding.summary_request(messages, instruction)
         try:
             reply = await soul.model.complete(
-                soul.system, request, soul.tools, max_tokens=soul.cfg["model"]["maxTokens"], cache=True
+                soul.system, request, soul.tools, max_tokens=soul.cfg.model.max_tokens, cache=True
             )
         except ModelError as error:
             log.warning("the model could not summarize (%s); a plain digest is folded instead", error)

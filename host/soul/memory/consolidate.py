@@ -38,6 +38,7 @@ from soulstack.soul.memory.archive import Entry, stamp
 from soulstack.soul import rhythm
 
 if TYPE_CHECKING:
+    from soulstack.soul.config import Loop
     from soulstack.soul.loop import Soul, Waking
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,9 @@ KEEP_RECENT_TOKENS = 1200
 # context) are the soul's language's: host/soul/prompts/ (lang.TEXT["consolidate"], ...).
 
 
-def night_of(loop: dict, local: datetime) -> str | None:
+def night_of(loop: "Loop", local: datetime) -> str | None:
     """The night `local` falls in, named by the date it began; None by day or with no night window."""
-    start, end = loop["nightStartHour"], loop["nightEndHour"]
+    start, end = loop.night_start_hour, loop.night_end_hour
     if not rhythm.is_night(local.hour, start, end):
         return None
     began = local.date()
@@ -74,8 +75,8 @@ class Nightly:
     def due(self, waking: Waking) -> bool:
         """Whether `waking` (its snapshot just stored) should consolidate instead of living an ordinary turn."""
         soul = self.soul
-        loop = soul.cfg["loop"]
-        if not loop["consolidate"] or soul.model is soul.brainstem:
+        loop = soul.cfg.loop
+        if not loop.consolidate or soul.model is soul.brainstem:
             return False  # the brainstem has nothing to write with; the ceiling's plain digest serves it
         if waking.why.heard or waking.delivered:
             return False  # a person is there: answer them; the night has more wakings
@@ -100,14 +101,14 @@ class Nightly:
         else:
             words = soul.lang.TEXT["consolidate"]
             # This waking's snapshot is the last message: the consolidation begins there.
-            session.begin_consolidation(night_of(soul.cfg["loop"], soul.local_now()), len(session.messages) - 1, at)
+            session.begin_consolidation(night_of(soul.cfg.loop, soul.local_now()), len(session.messages) - 1, at)
         session.append(Message("user", [TextBlock(words)]), at=at)
 
     def end(self, waking: Waking) -> None:
         """After the consolidation turn: the night's sleep, and the fold that leaves tomorrow a compact context."""
         soul = self.soul
         if waking.sleep is None:  # the digest ends the turn without a sleep call: a night's sleep
-            waking.sleep = soul.plan_sleep(rhythm.ceiling(soul.cfg["loop"], soul.local_now()))
+            waking.sleep = soul.plan_sleep(rhythm.ceiling(soul.cfg.loop, soul.local_now()))
         if waking.on_brainstem:  # its mind failed midway: it finishes at a later waking, when the mind is back
             log.warning("the consolidation could not finish (the model failed); it goes on at the next quiet waking")
             return

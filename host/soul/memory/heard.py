@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def on_nudge(soul: Soul, nudge) -> None:
-    who = nudge.speaker or soul.cfg["persona"]["human"]
+    who = nudge.speaker or soul.cfg.persona.human
     for words in words_of(nudge):
         soul.session.remember("heard", words, soul.local_now(), who)
 

@@ -48,7 +48,7 @@ class KeepWarm:
     def interval_s(self) -> float | None:
         """Seconds between refreshes, or None when keep-warm does not apply to this soul."""
         soul = self.soul
-        if not soul.cfg["model"]["keepWarm"] or soul.model is soul.brainstem:
+        if not soul.cfg.model.keep_warm or soul.model is soul.brainstem:
             return None
         model = soul.last_mind  # the cache the next waking most likely reads (a routine mind has its own)
         if getattr(model, "provider", None) != "anthropic":

@@ -269,7 +269,7 @@ def add_routes(app: web.Application, soul: Soul) -> None:
     def current() -> dict:
         state = build_health(soul.clock.now(), soul.tz, metabolism.drives, metabolism.vitals, soul_state(soul))
         state["echo"] = soul.converse.echo.health()  # its own voice heard back and ignored (soul/converse/echo.py)
-        state["language"] = soul.cfg["persona"]["language"]  # what `soulstack ears` hears by default
+        state["language"] = soul.cfg.persona.language  # what `soulstack ears` hears by default
         return state
 
     add_health_route(app, current)

@@ -36,21 +36,21 @@ class Metabolism:
         now = soul.clock.now()
         self.soul = soul
         self.drives = Drives.load(
-            cfg["soulDir"],
+            cfg.soul_dir,
             now,
-            boredom_thresholds=cfg["drives"]["boredomThresholds"],
-            missing_hours=cfg["drives"]["missingHours"],
+            boredom_thresholds=cfg.drives.boredom_thresholds,
+            missing_hours=cfg.drives.missing_hours,
         )
-        budget = cfg["budget"]
+        budget = cfg.budget
         self.vitals = Vitals.load(
-            cfg["soulDir"],
+            cfg.soul_dir,
             now,
             soul.tz,
-            max_wakes_per_day=budget["maxWakesPerDay"],
-            max_usd_per_day=budget["maxUsdPerDay"],
-            hungry_sleep_minutes=budget["hungrySleepMinutes"],
-            prices=prices_from_config(cfg["prices"]),
-            cache_ttl=cfg["model"]["cacheTtl"],
+            max_wakes_per_day=budget.max_wakes_per_day,
+            max_usd_per_day=budget.max_usd_per_day,
+            hungry_sleep_minutes=budget.hungry_sleep_minutes,
+            prices=prices_from_config(cfg.prices),
+            cache_ttl=cfg.model.cache_ttl,
         )
         self.last_fell_back = False
 

@@ -90,11 +90,11 @@ class Reminders:
     # --- the waking ---------------------------------------------------------------------
 
     def who(self, reminder: Reminder) -> str:
-        return reminder.who or self.soul.cfg["persona"]["human"]
+        return reminder.who or self.soul.cfg.persona.human
 
     def named(self, reminder: Reminder) -> str:
         """The person a line addressed to the soul names: "my human" (the default) reads wrong there."""
-        human = self.soul.cfg["persona"]["human"]
+        human = self.soul.cfg.persona.human
         return reminder.who or ("" if human == DEFAULT_HUMAN else human)
 
     def sentence(self, reminder: Reminder) -> str:

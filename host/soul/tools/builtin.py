@@ -15,17 +15,22 @@ from soulstack.soul.tools.reminders import reminder_tools
 from soulstack.soul.tools.shell import shell_tools
 from soulstack.soul.tools.sleep import sleep_tools
 
+from typing import TYPE_CHECKING
 
-def make_tools(cfg: dict) -> list:
+if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
+
+
+def make_tools(cfg: "SoulConfig") -> list:
     """The built-in tools this config offers."""
-    tools = sleep_tools() + body_tools(cfg["body"]["endpoints"]) + inner_tools() + mind_tools() + reminder_tools()
+    tools = sleep_tools() + body_tools(cfg.body.endpoints.urls()) + inner_tools() + mind_tools() + reminder_tools()
     tools += recall_tools()  # the whole past, searchable (host/soul/tools/recall.py)
-    if cfg["shell"]["enabled"]:
+    if cfg.shell.enabled:
         tools += shell_tools(cfg)  # fenced by shell.allow
     return tools + flock_tools(cfg)  # none unless the config names the flock
 
 
-def make_toolbox(cfg: dict, extra_tools=(), sources=()) -> Toolbox:
+def make_toolbox(cfg: "SoulConfig", extra_tools=(), sources=()) -> Toolbox:
     """The toolbox: this config's tools (then `extra_tools`, then what `sources` add); the body's tools
     it does not offer are known all the same, so their calls in the history keep their facts."""
     return Toolbox(make_tools(cfg) + list(extra_tools), sources, known=body_tools(dict.fromkeys(ENDPOINTS, True)))

@@ -17,6 +17,11 @@ import aiohttp
 
 from soulstack.soul.tools import Outcome, SoulTool
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
+
 TIMEOUT_S = 15
 
 
@@ -25,15 +30,15 @@ class FlockUnreachable(Exception):
 
 
 async def _call(soul, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-    flock = soul.cfg["flock"]
-    headers = {"Authorization": f"Bearer {flock['token']}"} if flock["token"] else {}
+    flock = soul.cfg.flock
+    headers = {"Authorization": f"Bearer {flock.token}"} if flock.token else {}
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as http:
-            async with http.request(method, flock["url"].rstrip("/") + path, json=body, headers=headers) as response:
+            async with http.request(method, flock.url.rstrip("/") + path, json=body, headers=headers) as response:
                 answer = await response.json(content_type=None) if response.content_length != 0 else {}
                 return response.status, answer if isinstance(answer, dict) else {}
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-        raise FlockUnreachable(f"the flock at {flock['url']} did not answer ({type(error).__name__})") from None
+        raise FlockUnreachable(f"the flock at {flock.url} did not answer ({type(error).__name__})") from None
 
 
 def _failed(why: str) -> Outcome:
@@ -44,9 +49,7 @@ async def hand_to_flock(soul, text: str) -> Outcome:
     if not text.strip():
         return _failed("the list is empty; write one task per line")
     try:
-        status, answer = await _call(
-            soul, "POST", "/api/lists", {"text": text, "requester": soul.cfg["persona"]["name"]}
-        )
+        status, answer = await _call(soul, "POST", "/api/lists", {"text": text, "requester": soul.cfg.persona.name})
     except FlockUnreachable as error:
         return _failed(str(error))
     if status == 202:
@@ -106,8 +109,8 @@ async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outco
     return _failed(f"the flock answered {status}: {answer.get('message', '')}")
 
 
-def flock_tools(cfg: dict) -> list:
-    if not cfg["flock"]["url"]:
+def flock_tools(cfg: "SoulConfig") -> list:
+    if not cfg.flock.url:
         return []
     string = {"type": "string"}
     return [

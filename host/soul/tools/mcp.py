@@ -92,14 +92,14 @@ class SigV4Signer:
 
 class McpClient:
     def __init__(self, server: dict, http: aiohttp.ClientSession):
-        self.name = server["name"]
-        self.url = server["url"]
+        self.name = server.name
+        self.url = server.url
         self.http = http
-        self.headers = dict(server.get("headers") or {})
-        if server.get("auth") == "bearer" and server.get("token"):
-            self.headers["Authorization"] = f"Bearer {server['token']}"
-        self.signer = SigV4Signer(server["region"], server["service"]) if server.get("auth") == "aws-sigv4" else None
-        self.timeout_s = server.get("timeoutSeconds", 30)
+        self.headers = dict(server.headers or {})
+        if server.auth == "bearer" and server.token:
+            self.headers["Authorization"] = f"Bearer {server.token}"
+        self.signer = SigV4Signer(server.region, server.service) if server.auth == "aws-sigv4" else None
+        self.timeout_s = server.timeout_seconds
         self.session_id: str | None = None
         self.version: str | None = None  # set once initialized
         self._ids = itertools.count(1)
@@ -371,9 +371,9 @@ class McpCall:
         try:
             result = await self.client.call_tool(self.remote_name, arguments)
         except McpError as error:
-            problem = f"the MCP server {self.server['name']} {error}"
+            problem = f"the MCP server {self.server.name} {error}"
             return Outcome.text(soul.lang.TEXT["tool_failed"].format(problem=problem), ok=False)
-        return to_outcome(result, self.server["maxOutputChars"])
+        return to_outcome(result, self.server.max_output_chars)
 
 
 def input_schema(tool: dict) -> dict | None:
@@ -392,10 +392,8 @@ class McpTools:
     def __init__(self, servers: list):
         self.servers = []
         for server in servers:
-            if server.get("auth") == "aws-sigv4" and not (server.get("region") and server.get("service")):
-                log.warning(
-                    'mcp %s: auth aws-sigv4 needs "region" and "service"; the server is left out', server["name"]
-                )
+            if server.auth == "aws-sigv4" and not (server.region and server.service):
+                log.warning('mcp %s: auth aws-sigv4 needs "region" and "service"; the server is left out', server.name)
             else:
                 self.servers.append(server)
         self.http: aiohttp.ClientSession | None = None
@@ -407,13 +405,13 @@ class McpTools:
 
     async def refresh(self, taken: set) -> bool:
         """Ask every server not yet listed for its tools; True when new tools joined."""
-        waiting = [server for server in self.servers if server["name"] not in self.listed]
+        waiting = [server for server in self.servers if server.name not in self.listed]
         if not waiting:
             return False
         if self.http is None:
             self.http = aiohttp.ClientSession()
         for server in waiting:
-            self.clients.setdefault(server["name"], McpClient(server, self.http))
+            self.clients.setdefault(server.name, McpClient(server, self.http))
         answered = await asyncio.gather(*(self._list(server) for server in waiting))
         if not any(answered):
             return False
@@ -421,7 +419,7 @@ class McpTools:
         return True
 
     async def _list(self, server: dict) -> bool:
-        name = server["name"]
+        name = server.name
         try:
             tools = await self.clients[name].list_tools()
         except McpError as error:
@@ -431,7 +429,7 @@ class McpTools:
             return False
         self.problems.pop(name, None)
         self.listed[name] = tools
-        log.info("mcp %s: %d tool(s) at %s", name, len(tools), server["url"])
+        log.info("mcp %s: %d tool(s) at %s", name, len(tools), server.url)
         return True
 
     def _name_all(self, taken: set) -> None:
@@ -439,7 +437,7 @@ class McpTools:
         tools = []
         taken |= set(self.named.values())
         for server in self.servers:
-            for tool in sorted(self.listed.get(server["name"], []), key=lambda t: str(t.get("name"))):
+            for tool in sorted(self.listed.get(server.name, []), key=lambda t: str(t.get("name"))):
                 made = self._make(server, tool, taken)
                 if made:
                     tools.append(made)
@@ -451,18 +449,18 @@ class McpTools:
         if not isinstance(remote, str) or not remote or schema is None:
             log.warning(
                 "mcp %s: tool %r is left out (no name, or an input schema that is not an object)",
-                server["name"],
+                server.name,
                 remote,
             )
             return None
-        key = (server["name"], remote)
+        key = (server.name, remote)
         if key not in self.named:
-            name = tool_name(server["name"], remote, taken)
-            wanted = f"{clean_name(server['name'])}__{clean_name(remote)}"[:NAME_LIMIT]
+            name = tool_name(server.name, remote, taken)
+            wanted = f"{clean_name(server.name)}__{clean_name(remote)}"[:NAME_LIMIT]
             if name != wanted:
                 log.warning(
                     "mcp %s: tool %s would be called %s, which is taken; it is called %s",
-                    server["name"],
+                    server.name,
                     remote,
                     wanted,
                     name,
@@ -470,12 +468,12 @@ class McpTools:
             self.named[key] = name
             taken.add(name)
         description = tool.get("description") or tool.get("title") or ""
-        description = f"(from {server['name']}) {description}".strip()
+        description = f"(from {server.name}) {description}".strip()
         return SoulTool(
             self.named[key],
             description,
             schema.get("properties") or {},
-            McpCall(server, self.clients[server["name"]], remote),
+            McpCall(server, self.clients[server.name], remote),
             [r for r in schema.get("required") or [] if isinstance(r, str)],
             schema=schema,
         )

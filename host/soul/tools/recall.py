@@ -112,7 +112,7 @@ def _settle_gone(archive, kept_now: set) -> None:
 def _who(soul, hit) -> str:
     kinds = soul.lang.TEXT["recall_kinds"]
     if hit.kind == "heard":
-        return kinds["heard"].format(who=hit.who or soul.cfg["persona"]["human"])
+        return kinds["heard"].format(who=hit.who or soul.cfg.persona.human)
     return kinds.get(hit.kind, hit.kind)
 
 

@@ -36,6 +36,11 @@ from pathlib import Path
 from soulstack.exposure import is_loopback
 from soulstack.soul.tools import Outcome, SoulTool
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import SoulConfig
+
 # Named for what it logs, not for this module (soul.tools.shell): docs/soul.md names `soul.shell`, the
 # logger an operator follows for every command the soul ran or was refused, and its tests read it.
 log = logging.getLogger("soulstack.soul.shell")
@@ -53,7 +58,7 @@ def cap(text: str, limit: int) -> str:
     return f"{text[:half]}\n… [{len(text) - 2 * half} characters cut] …\n{text[-half:]}"
 
 
-def shell_exposure_problem(cfg: dict, host: str) -> str | None:
+def shell_exposure_problem(cfg: "SoulConfig", host: str) -> str | None:
     """Why the soul must not start with its shell on `host`; None when it may.
 
     Anyone who can reach /nudge or /v1/chat/completions can put words in front of
@@ -61,10 +66,10 @@ def shell_exposure_problem(cfg: dict, host: str) -> str | None:
     loopback, or both doors locked. (MCP servers are called by the soul, not the
     other way round; their answers are untrusted text, which the allow-list fences.)
     """
-    if not cfg["shell"]["enabled"] or is_loopback(host):
+    if not cfg.shell.enabled or is_loopback(host):
         return None
-    nudge_token = cfg["nudge"]["token"]
-    converse_token = cfg["converse"]["token"] or nudge_token
+    nudge_token = cfg.nudge.token
+    converse_token = cfg.converse.token or nudge_token
     if nudge_token and converse_token:
         return None
     return (
@@ -95,7 +100,7 @@ class Fence:
 
     def __init__(self, settings: dict):
         self.settings = settings
-        self.allow = [tuple(shlex.split(entry)) for entry in settings["allow"]]  # checked at config load
+        self.allow = [tuple(shlex.split(entry)) for entry in settings.allow]  # checked at config load
         self.runs = 0
         self.refusals = 0
         self.recent: deque = deque(maxlen=RECENT)
@@ -110,7 +115,7 @@ class Fence:
             return None, f"could not read the command ({error}); nothing ran", f"refused: unreadable ({error})"
         if any(tuple(words[: len(prefix)]) == prefix for prefix in self.allow):
             return words, None, None
-        allowed = ", ".join(shown(entry) for entry in self.settings["allow"]) or "none"
+        allowed = ", ".join(shown(entry) for entry in self.settings.allow) or "none"
         return (
             None,
             (
@@ -134,23 +139,23 @@ class Fence:
         self.runs += 1
         settings = self.settings
         try:
-            process = await self.start(command, words, Path(settings["cwd"] or soul.cfg["soulDir"]))
+            process = await self.start(command, words, Path(settings.cwd or soul.cfg.soul_dir))
         except OSError as error:  # no such program, not executable, no such cwd
             self.note(soul, command, f"not started: {error.strerror or error}")
             return Outcome.text(f"could not start {shown(words[0])}: {error.strerror or error}", ok=False)
         try:
-            output, _ = await asyncio.wait_for(process.communicate(), settings["timeoutSeconds"])
+            output, _ = await asyncio.wait_for(process.communicate(), settings.timeout_seconds)
         except asyncio.TimeoutError:
             try:
                 os.killpg(process.pid, signal.SIGKILL)  # the whole group: what it started dies with it
             except ProcessLookupError:
                 pass
             await process.wait()
-            said = f"killed after {settings['timeoutSeconds']:g} s without finishing"
+            said = f"killed after {settings.timeout_seconds:g} s without finishing"
             self.note(soul, command, said)
             return Outcome.text(said, ok=False)
         self.note(soul, command, f"exit {process.returncode}")
-        text = cap(output.decode("utf-8", errors="replace"), settings["maxOutputChars"])
+        text = cap(output.decode("utf-8", errors="replace"), settings.max_output_chars)
         return Outcome.text(f"exit status {process.returncode}\n{text}", ok=process.returncode == 0)
 
     async def start(self, command: str, words: list, cwd: Path):
@@ -162,15 +167,15 @@ class Fence:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )  # its own group, so a timeout kills all of it
-        if self.settings["interpreter"]:
+        if self.settings.interpreter:
             return await asyncio.create_subprocess_shell(command, **options)
         return await asyncio.create_subprocess_exec(*words, **options)
 
     def health(self, tz) -> dict:
         return {
             "enabled": True,
-            "interpreter": self.settings["interpreter"],
-            "allow": list(self.settings["allow"]),
+            "interpreter": self.settings.interpreter,
+            "allow": list(self.settings.allow),
             "runs": self.runs,
             "refusals": self.refusals,
             "recent": [
@@ -190,7 +195,7 @@ class ShellTool(SoulTool):
 
 
 def describe(settings: dict) -> str:
-    allowed = ", ".join(f"`{entry}`" for entry in settings["allow"])
+    allowed = ", ".join(f"`{entry}`" for entry in settings.allow)
     if allowed:
         what = (
             f"Run one of the commands the owner allowed on the machine you live on: {allowed} "
@@ -200,22 +205,22 @@ def describe(settings: dict) -> str:
         what = "Run a command on the machine you live on. The owner has allowed none yet, so every call is refused."
     how = (
         "It runs through /bin/sh."
-        if settings["interpreter"]
+        if settings.interpreter
         else "There is no shell: pipes, ;, &&, $VARIABLES and * are passed to the command as plain text."
     )
     return (
         f"{what} {how} Your home folder is the working directory; it is stopped after "
-        f"{settings['timeoutSeconds']:g} s; long output is cut."
+        f"{settings.timeout_seconds:g} s; long output is cut."
     )
 
 
-def shell_tools(cfg: dict) -> list:
-    fence = Fence(cfg["shell"])
-    line = "the command line, run by /bin/sh" if cfg["shell"]["interpreter"] else "the command and its arguments"
+def shell_tools(cfg: "SoulConfig") -> list:
+    fence = Fence(cfg.shell)
+    line = "the command line, run by /bin/sh" if cfg.shell.interpreter else "the command and its arguments"
     return [
         ShellTool(
             "shell",
-            describe(cfg["shell"]),
+            describe(cfg.shell),
             {"command": {"type": "string", "description": line}},
             fence.run,
             ["command"],
