@@ -281,8 +281,10 @@ def loose(name: str, payload: dict):
 
 
 def catalogue() -> dict:
-    """What `/api/ui` serves: every event's wire fields, and the skip reasons' codes and words."""
+    """What `/api/ui` serves: each event's wire name under its declaration's name (the page's E, in
+    host/flock/web/events.js), its wire fields, and the skip reasons' codes and words."""
     return {
+        "names": {cls.__name__: cls.NAME for cls in BY_NAME.values()},
         "fields": {cls.NAME: field_names(cls) for cls in BY_NAME.values()},
         "skip_reasons": {reason.code: reason.value for reason in Skip},
     }

@@ -6,6 +6,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { FlockInputs, MACHINES, STAGES, mismatch } from "../../host/flock/web/inputs.js";
+import { learnEvents } from "../../host/flock/web/events.js";
+
+// The event names as /api/ui serves them (event-names.json: tests/flock/test_event_declarations.py
+// keeps it equal to the declarations, and tests/web/record.py writes it).
+learnEvents(JSON.parse(readFileSync(new URL("./event-names.json", import.meta.url))));
 
 const stream = (name) => JSON.parse(readFileSync(new URL(`./streams/${name}.json`, import.meta.url)));
 const STREAMS = ["solo-and-split", "murder-rejected-answer", "flaky-and-skipped"];

@@ -3,7 +3,8 @@
     .venv/bin/python -m tests.web.record
 
 runs a flock on loopback with the fake model (tests/flock/helpers.py's Brain), sends the lists
-below, approves what waits, and writes each list's SSE messages to tests/web/streams/<name>.json.
+below, approves what waits, and writes each list's SSE messages to tests/web/streams/<name>.json,
+and the event names /api/ui serves (the page's E, host/flock/web/events.js) to tests/web/event-names.json.
 Rerun it when the events change; the node tests read the files, so they need no Python.
 """
 
@@ -13,9 +14,11 @@ import tempfile
 from pathlib import Path
 
 from soulstack.flock.lists.flow import FlockConfig
+from soulstack.flock.payloads import catalogue
 from tests.flock.helpers import Brain, Flock, start_fake_model
 
 OUT = Path(__file__).with_name("streams")
+NAMES = Path(__file__).with_name("event-names.json")
 LISTS = {
     # name: (text, {(item number, target): approve}; a target not named is approved)
     "solo-and-split": ("research the tides\nsplit the garden chores", {}),
@@ -40,6 +43,7 @@ async def record(flock, text, verdicts):
 
 
 async def main():
+    NAMES.write_text(json.dumps({"names": catalogue()["names"]}, indent=1) + "\n")
     fake, model = await start_fake_model(Brain())
     with tempfile.TemporaryDirectory() as data:
         flock = await Flock(Path(data), model=model, config=FlockConfig(heartbeat_s=1.0, model_backoff_s=0.01)).start()

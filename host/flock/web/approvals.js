@@ -6,6 +6,7 @@
 import { showAnswer } from "/web/markdown.js";
 import { send } from "/web/net.js";
 import { el } from "/web/dom.js";
+import { E } from "/web/events.js";
 
 export class Approvals {
   constructor(root, count) {
@@ -22,15 +23,15 @@ export class Approvals {
   apply(name, d, lists) {
     const item = d.item_id && lists.item(d.item_id);
     const title = item ? `“${item.text}”` : d.item_id;
-    if (name === "item.triaged" && d.needs_approval) {
+    if (name === E.ItemTriaged && d.needs_approval) {
       const plan = d.mode === "split" ? `split into: ${d.subtasks.join(" · ")}` : d.mode === "murder"
         ? "a murder of three crows, each trying it" : "one crow";
       this.add(`${d.item_id} triage`, { kind: "Triage", title, detail: `${plan} (${d.task_type}) — ${d.reason}` });
-    } else if (name === "item.answered" && d.needs_approval) {
+    } else if (name === E.ItemAnswered && d.needs_approval) {
       this.add(`${d.item_id} output`, { kind: `Answer by ${d.crows.join(", ")}`, title, answer: d.answer });
-    } else if (name === "verdict") {
+    } else if (name === E.VerdictGiven) {
       this.remove(`${d.item_id} ${d.target}`);
-    } else if (name === "item.skipped") {
+    } else if (name === E.ItemSkipped) {
       this.remove(`${d.item_id} triage`);
       this.remove(`${d.item_id} output`);
     }

@@ -8,6 +8,7 @@
 // The class remembers only what later events need (who is in the air, an item's crows, counts).
 
 import { STAGE, STAGES } from "./stages.js";
+import { E } from "./events.js";
 
 export const MACHINES = {
   crow: { takeoff: "trigger", land: "trigger", fail: "trigger", talk: "trigger", listen: "trigger",
@@ -69,7 +70,7 @@ export class FlockInputs {
     };
 
     switch (name) {
-      case "list.started":
+      case E.ListStarted:
         for (const item of d.items) { list.items.add(item.item_id); set("item", item.item_id, "stage", STAGE.queued); }
         set("list", d.list_id, "items", d.items.length);
         if (d.token_budget !== undefined) set("list", d.list_id, "budget", d.token_budget);
@@ -77,33 +78,33 @@ export class FlockInputs {
         set("list", d.list_id, "finished", false);
         progress();
         break;
-      case "item.triaged":
+      case E.ItemTriaged:
         set("item", d.item_id, "stage", STAGE.triaged);
         if (d.needs_approval) waiting(d.item_id, "triage", true);
         break;
-      case "crow.flying":
+      case E.CrowFlying:
         if (d.crow !== "Sentry") set("item", d.item_id, "stage", STAGE.flying);
         set("crow", d.crow, "borrowed", Boolean(d.borrowed));
         fire("crow", d.crow, "takeoff");
         flying(d.crow, d.item_id, true);
         break;
-      case "crow.landed":
+      case E.CrowLanded:
         fire("crow", d.crow, d.ok ? "land" : "fail");
         flying(d.crow, d.item_id, false);
         if (d.crow !== "Sentry") set("item", d.item_id, "stage", STAGE.landed);
         list.tokens += d.tokens || 0;
         set("list", d.list_id, "tokens", list.tokens);
         break;
-      case "crow.banter":
+      case E.CrowBanter:
         fire("crow", d.crow, "talk", { text: d.text, to: d.to });
         fire("crow", d.to, "listen");
         break;
-      case "item.answered":
+      case E.ItemAnswered:
         this.crowsOf.set(d.item_id, d.crows);
         set("item", d.item_id, "stage", STAGE.answered);
         if (d.needs_approval) waiting(d.item_id, "output", true);
         break;
-      case "verdict":
+      case E.VerdictGiven:
         waiting(d.item_id, d.target, false);
         if (d.target === "output") {
           set("item", d.item_id, "stage", STAGE.verdict);
@@ -114,13 +115,13 @@ export class FlockInputs {
           }
         }
         break;
-      case "trust.changed": {
+      case E.TrustChanged: {
         const crow = HOLDER_FIGURE[d.holder] || d.holder;
         set("crow", crow, "trust", d.to);
         if (d.to > d.from) fire("crow", crow, "celebrate");
         break;
       }
-      case "item.skipped":
+      case E.ItemSkipped:
         waiting(d.item_id, "triage", false);
         waiting(d.item_id, "output", false);
         fire("item", d.item_id, "skipped");
@@ -128,10 +129,10 @@ export class FlockInputs {
         list.done.add(d.item_id);
         progress();
         break;
-      case "requester.pranked":
+      case E.RequesterPranked:
         fire("list", d.list_id, "pranked");
         break;
-      case "list.finished":
+      case E.ListFinished:
         groundAll(id => listOf(id) === d.list_id);
         list.tokens = d.tokens_used;
         set("list", d.list_id, "tokens", d.tokens_used);

@@ -7,6 +7,7 @@
 import { el } from "/web/dom.js";
 import { showAnswer } from "/web/markdown.js";
 import { STAGE, TRACK } from "/web/stages.js";
+import { E } from "/web/events.js";
 
 const STORED_STAGE = { queued: STAGE.queued, triaging: STAGE.queued, awaiting_triage: STAGE.queued,
   approved: STAGE.triaged, flying: STAGE.flying, awaiting_output: STAGE.answered, done: STAGE.verdict,
@@ -39,43 +40,43 @@ export class Lists {
   }
 
   apply(name, d) {
-    if (name === "list.started") this.start(d);
+    if (name === E.ListStarted) this.start(d);
     const list = this.lists.get(d.list_id);
     if (!list) return; // an event of a list outside the opening view
     const item = d.item_id && list.items.get(d.item_id);
     switch (name) {
-      case "item.triaged":
+      case E.ItemTriaged:
         Object.assign(item, { stage: STAGE.triaged, mode: d.mode, task_type: d.task_type, subtasks: d.subtasks, reason: d.reason });
         break;
-      case "crow.flying":
+      case E.CrowFlying:
         if (d.crow === "Sentry") break;
         item.stage = STAGE.flying;
         if (!item.crows.has(d.crow)) item.crows.set(d.crow, { borrowed: d.borrowed, state: "flying" });
         item.crows.get(d.crow).state = "flying";
         break;
-      case "crow.landed":
+      case E.CrowLanded:
         list.tokens += d.tokens || 0;
         if (d.crow === "Sentry") break;
         item.stage = Math.max(item.stage, STAGE.landed);
         item.crows.get(d.crow).state = d.ok ? "landed" : "failed";
         break;
-      case "crow.banter":
+      case E.CrowBanter:
         item.banter.push(d);
         break;
-      case "item.answered":
+      case E.ItemAnswered:
         Object.assign(item, { stage: STAGE.answered, answered: true, answer: d.answer });
         break;
-      case "verdict":
+      case E.VerdictGiven:
         item.verdicts[d.target] = d.verdict;
         if (d.target === "output") item.stage = STAGE.verdict;
         break;
-      case "item.skipped":
+      case E.ItemSkipped:
         item.skipped = d.reason;
         break;
-      case "requester.pranked":
+      case E.RequesterPranked:
         list.pranked = d.message;
         break;
-      case "list.finished":
+      case E.ListFinished:
         Object.assign(list, { finished: true, tokens: d.tokens_used, budget: d.token_budget });
         list.card.open = false; // fold away; a click opens it again
         this.readStored(d.list_id, list);

@@ -1,5 +1,5 @@
 // The flock's page, started here. First what the flock offers (/api/ui: its libraries, the Rive file,
-// its event names and token cookie), its crows and its nests; then the Markdown libraries and the
+// its event names (events.js) and token cookie), its crows and its nests; then the Markdown libraries and the
 // crows' renderer; then the event stream (stream.js) into the page's state (board.js), so every
 // event finds its renderer ready. A locked flock asks for its token first (unlock.js).
 //
@@ -10,6 +10,7 @@
 import { Approvals } from "/web/approvals.js";
 import { Board } from "/web/board.js";
 import { $, showConnection } from "/web/dom.js";
+import { learnEvents } from "/web/events.js";
 import { SvgCrows } from "/web/figures.js";
 import { listForm, offerNests } from "/web/form.js";
 import { Ledger } from "/web/ledger.js";
@@ -64,6 +65,7 @@ async function start() {
     setTimeout(start, RETRY_MS);
     return;
   }
+  learnEvents(ui); // before anything handles an event: the modules name events as E.<declaration>
   showMind(ui.mind);
   offerNests($("list-form"), nests);
   new Nests($("nest-list"), ui, crows, (data) => offerNests($("list-form"), data)).show(nests);

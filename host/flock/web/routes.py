@@ -108,7 +108,7 @@ async def ui(request: web.Request) -> web.Response:
             "mind": request.app[MIND],
             "events": [event.NAME for event in payloads.LIST_EVENTS],
             "nest_event": payloads.NestMessage.NAME,
-            **payloads.catalogue(),  # "fields" of every event, "skip_reasons" {code: words}
+            **payloads.catalogue(),  # "names" {declaration: event}, "fields" {event: [...]}, "skip_reasons"
             "token_cookie": TOKEN_COOKIE,
         }
     )

@@ -9,6 +9,7 @@
 import { hush } from "/web/bubble.js";
 import { el } from "/web/dom.js";
 import { listTitle } from "/web/lists.js";
+import { E } from "/web/events.js";
 
 const AWAY_MS = 2600;
 const BURST_MS = 100; // a trip this short ended by its list's end was replayed, not lived
@@ -34,22 +35,22 @@ export class Scene {
 
   apply(name, d) {
     switch (name) {
-      case "list.started":
+      case E.ListStarted:
         this.mark(d);
         break;
-      case "crow.flying":
+      case E.CrowFlying:
         this.go(d.crow, d.list_id, d.item_id);
         break;
-      case "crow.landed":
+      case E.CrowLanded:
         this.back(d.crow, d.item_id);
         break;
-      case "crow.banter":
+      case E.CrowBanter:
         this.said.set(d.crow, d.list_id); // the renderer shows the line; its moment is this list's
         break;
-      case "item.skipped":
+      case E.ItemSkipped:
         for (const [crow, trip] of this.out) if (trip.items.has(d.item_id)) this.back(crow, d.item_id);
         break;
-      case "list.finished": {
+      case E.ListFinished: {
         // A list replayed whole by the opening view starts and finishes in one burst: its crows
         // are home at once, and its marker goes soon. A live one's crows finish their trip.
         const burst = (trip) => performance.now() - trip.since < BURST_MS;
