@@ -175,7 +175,9 @@ class Body:
             log("Wi-Fi is down: nudge up the cable instead of to", url)
         if self.serial_out:
             self.serial_out(
-                serial_frames.nudge(reason, payload.get("heard"), payload.get("speaker"), payload["nudge_id"])
+                serial_frames.nudge(
+                    reason, payload.get("heard"), payload.get("speaker"), payload["nudge_id"], payload.get("codes")
+                )
             )
             self.hal.note("nudge -> cable: " + reason)
             return True

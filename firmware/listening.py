@@ -33,7 +33,10 @@ ROOM_BYTES = READ_BYTES + (PREROLL_FRAMES + START_FRAMES) * FRAME_BYTES
 THINKING_MS = 20000  # the thinking face waits this long for the answer's first words
 SEND_TIMEOUT_S = 3  # a piece of audio that cannot be handed to the network by then: the ears server is gone
 ANSWER_TIMEOUT_S = 30  # recognition of 15 s of speech on a slow host, and then some
+# Told the soul as the code `body_could_not_hear` (it says it in its own language), this reason beside it
+# for a soul that knows no codes; the balloon speaks the soul's language, config.json's "lang".
 COULD_NOT_HEAR = "someone spoke to me but I couldn't hear the words: "
+CANT_HEAR_BALLOON = {"en": "I couldn't hear you", "zh": "我没听清"}
 
 
 class Listening:
@@ -268,11 +271,13 @@ class Listening:
         self.thinking_until = 0
         body.avatar.set_indicator(None)
         body.avatar.set_expression("doubtful", now)
-        body.avatar.say("I couldn't hear you", now)
+        body.avatar.say(CANT_HEAR_BALLOON[body.config["lang"]], now)
         body.avatar.done_speaking(now)
         log("could not hear:", why)
         if tell_soul:
-            body.tell_soul({"reason": COULD_NOT_HEAR + why})
+            body.tell_soul(
+                {"reason": COULD_NOT_HEAR + why, "codes": [{"code": "body_could_not_hear", "about": {"why": why}}]}
+            )
         return why
 
 

@@ -9,6 +9,7 @@ import json
 
 HALS = ("auto", "uiflow", "generic", "fake")
 SERVO_KINDS = ("none", "scs0009", "sg90")
+LANGS = ("en", "zh")  # the soul's languages: what the balloon says in (listening.py)
 
 DEFAULTS = {
     "wifi": {"ssid": "", "password": ""},
@@ -20,6 +21,7 @@ DEFAULTS = {
     "ears_url": None,
     "ears_token": None,
     "name": "stackchan",
+    "lang": "en",
     "listen": {
         "conversation": True,
         "follow_s": 10,
@@ -165,6 +167,7 @@ def parse(text):
     check.string(config, "name", "name", "the robot's name, as `soulstack ears --body NAME=URL` knows it")
     if isinstance(config.get("name"), str) and not 0 < len(config["name"]) <= 40:
         check.errors.append('"name" must be 1 to 40 characters')
+    check.choice(config, "lang", "lang", LANGS)
     listen = config["listen"]
     check.boolean(listen, "conversation", "listen.conversation")
     check.integer(listen, "follow_s", "listen.follow_s", 0, 600)

@@ -195,9 +195,9 @@ def reply_head(frame_id, status):
 REPLY_TAIL = "}\n"
 
 
-def nudge(reason, heard=None, speaker=None, nudge_id=None):
+def nudge(reason, heard=None, speaker=None, nudge_id=None, codes=None):
     """A device -> host nudge, already debounced on the device. `heard` (what the person heard of
-    the robot's speech), `speaker` and `nudge_id` travel with it as in a /nudge body; the bridge
+    the robot's speech), `speaker`, `nudge_id` and `codes` travel with it as in a /nudge body; the bridge
     passes them on (the id too: the same nudge may have reached the soul over Wi-Fi already)."""
     frame = {"nudge": reason}
     if heard is not None:
@@ -206,6 +206,8 @@ def nudge(reason, heard=None, speaker=None, nudge_id=None):
         frame["speaker"] = speaker
     if nudge_id is not None:
         frame["nudge_id"] = nudge_id
+    if codes is not None:
+        frame["codes"] = codes
     return encode(frame)
 
 

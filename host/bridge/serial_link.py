@@ -25,7 +25,7 @@ import threading
 import time
 
 from soulstack.protocol.body_app import BodyUnavailable
-from soulstack.protocol.nudges import BadNudge, parse_heard, parse_nudge_id
+from soulstack.protocol.nudges import BadNudge, parse_codes, parse_heard, parse_nudge_id
 from soulstack.firmware.core import serial_frames
 from soulstack.serial_ports import PortError, explain_open_error, identity, open_serial
 
@@ -46,10 +46,14 @@ class DeviceError(Exception):
 
 
 def nudge_extras(frame: dict) -> dict:
-    """The `heard`, `speaker` and `nudge_id` a nudge frame carries, as NudgeSender.nudge takes them. A
+    """The `heard`, `speaker`, `nudge_id` and `codes` a nudge frame carries, as NudgeSender.nudge takes them. A
     malformed one is logged and left out: the reason still reaches the soul. The robot's id is passed on as
     it is: the robot may have sent the same nudge over Wi-Fi, or send it again."""
-    extras = {"heard": None, "speaker": None, "nudge_id": None}
+    extras = {"heard": None, "speaker": None, "nudge_id": None, "codes": None}
+    try:
+        extras["codes"] = parse_codes(frame.get("codes"))
+    except BadNudge as problem:
+        log.warning("the robot's nudge carried unusable 'codes' (%s); sent without them", problem)
     try:
         extras["nudge_id"] = parse_nudge_id(frame.get("nudge_id"))
     except BadNudge as problem:
@@ -71,7 +75,7 @@ class SerialLink:
     """One robot on one serial port. Run `run()` as a task; call `request()` from the same loop.
 
     `locate()` returns the path to open (raising PortError when there is none);
-    `on_nudge(reason, heard=, speaker=, nudge_id=)` and `on_ready(info)` receive the device's unsolicited frames.
+    `on_nudge(reason, heard=, speaker=, nudge_id=, codes=)` and `on_ready(info)` receive the device's unsolicited frames.
     """
 
     def __init__(
@@ -90,7 +94,7 @@ class SerialLink:
     ):
         self.locate = locate
         self.baud = baud
-        self.on_nudge = on_nudge or (lambda reason, heard=None, speaker=None, nudge_id=None: None)
+        self.on_nudge = on_nudge or (lambda reason, heard=None, speaker=None, nudge_id=None, codes=None: None)
         self.on_ready = on_ready or (lambda info: None)
         self.request_timeout_s = request_timeout_s
         self.probe_interval_s = probe_interval_s

@@ -25,7 +25,6 @@ from collections import OrderedDict
 from aiohttp import web
 
 from soulstack.cjk import chinese
-from soulstack.ears import phrases
 from soulstack.ears.recognise import RATE, RecogniserError, simplified
 from soulstack.ears.soul import converse
 from soulstack.serving import BadRequest, background, error_response, http_health, make_server_app, read_stream
@@ -168,7 +167,7 @@ class Ears:
         if not words:
             self.stats["no_words"] += 1
             log.info("%s heard someone, but the recogniser made out no words", name)
-            told = await self.tell(phrases.told(self.language, "no_words", body=name))
+            told = self.soul.tell("could_not_hear", body=name)
             return web.json_response(
                 {"message": "I heard someone but could not make out the words", "soul_told": told}, status=422
             )
@@ -176,7 +175,7 @@ class Ears:
         times["recognised"] = time.time()
         self.timeline = (self.timeline + [times])[-100:]
         log.info("%s heard: %s", name, words)
-        task = asyncio.create_task(converse(self.soul, self.bodies[name], words, self.stats, times, self.language))
+        task = asyncio.create_task(converse(self.soul, self.bodies[name], words, self.stats, times))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
@@ -201,11 +200,8 @@ class Ears:
     async def failed(self, name, why):
         self.stats["failed"] += 1
         log.warning("recognising what %s heard failed: %s", name, why)
-        told = await self.tell(phrases.told(self.language, "failed", body=name, why=why))
+        told = self.soul.tell("recogniser_failed", body=name, why=why)
         return web.json_response({"message": f"the recogniser failed: {why}", "soul_told": told}, status=502)
-
-    async def tell(self, reason) -> bool:
-        return self.soul.nudge(reason)
 
     async def health(self, request):
         about = {"recogniser": self.recogniser.name, "hearing": self.recogniser.describe(), "language": self.language}

@@ -12,6 +12,9 @@ full (503) is asked again until it has room. When the soul cannot be reached or
 the body refuses, the failure is logged, counted and told to the soul as a nudge
 through the nudge contract's `NudgeSender`, which keeps it while the soul is
 down and delivers it once the soul is back, like every other body's nudge.
+What ears tells is a code (`could_not_hear`, `recogniser_failed`,
+`answer_unspoken`: soulstack.protocol.nudges' CODES) beside its plain English
+reason; the soul tells it to itself in its own language.
 """
 
 import asyncio
@@ -19,9 +22,9 @@ import contextlib
 import logging
 import time
 
-from soulstack.ears import phrases
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
+from soulstack.protocol.nudges import coded, plain_reason
 from soulstack.protocol.sentences import split_sentences
 
 log = logging.getLogger(__name__)
@@ -57,10 +60,12 @@ class Soul:
                 if choice.delta and choice.delta.content:
                     yield choice.delta.content
 
-    def nudge(self, reason: str) -> bool:
-        """Tell the soul `reason`; True once the sender holds it (it is delivered, and kept and retried
-        while the soul is down: `run` does it)."""
-        return self.sender.nudge(reason)
+    def tell(self, code: str, **about: str) -> bool:
+        """Tell the soul what happened, as `code` with its `about` (and the plain reason beside them);
+        True once the sender holds it (it is delivered, and kept and retried while the soul is down:
+        `run` does it)."""
+        codes = coded(code, **about)
+        return self.sender.nudge(plain_reason(codes), codes=codes)
 
     async def run(self):
         """Deliver the nudges until cancelled."""
@@ -81,7 +86,7 @@ class Body:
         await self.client.close()
 
 
-async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None, language="en"):
+async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None):
     """Ask the soul and speak its answer sentence by sentence (a full speech queue is asked again until
     it has room); failures are logged, counted and told. `times` gets the wall-clock moments the first
     sentence was complete and the body took it."""
@@ -106,7 +111,7 @@ async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None, 
     except BodyError as error:
         stats["failed"] += 1
         log.warning("the answer to %s could not be spoken: %s", body.name, error)
-        soul.nudge(phrases.told(language, "unspoken", body=body.name, error=error))
+        soul.tell("answer_unspoken", body=body.name, error=str(error))
     except Exception as error:  # the soul unreachable or refusing: the openai SDK's errors
         stats["failed"] += 1
         log.warning("the soul did not answer %r from %s: %s", words, body.name, error)

@@ -26,6 +26,7 @@ CABLE_ONLY = (
     "tts_token",
     "ears_url",
     "ears_token",
+    "lang",
     "pan_pin",
     "tilt_pin",
     "new_token",
@@ -201,6 +202,11 @@ def register(subparsers):
         "(a URL with no path gets /utterance; default: none)",
     )
     add_secret(parser, "--ears-token", "EARS_TOKEN", "bearer token for the ears server")
+    parser.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        help="the soul's language (its persona.language), which the robot's screen speaks too (default en)",
+    )
     parser.add_argument(
         "--servo",
         choices=SERVOS,

@@ -184,6 +184,7 @@ def gather(options, interactive: bool) -> dict:
         "tts_token": getattr(options, "tts_token", None) or None,
         "ears_url": robot_url("--ears-url", getattr(options, "ears_url", None))[0],
         "ears_token": getattr(options, "ears_token", None) or None,
+        "lang": getattr(options, "lang", None) or "en",  # the soul's language: what the balloon says in
         # The cable stays a way in on every robot (soulstack bridge serial); nudges still go to
         # nudge_url over Wi-Fi when there is one, and up the cable only when there is not.
         "serial": True,

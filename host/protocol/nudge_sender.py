@@ -34,7 +34,15 @@ from dataclasses import dataclass, field, replace
 
 import aiohttp
 
-from soulstack.protocol.nudges import MAX_REASON_CHARS, MAX_WORDS_CHARS, SEPARATOR, Nudge, cut, new_nudge_id
+from soulstack.protocol.nudges import (
+    MAX_CODES,
+    MAX_REASON_CHARS,
+    MAX_WORDS_CHARS,
+    SEPARATOR,
+    Nudge,
+    cut,
+    new_nudge_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +54,14 @@ RETRYABLE_4XX = (408, 429)
 
 
 def merge(nudges: list) -> Nudge:
-    """One nudge for a group `pack` made: a person's line (or what was heard) alone, or plain reasons joined."""
+    """One nudge for a group `pack` made: a person's line (or what was heard) alone, or plain reasons joined
+    (with their codes, piece by piece, when one has codes: `{"reason": ...}` for a piece without)."""
     if len(nudges) == 1:
         return nudges[0]
-    return Nudge(SEPARATOR.join(n.reason for n in nudges))
+    codes = None
+    if any(n.codes for n in nudges):
+        codes = tuple(piece for n in nudges for piece in (n.codes or ({"reason": n.reason},)))
+    return Nudge(SEPARATOR.join(n.reason for n in nudges), codes=codes if codes and len(codes) <= MAX_CODES else None)
 
 
 def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
@@ -135,16 +147,19 @@ class Debouncer:
         speaker: str | None = None,
         heard: dict | None = None,
         nudge_id: str | None = None,
+        codes: tuple | None = None,
     ) -> bool:
         """Queue a nudge (a reason, a person's words with who spoke them, what was heard, or several; with
-        `nudge_id` when the caller has one: it goes alone, under that id); False when what it tells
-        repeats one accepted within the window (or it is empty)."""
+        `nudge_id` when the caller has one: it goes alone, under that id; `codes` beside the reason: what
+        it says, for the soul to tell in its language); False when what it tells repeats one accepted
+        within the window (or it is empty)."""
         reason, words = (reason or "").strip() or None, (words or "").strip() or None
         if reason is None and words is None and not heard:
             return False
         reason = reason and _capped(" ".join(reason.split()), MAX_REASON_CHARS, "reason")
         words = words and _capped(words, MAX_WORDS_CHARS, "words")
-        nudge = Nudge(reason, words, (speaker or "").strip() or None if words else None, heard or None, nudge_id)
+        speaker = (speaker or "").strip() or None if words else None
+        nudge = Nudge(reason, words, speaker, heard or None, nudge_id, codes if reason else None)
         key, now = _same(nudge.told), self.clock()
         last = self._accepted_at.get(key)
         if last is not None and now - last < self.same_reason_window_s:
@@ -227,12 +242,13 @@ class NudgeSender:
         speaker: str | None = None,
         heard: dict | None = None,
         nudge_id: str | None = None,
+        codes: tuple | None = None,
     ) -> bool:
-        """Offer a nudge: what happened, a person's exact words (`words=`, with `speaker=` when known:
+        """Offer a nudge: what happened (with its `codes`, for the soul's language), a person's exact words (`words=`, with `speaker=` when known:
         the soul renders the reason), what the person heard of the soul's speech (`heard=`, the shape
         `parse_heard` keeps), or several; `nudge_id=` when the nudge has one already (a robot's, passed
         on); False when the debouncer collapsed it as a repeat."""
-        accepted = self.debouncer.offer(reason, words, speaker, heard, nudge_id)
+        accepted = self.debouncer.offer(reason, words, speaker, heard, nudge_id, codes)
         if accepted:
             self._wake.set()
         else:

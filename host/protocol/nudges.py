@@ -13,6 +13,10 @@ speech was cut off; `cut`/`cut_fraction` only when one utterance was cut, and a
 nudge may carry `heard` alone: the soul is told "you were cut off after '…'"). And `nudge_id`: a
 string unique per sender that resends keep, so a nudge whose answer was lost and is sent again
 reaches the soul once (the soul answers a repeat within its window as it answered the first).
+And `codes`: what happened as codes beside the `reason`, so the soul tells it in its own language
+(`[{"code": "could_not_hear", "about": {"body": "stackchan"}}]`, one per merged piece; a piece with
+no code is `{"reason": "..."}`). The `reason` still says it in plain English, for a soul that knows
+no codes; a soul that knows every code in a nudge tells it from its prompts (`CODES` lists them).
 
 This module owns the nudge itself: the shape and its validation (`parse_nudge`,
 the soul's /nudge, once), the length cap both sides share (`MAX_REASON_CHARS`),
@@ -39,6 +43,8 @@ MAX_PLAYED = 20  # utterances in heard.played; older ones are not news
 # A nudge id is a name, not text: short and plain, so the soul can keep thousands and log them as they are.
 MAX_NUDGE_ID_CHARS = 64
 _NUDGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+MAX_CODES = 20  # pieces of one merged nudge
 
 
 def new_nudge_id() -> str:
@@ -75,7 +81,26 @@ PLAIN = {
     "between_quotes": ", ",
     "between_sentences": ". ",  # the cut, then what played in full
     "between_parts": " \u2014 ",  # what happened, then what was heard
+    # Codes (a nudge's `codes`): what ears, the firmware and the flock's voice tell, each with its `about`.
+    "could_not_hear": "someone spoke to me ({body} heard it) but I couldn't make out the words",
+    "recogniser_failed": "someone spoke to me ({body} heard it) but I couldn't make out the words: {why}",
+    "answer_unspoken": "I answered what someone said to {body}, but it could not speak: {error}",
+    "body_could_not_hear": "someone spoke to me but I couldn't hear the words: {why}",  # the firmware's
+    "flock_asks_start": "your flock asks: the Sentry needs your OK to start on '{item}' (item {item_id})",
+    "flock_asks_answer": "your flock asks: {crow} needs your OK on the answer to '{item}' (item {item_id})",
+    "flock_answered": "your flock says: the flock answered '{item}': {answer}",
+    "flock_dropped": "your flock says: the flock dropped '{item}' ({why})",
 }
+CODES = (
+    "could_not_hear",
+    "recogniser_failed",
+    "answer_unspoken",
+    "body_could_not_hear",
+    "flock_asks_start",
+    "flock_asks_answer",
+    "flock_answered",
+    "flock_dropped",
+)
 BODY_REASONS = ("typed_to_robot", "wake_word")  # beside the words they quote
 BODY_REASONS_ALONE = ("wake_word_alone", "cut_off", "tapped")
 
@@ -84,11 +109,47 @@ def _phrase(phrases: dict, key: str, **fields) -> str:
     return cut(" ".join(phrases[key].format(**fields).split()), MAX_REASON_CHARS)
 
 
+def coded(code: str, **about: str) -> tuple:
+    """The `codes` of a nudge that tells one coded thing (`about`: its parts, as strings)."""
+    return ({"code": code, "about": dict(about)},)
+
+
+def plain_reason(codes: tuple) -> str:
+    """What `codes` tell in `PLAIN` English: the `reason` a body sends beside them."""
+    told = codes_in(codes, PLAIN)
+    if told is None:
+        raise ValueError(f"no plain phrasing for the codes {codes!r}")
+    return told
+
+
+def codes_in(codes: tuple, phrases: dict) -> str | None:
+    """What `codes` tell in `phrases`, merged pieces joined as merged reasons are; None when one is a
+    code `phrases` does not know or whose `about` lacks a part its phrasing names (the reason is told)."""
+    pieces = []
+    for piece in codes:
+        if "code" not in piece:
+            pieces.append(piece["reason"])
+            continue
+        phrasing = phrases.get(piece["code"])
+        if not isinstance(phrasing, str):
+            return None
+        try:
+            pieces.append(phrasing.format(**piece.get("about", {})))
+        except (KeyError, IndexError):
+            return None
+    return cut(" ".join(SEPARATOR.join(pieces).split()), MAX_REASON_CHARS)
+
+
 def said_in(nudge: "Nudge", phrases: dict) -> str | None:
     """What happened, in `phrases` (`PLAIN`'s keys): words sent alone as typed (or said by their
     speaker); a reason that is one of our phrasings (of the nudge's own words: the one rendered for
     words sent alone, a body's in `BODY_REASONS`; or without words: `BODY_REASONS_ALONE`) told in
-    `phrases`; any other reason as the body sent it, naming the speaker when there is one."""
+    `phrases`; any other reason as the body sent it, naming the speaker when there is one. A nudge with
+    `codes` (and no words) is told from them when `phrases` knows them all (`codes_in`)."""
+    if nudge.codes and nudge.words is None:
+        told = codes_in(nudge.codes, phrases)
+        if told is not None:
+            return told
     if nudge.words is not None:
         fields = {"words": nudge.words, "speaker": nudge.speaker}
         spoken = "said" if nudge.speaker else "typed"
@@ -137,6 +198,7 @@ class Nudge:
     heard: dict | None = None  # what the person heard of the soul's speech (`parse_heard`'s shape)
     # Which nudge this is, for the soul to count it once; not part of what it tells, so not compared.
     nudge_id: str | None = field(default=None, compare=False)
+    codes: tuple | None = None  # what the reason says, as codes the soul tells in its language (`parse_codes`)
 
     @property
     def said(self) -> str | None:
@@ -161,6 +223,7 @@ class Nudge:
             ("speaker", self.speaker),
             ("heard", self.heard),
             ("nudge_id", self.nudge_id),
+            ("codes", list(self.codes) if self.codes else None),
         )
         return {key: value for key, value in fields if value is not None}
 
@@ -180,7 +243,11 @@ class Nudge:
             raise KeyError("reason")
         speaker = data.get("speaker") if isinstance(data.get("speaker"), str) else None
         nudge_id = data.get("nudge_id") if isinstance(data.get("nudge_id"), str) else None
-        return cls(data.get("reason"), data.get("words"), speaker, heard, nudge_id).rendered()
+        try:
+            codes = parse_codes(data.get("codes"))
+        except BadNudge:
+            codes = None  # a kept line is read as well as it can be
+        return cls(data.get("reason"), data.get("words"), speaker, heard, nudge_id, codes).rendered()
 
 
 class BadNudge(ValueError):
@@ -198,6 +265,7 @@ def parse_nudge(body) -> Nudge:
     if not isinstance(body, dict):
         raise BadNudge(f"send a JSON object: {EXAMPLE}")
     nudge_id = parse_nudge_id(body.get("nudge_id"))
+    codes = parse_codes(body.get("codes"))
     reason, words = body.get("reason"), body.get("words")
     if words is not None:
         if not isinstance(words, str) or not words.strip():
@@ -210,13 +278,43 @@ def parse_nudge(body) -> Nudge:
     if reason is None and words is None and heard is not None and not (heard["played"] or "cut" in heard):
         raise BadNudge('"heard" alone needs "played" (utterances heard in full) or "cut" (the one cut off)')
     if reason is None and (words is not None or heard is not None):
-        return Nudge(None, words, speaker, heard, nudge_id).rendered()
+        return Nudge(None, words, speaker, heard, nudge_id, codes).rendered()
+    if reason is None and codes is not None:
+        told = codes_in(codes, PLAIN)
+        if told is not None:  # codes alone: the reason kept is what they tell in plain words
+            return Nudge(told, None, None, None, nudge_id, codes)
     if not isinstance(reason, str) or not reason.strip():
         raise BadNudge(f'"reason" must be a non-empty string (or send only "words"): {EXAMPLE}')
     reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise BadNudge(f'"reason" is {len(reason)} characters; at most {MAX_REASON_CHARS}')
-    return Nudge(reason, words, speaker, heard, nudge_id)
+    return Nudge(reason, words, speaker, heard, nudge_id, codes)
+
+
+def parse_codes(codes) -> tuple | None:
+    """A nudge's `codes` as sent (None when it has none); BadNudge when they are not a list of
+    `{"code": "<name>", "about": {"<name>": "<text>"}}` or `{"reason": "<text>"}` pieces."""
+    if codes is None:
+        return None
+    if not isinstance(codes, list) or not 0 < len(codes) <= MAX_CODES:
+        raise BadNudge(
+            f'"codes", when sent, must be a list of 1 to {MAX_CODES} pieces: [{{"code": "...", "about": {{}}}}]'
+        )
+    kept = []
+    for piece in codes:
+        if isinstance(piece, dict) and set(piece) == {"reason"} and isinstance(piece["reason"], str):
+            kept.append({"reason": " ".join(piece["reason"].split())})
+            continue
+        if not isinstance(piece, dict) or not isinstance(piece.get("code"), str) or not _CODE.fullmatch(piece["code"]):
+            raise BadNudge('each of "codes" is {"code": "<lower_case_name>", "about": {...}} or {"reason": "..."}')
+        about = piece.get("about", {})
+        if not isinstance(about, dict) or not all(
+            isinstance(k, str) and _CODE.fullmatch(k) and isinstance(v, str) and len(v) <= MAX_WORDS_CHARS
+            for k, v in about.items()
+        ):
+            raise BadNudge(f'a code\'s "about" maps lower_case names to texts of at most {MAX_WORDS_CHARS} characters')
+        kept.append({"code": piece["code"], "about": {k: " ".join(v.split()) for k, v in about.items()}})
+    return tuple(kept)
 
 
 def parse_nudge_id(nudge_id) -> str | None:

@@ -11,6 +11,8 @@ from soulstack.ears.sphinx import PocketSphinx
 from soulstack.ears.whisper import Whisper
 from soulstack.ears.wyoming_asr import WyomingRecogniser
 from soulstack.ears.openai_asr import OpenAITranscriber
+from soulstack.protocol.nudges import parse_nudge, told_in
+from soulstack.soul.prompts import texts
 from tests.ears.fakes import FakeTranscriber
 from tests.helpers import until
 from tests.ears.speech import plain, speech_wav
@@ -180,17 +182,22 @@ async def test_speech_after_a_pause_throws_the_early_guess_away():
     assert len(owner.given[0]) < len(owner.given[1])
 
 
-async def test_a_chinese_soul_is_told_in_chinese_when_no_words_were_made_out():
+async def test_ears_tells_what_happened_as_codes_the_soul_tells_in_its_language():
+    """No words made out, then a failing recogniser: each told as a code beside its plain reason (the
+    recogniser's own words as they came); a Chinese soul tells them in Chinese (tests/test_zh_soul.py)."""
     async with FakeTranscriber(texts=[""]) as server:
         recogniser = OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")
         async with Running(recogniser=recogniser, language="zh") as ears:
             status, answer = await ears.send(SPEECH)
             assert status == 422 and answer["soul_told"], answer
             await until(lambda: ears.soul.nudges, "the nudge")
-            assert ears.soul.nudges[-1]["reason"] == "有人对我说话了（stackchan听到了），但我没听清说的是什么"
-            server.status = 500  # the recogniser fails: told in Chinese too, its own words as they came
+            assert ears.soul.nudges[-1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
+            told = texts("zh").TEXT["nudge"]
+            zh = "有人对我说话了（stackchan听到了），但我没听清说的是什么"
+            assert told_in(parse_nudge(ears.soul.nudges[-1]), told) == zh
+            server.status = 500  # the recogniser fails: its own words as they came
             status, answer = await ears.send(SPEECH[:-2])
             await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
-            assert status == 502 and ears.soul.nudges[-1]["reason"].startswith(
-                "有人对我说话了（stackchan听到了），但我没听清："
-            )
+            (piece,) = ears.soul.nudges[-1]["codes"]
+            assert status == 502 and piece["code"] == "recogniser_failed" and "500" in piece["about"]["why"]
+            assert ears.soul.nudges[-1]["reason"].startswith("someone spoke to me (stackchan heard it) but I couldn't")

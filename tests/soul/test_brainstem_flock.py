@@ -97,8 +97,9 @@ async def test_a_chinese_soul_says_the_ask_in_chinese(tmp_path):
         soul = brainstem_soul(tmp_path, body, persona={"language": "zh", "human": "小明"})
         async with Running(soul) as running, Flock(running.url) as flock:
             await fell_asleep(soul, 1)
-            ask = flock.needs_ok("5-1", "写周报")
+            flock.needs_ok("5-1", "写周报")
             await until(lambda: body.spoken, what="the brainstem saying the flock's ask")
+        ask = "哨兵要你同意，才能开始做“写周报”（第5-1项）"  # the flock's code, told in the soul's words
         assert body.spoken == [zh["brainstem"]["flock_ask"].format(ask=ask)]
 
 

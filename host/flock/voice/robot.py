@@ -13,7 +13,10 @@ list done: happy; crows out: thinking). Two ways to reach the person:
 - `SoulVoice`: a soul lives in that body (`soulstack flock --soul URL`), so the
   flock never talks over it: it tells the soul instead, with nudges written
   from the world's point of view, through the nudge contract's sender (merged,
-  debounced, kept while the soul is down). The soul decides what to say.
+  debounced, kept while the soul is down). Each carries its news as a code
+  (`flock_asks_start`, `flock_asks_answer`, `flock_answered`, `flock_dropped`:
+  soulstack.protocol.nudges' CODES) beside the plain reason, so a soul tells it
+  in its own language. The soul decides what to say.
 
 Both listen to the event log in-process and do their work in one background
 task, so the flock's own work never waits for a robot. Neither loses news to a
@@ -32,7 +35,7 @@ from soulstack.flock.rows import ItemState
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
-from soulstack.protocol.nudges import quoted
+from soulstack.protocol.nudges import coded, plain_reason, quoted
 from soulstack.protocol.shapes import MAX_SPEAK_CHARS
 
 log = logging.getLogger(__name__)
@@ -58,7 +61,8 @@ class FlockNews:
         return short(self.items.get(item_id) or self.lookup(item_id) or item_id)
 
     def read(self, name: str, payload: dict) -> tuple:
-        """(line, face, asks) for one event; asks is (item_id, target) when it needs a person's verdict.
+        """(news, face, asks) for one event: news is the codes that tell it (soulstack.protocol.nudges'
+        `coded`), asks is (item_id, target) when it needs a person's verdict.
         The payload is read through its declaration (soulstack.flock.payloads), a field it lacks as None."""
         event = p.loose(name, payload)
         if isinstance(event, p.ListStarted):
@@ -68,24 +72,19 @@ class FlockNews:
                 self.items.pop(next(iter(self.items)))
         item_id = getattr(event, "item_id", None) or ""
         if isinstance(event, p.ItemTriaged) and event.needs_approval:
-            return (
-                f"the Sentry needs your OK to start on '{self.words(item_id)}' (item {item_id})",
-                None,
-                (item_id, "triage"),
-            )
+            news = coded("flock_asks_start", item=self.words(item_id), item_id=item_id)
+            return news, None, (item_id, "triage")
         if isinstance(event, p.ItemAnswered) and event.needs_approval:
             crow = (event.crows or ["a crow"])[0]
-            return (
-                f"{crow} needs your OK on the answer to '{self.words(item_id)}' (item {item_id})",
-                "happy",
-                (item_id, "output"),
-            )
+            news = coded("flock_asks_answer", crow=crow, item=self.words(item_id), item_id=item_id)
+            return news, "happy", (item_id, "output")
         if isinstance(event, p.ItemAnswered):
-            return f"the flock answered '{self.words(item_id)}': {short(event.answer or '', 200)}", "happy", None
+            news = coded("flock_answered", item=self.words(item_id), answer=short(event.answer or "", 200))
+            return news, "happy", None
         if isinstance(event, p.CrowLanded) and event.ok is not None and not event.ok:
             return None, "sad", None
         if isinstance(event, p.ItemSkipped):
-            return f"the flock dropped '{self.words(item_id)}' ({short(event.reason or '', 80)})", "sad", None
+            return coded("flock_dropped", item=self.words(item_id), why=short(event.reason or "", 80)), "sad", None
         if isinstance(event, p.ListFinished):
             return None, "happy", None
         return None, FACES.get(type(event)), None
@@ -122,12 +121,12 @@ class Voice:
         self.hear(event_id, name, payload, replay=False)
 
     def read(self, name: str, payload: dict, replay: bool) -> tuple:
-        line, face, asks = self.news.read(name, payload)
+        news, face, asks = self.news.read(name, payload)
         if replay:
             face = None  # a restart shows no old moods
             if asks and not self.still_waiting(*asks):
-                line = None  # answered or timed out while the flock was down: nothing to ask
-        return line, face, asks
+                news = None  # answered or timed out while the flock was down: nothing to ask
+        return news, face, asks
 
     def hear(self, event_id: int, name: str, payload: dict, replay: bool) -> None:
         raise NotImplementedError
@@ -166,8 +165,9 @@ class BodyVoice(Voice):
         self.spoken: list = []  # what reached the body, for the log and tests
 
     def hear(self, event_id, name, payload, replay):
-        line, face, asks = self.read(name, payload, replay)
-        held = bool(line and asks)  # only what needs the person is spoken; news shows on the face
+        news, face, asks = self.read(name, payload, replay)
+        held = bool(news and asks)  # only what needs the person is spoken; news shows on the face
+        line = news and plain_reason(news).removeprefix(FLOCK_ASKS)  # the flock's own words, no soul's head
         if held:
             self.lines.append((event_id, line))
         self.heard(event_id, held)
@@ -245,11 +245,11 @@ class SoulVoice(Voice):
         self.sending: list = []  # (event_id, reason) offered to the sender, not yet taken by the soul
 
     def hear(self, event_id, name, payload, replay):
-        line, _face, asks = self.read(name, payload, replay)
+        news, _face, asks = self.read(name, payload, replay)
         held = False
-        if line:
-            reason = (FLOCK_ASKS if asks else "your flock says: ") + line
-            held = self.sender.nudge(reason)  # False: a repeat the sender collapsed, told moments ago
+        if news:
+            reason = plain_reason(news)  # opens with FLOCK_ASKS for an ask, 'your flock says: ' for news
+            held = self.sender.nudge(reason, codes=news)  # False: a repeat the sender collapsed, told moments ago
             if held:
                 self.sending.append((event_id, " ".join(reason.split())))
         self.heard(event_id, held)

@@ -98,6 +98,15 @@ TEXT = {
         "between_quotes": ", ",
         "between_sentences": ". ",
         "between_parts": " \u2014 ",
+        # codes a body sends beside its reason (host/protocol/nudges.py's CODES; PLAIN there has the same)
+        "could_not_hear": "someone spoke to me ({body} heard it) but I couldn't make out the words",
+        "recogniser_failed": "someone spoke to me ({body} heard it) but I couldn't make out the words: {why}",
+        "answer_unspoken": "I answered what someone said to {body}, but it could not speak: {error}",
+        "body_could_not_hear": "someone spoke to me but I couldn't hear the words: {why}",
+        "flock_asks_start": "your flock asks: the Sentry needs your OK to start on '{item}' (item {item_id})",
+        "flock_asks_answer": "your flock asks: {crow} needs your OK on the answer to '{item}' (item {item_id})",
+        "flock_answered": "your flock says: the flock answered '{item}': {answer}",
+        "flock_dropped": "your flock says: the flock dropped '{item}' ({why})",
     },
     "body_awake": "Your body ({body}) is awake and answering.",
     "body_dormant": "Your body ({body}) is there but dormant: it says it cannot act right now.",
@@ -292,6 +301,7 @@ TEXT = {
         "reminder": "Time to {words}.",
         "reminder_named": "{who}, time to {words}.",
         # what the flock asks the person (docs/flock-and-soul.md); no mind can take the answer
+        "flock_asks_head": "your flock asks: ",  # how TEXT["nudge"]'s flock_asks_* begin (the brainstem finds asks by it)
         "flock_ask": "My flock asks: {ask}. My mind is away, so I cannot take your answer: "
         "please answer on the flock's page. Left unanswered, it counts as a no.",
     },

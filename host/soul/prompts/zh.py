@@ -84,6 +84,14 @@ TEXT = {
         "between_quotes": "、",
         "between_sentences": "。",
         "between_parts": "——",
+        "could_not_hear": "有人对我说话了（{body}听到了），但我没听清说的是什么",
+        "recogniser_failed": "有人对我说话了（{body}听到了），但我没听清：{why}",
+        "answer_unspoken": "我回答了有人对{body}说的话，但它没能说出来：{error}",
+        "body_could_not_hear": "有人对我说话了，但我没听见说的是什么：{why}",
+        "flock_asks_start": "你的乌鸦群在问：哨兵要你同意，才能开始做“{item}”（第{item_id}项）",
+        "flock_asks_answer": "你的乌鸦群在问：{crow}要你同意它对“{item}”的回答（第{item_id}项）",
+        "flock_answered": "你的乌鸦群说：乌鸦群回答了“{item}”：{answer}",
+        "flock_dropped": "你的乌鸦群说：乌鸦群放下了“{item}”（{why}）",
     },
     "body_awake": "你的身体（{body}）醒着，能回应。",
     "body_dormant": "你的身体（{body}）在，但在休眠：它说现在做不了事。",
@@ -237,6 +245,7 @@ TEXT = {
         "rest": "（在休息；没有脑子可以想事）",
         "reminder": "你该{words}了。",  # said to its person (en.py says why)
         "reminder_named": "{who}，你该{words}了。",
+        "flock_asks_head": "你的乌鸦群在问：",
         "flock_ask": "乌鸦群在问：{ask}。我的脑子现在不在，没法记下你的回答，请到乌鸦群的网页上回答；没人回答就算作不同意。",
     },
 }
