@@ -17,7 +17,6 @@ ECE <= 0.05, no sure-and-wrong tag on a plain message (`!`); tagging p99 < 5 ms.
 
 import argparse
 import asyncio
-import math
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from soulstack.flock.jev import evaluate  # noqa: E402
 from soulstack.flock.jev.dataset import context_of  # noqa: E402
-from soulstack.flock.jev.llm import JevBackendError, LlmJev  # noqa: E402
+from soulstack.flock.jev.llm import LlmJev  # noqa: E402
 from soulstack.flock.jev.local import load_calibration, load_separate, local_jev  # noqa: E402
 from soulstack.flock.jev.report import format_measured, measured  # noqa: E402
 from soulstack.flock.jev.tagging import DEFAULT_BAND  # noqa: E402
@@ -49,27 +48,40 @@ def latency(jev, examples) -> tuple:
 
 
 async def llm_figures(base_url: str | None, model: str) -> str:
+    """One line: the LLM backend on the separate set (a real server's logprobs with --llm-base-url;
+    else the judge through the fake Messages API, answering 'A' (say) to every sample)."""
     separate = load_separate()
     if base_url:
-        backend, what = LlmJev(model, base_url), f"the LLM backend ({model} at {base_url})"
+        backend, what = LlmJev(model, base_url), f"the LLM backend ({model} at {base_url}, logprobs)"
         rows = await evaluate.rows_of(backend, separate)
-        return f"{what} on the separate set:\n  " + evaluate.format_figures(
-            evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
-        )
-    from soulstack.fakes.openai_api import FakeOpenAI, completion
+        result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
+        return f"{what} on the separate set: " + evaluate.format_figures(result)
+    from soulstack.fakes.anthropic_api import FakeAnthropic, text
+    from soulstack.flock.jev.judge import JudgeJev
+    from soulstack.llm.anthropic import AnthropicModel
+    from soulstack.llm.providers import complete_with_retry
 
-    # The fake answers "A" (say) to everything; only the wiring is measured.
-    answer = completion("A", top_logprobs=[("A", math.log(0.6)), ("B", math.log(0.3)), ("C", math.log(0.1))])
-    async with FakeOpenAI(default=lambda body: answer) as fake:
-        try:
-            rows = await evaluate.rows_of(LlmJev("fake", fake.base_url + "/v1"), separate)
-        except JevBackendError as error:
-            return f"the LLM backend against the fake failed: {error}"
+    async with FakeAnthropic(default=lambda body: text("A")) as fake:
+        claude = AnthropicModel("claude-fake", api_key="fake", base_url=fake.base_url)
+
+        async def complete(system, messages, max_tokens):
+            return await complete_with_retry(claude, system, messages, attempts=1, max_tokens=max_tokens)
+
+        judge = JudgeJev(complete, local_jev(), model="claude-fake")
+        rows, backends = [], []
+        for example in separate:
+            # Each conversation its own nest, as in a flock: its own token budget for the judge.
+            probs = await judge.kind_probs_async(example["text"], nest_id=example["conv"], **context_of(example))
+            rows.append([probs.get(kind, 0.0) for kind in evaluate.KINDS])
+            backends.append(probs.backend)
         asked = len(fake.requests)
+    judged = sum(1 for backend in backends if backend.startswith("judge"))
+    tokens = sum(judge.spent.values()) / max(judged, 1)
     result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
     return (
-        f"the LLM backend against the scripted fake (a wiring test, not a measurement: the fake says 'say' "
-        f"to all {asked} messages; give --llm-base-url to measure a real model):\n  " + evaluate.format_figures(result)
+        f"the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, and the "
+        f"fake answers 'A' = say to all {asked} samples, {judged} of {len(separate)} messages judged, about "
+        f"{tokens:.0f} tokens a message by the fake's count): " + evaluate.format_figures(result)
     )
 
 

@@ -121,8 +121,20 @@ def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
             "msg_id": "todo-2",
             "kind": "claim",
             "probs": dict.fromkeys(KINDS, 0.0) | {"claim": 0.7, "say": 0.3},
+            "text": "Sorry, I can't take this on: I don't have access to the calendar.",
+            "context": {"author_role": "crow", "recent_kinds": ["request"], "open_request": "to_me"},
         },
         {"question": "correction", "msg_id": "todo-2", "kind": "decline", "was": "claim"},
+        {
+            "question": "relearn",
+            "ts": "2026-12-02T01:00:00.000Z",
+            "corrections": 1,
+            "calibration_log_loss_before": 0.35,
+            "calibration_log_loss_after": 0.36,
+            "corrected_right_after": 1,
+            "kept": "previous",
+            "seconds": 4.2,
+        },
     ]
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
     png = tmp_path / "reliability.png"
@@ -135,6 +147,9 @@ def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "held-out" in done.stdout and "2 messages, 1 corrected by the owner" in done.stdout
     assert "accuracy 0.500" in done.stdout  # todo-1 kept its kind (say), todo-2 was corrected
+    assert "calibration set" in done.stdout and "separate set" in done.stdout
+    assert "corrections: 1 messages" in done.stdout and "todo-2: claim -> decline" in done.stdout
+    assert "re-fit at 2026-12-02T01:00:00.000Z with 1: kept the previous model" in done.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     missing = subprocess.run(
         [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path / "none")],

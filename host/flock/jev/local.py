@@ -115,7 +115,9 @@ class LocalJev:
 
     name = "local"
 
-    def __init__(self, examples: list | None = None, calibration: list | None = None):
+    def __init__(self, examples: list | None = None, calibration: list | None = None, extra=()):
+        """`extra`: labelled messages that always train, never held out (the owner's corrections,
+        soulstack.flock.jev.learn)."""
         # Imported here: scikit-learn takes a second to import and only Jev needs it.
         import numpy as np
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -124,6 +126,7 @@ class LocalJev:
         from sklearn.svm import LinearSVC
 
         train, _ = split(examples if examples is not None else load_examples())
+        train = train + list(extra)
         self.known = known_set([e["text"] for e in train])
         truths = np.array([KINDS.index(e["kind"]) for e in train])
         groups = np.array([e["conv"] for e in train])
@@ -246,10 +249,21 @@ class StartingJev:
 
     def __init__(self):
         self._trained = None
+        self.learner = None  # soulstack.flock.jev.learn.Learner, set by the Tagger that has the log
 
     def warm_up(self) -> None:
         if self._trained is None:
             self._trained = asyncio.ensure_future(asyncio.to_thread(local_jev))
+
+    def replace(self, jev: "LocalJev") -> None:
+        """A re-fitted Jev (the owner's corrections) takes over from the next question on."""
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(jev)
+        self._trained = done
+
+    async def current(self) -> "LocalJev":
+        self.warm_up()
+        return await asyncio.shield(self._trained)
 
     async def kind_probs_async(self, text: str, *context, **named) -> dict:
         self.warm_up()

@@ -11,12 +11,14 @@ Four measurements, each with accuracy and ECE (the reliability tables: 10 bins o
   corrected message's truth is the owner's kind; an uncorrected one counts as
   confirmed (its kind stood). The last is the calibration experiment on
   real traffic; it means more the more messages the owner has looked at.
-A reliability diagram of all three is written as a PNG (matplotlib, no display).
+Then the owner's corrections, what the shipped Jev says of each now, and each background re-fit's
+outcome (soulstack.flock.jev.learn). A reliability diagram is written as a PNG (matplotlib, no display).
 """
 
 from pathlib import Path
 
 from soulstack.flock.jev import evaluate
+from soulstack.flock.jev.learn import corrected_examples
 from soulstack.flock.jev.local import (
     KINDS,
     load_calibration,
@@ -138,16 +140,47 @@ def format_measured(result: dict) -> str:
     return "\n".join(out)
 
 
+def format_corrections(entries: list, jev, shown: int = 20) -> str:
+    """The owner's corrections (the latest `shown`), what the shipped local Jev now says of each,
+    and every background re-fit's outcome (soulstack.flock.jev.learn)."""
+    examples = corrected_examples(entries)
+    if not examples:
+        return "corrections: none yet (POST /api/nests/{id}/messages/{msg_id}/kind teaches Jev)"
+    tops = [KINDS[row.argmax()] for row in jev.probs_many(examples)]
+    right = sum(1 for top, e in zip(tops, examples) if top == e["kind"])
+    out = [
+        f"corrections: {len(examples)} messages; the shipped local Jev (without them) now gets {right} right",
+        *(
+            f"  {e['msg_id']}: {e['was']} -> {e['kind']} (shipped Jev: {top}) {e['text'][:60]!r}"
+            for top, e in list(zip(tops, examples))[-shown:]
+        ),
+    ]
+    for entry in (e for e in entries if e.get("question") == "relearn"):
+        out.append(
+            f"  re-fit at {entry.get('ts', '?')} with {entry['corrections']}: kept the {entry['kept']} model"
+            + (
+                f" (calibration log loss {entry['calibration_log_loss_before']:.3f} -> "
+                f"{entry['calibration_log_loss_after']:.3f}; {entry['corrected_right_after']} of the corrected "
+                f"right after, {entry['seconds']} s)"
+                if "calibration_log_loss_after" in entry
+                else f" ({entry.get('why', '')})"
+            )
+        )
+    return "\n".join(out)
+
+
 def report(data_dir: Path, png: Path) -> str:
     result = measured(local_jev())
     results = {"held-out conversations": result["held"], "separate set": result["separate"]}
     out = [format_measured(result)]
     log_path = Path(data_dir) / "jev.jsonl"
-    rows, truths, corrected = from_log(JevLog(log_path).read())
+    entries = JevLog(log_path).read()
+    rows, truths, corrected = from_log(entries)
     out.append(f"the log ({log_path}): {len(rows)} messages, {corrected} corrected by the owner")
     if rows:
         results["log"] = measure(rows, truths)
         out.append(format_table(results["log"]))
+    out.append(format_corrections(entries, local_jev()))
     draw(results, png)
     out.append(f"reliability diagram: {png}")
     return "\n".join(out)

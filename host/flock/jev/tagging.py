@@ -80,7 +80,11 @@ class Tagger:
     """Jev plus the rule plus the log: what the harness calls for each posted message."""
 
     def __init__(self, jev, band: float, jev_log: JevLog):
+        from soulstack.flock.jev.learn import Learner
+
         self.jev, self.band, self.jev_log = jev, band, jev_log
+        # Only the local Jev a server starts can be re-fitted from the owner's corrections.
+        self.learner = Learner(jev, jev_log) if hasattr(jev, "replace") else None
 
     async def tag(self, text: str, header: str, context: dict, options=None, history=(), nest_id: str = "") -> dict:
         """-> the decision: kind, tagged_by, probs, ... `context`: soulstack.flock.jev.context's fields.
@@ -120,6 +124,10 @@ class Tagger:
 
     def correction(self, ts: str, msg_id: str, kind: str, was: str) -> None:
         self.jev_log.append({"ts": ts, "question": "correction", "msg_id": msg_id, "kind": kind, "was": was})
+
+    def learn(self, wait_s: float):
+        """-> the background re-fit to run after a correction (soulstack.flock.jev.learn), or None."""
+        return self.learner.corrected(wait_s) if self.learner is not None else None
 
     def judge_miss(self, ts: str, msg_id: str, crow: str, expects: str, p_missed: float) -> bool:
         """Log Jev's answer to "did <crow> miss this?"; -> True when it is at or above the band."""

@@ -47,6 +47,7 @@ class NestConfig:
     conspiracy_cap: int = 3
     context_messages: int = 12
     crow_max_tokens: int = 1024
+    relearn_after_s: float = 30.0  # Jev re-fits this long after a correction (those made meanwhile join it)
 
 
 class FlockForNests(Protocol):
@@ -120,6 +121,9 @@ class Harness:
                 f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong"
             )
         self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
+        learning = self.tagger.learn(self.config.relearn_after_s)  # the local Jev learns from it
+        if learning is not None:
+            self.flock.spawn(learning)
         record = {**record, "kind": kind}
         self.messages.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
         return record

@@ -1,0 +1,66 @@
+"""Corrections teach (soulstack.flock.jev.learn): an owner's kind correction over HTTP becomes a
+labelled message, the local Jev re-fits in the background and logs the outcome; a re-fit that
+scores worse on the calibration set keeps the previous model, one that scores better replaces it."""
+
+import asyncio
+import json
+
+from soulstack.flock.jev.learn import corrected_examples, log_loss, refit
+from soulstack.flock.jev.local import KINDS, load_calibration, load_examples, local_jev, split
+from soulstack.flock.nests.harness import NestConfig
+from tests.flock.helpers import Flock
+
+
+def test_a_correction_joins_its_decisions_words_and_context():
+    entries = [
+        {"question": "kind", "msg_id": "n-1", "text": "all yours", "kind": "say", "context": {"author_role": "crow"}},
+        {"question": "correction", "msg_id": "n-1", "kind": "claim", "was": "say"},
+        {"question": "correction", "msg_id": "n-9", "kind": "say", "was": "claim"},  # no decision logged: skipped
+        {"question": "correction", "msg_id": "n-1", "kind": "decline", "was": "claim"},  # the latest wins
+    ]
+    [example] = corrected_examples(entries)
+    assert (example["text"], example["kind"], example["author_role"], example["recent_kinds"]) == (
+        "all yours",
+        "decline",
+        "crow",
+        [],
+    )
+
+
+def test_a_worse_refit_keeps_the_previous_model_and_a_better_one_replaces_it():
+    current = local_jev()
+    # Wrong labels (200 training messages each "corrected" to the next kind): worse probabilities.
+    train, _ = split(load_examples())
+    poison = [
+        {**e, "conv": f"correction:{i}", "kind": KINDS[(KINDS.index(e["kind"]) + 1) % 6]}
+        for i, e in enumerate(train[:200])
+    ]
+    new, outcome = refit(poison, current)
+    assert new is None and outcome["kept"] == "previous"
+    assert outcome["calibration_log_loss_after"] > outcome["calibration_log_loss_before"]
+    # Right labels of the calibration set's own messages: its score can only get better.
+    lesson = [{**e, "conv": f"correction:{i}"} for i, e in enumerate(load_calibration())]
+    new, outcome = refit(lesson, current)
+    assert new is not None and outcome["kept"] == "new"
+    assert log_loss(new, load_calibration()) < log_loss(current, load_calibration())
+
+
+async def test_an_owners_correction_over_http_refits_jev_in_the_background(tmp_path):
+    flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=0.0)).start()
+    try:
+        status, record = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "the usual, please"})
+        assert status == 201
+        url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
+        status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
+        assert status == 200
+        log = tmp_path / "jev.jsonl"
+        for _ in range(600):  # the re-fit trains a Jev in a thread: seconds, more on a busy machine
+            lines = [json.loads(line) for line in log.read_text().splitlines()]
+            relearned = [line for line in lines if line["question"] == "relearn"]
+            if relearned:
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        await flock.stop()
+    assert relearned, "no re-fit was logged"
+    assert relearned[0]["corrections"] == 1 and relearned[0]["kept"] in ("new", "previous")
