@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 ALLOWED_HOSTS_ENV = "SOULSTACK_ALLOWED_HOSTS"
 ALLOWED_ORIGINS_ENV = "SOULSTACK_ALLOWED_ORIGINS"
@@ -181,7 +182,7 @@ class BrowserGuard:
         )
 
 
-def browser_guard() -> web.middleware:
+def browser_guard() -> Middleware:
     """The middleware for one app; the owner's lists are read now, as the app is built."""
     guard = BrowserGuard()
 

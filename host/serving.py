@@ -508,9 +508,12 @@ async def listening(
                 await site.start()
             except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
                 # asyncio's own text repeats the address: the errno's words say it once
-                why = os.strerror(error.errno) if getattr(error, "errno", None) else error
+                number = getattr(error, "errno", None)
+                why = os.strerror(number) if number else error
                 raise UsageError(f"cannot listen on {host}:{port} ({why}); {hint}") from None
-            bound.append(site._server.sockets[0].getsockname()[1])
+            server = site._server
+            assert isinstance(server, asyncio.Server), "a started TCP site serves on an asyncio.Server"
+            bound.append(server.sockets[0].getsockname()[1])
         yield bound[0] if isinstance(ports, int) else bound
     finally:
         await runner.cleanup()

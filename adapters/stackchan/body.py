@@ -105,6 +105,7 @@ class StackChanBody:
 
     async def speak(self, request: dict) -> dict:
         session = self._live_session()
+        assert self._http is not None, "the body speaks only while it serves (its HTTP session is open)"
         wav = await synthesize(self._http, self.tts_url, request["text"], self.tts_voice, self.tts_model, self.tts_key)
         rate, frame_ms = session.downlink["sample_rate"], session.downlink["frame_duration"]
         packets = opus_packets(wav_to_pcm(wav, rate), rate, frame_ms)  # SpeechError: a 502, our TTS's fault
@@ -112,9 +113,12 @@ class StackChanBody:
             raise SpeechError("the text-to-speech server answered no audio")
         # Acknowledge once the first frame is on its way; the rest plays on, paced, after we answer.
         first_frame = asyncio.get_running_loop().create_future()
-        playing = asyncio.create_task(
-            session.speak(request["text"], packets, lambda: first_frame.done() or first_frame.set_result(True))
-        )
+
+        def on_first_frame() -> None:
+            if not first_frame.done():
+                first_frame.set_result(True)
+
+        playing = asyncio.create_task(session.speak(request["text"], packets, on_first_frame))
         self._speeches.add(playing)
         playing.add_done_callback(self._speeches.discard)
         playing.add_done_callback(lambda task: _report_failure(task, first_frame))

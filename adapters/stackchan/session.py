@@ -84,7 +84,7 @@ class RobotSession:
         self._issued: set = set()  # every id we sent, answered or not: none of their answers goes upstream
         self.waiting = 0  # our utterances waiting for their turn at the speaker
         self.played: list = []  # our utterances played in full since the person last made the robot listen
-        self._speaking = None  # (text, cut event, started, seconds) of the utterance playing now
+        self._speaking: tuple | None = None  # (text, cut event, started, seconds) of the utterance playing now
         self._cuts = 0  # how many times the person cut us off: a speech waiting from before a cut is dropped
         self._upstream_lists: set = set()  # ids of upstream's tools/list requests
         self.upstream_photo_calls: dict = {}  # upstream take_photo id -> its question
@@ -221,7 +221,7 @@ class RobotSession:
             and isinstance(params, dict)
             and is_camera_tool(params.get("name"))
         ):
-            arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+            arguments = params["arguments"] if isinstance(params.get("arguments"), dict) else {}
             self.upstream_photo_calls[rpc_id] = arguments.get("question")
         elif method == "initialize" and isinstance(params, dict):
             self.initialized = True
@@ -285,14 +285,15 @@ class RobotSession:
         if self.tools is not None or self._asked_tools:
             return
         self._asked_tools = True
-        names, params = set(), {}
+        names: set = set()
+        params: dict = {}
         for _page in range(MAX_TOOL_PAGES):
             try:
                 answer = await self.call("tools/list", params, timeout_s)
             except TimeoutError:
                 self._asked_tools = False  # the next look asks again
                 raise TimeoutError(f"the robot did not answer tools/list within {timeout_s:g} s") from None
-            result = answer.get("result") if isinstance(answer.get("result"), dict) else {}
+            result = answer["result"] if isinstance(answer.get("result"), dict) else {}
             tools = result.get("tools")
             if not isinstance(tools, list):
                 log.info("the robot's tools/list gave no list (%.200s); calling %s", answer.get("error"), TAKE_PHOTO)

@@ -123,7 +123,8 @@ async def sse(
     await response.prepare(request)
     for number, (name, data) in enumerate(events):
         if number == cut_after:
-            request.transport.close()  # no end chunk: the client sees the body break off
+            if request.transport is not None:
+                request.transport.close()  # no end chunk: the client sees the body break off
             return response
         await response.write(frame(name, data))
         waited = (

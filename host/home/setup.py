@@ -100,7 +100,7 @@ def merged_env(lines: list[str], ours: dict, replace: tuple = ("SOULSTACK_ARGS",
 
 def home_tokens(env_dir: Path) -> dict:
     """Each home token: the one an environment file already holds, else a fresh one."""
-    found = {}
+    found: dict[str, str] = {}
     for service in SERVICES:
         values = env_values(read_env(env_dir / f"{service.name}.env"))
         for variable, token in service.tokens.items():
