@@ -1,13 +1,20 @@
 """Jev, the flock's calibrated choice-tagger: "which kind is this nest message?" (docs/events.md).
 
-local.py     the default backend: a classifier trained from data/train.nests (hand-written nest
-             conversations, English and Chinese), its held-out conversations and calibration
+local.py     the default backend: a text expert and a context expert trained from data/train.nests
+             (hand-written nest conversations, English and Chinese), its held-out conversations
+combine.py   the experts' weighted product and its temperature (falls with unfamiliar text and
+             with disagreement), calibrated on data/calibration.nests
 context.py   what Jev may know beside the words: author, addressee, refers_to's kind, the
              nest's recent kinds, the open request (the harness and the data share it)
 dataset.py   reads the written conversations (data/*.nests; data/README.md says who wrote them)
-evaluate.py  the separate set's figures (accuracy where sure, coverage, overall, ECE) and the band
-llm.py       the optional backend: any OpenAI-compatible server that returns logprobs
+evaluate.py  the figures (accuracy where sure, coverage, overall, ECE, sure-and-wrong plain
+             messages) and the band, chosen on the calibration set; data/outside.nests measures
+judge.py     the LLM judge through the flock's own model (agreement over samples), with the
+             local Jev as its fallback
+llm.py       the logprobs backend: any OpenAI-compatible server that returns logprobs
+learn.py     the owner's corrections re-fit the local Jev in the background, kept only if no worse
 tagging.py   the rule from Jev's probabilities and a crow's header to a kind, and jev.jsonl
-report.py    `soulstack flock jev-report`: calibration in distribution, on the separate set, on the log
+report.py    `soulstack flock jev-report`: calibration in distribution, on both sets, on the log,
+             and the corrections
 tools/bench-jev measures it.
 """

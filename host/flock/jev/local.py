@@ -114,6 +114,8 @@ class LocalJev:
     """The offline backend. `kind_probs` answers in about a millisecond once trained."""
 
     name = "local"
+    TEXT_C = 0.5  # the experts' regularisation (chosen on the calibration set: docs/events.md)
+    CONTEXT_C = 1.0
 
     def __init__(self, examples: list | None = None, calibration: list | None = None, extra=()):
         """`extra`: labelled messages that always train, never held out (the owner's corrections,
@@ -139,10 +141,10 @@ class LocalJev:
         blank = self.context_vectorizer.transform(blanks)
 
         def text_model():
-            return LinearSVC(C=0.5, random_state=0)
+            return LinearSVC(C=self.TEXT_C, random_state=0)
 
         def context_model():
-            return LogisticRegression(C=1.0, max_iter=1000)
+            return LogisticRegression(C=self.CONTEXT_C, max_iter=1000)
 
         # Out-of-fold predictions of both experts, folds by conversation (messages of one nest look
         # alike): what the combination's weights are fitted on, never the experts' own training rows.
