@@ -152,3 +152,24 @@ def test_the_scanner_sees_what_it_should():
     assert named_paths(quiet) == []
     assert slug("POST /status — does it feel its body?") == "post-status--does-it-feel-its-body"
     assert slug("Its life on disk (`soulDir`)") == "its-life-on-disk-souldir"
+
+
+def test_the_map_shows_every_floor_of_the_layers_contract():
+    """docs/architecture.md's floors are pyproject's layers: each module a layer names is on the map, by its
+    path (so the path test above checks it exists)."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers" and "containers" not in c)
+    on_map = {word.rstrip("/") for _, word in named_paths((ROOT / "docs" / "architecture.md").read_text())}
+    places = {"adapters": "adapters", "firmware": "firmware", "deploy": "deploy"}
+    missing = []
+    for layer in layers:
+        for module in layer.replace(":", "|").split("|"):
+            name = module.strip().removeprefix("soulstack.")
+            path = places.get(name) or (
+                f"host/{name}.py" if (ROOT / "host" / f"{name}.py").exists() else f"host/{name}"
+            )
+            if path not in on_map:
+                missing.append(path)
+    assert missing == [], f"floors of pyproject's layers missing from docs/architecture.md: {missing}"
