@@ -20,6 +20,9 @@ TAIL_CHARS = 4000
 class FlashError(Exception):
     """A step failed; the message is one line a person can act on."""
 
+    output: str = ""  # a tool's last words, when run() saw it fail
+    timed_out: bool = False  # whether run() stopped it at its time limit
+
 
 def shown(argv: list[str]) -> str:
     """The command as a person would type it (`python -m esptool` shown as `esptool`)."""
