@@ -248,7 +248,7 @@ def file_key(item: dataclasses.Field) -> str:
 
 def spec_of(table: type) -> dict:
     """The spec `fill` reads a file with: {key: (default, check) or a nested spec}, in the table's order."""
-    spec = {}
+    spec: dict = {}
     for item in dataclasses.fields(table):
         if SECTION in item.metadata:
             spec[file_key(item)] = spec_of(item.default_factory)  # type: ignore[arg-type]
@@ -293,9 +293,9 @@ def add_flags(parser, table: type, groups: dict | None = None, add_secret: Calla
     `groups`: the first attribute of an option's path -> the argparse group it is listed under.
     `add_secret`: soulstack.commandline.add_secret, for the options with an `env` (passed in, since
     the ground floor's modules do not import each other)."""
-    hints = {}
+    hints: dict = {}
     for path, meta in flag_options(table):
-        owner = table
+        owner: Any = table
         for name in path[:-1]:
             owner = next(f for f in dataclasses.fields(owner) if f.name == name).default_factory
         hints.setdefault(owner, typing.get_type_hints(owner))

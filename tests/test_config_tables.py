@@ -11,6 +11,7 @@ from soulstack.config_checks import (
     add_flags,
     boolean,
     camel,
+    flag_options,
     number,
     option,
     read,
@@ -84,7 +85,7 @@ def test_replaced_changes_a_nested_value_and_leaves_the_original():
 
 @pytest.mark.parametrize("command", ["ears", "tts", "flock"])
 def test_each_commands_flags_are_its_tables(command, monkeypatch):
-    from soulstack.config_checks import flag_options
+
     from soulstack.ears.commands import EarsSettings
     from soulstack.flock.config import FlockSettings
     from soulstack.tts.commands import TtsSettings
@@ -116,3 +117,38 @@ def test_the_souls_endpoints_are_the_protocols():
     from soulstack.soul.config import Endpoints
 
     assert tuple(item.name for item in dataclasses.fields(Endpoints)) == tuple(ENDPOINTS)
+
+
+def leaves(spec, prefix=""):
+    for key, rule in spec.items():
+        yield from leaves(rule, prefix + key + ".") if isinstance(rule, dict) else [prefix + key]
+
+
+def documented(key_path: str, rows: list) -> str | None:
+    """The docs table row that names `key_path`: whole (`loop.maxSleepMinutes`, `mcp[]`), or as the
+    rest of a row that names its section (`loop.nightStartHour` / `nightEndHour`)."""
+    import re
+
+    section, _, last = key_path.rpartition(".")
+    for row in rows:
+        if f"`{key_path}`" in row or f"`{key_path}[]`" in row:
+            return row
+        if section and f"`{section}." in row and re.search(rf"[`/.]{last}[`/]", row):
+            return row
+    return None
+
+
+@pytest.mark.parametrize("doc, table", [("docs/soul.md", "soul"), ("docs/flock-and-soul.md", "flock")])
+def test_the_docs_tables_name_every_key_and_its_flag(doc, table):
+    from soulstack.flock.config import FlockSettings
+    from soulstack.soul.config import SoulConfig
+    from tests.helpers import ROOT
+
+    declared = {"soul": SoulConfig, "flock": FlockSettings}[table]
+    rows = [line for line in (ROOT / doc).read_text(encoding="utf-8").splitlines() if line.startswith("|")]
+    missing = [key for key in leaves(spec_of(declared)) if documented(key, rows) is None]
+    assert missing == [], f"{doc} has no row for {missing}"
+    for path, meta in flag_options(declared):
+        key = ".".join(camel(part) for part in path)
+        if key in set(leaves(spec_of(declared))):
+            assert f"`{meta.flag}`" in documented(key, rows), f"{doc}: the row of {key} does not name {meta.flag}"

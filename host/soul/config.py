@@ -114,12 +114,11 @@ def command_list(path, value):
 
 # --- the table: every key, its type, default, check and help ----------------------------------
 # A frozen dataclass per object of the file (soulstack.config_checks' tables); an attribute's
-# name is its key in snake_case (loop.maxSleepMinutes <-> cfg.loop.max_sleep_minutes). The
-# sections read by the file's keys too (ByFileKey) while the soul's code moves to attributes.
+# name is its key in snake_case (loop.maxSleepMinutes <-> cfg.loop.max_sleep_minutes).
 
 
 @dataclasses.dataclass(frozen=True)
-class Model(ByFileKey):
+class Model:
     provider: str | None = option(None, choice(*PROVIDERS, optional=True), "None: chosen from the environment")
     id: str | None = option(None, string(optional=True), "None: the provider's default model")
     # A cheaper model of the same provider for wakings with no person, no nudge and nothing new
@@ -129,14 +128,14 @@ class Model(ByFileKey):
     thinking: str = option("off", choice(*THINKING_BUDGET), "how much the model thinks")
     max_tokens: int = option(4096, number(256, integer=True), "the most a reply may write")
     cache_ttl: str = option("1h", choice("5m", "1h"), "how long the prompt cache keeps")
-    keep_warm: bool = option(True, boolean, "refresh the 1 h cache during longer sleeps (memory/keepwarm.py)")
+    keep_warm: bool = option(True, boolean, "refresh the 1 h cache during longer sleeps (host/soul/memory/keepwarm.py)")
     max_context_tokens: int = option(100000, number(1000, integer=True), "the ceiling of what is sent")
     keep_recent_tokens: int = option(20000, number(100, integer=True), "what a fold keeps word for word")
     retries: int = option(3, number(0, 10, integer=True), "tries after a failed model call")
 
 
 @dataclasses.dataclass(frozen=True)
-class Loop(ByFileKey):
+class Loop:
     default_sleep_minutes: float = option(20, number(0.05), "a sleep the soul did not choose")
     min_sleep_minutes: float = option(2, number(0.05), "the shortest sleep")
     max_sleep_minutes: float = option(60, number(1), "the longest sleep by day")
@@ -145,12 +144,12 @@ class Loop(ByFileKey):
     night_end_hour: int = option(7, number(0, 23, integer=True), "the hour the night ends")
     night_max_sleep_minutes: float = option(120, number(1), "the longest sleep at night")
     max_steps_per_waking: int = option(40, number(1, integer=True), "model calls in one waking")
-    # Once a night the soul keeps what matters in its life files and starts the day compact (memory/consolidate.py).
+    # Once a night the soul keeps what matters in its life files and starts the day compact (host/soul/memory/consolidate.py).
     consolidate: bool = option(True, boolean, "the nightly consolidation")
 
 
 @dataclasses.dataclass(frozen=True)
-class Endpoints(ByFileKey):  # the body's Body Protocol endpoints (soulstack.protocol.shapes.ENDPOINTS)
+class Endpoints:  # the body's Body Protocol endpoints (soulstack.protocol.shapes.ENDPOINTS)
     status: str | None = option(None, url(optional=True), "POST /status")
     look: str | None = option(None, url(optional=True), "POST /look")
     speak: str | None = option(None, url(optional=True), "POST /speak")
@@ -162,51 +161,53 @@ class Endpoints(ByFileKey):  # the body's Body Protocol endpoints (soulstack.pro
 
 
 @dataclasses.dataclass(frozen=True)
-class Body(ByFileKey):
+class Body:
     name: str = option("the terminal", string(), "what the soul calls its body")
     token: str | None = option(None, string(optional=True), "the body's bearer token (else $BODY_TOKEN)")
     endpoints: Endpoints = section(Endpoints)
     # Its microphone may hear its own speaker (a xiaozhi device in auto or realtime mode): only then
-    # does the echo guard judge what it hears (converse/echo.py). Our firmware never does.
+    # does the echo guard judge what it hears (host/soul/converse/echo.py). Our firmware never does.
     hears_itself: bool = option(False, boolean, "the body's microphone hears its own speaker")
 
 
+# Persona still answers persona["name"] (ByFileKey) for prompts/en.py and zh.py's system_prompt,
+# until their next edit reads persona.name.
 @dataclasses.dataclass(frozen=True)
 class Persona(ByFileKey):
     name: str = option("Pip", string(nonempty=True), "the soul's name")
     human: str = option(DEFAULT_HUMAN, string(nonempty=True), "its person")
     notes: str = option("", string(), "who it is, in its owner's words")
-    language: str = option("en", choice(*LANGUAGES), "the language it lives in (soul/prompts/)")
+    language: str = option("en", choice(*LANGUAGES), "the language it lives in (host/soul/prompts/)")
     shared_mood_path: str | None = option(None, string(optional=True), "a MOOD.md shared with a dialog agent")
 
 
 @dataclasses.dataclass(frozen=True)
-class Log(ByFileKey):
+class Log:
     stream_thoughts: bool = option(False, boolean, "the model's words to the log as they form")
 
 
 @dataclasses.dataclass(frozen=True)
-class Nudge(ByFileKey):
+class Nudge:
     port: int = option(DEFAULT_PORT, port(), "the soul's HTTP port")
     token: str | None = option(None, string(optional=True), "the bearer token of /nudge (else $NUDGE_TOKEN)")
     # After a waking that took nudges, later ones wait this long and wake it together
-    # (a person's words: a few seconds); inbox.py.
+    # (a person's words: a few seconds); host/soul/inbox.py.
     min_interval_seconds: float = option(60, number(0), "the least time between two nudged wakings")
 
 
 @dataclasses.dataclass(frozen=True)
-class Converse(ByFileKey):
+class Converse:
     port: int | None = option(None, port(optional=True), "None: served on nudge.port")
     token: str | None = option(None, string(optional=True), "None: nudge.token (else $CONVERSE_TOKEN)")
 
 
 @dataclasses.dataclass(frozen=True)
-class Health(ByFileKey):
+class Health:
     port: int | None = option(None, port(optional=True), "None: served on nudge.port")
 
 
 @dataclasses.dataclass(frozen=True)
-class Drives(ByFileKey):
+class Drives:
     boredom_thresholds: list = option([6, 20, 40], levels(3), "hours without news at each felt level")
     missing_hours: list = option([18, 48], levels(2), "hours without its person at each felt level")
 
@@ -216,32 +217,32 @@ def _optional(check):
 
 
 @dataclasses.dataclass(frozen=True)
-class Budget(ByFileKey):
+class Budget:
     max_wakes_per_day: int | None = option(60, _optional(number(1, integer=True)), "None: no daily limit")
     hungry_sleep_minutes: float = option(120, number(1), "the sleep once the budget is spent")
     max_usd_per_day: float | None = option(None, _optional(number(0)), "None: no limit in dollars")
 
 
 @dataclasses.dataclass(frozen=True)
-class Shell(ByFileKey):
+class Shell:
     enabled: bool = option(False, boolean, "the shell tool")
     timeout_seconds: float = option(30, number(1), "a command's longest run")
     max_output_chars: int = option(4000, number(100, integer=True), "what the soul reads of its output")
     cwd: str | None = option(None, string(optional=True), "where commands run (None: soulDir)")
-    # The fence (tools/shell.py): a call runs only when its words start with one entry's words;
+    # The fence (host/soul/tools/shell.py): a call runs only when its words start with one entry's words;
     # empty refuses every command.
     allow: list = option([], command_list, "the commands it may run, as typed")
     interpreter: bool = option(False, boolean, "true: through /bin/sh; the allow-list checks only the first words")
 
 
 @dataclasses.dataclass(frozen=True)
-class Flock(ByFileKey):  # the person's flock (soulstack flock): with a url the soul grows its flock tools
+class Flock:  # the person's flock (soulstack flock): with a url the soul grows its flock tools
     url: str | None = option(None, url(optional=True), "the flock's base URL")
     token: str | None = option(None, string(optional=True), "the flock's --token, when it is locked")
 
 
 @dataclasses.dataclass(frozen=True)
-class McpServer(ByFileKey):  # one entry of mcp[] (check_mcp)
+class McpServer:  # one entry of mcp[] (check_mcp)
     name: str = option(None, string(nonempty=True), "what the soul calls the server")
     url: str = option(None, url(), "its Streamable HTTP endpoint")
     auth: str = option("none", choice("none", "bearer", "aws-sigv4"), "how it is asked")
@@ -254,7 +255,7 @@ class McpServer(ByFileKey):  # one entry of mcp[] (check_mcp)
 
 
 @dataclasses.dataclass(frozen=True)
-class SoulConfig(ByFileKey):
+class SoulConfig:
     compat: str | None = option(None, choice("stackchan-soul", optional=True), "a config written for stackchan-soul")
     soul_dir: str = option("soul", string(nonempty=True), "the folder of its life")
     timezone: str | None = option(None, timezone, "an IANA zone; None: the machine's")

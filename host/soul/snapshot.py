@@ -20,10 +20,14 @@ measures it).
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from soulstack.llm.types import TextBlock, ToolCall
 from soulstack.soul import life as lifefiles
 from soulstack.soul.life import one_line
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import Persona
 
 FADE_AFTER_DAYS = 3
 FADED_CHARS = 40
@@ -256,7 +260,7 @@ def _kept_part(life, text: dict, local: datetime) -> str:
 
 def now_block(
     lang,
-    persona: dict,
+    persona: "Persona",
     body_name: str,
     local: datetime,
     night: bool,
@@ -295,7 +299,7 @@ def now_block(
     for reason in why.nudged_while_thinking:
         lines.append(text["arrived_while_thinking"].format(reason=reason))
     for words in why.heard:
-        human, body_heard = why.speakers.get(words, persona["human"]), why.heard_by.get(words)
+        human, body_heard = why.speakers.get(words, persona.human), why.heard_by.get(words)
         key = "heard_by" if body_heard else "heard"
         lines.append(text[key].format(human=human, words=words, body=body_heard))
     key = {"awake": "body_awake", "dormant": "body_dormant", "silent": "body_silent"}.get(body.state, "body_no_sense")

@@ -154,7 +154,7 @@ def test_stackchan_souls_example_config_loads_unchanged(tmp_path, monkeypatch):
         'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
     ]
     assert cfg.compat == "stackchan-soul"
-    assert cfg.model.provider == "amazon-bedrock" and cfg.mcp[0]["auth"] == "aws-sigv4"
+    assert cfg.model.provider == "amazon-bedrock" and cfg.mcp[0].auth == "aws-sigv4"
     assert cfg.soul_dir == "stackchan-soul-data"  # relative to where it runs, as stackchan-soul resolves it
     assert cfg.budget.max_wakes_per_day is None  # stackchan-soul had no wake budget
 

@@ -21,7 +21,7 @@ from datetime import datetime, UTC
 from soulstack.llm.types import Message, TextBlock
 from soulstack.clocks import StepClock
 from soulstack.soul.memory.session import life_records
-from soulstack.soul.config import from_dict, starter
+from soulstack.soul.config import Persona, from_dict, starter
 from soulstack.soul.life import DIARY, MIND, Life
 from soulstack.soul.prompts import texts
 from soulstack.soul.run import build_soul
@@ -260,7 +260,7 @@ def test_the_chinese_soul_is_told_only_what_changed_in_chinese(tmp_path):
     for hour in (14, 15):
         block = now_block(
             zh,
-            {"human": "大哥"},
+            Persona(human="大哥"),
             "StackChan",
             datetime(2024, 5, 1, hour, 0),
             False,
@@ -279,7 +279,7 @@ def test_the_chinese_soul_is_told_only_what_changed_in_chinese(tmp_path):
     # A sleep the soul was not told of (it fell back to the default): how long it slept is said.
     block = now_block(
         zh,
-        {"human": "大哥"},
+        Persona(human="大哥"),
         "StackChan",
         datetime(2024, 5, 1, 16, 0),
         False,

@@ -27,12 +27,16 @@ import itertools
 import json
 import logging
 import re
+from typing import TYPE_CHECKING
 
 import aiohttp
 
 from soulstack.llm.types import ImageBlock, TextBlock
 from soulstack.soul.tools import Outcome, SoulTool
 from soulstack.soul.tools.shell import cap
+
+if TYPE_CHECKING:
+    from soulstack.soul.config import McpServer
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +95,7 @@ class SigV4Signer:
 
 
 class McpClient:
-    def __init__(self, server: dict, http: aiohttp.ClientSession):
+    def __init__(self, server: "McpServer", http: aiohttp.ClientSession):
         self.name = server.name
         self.url = server.url
         self.http = http
@@ -364,7 +368,7 @@ def to_outcome(result: dict, limit: int) -> Outcome:
 class McpCall:
     """The `run` of one MCP tool. `soul` is positional-only, so an argument named "soul" passes through."""
 
-    def __init__(self, server: dict, client: McpClient, remote_name: str):
+    def __init__(self, server: "McpServer", client: McpClient, remote_name: str):
         self.server, self.client, self.remote_name = server, client, remote_name
 
     async def __call__(self, soul, /, **arguments) -> Outcome:
@@ -389,7 +393,7 @@ def input_schema(tool: dict) -> dict | None:
 class McpTools:
     """Every configured server's tools, for the Toolbox: `refresh(taken)` at each waking, `tools()`, `close()`."""
 
-    def __init__(self, servers: list):
+    def __init__(self, servers: "list[McpServer]"):
         self.servers = []
         for server in servers:
             if server.auth == "aws-sigv4" and not (server.region and server.service):
@@ -418,7 +422,7 @@ class McpTools:
         self._name_all(set(taken))
         return True
 
-    async def _list(self, server: dict) -> bool:
+    async def _list(self, server: "McpServer") -> bool:
         name = server.name
         try:
             tools = await self.clients[name].list_tools()
@@ -443,7 +447,7 @@ class McpTools:
                     tools.append(made)
         self._tools = sorted(tools, key=lambda t: t.name)
 
-    def _make(self, server: dict, tool: dict, taken: set) -> SoulTool | None:
+    def _make(self, server: "McpServer", tool: dict, taken: set) -> SoulTool | None:
         remote = tool.get("name")
         schema = input_schema(tool)
         if not isinstance(remote, str) or not remote or schema is None:

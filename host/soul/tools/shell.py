@@ -39,7 +39,7 @@ from soulstack.soul.tools import Outcome, SoulTool
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from soulstack.soul.config import SoulConfig
+    from soulstack.soul.config import Shell, SoulConfig
 
 # Named for what it logs, not for this module (soul.tools.shell): docs/soul.md names `soul.shell`, the
 # logger an operator follows for every command the soul ran or was refused, and its tests read it.
@@ -98,7 +98,7 @@ class Run:
 class Fence:
     """The allow-list, the runs and refusals so far, and the running of one command."""
 
-    def __init__(self, settings: dict):
+    def __init__(self, settings: "Shell"):
         self.settings = settings
         self.allow = [tuple(shlex.split(entry)) for entry in settings.allow]  # checked at config load
         self.runs = 0
@@ -194,7 +194,7 @@ class ShellTool(SoulTool):
     fence: Fence | None = None  # so /health finds the runs (shell_health)
 
 
-def describe(settings: dict) -> str:
+def describe(settings: "Shell") -> str:
     allowed = ", ".join(f"`{entry}`" for entry in settings.allow)
     if allowed:
         what = (
