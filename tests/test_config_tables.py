@@ -152,3 +152,30 @@ def test_the_docs_tables_name_every_key_and_its_flag(doc, table):
         key = ".".join(camel(part) for part in path)
         if key in set(leaves(spec_of(declared))):
             assert f"`{meta.flag}`" in documented(key, rows), f"{doc}: the row of {key} does not name {meta.flag}"
+
+
+def test_the_docs_config_examples_load_without_a_warning():
+    """Today's examples in the docs (a whole flock.config.json, parts of a soul.config.json) still load."""
+    import json
+    import re
+
+    from soulstack.flock import config as flock_config
+    from soulstack.soul import config as soul_config
+    from tests.helpers import ROOT
+
+    readers = {
+        "soul": (soul_config, spec_of(soul_config.SoulConfig)),
+        "flock": (flock_config, spec_of(flock_config.FlockSettings)),
+    }
+    loaded = []
+    for doc in ("docs/soul.md", "docs/converse.md", "docs/metabolism.md", "docs/flock-and-soul.md"):
+        for block in re.findall(r"```json\n(.*?)```", (ROOT / doc).read_text(encoding="utf-8"), re.S):
+            text = block.strip()
+            raw = json.loads(text if text.startswith("{") else "{" + text + "}")
+            for name, (module, spec) in readers.items():
+                if set(raw) <= set(spec):  # a block of this config (REMINDERS.json is no one's)
+                    _, warnings = module.from_dict(raw)
+                    assert warnings == [], (doc, warnings)
+                    loaded.append((doc, name))
+                    break
+    assert ("docs/flock-and-soul.md", "flock") in loaded and ("docs/soul.md", "soul") in loaded and len(loaded) >= 6
