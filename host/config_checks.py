@@ -217,23 +217,6 @@ def section(table: type, key: str | None = None) -> Any:
     return dataclasses.field(default_factory=table, metadata={SECTION: key})
 
 
-class ByFileKey:
-    """Reading a table's object by the file's keys, `cfg["loop"]["maxSleepMinutes"]`, as the soul's
-    code did when its config was a dict: kept only while its call sites move to attributes."""
-
-    def __getitem__(self, key: str):
-        for item in dataclasses.fields(self):  # type: ignore[arg-type]
-            if (OPTION in item.metadata or SECTION in item.metadata) and file_key(item) == key:
-                return getattr(self, item.name)
-        raise KeyError(key)
-
-    def get(self, key: str, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-
 def camel(name: str) -> str:
     """max_sleep_minutes -> maxSleepMinutes: the file's spelling of an attribute."""
     first, *rest = name.split("_")

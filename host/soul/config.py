@@ -20,7 +20,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from soulstack.cjk import chinese
 from soulstack.config_checks import (
-    ByFileKey,
     ConfigError,
     boolean,
     build,
@@ -170,10 +169,8 @@ class Body:
     hears_itself: bool = option(False, boolean, "the body's microphone hears its own speaker")
 
 
-# Persona still answers persona["name"] (ByFileKey) for prompts/en.py and zh.py's system_prompt,
-# until their next edit reads persona.name.
 @dataclasses.dataclass(frozen=True)
-class Persona(ByFileKey):
+class Persona:
     name: str = option("Pip", string(nonempty=True), "the soul's name")
     human: str = option(DEFAULT_HUMAN, string(nonempty=True), "its person")
     notes: str = option("", string(), "who it is, in its owner's words")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from soulstack.soul import prompts
+from soulstack.soul.config import Persona
 from soulstack.soul.prompts import LANGUAGES, texts
 from tests.helpers import ROOT
 
@@ -62,7 +63,7 @@ def test_every_language_has_every_key_of_english_with_the_same_placeholders(lang
             assert translated[path].strip(), (key, path)
     assert len(words.WEEKDAYS) == len(ENGLISH.WEEKDAYS) == 7
     assert inspect.signature(words.system_prompt) == inspect.signature(ENGLISH.system_prompt)
-    persona = {"name": "Pip", "human": "Ana", "notes": "curious"}
+    persona = Persona(name="Pip", human="Ana", notes="curious")
     for flock in (False, True):
         said = words.system_prompt(persona, "StackChan", flock=flock)
         assert "Pip" in said and "Ana" in said and "StackChan" in said and "curious" in said

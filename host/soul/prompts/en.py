@@ -1,8 +1,13 @@
 """English."""
 
+from typing import TYPE_CHECKING
 
-def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
-    name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
+if TYPE_CHECKING:
+    from soulstack.soul.config import Persona
+
+
+def system_prompt(persona: "Persona", body_name: str, flock: bool = False) -> str:
+    name, human, notes = persona.name, persona.human, persona.notes.strip()
     character = f"\n\n# Who you are\n\n{notes}" if notes else ""
     flock_part = (
         f"""

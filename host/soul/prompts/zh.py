@@ -1,8 +1,13 @@
 """中文。"""
 
+from typing import TYPE_CHECKING
 
-def system_prompt(persona: dict, body_name: str, flock: bool = False) -> str:
-    name, human, notes = persona["name"], persona["human"], persona["notes"].strip()
+if TYPE_CHECKING:
+    from soulstack.soul.config import Persona
+
+
+def system_prompt(persona: "Persona", body_name: str, flock: bool = False) -> str:
+    name, human, notes = persona.name, persona.human, persona.notes.strip()
     character = f"\n\n# 你的性格\n\n{notes}" if notes else ""
     flock_part = (
         f"""
