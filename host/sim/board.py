@@ -7,6 +7,15 @@ the unix port (and on CPython for `--python`); it is never put on a robot.
 """
 
 
+try:
+    # The board's own `machine` is there before boot.py runs, as it is built into a robot's firmware: imported
+    # first, its double sits at the bottom of the heap on every boot alike (the simulator adds its size to the
+    # heap, runner.doubles_heap), not only on the trial boots whose watchdog needs it.
+    import machine  # noqa: F401
+except ImportError:  # CPython (--python)
+    pass
+
+
 def run(name):
     with open(name) as handle:
         code = handle.read()
