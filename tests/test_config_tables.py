@@ -179,3 +179,21 @@ def test_the_docs_config_examples_load_without_a_warning():
                     loaded.append((doc, name))
                     break
     assert ("docs/flock-and-soul.md", "flock") in loaded and ("docs/soul.md", "soul") in loaded and len(loaded) >= 6
+
+
+def test_no_python_reads_a_config_by_key():
+    """The soul's, the flock's, ears' and tts's configs are read by attribute (cfg.loop.max_sleep_minutes):
+    a `cfg["…"]` would be a key no table declares, found only when that line runs."""
+    import re
+
+    from tests.helpers import ROOT
+
+    folders = [ROOT / "host" / name for name in ("soul", "flock", "ears", "tts")]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in folders
+        for path in sorted(folder.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bcfg\[|\bcfg\.get\(", line)
+    ]
+    assert found == []
