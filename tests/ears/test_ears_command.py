@@ -56,6 +56,7 @@ async def test_the_start_line_says_which_recogniser_model_and_language_hear():
 async def test_a_chinese_soul_with_an_english_only_model_is_one_line_to_fix():
     async with FakeSoul(default="你好。", language="zh") as soul:
         argv = [sys.executable, "-m", "soulstack.cli", "ears", "--soul", soul.base_url, "--body", "s=http://h"]
+        argv += ["--whisper-model", "tiny.en"]  # asked for by name: without it, soulstack[zh]'s base if installed
         process = await asyncio.create_subprocess_exec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 2, (out, err)
@@ -65,10 +66,10 @@ async def test_a_chinese_soul_with_an_english_only_model_is_one_line_to_fix():
 
 def test_a_model_that_is_not_here_is_one_line_to_fix_and_nothing_is_fetched_in_tests(tmp_path):
     # HF_HUB_OFFLINE: the hub may not be asked (nothing downloads at test time); a person would see it fetched.
-    argv = [sys.executable, "-m", "soulstack.cli", "ears", "--whisper-model", "base", "--language", "en"]
+    argv = [sys.executable, "-m", "soulstack.cli", "ears", "--whisper-model", "small", "--language", "en"]
     argv += ["--soul", "http://127.0.0.1:9", "--body", "s=http://127.0.0.1:9"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}  # an empty cache
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2, done
-    assert "the Whisper model 'base' is not here and could not be fetched" in done.stderr, done.stderr
+    assert "the Whisper model 'small' is not here and could not be fetched" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "--whisper-model DIR" in done.stderr
