@@ -13,7 +13,6 @@ trimmed the same way whatever the chunks), sent in fixed chunks of `CHUNK`
 samples, so the server too hears the same audio the same way every time.
 """
 
-import asyncio
 import logging
 
 from soulstack import wyoming_link
@@ -48,7 +47,7 @@ class WyomingRecogniser:
         """The server's speech-to-text programs and models, in a few words."""
         try:
             info = await wyoming_link.describe(self.url)
-        except (OSError, asyncio.TimeoutError) as error:  # ConnectionError (an OSError): it hung up
+        except (TimeoutError, OSError) as error:  # ConnectionError (an OSError): it hung up
             raise RecogniserError(
                 f"the Wyoming server at {self.url} does not answer ({wyoming_link.why(error)})"
             ) from None
@@ -84,6 +83,6 @@ class WyomingRecogniser:
                         return (Transcript.from_event(event).text or "").strip()
                     if Error.is_type(event.type):
                         raise RecogniserError(f"the Wyoming server said: {Error.from_event(event).text}")
-        except (OSError, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError) as error:
             why = wyoming_link.why(error)
             raise RecogniserError(f"the Wyoming server at {self.url} could not be reached ({why})") from None

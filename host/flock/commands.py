@@ -121,7 +121,7 @@ def run_report(args) -> int:
     try:
         print(report(data, png))
     except OSError as error:
-        raise UsageError(f"cannot write {png}: {error.strerror or error}")
+        raise UsageError(f"cannot write {png}: {error.strerror or error}") from None
     return 0
 
 
@@ -207,7 +207,7 @@ def build_model(provider_flag, model_id, demo=False, demo_pace=None):
         provider = choose_provider(provider_flag, os.environ)
         return None if provider == "brainstem" else make_model(provider, model_id)
     except ValueError as error:
-        raise UsageError(str(error))
+        raise UsageError(str(error)) from None
 
 
 def describe(model) -> str:
@@ -267,7 +267,7 @@ def run(args) -> int:
     try:
         os.makedirs(data, exist_ok=True)
     except OSError as error:
-        raise UsageError(f"--data {data}: {error.strerror}")
+        raise UsageError(f"--data {data}: {error.strerror}") from None
     lock = hold_data(data)  # noqa: F841 (held until the process ends)
     setup_logging(verbose=args.verbose)
     for warning in warnings:

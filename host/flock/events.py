@@ -147,11 +147,11 @@ def where_to_start(request: web.Request, store, list_id: str | None) -> tuple:
     try:
         header = None if header is None else parse_event_id(header, newest)
     except ValueError:
-        raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent")
+        raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent") from None
     try:
         query_after = None if query_after is None else parse_event_id(query_after, newest)
     except ValueError:
-        raise web.HTTPBadRequest(reason=f"after must be an event id this server sent (0 to {newest})")
+        raise web.HTTPBadRequest(reason=f"after must be an event id this server sent (0 to {newest})") from None
     if recent is not None:
         if list_id is not None:
             raise web.HTTPBadRequest(reason="recent is for the all-lists stream; a list's stream replays it whole")

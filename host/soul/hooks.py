@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from soulstack.llm.types import ToolResult
 
@@ -68,6 +69,20 @@ class ToolEvent:
 
 
 class Hooks:
+    # One list per name in NAMES, made in __init__; declared here for the type checker.
+    on_waking: list[Callable[..., Any]]
+    felt: list[Callable[..., Any]]
+    on_usage: list[Callable[..., Any]]
+    on_stream: list[Callable[..., Any]]
+    on_assistant: list[Callable[..., Any]]
+    before_tool: list[Callable[..., Any]]
+    on_tool_result: list[Callable[..., Any]]
+    adjust_sleep: list[Callable[..., Any]]
+    on_waking_end: list[Callable[..., Any]]
+    on_nudge: list[Callable[..., Any]]
+    on_contact: list[Callable[..., Any]]
+    before_turn: list[Callable[..., Any]]
+
     def __init__(self):
         for name in NAMES:
             setattr(self, name, [])

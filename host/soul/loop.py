@@ -21,7 +21,8 @@ import asyncio
 import logging
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudges import Nudge, told_in, words_apart, words_of

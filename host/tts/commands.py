@@ -55,7 +55,8 @@ async def serve(settings: TtsSettings, insecure_no_token: bool = False):
 
     try:
         # Loaded and warmed before the first request, so that one is as quick as the rest.
-        voices = await open_voices(settings.voice, Path(settings.voice_dir).expanduser() if settings.voice_dir else None)
+        folder = Path(settings.voice_dir).expanduser() if settings.voice_dir else None  # noqa: ASYNC240 - at start
+        voices = await open_voices(settings.voice, folder)
     except VoiceProblem as problem:
         raise UsageError(str(problem)) from None
 

@@ -7,8 +7,6 @@ sentence, so any server streams sentence by sentence whether or not it splits te
 Its audio comes at the server's own rate, width and channels: made 16 kHz mono here.
 """
 
-import asyncio
-
 from soulstack import wyoming_link
 from soulstack.tts.piper import VoiceProblem
 from soulstack.tts.speech import TtsError, pcm_samples, to_robot
@@ -41,7 +39,7 @@ class WyomingVoice:
         request (~1.7 s here), which is better spent now."""
         try:
             info = await wyoming_link.describe(self.uri)
-        except (OSError, asyncio.TimeoutError) as error:  # ConnectionError (an OSError): it hung up
+        except (TimeoutError, OSError) as error:  # ConnectionError (an OSError): it hung up
             raise VoiceProblem(
                 f"the Wyoming server at {self.uri} does not answer ({wyoming_link.why(error)})"
             ) from None
@@ -90,7 +88,7 @@ class WyomingVoice:
                             groups.append((form, []))
                         groups[-1][1].append(chunk.audio)
                     # anything else (audio-start, a newer protocol's extras) says nothing we need
-        except (OSError, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError) as error:
             raise TtsError(
                 503, f"the Wyoming voice server at {self.uri} does not answer ({wyoming_link.why(error)})"
             ) from None

@@ -94,7 +94,7 @@ class Converse:
                 pending.catcher.fail(TimeoutError("abandoned"))
                 del self.pending[key]
 
-    def answer_for(self, utterance: str, speaker: str | None = None, heard_by: str | None = None) -> "Pending | str":
+    def answer_for(self, utterance: str, speaker: str | None = None, heard_by: str | None = None) -> Pending | str:
         """A cached answer (str), or the pending answer these words share."""
         self._forget_old()
         key = normalize(utterance)

@@ -168,7 +168,7 @@ def _on_hang_up(request: web.Request, handler: asyncio.Task) -> asyncio.Task:
     must find the earlier answer cut where it was, not share it."""
 
     async def watch():
-        while request.transport is not None and not request.transport.is_closing():
+        while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110 - no event for it
             await asyncio.sleep(HANG_UP_CHECK_S)
         handler.cancel()
 

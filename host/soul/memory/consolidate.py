@@ -52,7 +52,7 @@ KEEP_RECENT_TOKENS = 1200
 # context) are the soul's language's: host/soul/prompts/ (lang.TEXT["consolidate"], ...).
 
 
-def night_of(loop: "Loop", local: datetime) -> str | None:
+def night_of(loop: Loop, local: datetime) -> str | None:
     """The night `local` falls in, named by the date it began; None by day or with no night window."""
     start, end = loop.night_start_hour, loop.night_end_hour
     if not rhythm.is_night(local.hour, start, end):

@@ -166,7 +166,7 @@ class McpClient:
                 self.url, headers=self._headers("DELETE"), timeout=aiohttp.ClientTimeout(total=2)
             ):
                 pass
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             pass
         self.session_id = self.version = None
 
@@ -224,7 +224,7 @@ class McpClient:
                 raise McpError(
                     f"answered with {response.content_type or 'no content type'}, not JSON or an event stream"
                 )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise McpError(f"did not answer within {self.timeout_s:g} s") from None
         except aiohttp.ClientError as error:
             raise McpError(f"cannot be reached ({type(error).__name__}: {error})") from None

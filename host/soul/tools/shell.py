@@ -145,7 +145,7 @@ class Fence:
             return Outcome.text(f"could not start {shown(words[0])}: {error.strerror or error}", ok=False)
         try:
             output, _ = await asyncio.wait_for(process.communicate(), settings.timeout_seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             try:
                 os.killpg(process.pid, signal.SIGKILL)  # the whole group: what it started dies with it
             except ProcessLookupError:
