@@ -73,7 +73,7 @@ def analyze(text: str) -> list:
     space-separated chunk (Chinese needs no segmenter this way)."""
     text = text.lower()
     words = WORD.findall(text)
-    grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    grams = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
     if words:
         grams += [f"first_{words[0]}", f"last_{words[-1]}", f"length_{min(len(words) // 8, 4)}"]
     for chunk in text.split():
@@ -144,7 +144,8 @@ class LocalJev:
             return LinearSVC(C=self.TEXT_C, random_state=0)
 
         def context_model():
-            return LogisticRegression(C=self.CONTEXT_C, max_iter=1000)
+            # newton-cg: the same optimum as lbfgs on these 53 columns, in a tenth of the time
+            return LogisticRegression(C=self.CONTEXT_C, solver="newton-cg", max_iter=1000)
 
         # Out-of-fold predictions of both experts, folds by conversation (messages of one nest look
         # alike): what the combination's weights are fitted on, never the experts' own training rows.
@@ -220,7 +221,7 @@ class LocalJev:
         context = dict(author_role=author_role, to_role=to_role, refers_kind=refers_kind)
         context.update(recent_kinds=list(recent_kinds), open_request=open_request)
         row = self.combiner.probs(*self._experts([text], [context]))[0]
-        return {kind: float(p) for kind, p in zip(KINDS, row)}
+        return {kind: float(p) for kind, p in zip(KINDS, row, strict=True)}
 
     async def kind_probs_async(self, text: str, *context, **named) -> dict:
         return self.kind_probs(text, *context, **named)  # fast enough to run on the loop
@@ -315,7 +316,7 @@ def measure(probabilities, truths) -> dict:
     if not len(probabilities):
         return {"count": 0, "accuracy": None, "ece": None, "table": reliability([], [])}
     chosen = probabilities.argmax(axis=1)
-    correct = [KINDS[index] == truth for index, truth in zip(chosen, truths)]
+    correct = [KINDS[index] == truth for index, truth in zip(chosen, truths, strict=True)]
     table = reliability(probabilities.max(axis=1), correct)
     return {
         "count": len(truths),
