@@ -79,7 +79,7 @@ LIST_COLUMNS = ("list_id", "requester", "nest_id", "token_budget", "tokens_used"
 
 
 def list_row(row: tuple) -> ListRow:
-    values = dict(zip(LIST_COLUMNS, row))
+    values = dict(zip(LIST_COLUMNS, row, strict=True))
     values["finished"] = bool(values["finished"])  # stored 0/1
     return ListRow(**values)
 

@@ -136,7 +136,7 @@ async def ipa(sentence: str, voice: str) -> str:
     parts = clauses(sentence)
     runs = [run([espeak, "-q", "--ipa", "-v", voice, "--stdin"], words.encode()) for words, _ in parts]
     pieces = []
-    for (_, mark), out in zip(parts, await asyncio.gather(*runs)):
+    for (_, mark), out in zip(parts, await asyncio.gather(*runs), strict=True):
         lines = [_LANGUAGE_FLAG.sub("", line).strip() for line in out.decode(errors="replace").splitlines()]
         phonemes = " ".join(line for line in lines if line)
         if phonemes:

@@ -41,8 +41,8 @@ SURE_TARGET = 0.90
 def as_tagged(rows, examples) -> list:
     """Probability rows (KINDS order) -> {kind: p} as the tagger sees them (the owner's narrowed)."""
     probs = []
-    for row, example in zip(rows, examples):
-        each = {kind: float(p) for kind, p in zip(KINDS, row)}
+    for row, example in zip(rows, examples, strict=True):
+        each = {kind: float(p) for kind, p in zip(KINDS, row, strict=True)}
         probs.append(narrow(each, OWNER_KINDS) if example["author_role"] == "owner" else each)
     return probs
 
@@ -51,11 +51,11 @@ def figures(probs: list, examples: list, band: float) -> dict:
     truths = [e["kind"] for e in examples]
     sure = [max(p.values()) >= band for p in probs]
     tops = [max(p, key=p.get) for p in probs]
-    right_sure = sum(1 for s, top, truth in zip(sure, tops, truths) if s and top == truth)
-    stood = [decide(p, e["header"], band)[0] for p, e in zip(probs, examples)]
+    right_sure = sum(1 for s, top, truth in zip(sure, tops, truths, strict=True) if s and top == truth)
+    stood = [decide(p, e["header"], band)[0] for p, e in zip(probs, examples, strict=True)]
     calibration = measure([[p.get(kind, 0.0) for kind in KINDS] for p in probs], truths)
     plain = [e.get("plain", False) for e in examples]
-    plain_wrong = sum(1 for s, top, truth, p in zip(sure, tops, truths, plain) if p and s and top != truth)
+    plain_wrong = sum(1 for s, top, truth, p in zip(sure, tops, truths, plain, strict=True) if p and s and top != truth)
     return {
         "band": band,
         "count": len(examples),
@@ -63,7 +63,9 @@ def figures(probs: list, examples: list, band: float) -> dict:
         "right_sure": right_sure,
         "accuracy_sure": right_sure / sum(sure) if any(sure) else None,
         "coverage": sum(sure) / len(examples) if examples else None,
-        "overall": sum(1 for kind, truth in zip(stood, truths) if kind == truth) / len(examples) if examples else None,
+        "overall": sum(1 for kind, truth in zip(stood, truths, strict=True) if kind == truth) / len(examples)
+        if examples
+        else None,
         "accuracy": calibration["accuracy"],
         "ece": calibration["ece"],
         "table": calibration["table"],
@@ -91,8 +93,10 @@ def choose_band(probs: list, examples: list) -> tuple:
 
 def confusions(probs: list, examples: list, band: float) -> list:
     """[((truth, tag that stood), count)] of the wrong tags, most common first."""
-    stood = [decide(p, e["header"], band)[0] for p, e in zip(probs, examples)]
-    return Counter((e["kind"], kind) for kind, e in zip(stood, examples) if kind != e["kind"]).most_common()
+    stood = [decide(p, e["header"], band)[0] for p, e in zip(probs, examples, strict=True)]
+    return Counter(
+        (e["kind"], kind) for kind, e in zip(stood, examples, strict=True) if kind != e["kind"]
+    ).most_common()
 
 
 def meets_goal(result: dict) -> bool:

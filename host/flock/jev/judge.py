@@ -36,7 +36,7 @@ CLIP = 300  # characters of each earlier message
 SYSTEM = (
     "You are Jev, the tagger of a nest: a chat where an owner and AI crows work together. "
     "Say which kind one message is:\n"
-    + "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS))
+    + "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS, strict=True))
     + "\nJudge by what the message itself does; the earlier messages are context only. "
     "Answer with the one letter only."
 )

@@ -61,7 +61,9 @@ def log_loss(jev, examples: list) -> float:
     from soulstack.flock.jev.local import KINDS
 
     rows = jev.probs_many(examples)
-    return -sum(math.log(max(row[KINDS.index(e["kind"])], 1e-12)) for row, e in zip(rows, examples)) / len(examples)
+    return -sum(math.log(max(row[KINDS.index(e["kind"])], 1e-12)) for row, e in zip(rows, examples, strict=True)) / len(
+        examples
+    )
 
 
 def refit(corrections: list, current) -> tuple:
@@ -72,7 +74,9 @@ def refit(corrections: list, current) -> tuple:
     new = LocalJev(extra=corrections)
     calibration = load_calibration()
     before, after = log_loss(current, calibration), log_loss(new, calibration)
-    right = sum(1 for row, e in zip(new.probs_many(corrections), corrections) if row.argmax() == _index(e["kind"]))
+    right = sum(
+        1 for row, e in zip(new.probs_many(corrections), corrections, strict=True) if row.argmax() == _index(e["kind"])
+    )
     kept = "new" if after <= before else "previous"
     outcome = {
         "corrections": len(corrections),

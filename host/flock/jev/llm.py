@@ -46,7 +46,7 @@ class LlmJev:
     def prompt(
         self, text: str, author_role: str, to_role: str, refers_kind: str, recent_kinds=(), open_request: str = ""
     ) -> str:
-        options = "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS))
+        options = "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS, strict=True))
         context = (
             f"author: {author_role or 'unknown'}; addressed to: {to_role or 'nobody'}; "
             f"answers a: {refers_kind or 'nothing'}; the nest's last kinds: {', '.join(recent_kinds) or 'none'}; "

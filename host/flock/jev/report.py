@@ -71,7 +71,7 @@ def draw(results: dict, path: Path) -> None:
     for label, result in results.items():
         points = [(row["confidence"], row["accuracy"]) for row in result["table"] if row["count"]]
         if points:
-            axes.plot(*zip(*points), marker="o", label=f"{label} (ECE {result['ece']:.3f})")
+            axes.plot(*zip(*points, strict=True), marker="o", label=f"{label} (ECE {result['ece']:.3f})")
     axes.set_xlabel("Jev's probability of its choice")
     axes.set_ylabel("how often it was right")
     axes.set_title("Jev: reliability")
@@ -99,7 +99,7 @@ def measured(jev) -> dict:
         "confusions": evaluate.confusions(separate_probs, separate, DEFAULT_BAND),
         "by_lang": {
             lang: evaluate.figures(
-                [p for p, e in zip(separate_probs, separate) if e["lang"] == lang],
+                [p for p, e in zip(separate_probs, separate, strict=True) if e["lang"] == lang],
                 [e for e in separate if e["lang"] == lang],
                 DEFAULT_BAND,
             )
@@ -147,12 +147,12 @@ def format_corrections(entries: list, jev, shown: int = 20) -> str:
     if not examples:
         return "corrections: none yet (POST /api/nests/{id}/messages/{msg_id}/kind teaches Jev)"
     tops = [KINDS[row.argmax()] for row in jev.probs_many(examples)]
-    right = sum(1 for top, e in zip(tops, examples) if top == e["kind"])
+    right = sum(1 for top, e in zip(tops, examples, strict=True) if top == e["kind"])
     out = [
         f"corrections: {len(examples)} messages; the shipped local Jev (without them) now gets {right} right",
         *(
             f"  {e['msg_id']}: {e['was']} -> {e['kind']} (shipped Jev: {top}) {e['text'][:60]!r}"
-            for top, e in list(zip(tops, examples))[-shown:]
+            for top, e in list(zip(tops, examples, strict=True))[-shown:]
         ),
     ]
     for entry in (e for e in entries if e.get("question") == "relearn"):

@@ -262,8 +262,10 @@ class Flock:
         jobs = {"solo": [item.text], "split": triage.subtasks, "murder": [item.text] * sentry.MURDER_SIZE}[mode]
         picks = self.nests.pick(lst.nest_id, len(jobs))
         used = {name for name, _ in picks}
-        results = await asyncio.gather(*(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks)))
-        done = [(job, result) for job, result in zip(jobs, results) if result is not None]
+        results = await asyncio.gather(
+            *(self._job(lst, item_id, job, pick, used) for job, pick in zip(jobs, picks, strict=True))
+        )
+        done = [(job, result) for job, result in zip(jobs, results, strict=True) if result is not None]
         if not done:
             return self._skip(lst, item_id, Skip.FAILURE)
         crows = [crow for _, (crow, _) in done]

@@ -93,7 +93,7 @@ def _lines(text: str, kind: str) -> list:
 def _earlier_selves(text: str) -> list:
     marks = list(EARLIER_SELF.finditer(text))
     out = []
-    for mark, following in zip(marks, marks[1:] + [None]):
+    for mark, following in zip(marks, marks[1:] + [None], strict=True):
         body = text[mark.end() : following.start() if following else len(text)].strip()
         out.append(Entry(mark.group(1), "self", "", body))
     return out
