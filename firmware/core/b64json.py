@@ -6,19 +6,19 @@ image is encoded CHUNK bytes at a time (a multiple of 3, so no padding appears
 mid-stream) straight from a memoryview, and each piece goes to the wire.
 The largest allocation here is one encoded chunk: CHUNK * 4 / 3 bytes.
 
-A running body keeps little room in one piece: at 256K on the unix port, once
-the loader's import of the simulator's `machine` double had taken 25 KB, every
-/look failed asking for a 1025-byte piece while 20 KB was free in smaller holes
-(docs/firmware.md, "Memory"). With that fixed, 1 KB pieces fit again after
-many utterances (tests/firmware/test_heap_look.py). 256-byte pieces were tried:
-under the CPython simulator the serial link then lost a /look mid-frame (the
-firmware restarted during the write; tests/firmware/test_firmware_hostile.py),
-which is not understood yet, so the pieces stay at 1 KB.
+A running body keeps little room in one piece: at 256K on the unix port it has
+~20-26 KB free, none of it in a run much over 2 KB (docs/firmware.md, "Memory"),
+and on the UIFlow2 doubles most /looks failed asking for a 1025-byte piece
+(tools/bench-robot-soak). So a piece is 512 characters (one 513-byte
+allocation). 256-byte pieces were tried once and the CPython simulator's
+serial link then lost a /look mid-frame (tests/firmware/test_firmware_hostile.py,
+3 of 3); with 512 that test passes (3 of 3), and why 256 failed is still not
+understood.
 """
 
 import binascii
 
-CHUNK = 768  # 3 * 256 input bytes -> 1024 base64 characters per piece
+CHUNK = 384  # 3 * 128 input bytes -> 512 base64 characters per piece
 
 
 class ImageBody:
