@@ -83,14 +83,16 @@ def test_replaced_changes_a_nested_value_and_leaves_the_original():
     assert (changed.loop.max_sleep_minutes, changed.quiet, cfg.loop.max_sleep_minutes) == (2, True, 60)
 
 
-@pytest.mark.parametrize("command", ["ears", "tts", "flock"])
+@pytest.mark.parametrize("command", ["ears", "tts", "flock", "soul"])
 def test_each_commands_flags_are_its_tables(command, monkeypatch):
 
     from soulstack.ears.commands import EarsSettings
     from soulstack.flock.config import FlockSettings
     from soulstack.tts.commands import TtsSettings
 
-    table = {"ears": EarsSettings, "tts": TtsSettings, "flock": FlockSettings}[command]
+    from soulstack.soul.config import SoulConfig
+
+    table = {"ears": EarsSettings, "tts": TtsSettings, "flock": FlockSettings, "soul": SoulConfig}[command]
     for meta in (meta for _, meta in flag_options(table) if meta.env):
         monkeypatch.delenv(meta.env, raising=False)
     from soulstack.cli import build_parser
@@ -108,6 +110,8 @@ def test_each_commands_flags_are_its_tables(command, monkeypatch):
         "--insecure-no-token",
         "--config",
         "--verbose",
+        "--init",  # the soul's: it writes a starter config and exits
+        "--host",  # the soul's: where it listens is its process's, not its config's
     }
     assert with_flags(table(), parser.parse_args([command])) == table()  # nothing given: the table's defaults
 

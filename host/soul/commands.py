@@ -18,12 +18,9 @@ def register(subparsers):
     )
     parser.add_argument("--init", action="store_true", help="write a starter config for the terminal body and exit")
     parser.add_argument("--host", default="127.0.0.1", help="address the soul's HTTP server binds (default 127.0.0.1)")
-    parser.add_argument(
-        "--port",
-        type=int,
-        metavar="PORT",
-        help="port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)",
-    )
+    from soulstack.config_checks import add_flags
+
+    add_flags(parser, config.SoulConfig)  # --port: nudge.port, from the soul's table
     parser.add_argument(
         "--verbose", action="store_true", help="also log every HTTP request the soul makes (model calls)"
     )
@@ -34,7 +31,7 @@ def register(subparsers):
 
 
 def handle(args) -> int:
-    from soulstack.config_checks import port, replaced
+    from soulstack.config_checks import port, with_flags
     from soulstack.errors import UsageError
 
     path = config.resolve_path(args.config)
@@ -45,7 +42,8 @@ def handle(args) -> int:
             return 0
         cfg, warnings = config.load(path)
         if args.port is not None:  # converse.port and health.port follow it unless the config sets them
-            cfg = replaced(cfg, {("nudge", "port"): port()("--port", args.port)})
+            port()("--port", args.port)  # checked as the file's nudge.port is
+        cfg = with_flags(cfg, args)
     except config.ConfigError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written

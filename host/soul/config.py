@@ -185,7 +185,13 @@ class Log:
 
 @dataclasses.dataclass(frozen=True)
 class Nudge:
-    port: int = option(DEFAULT_PORT, port(), "the soul's HTTP port")
+    port: int = option(
+        DEFAULT_PORT,
+        port(),
+        "port of the soul's HTTP server, instead of the config's nudge.port (default 9202; 0: any free port)",
+        flag="--port",
+        metavar="PORT",
+    )
     token: str | None = option(None, string(optional=True), "the bearer token of /nudge (else $NUDGE_TOKEN)")
     # After a waking that took nudges, later ones wait this long and wake it together
     # (a person's words: a few seconds); host/soul/inbox.py.
