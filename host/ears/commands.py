@@ -155,7 +155,7 @@ async def soul_language(soul_url: str, token: str | None) -> str | None:
                 if response.status == 200:
                     language = (await response.json()).get("language")
                     return language if language in ("en", "zh") else None
-    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+    except (TimeoutError, aiohttp.ClientError, ValueError):
         pass
     return None
 
