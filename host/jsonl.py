@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Reading:
         return self.good_end == self.size and (self.ends_with_newline or self.size == 0)
 
 
-def read_records(path, take: Callable[[object], object]) -> Reading:
+def read_records(path, take: Callable[[Any], object]) -> Reading:
     """Call `take` with each line's JSON value, in order. A line that is not JSON, or that
     `take` refuses (ValueError, KeyError, TypeError), is skipped and listed; a bad line in the
     middle stays in the file, a bad last line is left out of the good part. FileNotFoundError

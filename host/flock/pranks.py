@@ -24,7 +24,7 @@ class Pranks:
         self.store = store
         self.clock = clock
         self.per_minute = per_minute
-        self.recent = defaultdict(deque)  # requester -> times of accepted lists
+        self.recent: defaultdict[str, deque] = defaultdict(deque)  # requester -> times of accepted lists
 
     def check(self, requester: str) -> tuple | None:
         """Before accepting a list: None to go ahead, or (message, cooldown_s) to refuse with 429."""

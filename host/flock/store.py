@@ -113,10 +113,12 @@ class Store:
     # --- events ----------------------------------------------------------
     def append_event(self, list_id: str, name: str, data: str) -> int:
         cursor = self.db.execute("INSERT INTO events (list_id, name, data) VALUES (?, ?, ?)", (list_id, name, data))
+        assert cursor.lastrowid is not None, "an INSERT gives its row's id"
         return cursor.lastrowid
 
     def events_after(self, after_id: int, list_id: str | None = None) -> list:
         """[(id, name, data)] after `after_id`, oldest first, for one list or all."""
+        args: tuple
         if list_id is None:
             sql, args = "SELECT id, name, data FROM events WHERE id > ? ORDER BY id", (after_id,)
         else:

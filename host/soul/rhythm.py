@@ -19,7 +19,9 @@ def zone(name: str | None) -> tzinfo:
     """The soul's timezone; None is the machine's local zone."""
     if name:
         return ZoneInfo(name)
-    return datetime.now().astimezone().tzinfo
+    local = datetime.now().astimezone().tzinfo
+    assert local is not None, "astimezone() gives an aware time"
+    return local
 
 
 def is_night(hour: int, start: int, end: int) -> bool:

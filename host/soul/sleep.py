@@ -53,7 +53,7 @@ class Sleep:
         """Wait for a reminder's try, raced against a person: a nudge or words (the wake), or nudges
         waiting for their interval (`due`). The clock does not run on by itself meanwhile: the alarm
         or another reminder would need the same body, busy with this sentence (a minute at most)."""
-        waits = {asyncio.ensure_future(self.wake.wait())}
+        waits: set[asyncio.Future] = {asyncio.ensure_future(self.wake.wait())}
         if due is not None:
             waits.add(asyncio.ensure_future(self.soul.clock.sleep(due)))
         try:

@@ -74,7 +74,7 @@ def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     return out
 
 
-_taps_made = {}
+_taps_made: dict = {}
 
 
 def _taps(up: int, down: int) -> np.ndarray:

@@ -40,7 +40,9 @@ class DataError(ValueError):
 
 def read_nests(path: Path) -> list:
     """-> every message of the file, in order, each with its context. DataError names a bad line."""
-    messages, conv, earlier = [], None, []
+    messages: list = []
+    conv = None
+    earlier: list = []
     for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):

@@ -71,7 +71,7 @@ class JevLog:
     def read(self) -> list:
         if not self.path.exists():
             return []
-        entries = []
+        entries: list = []
         read_records(self.path, entries.append)  # a line cut short by a power cut is skipped; the rest is intact
         return entries
 

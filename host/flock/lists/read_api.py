@@ -63,7 +63,8 @@ def verdict_note(target: str, verdict: str, item: ItemRow) -> str:
 def by_item(events: list) -> tuple[dict, str | None]:
     """A list's (id, name, data) event rows parsed once: {item_id: [(name, fields)]}, oldest first,
     and the time the list finished (None while it works)."""
-    grouped, finished_at = {}, None
+    grouped: dict = {}
+    finished_at = None
     for _id, name, data in events:
         fields = json.loads(data)
         if name == ListFinished.NAME:

@@ -85,7 +85,7 @@ class Nests:
         else:
             core, others = list(ROSTER_NAMES), []  # `todo`: the whole roster is home
         turn = self.rotation.setdefault(nest_id, [0, 0])
-        chosen = []
+        chosen: list[tuple[str, bool]] = []
         for slot, pool, borrowed in ((0, core, False), (1, others, True)):
             for _ in range(len(pool)):
                 if len(chosen) >= count:

@@ -152,7 +152,7 @@ class ReplyCatcher:
         self.pieces: list[str] = []  # what has been said so far, sentence by sentence
         self._future = asyncio.get_running_loop().create_future()
         self._news = asyncio.Event()
-        self._speak_ids = set()  # speak calls the voice stack delivers
+        self._speak_ids: set[str] = set()  # speak calls the voice stack delivers
         self._streamed = False  # the message now forming was seen as a stream
         self._block, self._words = None, FirstWords()  # the text block streaming now
 

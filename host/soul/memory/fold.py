@@ -132,12 +132,12 @@ def with_summary(messages: list, summary: str | None, lang) -> list:
 def summary_request(folded: list, instruction: str) -> list:
     """A valid request history that ends with `instruction` in a user turn: for a model summarizer,
     lang.TEXT["summary_instruction"] asks it to summarize `folded`."""
-    instruction = TextBlock(instruction)
+    asked = TextBlock(instruction)
     messages = list(folded)
     if messages and messages[-1].role == "user":
-        messages[-1] = Message("user", list(messages[-1].content) + [instruction])
+        messages[-1] = Message("user", list(messages[-1].content) + [asked])
     else:
-        messages.append(Message("user", [instruction]))
+        messages.append(Message("user", [asked]))
     return messages
 
 

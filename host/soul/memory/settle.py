@@ -32,7 +32,8 @@ def settle_earlier_calls(messages: list, current_start: int, waking_starts, tool
     A call's results are in the message right after it (Session.history coalesces them there)."""
     header = lang.TEXT["settled_header"]
     last_replies = _last_replies(messages, current_start, set(waking_starts))
-    out, settling = [], {}  # settling: {call id: call} of the reply just before
+    out: list = []
+    settling: dict = {}  # settling: {call id: call} of the reply just before
     for index, message in enumerate(messages):
         if settling:
             out.append(_answered(message, settling, header))

@@ -61,6 +61,7 @@ class Store:
             return self  # Life said so (the soul sees it); nothing is written over it unread
         if not text.strip():
             return self
+        data: dict | None
         try:
             data = self._parse(text)
         except (ValueError, TypeError, AttributeError) as error:

@@ -63,6 +63,7 @@ def parse_at(text: str, now: datetime, *, roll: bool = False) -> datetime:
     to come, so "08:00" said at 09:00 is tomorrow's. WhenError("bad_at") if unreadable."""
     words = " ".join(text.strip().lower().split())
     tz = now.tzinfo
+    assert tz is not None, "now is an aware instant"
     match = _DATE_TIME.match(words)
     if match:
         return localize(_wall(text, *(int(part or 0) for part in match.groups())), tz)
@@ -86,7 +87,7 @@ def parse_at(text: str, now: datetime, *, roll: bool = False) -> datetime:
 def _wall(text: str, *parts: int) -> datetime:
     """A naive wall time from its parts; WhenError("bad_at") for one no calendar has (25:00, February 30th)."""
     try:
-        return datetime(*parts)
+        return datetime(*parts)  # type: ignore[arg-type]  # year, month, day, hour, minute, second
     except ValueError:
         raise WhenError("bad_at", text) from None
 
@@ -97,12 +98,12 @@ def resolve(now: datetime, at: str | None, after: str | None, repeat: str | None
         raise WhenError("both")
     if not at and not after:
         raise WhenError("neither")
-    when = parse_at(at, now, roll=repeat is not None) if at else now + parse_after(after)
+    when = parse_at(at, now, roll=repeat is not None) if at else now + parse_after(after or "")
     when = when.astimezone(now.tzinfo)
     if when <= now:
-        raise WhenError("past", at or after)
+        raise WhenError("past", at or after or "")
     if when - now > MAX_AHEAD:
-        raise WhenError("too_far", at or after)
+        raise WhenError("too_far", at or after or "")
     return when
 
 

@@ -71,7 +71,14 @@ class SoulTool:
         return Tool(self.name, self.description, schema)
 
 
-JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+}
 
 
 def input_problem(tool: SoulTool, arguments) -> str | None:
@@ -85,7 +92,7 @@ def input_problem(tool: SoulTool, arguments) -> str | None:
         schema = tool.parameters.get(name)
         if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
             continue  # an extra field (models add some) or a type we do not check here
-        wanted = JSON_TYPES.get(schema.get("type"))
+        wanted = JSON_TYPES.get(schema["type"])
         if wanted and (not isinstance(value, wanted) or (isinstance(value, bool) and wanted is not bool)):
             return f"{name} must be a {schema['type']}"
     return None
@@ -168,7 +175,9 @@ class Toolbox:
         """The words `call` says aloud to the person ("" when it gives none); None unless it speaks."""
         if not self.speaks(call.name):
             return None
-        return str(call.input.get(self.facts(call.name).gist, ""))
+        tool = self.facts(call.name)
+        assert tool is not None, "a tool that speaks is known"
+        return str(call.input.get(tool.gist, ""))
 
     async def run(self, soul, call: ToolCall) -> tuple:
         """(ToolResult, ok) for one call. Never raises for a tool's own failure."""

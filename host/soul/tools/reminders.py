@@ -20,14 +20,14 @@ def _repeat_words(words: dict, repeat: str | None) -> str:
 
 async def remind(soul, words: str, at: str = "", after: str = "", who: str = "", repeat: str = "") -> Outcome:
     text = soul.lang.TEXT["reminders"]
-    said, repeat = " ".join(words.split()), repeat.strip().lower() or None
+    said, repeating = " ".join(words.split()), repeat.strip().lower() or None
     store = soul.reminders.store
     problem = None
     if not said:
         problem = text["no_words"]
     elif len(said) > MAX_WORDS_CHARS:
         problem = text["too_long"].format(limit=MAX_WORDS_CHARS)
-    elif repeat is not None and repeat not in REPEATS:
+    elif repeating is not None and repeating not in REPEATS:
         problem = text["bad_repeat"]
     elif len(store.reminders) >= MAX_PENDING:
         problem = text["too_many"].format(limit=MAX_PENDING)
@@ -35,16 +35,16 @@ async def remind(soul, words: str, at: str = "", after: str = "", who: str = "",
         return Outcome.text(problem, ok=False)
     now = soul.local_now()
     try:
-        when = resolve(now, at.strip() or None, after.strip() or None, repeat)
+        when = resolve(now, at.strip() or None, after.strip() or None, repeating)
     except WhenError as error:
         return Outcome.text(text[error.key].format(value=error.value), ok=False)
-    reminder = store.add(said, " ".join(who.split()) or None, when, repeat)
+    reminder = store.add(said, " ".join(who.split()) or None, when, repeating)
     first = localize(reminder.wall_time(), soul.tz)  # a weekdays reminder may have moved off the weekend
     return Outcome.text(
         text["set"].format(
             id=reminder.id,
             when=describe(first, now, soul.lang),
-            repeat=_repeat_words(text, repeat),
+            repeat=_repeat_words(text, repeating),
             who=soul.reminders.who(reminder),
             words=said,
         )
