@@ -13,7 +13,8 @@ from soulstack.firmware.core import emotions, protocol as rules
 from soulstack.flash.provision import body_section
 from soulstack.protocol import shapes
 from soulstack.protocol.shapes import EmotionMap, ProtocolError
-from soulstack.soul.config import SPEC, starter
+from soulstack.config_checks import spec_of
+from soulstack.soul.config import SoulConfig, starter
 from soulstack.soul.tools.body import body_tools
 from tests.firmware.helpers import TESTS, micropython
 
@@ -74,7 +75,7 @@ def test_a_body_without_a_face_shows_the_nearest_it_has():
 def test_every_endpoint_list_is_the_firmwares():
     assert shapes.ENDPOINTS == rules.ENDPOINTS == ("status", "look", "speak", "express")
     assert tuple(body_section("http://robot", "t")["body"]["endpoints"]) == rules.ENDPOINTS
-    assert tuple(SPEC["body"]["endpoints"]) == tuple(starter()["body"]["endpoints"]) == rules.ENDPOINTS
+    assert tuple(spec_of(SoulConfig)["body"]["endpoints"]) == tuple(starter()["body"]["endpoints"]) == rules.ENDPOINTS
     everything = dict.fromkeys(rules.ENDPOINTS, "http://body")
     assert [tool.name for tool in body_tools(everything)] == ["body_status", "look", "speak", "express"]
 

@@ -56,7 +56,7 @@ def cfg_for(tmp_path, body, **overrides):
 
 
 def test_keep_warm_is_on_by_default_and_must_be_a_boolean():
-    assert config.from_dict({})[0]["model"]["keepWarm"] is True
+    assert config.from_dict({})[0].model.keep_warm is True
     with pytest.raises(config.ConfigError, match="model.keepWarm"):
         config.from_dict({"model": {"keepWarm": "yes"}})
 

@@ -66,7 +66,7 @@ async def test_words_that_arrive_mid_turn_bring_the_main_mind_for_the_rest_of_th
 def test_routine_is_a_model_id_or_nothing(tmp_path):
     cfg, _ = from_dict({"soulDir": str(tmp_path), "model": {"routine": ROUTINE}})
     assert cfg.model.routine == ROUTINE
-    assert from_dict({"soulDir": str(tmp_path)})[0]["model"]["routine"] is None
+    assert from_dict({"soulDir": str(tmp_path)})[0].model.routine is None
     try:
         from_dict({"soulDir": str(tmp_path), "model": {"routine": 3}})
     except ConfigError as error:
