@@ -112,3 +112,17 @@ def test_the_cable_only_flags_are_refused_over_wifi():
     for flags, named in ((["--servo", "none"], "--servo"), (["--device", "/dev/x"], "--device")):
         done = flash("--over-wifi", "http://192.168.1.23", "--token", "t", "--dry-run", *flags)
         assert done.returncode == 2 and f"{named}: only for the cable" in done.stderr, done.stderr
+
+
+def test_the_robot_is_given_the_souls_language_for_its_own_words():
+    done = flash(*WIFI, "--lang", "zh")
+    assert done.returncode == 0, done.stderr
+    config = written_config(done.stdout)
+    assert config["lang"] == "zh"
+    sys.path.insert(0, str(ROOT / "firmware"))
+    from core import config as firmware_config  # the robot's own check of what is written
+
+    assert firmware_config.parse(json.dumps(config))[0]["lang"] == "zh"
+    with pytest.raises(firmware_config.ConfigError, match='"lang"'):
+        firmware_config.parse(json.dumps({**config, "lang": "fr"}))
+    assert written_config(flash(*WIFI).stdout)["lang"] == "en"  # no --lang: English, as before
