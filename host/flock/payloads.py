@@ -12,7 +12,7 @@ their bytes (an old flock's log replays unchanged). `ts` is no field: `emit` sta
 
 from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
-from typing import ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 
 class Verdict(StrEnum):
@@ -61,46 +61,43 @@ class StartedItem(TypedDict):
     text: str
 
 
-def optional():
+def optional() -> Any:  # dataclasses.field's own trick: a default that type-checks as the field's type
     """A field the wire leaves out while it is None (crow.landed's `error`)."""
     return field(default=None, metadata={"optional": True})
 
 
-def wire_name(name: str):
+def wire_name(name: str) -> Any:
     """A field whose wire name is a Python keyword (trust.changed's `from`)."""
     return field(metadata={"wire": name})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListEvent:
-    """An event of the list streams: every payload has `list_id` (and `ts`, from emit)."""
+class Event:
+    """What every declaration has: its wire name."""
 
     NAME: ClassVar[str] = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListEvent(Event):
+    """An event of the list streams: every payload has `list_id` (and `ts`, from emit)."""
+
     # The fields that make it one of a kind within its list: told once (Flock._emit_once asks the
     # store for an event with these values before telling it again after a storage fault).
-    ONCE_BY: ClassVar[tuple] = ()
+    ONCE_BY: ClassVar[tuple[str, ...]] = ()
 
     list_id: str
 
-    def payload(self, ts: str) -> dict:
+    def payload(self, ts: str) -> dict[str, Any]:
         """The wire payload: `list_id`, `ts`, then the fields in order, with their wire names."""
-        payload = {"list_id": self.list_id, "ts": ts}
+        payload: dict[str, Any] = {"list_id": self.list_id, "ts": ts}
         for attr, name, omit in _layout(type(self))[1:]:
             value = getattr(self, attr)
             if not (omit and value is None):
                 payload[name] = value
         return payload
 
-    def wire(self) -> dict:
-        """The payload's fields besides `ts`, in wire order, with their wire names."""
-        payload = {}
-        for attr, name, omit in _layout(type(self)):
-            value = getattr(self, attr)
-            if not (omit and value is None):
-                payload[name] = value
-        return payload
-
-    def once_by(self) -> dict:
+    def once_by(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.ONCE_BY}
 
 
@@ -203,10 +200,10 @@ class ListFinished(ListEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NestMessage:
+class NestMessage(Event):
     """The nest stream's one event: its payload is the whole stored message record."""
 
-    NAME: ClassVar[str] = "nest.message"
+    NAME = "nest.message"
     nest_id: str
     ts: str
     msg_id: str  # <nest_id>-<n>
@@ -217,7 +214,7 @@ class NestMessage:
     refers_to: str
     tagged_by: str  # jev / header / disagreement / default
 
-    def wire(self) -> dict:
+    def wire(self) -> dict[str, str]:
         return {attr: getattr(self, attr) for attr, _, _ in _layout(type(self))}
 
 
@@ -235,12 +232,14 @@ LIST_EVENTS: tuple[type[ListEvent], ...] = (
     RequesterPranked,
     ListFinished,
 )
-BY_NAME: dict[str, type] = {cls.NAME: cls for cls in (*LIST_EVENTS, NestMessage)}
+DECLARED: tuple[type[Event], ...] = (*LIST_EVENTS, NestMessage)
+BY_NAME: dict[str, type[Event]] = {cls.NAME: cls for cls in DECLARED}
 
-_LAYOUTS: dict[type, tuple] = {}
+Layout = tuple[tuple[str, str, bool], ...]
+_LAYOUTS: dict[type[Event], Layout] = {}
 
 
-def _layout(cls) -> tuple:
+def _layout(cls: type[Event]) -> Layout:
     """[(attribute, wire name, left out when None)] of a declaration, worked out once per class."""
     layout = _LAYOUTS.get(cls)
     if layout is None:
@@ -250,13 +249,13 @@ def _layout(cls) -> tuple:
     return layout
 
 
-def field_names(cls) -> list[str]:
+def field_names(cls: type[Event]) -> list[str]:
     """A declaration's wire fields, in order (list events: `list_id`, then `ts`, then the rest)."""
     names = [name for _, name, _ in _layout(cls)]
     return names[:1] + ["ts"] + names[1:] if issubclass(cls, ListEvent) else names
 
 
-def at(cls, name: str) -> str:
+def at(cls: type[Event], name: str) -> str:
     """SQLite's json path to a declared field of the stored payload, `$.<name>`; an undeclared name
     fails at import, so the store's queries name only what the declarations name."""
     if name not in field_names(cls):
@@ -264,23 +263,24 @@ def at(cls, name: str) -> str:
     return f"$.{name}"
 
 
-def optional_fields(cls) -> list[str]:
+def optional_fields(cls: type[Event]) -> list[str]:
     return [name for _, name, omit in _layout(cls) if omit]
 
 
-def loose(name: str, payload: dict):
+def loose(name: str, payload: dict[str, Any]) -> Any:
     """An event as read back from a log or a listener (robot.py): the declaration of `name` with each
     field the payload holds, and None for each it lacks; None for a name nobody declared."""
     cls = BY_NAME.get(name)
     if cls is None:
         return None
+    # Any: the caller tells the declarations apart with isinstance, and a lacking field reads as None.
     event = object.__new__(cls)
     for attr, wire, _ in _layout(cls):
         object.__setattr__(event, attr, payload.get(wire))
     return event
 
 
-def catalogue() -> dict:
+def catalogue() -> dict[str, dict[str, Any]]:
     """What `/api/ui` serves: each event's wire name under its declaration's name (the page's E, in
     host/flock/web/events.js), its wire fields, and the skip reasons' codes and words."""
     return {
@@ -290,7 +290,7 @@ def catalogue() -> dict:
     }
 
 
-def _required(cls) -> None:
+def _required(cls: type[Event]) -> None:
     # A declaration's fields must all be given at construction, except the optional ones: a default
     # would let an emit leave a field out without anyone noticing.
     for f in fields(cls):

@@ -9,6 +9,7 @@ written now reads the same to an older one (tests/flock/test_flock_rows.py).
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class ItemState(StrEnum):
@@ -40,7 +41,7 @@ class Triage:
     needs_approval: bool = False  # decided by trust after the Sentry's call
 
     @classmethod
-    def of(cls, call: dict, needs_approval: bool = False) -> "Triage":
+    def of(cls, call: dict[str, Any], needs_approval: bool = False) -> "Triage":
         """From sentry.normalize's dict (or a stored one: an older row lacking a key reads as empty)."""
         return cls(
             mode=call["mode"],
@@ -50,7 +51,7 @@ class Triage:
             needs_approval=bool(call.get("needs_approval", needs_approval)),
         )
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """The item.triaged event's fields, and the stored JSON's keys, in their order."""
         return {
             "mode": self.mode,
@@ -78,7 +79,7 @@ class ListRow:
 LIST_COLUMNS = ("list_id", "requester", "nest_id", "token_budget", "tokens_used", "finished", "created")
 
 
-def list_row(row: tuple) -> ListRow:
+def list_row(row: tuple[Any, ...]) -> ListRow:
     values = dict(zip(LIST_COLUMNS, row, strict=True))
     values["finished"] = bool(values["finished"])  # stored 0/1
     return ListRow(**values)
@@ -99,7 +100,7 @@ class ItemRow:
 ITEM_COLUMNS = ("item_id", "list_id", "n", "text", "state", "triage", "answer", "crows")
 
 
-def item_row(row: tuple) -> ItemRow:
+def item_row(row: tuple[Any, ...]) -> ItemRow:
     item_id, list_id, n, text, state, triage, answer, crows = row
     return ItemRow(
         item_id=item_id,

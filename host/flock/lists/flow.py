@@ -32,21 +32,9 @@ from dataclasses import dataclass, replace
 from soulstack.flock.lists import sentry
 from soulstack.flock.lists.approvals import Approvals
 from soulstack.flock.lists.banter import Banter
-from soulstack.flock.payloads import (
-    CrowFlying,
-    CrowLanded,
-    ItemAnswered,
-    ItemSkipped,
-    ItemTriaged,
-    ListEvent,
-    ListFinished,
-    ListStarted,
-    RequesterPranked,
-    Skip,
-    TrustChanged,
-    Verdict,
-    VerdictGiven,
-)
+from soulstack.flock.payloads import CrowFlying, CrowLanded, ItemAnswered, ItemSkipped, ItemTriaged, ListEvent
+from soulstack.flock.payloads import ListFinished, ListStarted, RequesterPranked, Skip, StartedItem, TrustChanged
+from soulstack.flock.payloads import Verdict, VerdictGiven
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.flock.rows import ItemRow, ItemState, ListRow, Triage
 from soulstack.llm.providers import complete_with_retry
@@ -79,7 +67,7 @@ class Flock:
         self.model, self.clock, self.config = model, clock, config
         self.approvals = Approvals(store, clock)
         self.calls = asyncio.Semaphore(config.max_model_calls)
-        self.used = {}  # list_id -> tokens spent so far
+        self.used: dict[str, int] = {}  # list_id -> tokens spent so far
         self.tasks: set = set()
         self.banter = Banter(store, events, clock, self._banter_call, self._spend, self._budget_left)
 
@@ -99,7 +87,7 @@ class Flock:
         return list_id
 
     def _started(self, lst: ListRow) -> None:
-        items = [{"item_id": item.item_id, "text": item.text} for item in self.store.items(lst.list_id)]
+        items = [StartedItem(item_id=item.item_id, text=item.text) for item in self.store.items(lst.list_id)]
         self.events.emit(
             ListStarted(
                 list_id=lst.list_id,
@@ -196,17 +184,20 @@ class Flock:
         """Carry `item` on from its stored state; one found mid-flight is skipped as `cut_short`."""
         item_id, state, triage = item.item_id, item.state, item.triage
         if state in IN_FLIGHT_STATES:
-            return self._skip(lst, item_id, cut_short)
+            self._skip(lst, item_id, cut_short)
+            return None
         if state == ItemState.QUEUED:
             async with work:
                 triage = await self._triage(lst, item)
             if triage is None:
                 return
             state = ItemState.AWAITING_TRIAGE if triage.needs_approval else ItemState.APPROVED
+        assert triage is not None, item_id  # past `queued`, the Sentry's call is stored with the item
         if state == ItemState.AWAITING_TRIAGE:
             verdict = await self._verdict(lst, item_id, "triage", ["flock"], triage.task_type)
             if not verdict.approves:
-                return self._skip(lst, item_id, Skip.of_triage(verdict))
+                self._skip(lst, item_id, Skip.of_triage(verdict))
+                return None
             self.store.set_item(item_id, ItemState.APPROVED)
             state = ItemState.APPROVED
         crows = item.crows
@@ -236,17 +227,20 @@ class Flock:
             call, tokens, trouble = await sentry.ask_sentry(complete, item.text)
         except ModelError as error:
             self._landed(lst, item_id, "Sentry", 0, str(error))
-            return self._skip(lst, item_id, Skip.FAILURE)
+            self._skip(lst, item_id, Skip.FAILURE)
+            return None
         self._landed(lst, item_id, "Sentry", tokens, trouble)
         if call is None:
-            return self._skip(lst, item_id, Skip.FAILURE)
+            self._skip(lst, item_id, Skip.FAILURE)
+            return None
         triage = Triage.of(call)
         abusive = triage.task_type == "abuse"
         triage = replace(triage, needs_approval=not abusive and not self.trust.trusted(["flock"], triage.task_type))
         self.events.emit(ItemTriaged(list_id=lst.list_id, item_id=item_id, **triage.fields()))
         if abusive:
             self.prank(lst.requester, *self.pranks.strike(lst.requester))
-            return self._skip(lst, item_id, Skip.ABUSIVE)
+            self._skip(lst, item_id, Skip.ABUSIVE)
+            return None
         if not triage.needs_approval:
             self._emit_once(VerdictGiven(list_id=lst.list_id, item_id=item_id, target="triage", verdict=Verdict.AUTO))
         state = ItemState.AWAITING_TRIAGE if triage.needs_approval else ItemState.APPROVED
@@ -267,7 +261,8 @@ class Flock:
         )
         done = [(job, result) for job, result in zip(jobs, results, strict=True) if result is not None]
         if not done:
-            return self._skip(lst, item_id, Skip.FAILURE)
+            self._skip(lst, item_id, Skip.FAILURE)
+            return None
         crows = [crow for _, (crow, _) in done]
         self.banter.start(lst, item_id, item.text, crows)  # an aside: nothing waits for it
         if mode == "solo":
@@ -275,7 +270,8 @@ class Flock:
         else:
             answer = await self._elder(lst, item, mode, done)
             if answer is None:
-                return self._skip(lst, item_id, Skip.FAILURE if self._budget_left(lst) else Skip.BUDGET)
+                self._skip(lst, item_id, Skip.FAILURE if self._budget_left(lst) else Skip.BUDGET)
+                return None
         needs_approval = not self.trust.trusted(crows, triage.task_type)
         self.events.emit(
             ItemAnswered(
@@ -422,7 +418,6 @@ class Flock:
     def _skip(self, lst: ListRow, item_id, reason: Skip) -> None:
         self._emit_once(ItemSkipped(list_id=lst.list_id, item_id=item_id, reason=reason))
         self.store.set_item(item_id, ItemState.SKIPPED)
-        return None
 
     def _emit_once(self, event: ListEvent) -> None:
         """Emit `event` unless its list has one like it already (its declaration's ONCE_BY fields
