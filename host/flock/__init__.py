@@ -12,8 +12,9 @@ Where things live:
     voice/   the flock's voice on the robot, and the told cursor that survives kill -9
     web/     the page: routes.py serves it, beside its HTML, CSS and JS modules
     rive/    the crows' Rive file, written from readable source (the page's default renderer)
-    shared by the rooms: store (SQLite), events (the event log and the one SSE fan-out),
-    journal, personas (+ crows.json), trust, pranks, request_bodies
+    shared by the rooms: store (SQLite) with rows (lists and items as typed rows), events (the
+    event log and the one SSE fan-out) with payloads (each event's name and fields, declared
+    once), journal, personas (+ crows.json), trust, pranks, request_bodies
 
 The path of a list: POST /api/lists (request_bodies) -> Flock.submit (lists/flow) -> the
 Sentry's triage (lists/sentry: solo, split or murder) -> the owner's verdict unless trusted ->
