@@ -28,6 +28,7 @@ largest block never under 8 KB.
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import random
@@ -274,8 +275,13 @@ class Soak:
         status, body = await self.post("/look", {"question": f"what do you see, {number}?"}, timeout_s=15)
         if status != 200:
             return f"/look answered {status}: {body[:200]!r}"
-        answer = json.loads(body)
-        return None if len(answer.get("image", "")) > 10000 else f"/look gave no image: {body[:200]!r}"
+        # A whole JPEG, from its start to its end marker: the fake camera's is QVGA-sized (~15 KB), the UIFlow2
+        # double's the bare 80x60 drawing (~1.5 KB), so its size says nothing.
+        try:
+            jpeg = base64.b64decode(json.loads(body)["image"], validate=True)
+        except (ValueError, KeyError, TypeError):
+            jpeg = b""
+        return None if jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9" else f"/look gave no image: {body[:200]!r}"
 
     async def speak(self, number):
         status, body = await self.post("/speak", {"text": f"{SENTENCES[number % len(SENTENCES)]} {number}."})
