@@ -64,3 +64,18 @@ async def test_an_owners_correction_over_http_refits_jev_in_the_background(tmp_p
         await flock.stop()
     assert relearned, "no re-fit was logged"
     assert relearned[0]["corrections"] == 1 and relearned[0]["kept"] in ("new", "previous")
+
+
+def test_the_llm_backends_local_fallback_learns_too(tmp_path):
+    from soulstack.flock.jev.judge import JudgeJev, WithFallback
+    from soulstack.flock.jev.llm import LlmJev
+    from soulstack.flock.jev.local import StartingJev
+    from soulstack.flock.jev.tagging import JevLog, Tagger
+
+    log = JevLog(tmp_path / "jev.jsonl")
+    fallback = StartingJev()
+    judge = JudgeJev(complete=None, fallback=fallback)
+    assert Tagger(judge, 0.55, log).learner.jev is fallback
+    logprobs = WithFallback(LlmJev("m", "http://127.0.0.1:9/v1"), fallback)
+    assert Tagger(logprobs, 0.55, log).learner.jev is fallback
+    assert Tagger(LlmJev("m", "http://127.0.0.1:9/v1"), 0.55, log).learner is None  # nothing local to re-fit

@@ -83,8 +83,10 @@ class Tagger:
         from soulstack.flock.jev.learn import Learner
 
         self.jev, self.band, self.jev_log = jev, band, jev_log
-        # Only the local Jev a server starts can be re-fitted from the owner's corrections.
-        self.learner = Learner(jev, jev_log) if hasattr(jev, "replace") else None
+        # Only the local Jev a server starts can be re-fitted from the owner's corrections: Jev itself,
+        # or the fallback of the LLM backends (soulstack.flock.jev.judge).
+        local = jev if hasattr(jev, "replace") else getattr(jev, "fallback", None)
+        self.learner = Learner(local, jev_log) if hasattr(local, "replace") else None
 
     async def tag(self, text: str, header: str, context: dict, options=None, history=(), nest_id: str = "") -> dict:
         """-> the decision: kind, tagged_by, probs, ... `context`: soulstack.flock.jev.context's fields.
