@@ -6,7 +6,6 @@ the current directory and main.py's arguments after its own name. It runs on
 the unix port (and on CPython for `--python`); it is never put on a robot.
 """
 
-
 try:
     # The board's own `machine` is there before boot.py runs, as it is built into a robot's firmware: imported
     # first, its double sits at the bottom of the heap on every boot alike (the simulator adds its size to the
