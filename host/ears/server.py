@@ -46,7 +46,7 @@ def audio_type_problem(content_type: str) -> str | None:
     kind, *params = [part.strip().lower().replace(" ", "") for part in content_type.split(";")]
     if kind != "audio/l16":
         return f"the stream is {kind or 'untyped'}, not audio/L16"
-    values = {}
+    values: dict = {}
     for param in params:
         name, _, value = param.partition("=")
         values.setdefault(name, set()).add(value)
@@ -70,11 +70,13 @@ class Ears:
         self.bodies = bodies  # name -> soul.Body
         self.max_bytes = max_seconds * RATE * 2
         self.max_seconds = max_seconds
-        self.streaming = set()  # names of bodies with a stream open
-        self.recent = OrderedDict()  # (body, id or digest) -> (when, words)
+        self.streaming: set[str] = set()  # names of bodies with a stream open
+        self.recent: OrderedDict[tuple, tuple] = OrderedDict()  # (body, id or digest) -> (when, words)
         self.stats = {"utterances": 0, "heard": 0, "no_words": 0, "failed": 0, "duplicates": 0, "answered": 0}
-        self.tasks = set()
-        self.timeline = []  # per heard utterance: wall-clock times of its stages (tools/bench-ears reads them)
+        self.tasks: set[asyncio.Task] = set()
+        self.timeline: list[
+            dict
+        ] = []  # per heard utterance: wall-clock times of its stages (tools/bench-ears reads them)
 
     # --- dedup ---
 

@@ -67,7 +67,8 @@ def merge(nudges: list) -> Nudge:
 def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
     """Groups to send, in order: a nudge with words (or a speaker, or `heard`) alone; plain reasons together
     up to `cap` characters."""
-    groups, size = [], 0
+    groups: list = []
+    size = 0
     for nudge in nudges:
         last = groups[-1] if groups else None
         fits = last is not None and last[-1].plain and size + len(SEPARATOR) + len(nudge.told) <= cap
@@ -284,7 +285,8 @@ class NudgeSender:
     def _outgoing(self) -> list:
         """What to send now, oldest first: nudges that may have reached the soul as they went, the rest
         (never received, and what the debouncer holds) packed anew."""
-        outs, loose = [], []
+        outs: list = []
+        loose: list = []
         for out in self._undelivered:
             if out.reached:
                 outs += [Outgoing.of(group) for group in pack(loose)] + [out]

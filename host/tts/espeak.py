@@ -15,8 +15,10 @@ from pathlib import Path
 from soulstack.tts.speech import TtsError, pcm_samples, to_robot
 
 VOICE_PATTERN = re.compile(r"^[A-Za-z0-9_+\-]{1,40}$")
-_voices = {}  # espeak-ng's path -> the voice names it knows (asked once: a process each time costs ~15 ms)
-_mandarin = {}  # espeak-ng's path -> the voice that reads Chinese characters as Mandarin there
+_voices: dict[
+    str, set[str]
+] = {}  # espeak-ng's path -> the voice names it knows (asked once: a process each time costs ~15 ms)
+_mandarin: dict[str, str] = {}  # espeak-ng's path -> the voice that reads Chinese characters as Mandarin there
 
 
 def program() -> str:
@@ -44,7 +46,7 @@ async def known_voices(espeak: str) -> set:
     if espeak in _voices:
         return _voices[espeak]
     listing = (await run([espeak, "--voices"])).decode(errors="replace").splitlines()[1:]
-    names = set()
+    names: set[str] = set()
     for line in listing:
         fields = line.split()
         if len(fields) >= 5:

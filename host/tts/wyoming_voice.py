@@ -29,7 +29,9 @@ class WyomingVoice:
 
     def __init__(self, uri: str):
         self.uri = check_uri(uri)
-        self.offers = []  # (program, its version, how many voices it lists) for each TTS program it describes
+        self.offers: list[
+            tuple
+        ] = []  # (program, its version, how many voices it lists) for each TTS program it describes
 
     async def describe_server(self):
         """Ask the server what it offers, then have it say a word (VoiceProblem when it cannot).
@@ -66,7 +68,8 @@ class WyomingVoice:
         from wyoming.tts import Synthesize, SynthesizeVoice
 
         request = Synthesize(text=sentence, voice=SynthesizeVoice(name=voice) if voice else None)
-        groups, size = [], 0  # runs of chunks in one format: (rate, width, channels, [bytes...])
+        groups: list[tuple] = []  # runs of chunks in one format: (rate, width, channels, [bytes...])
+        size = 0
         try:
             async with wyoming_link.client(self.uri, SENTENCE_TIMEOUT_S) as client:
                 await client.write_event(request.event())

@@ -85,7 +85,7 @@ class JudgeJev:
     def __init__(self, complete, fallback, samples: int = SAMPLES, budget_tokens: int = 100_000, model: str = ""):
         self.complete, self.fallback, self.samples = complete, fallback, samples
         self.budget_tokens, self.model = budget_tokens, model
-        self.spent = Counter()  # nest -> tokens Jev's judge spent there (since the flock started)
+        self.spent: Counter[str] = Counter()  # nest -> tokens Jev's judge spent there (since the flock started)
 
     async def _local(self, why: str, text: str, context: dict) -> Probs:
         probs = await self.fallback.kind_probs_async(text, **context)

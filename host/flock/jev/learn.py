@@ -27,7 +27,8 @@ CONTEXT_DEFAULTS = {"author_role": "crow", "to_role": "", "refers_kind": "", "re
 
 def corrected_examples(entries: list) -> list:
     """jev.jsonl entries -> labelled messages, one per corrected message (its latest correction)."""
-    decisions, corrections = {}, {}
+    decisions: dict = {}
+    corrections: dict = {}
     for entry in entries:
         if entry.get("question") == "kind" and "text" in entry:
             decisions[entry["msg_id"]] = entry

@@ -208,8 +208,8 @@ class McpClient:
                 if response.status == 404 and self.session_id:
                     raise SessionGone("forgot our session")
                 if response.status >= 400:
-                    body = (await response.text(errors="replace"))[:200].strip()
-                    raise McpError(f"answered HTTP {response.status}{': ' + body if body else ''}")
+                    said = (await response.text(errors="replace"))[:200].strip()
+                    raise McpError(f"answered HTTP {response.status}{': ' + said if said else ''}")
                 if message.get("method") == "initialize":
                     self.session_id = response.headers.get("Mcp-Session-Id")
                 if "id" not in message or "method" not in message:
@@ -337,7 +337,8 @@ def describe_item(item: dict) -> str:
 
 def to_outcome(result: dict, limit: int) -> Outcome:
     """A tools/call result as the soul's tool result: text (capped at `limit` characters) and images."""
-    texts, images = [], []
+    texts: list[str] = []
+    images: list = []
     for item in result.get("content") or []:
         if not isinstance(item, dict):
             continue
