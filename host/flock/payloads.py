@@ -282,9 +282,11 @@ def loose(name: str, payload: dict[str, Any]) -> Any:
 
 def catalogue() -> dict[str, dict[str, Any]]:
     """What `/api/ui` serves: each event's wire name under its declaration's name (the page's E, in
-    host/flock/web/events.js), its wire fields, and the skip reasons' codes and words."""
+    host/flock/web/events.js), the verdicts likewise (its V), each event's wire fields, and the skip
+    reasons' codes and words."""
     return {
         "names": {cls.__name__: cls.NAME for cls in BY_NAME.values()},
+        "verdicts": {verdict.name: verdict.value for verdict in Verdict},  # the page's V
         "fields": {cls.NAME: field_names(cls) for cls in BY_NAME.values()},
         "skip_reasons": {reason.code: reason.value for reason in Skip},
     }

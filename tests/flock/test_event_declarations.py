@@ -86,7 +86,7 @@ NESTED = {"item_id", "text"}  # list.started's items: [{item_id, text}]
 def test_the_page_names_events_only_through_the_served_names_and_reads_only_declared_fields():
     declared = payloads.catalogue()["names"]  # what /api/ui serves as `names`, the page's E
     fields = {field for cls in payloads.BY_NAME.values() for field in payloads.field_names(cls)} | NESTED
-    named, read = set(), set()
+    named, read, verdicts = set(), set(), set()
     for script in SCRIPTS:
         source = script.read_text()
         # No wire name as a string in the page's code (comments may say them). "verdict" is also a
@@ -95,11 +95,16 @@ def test_the_page_names_events_only_through_the_served_names_and_reads_only_decl
             spelt = [f'"{name}"', f"'{name}'"] if "." in name else [f'case "{name}"', f'=== "{name}"']
             assert not any(form in source for form in spelt), (script.name, name)
         named |= set(re.findall(r"\bE\.([A-Za-z]+)", source))
+        verdicts |= set(re.findall(r"\bV\.([A-Z]+)", source))
+        for verdict in payloads.Verdict:  # matched through V, never spelt
+            assert f'=== "{verdict.value}"' not in source and f'!== "{verdict.value}"' not in source, script.name
         read |= set(re.findall(r"\bd\.([a-z_]+)", source))  # `d`: an event's data, in every apply(name, d)
     assert named and named <= set(declared), named - set(declared)
     assert read and read <= fields, read - fields
+    assert verdicts and verdicts <= set(payloads.catalogue()["verdicts"]), verdicts
 
 
 def test_the_node_tests_know_the_event_names_the_page_is_served():
     recorded = json.loads((ROOT / "tests" / "web" / "event-names.json").read_text())
-    assert recorded == {"names": payloads.catalogue()["names"]}  # rewritten by tests/web/record.py
+    served = payloads.catalogue()
+    assert recorded == {"names": served["names"], "verdicts": served["verdicts"]}  # tests/web/record.py writes it

@@ -43,7 +43,8 @@ async def record(flock, text, verdicts):
 
 
 async def main():
-    NAMES.write_text(json.dumps({"names": catalogue()["names"]}, indent=1) + "\n")
+    served = catalogue()
+    NAMES.write_text(json.dumps({key: served[key] for key in ("names", "verdicts")}, indent=1) + "\n")
     fake, model = await start_fake_model(Brain())
     with tempfile.TemporaryDirectory() as data:
         flock = await Flock(Path(data), model=model, config=FlockConfig(heartbeat_s=1.0, model_backoff_s=0.01)).start()

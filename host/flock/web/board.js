@@ -4,7 +4,7 @@
 // All of it is rebuilt from the stream; `startOver` empties it for a fresh view.
 
 import { FlockInputs } from "/web/inputs.js";
-import { E } from "/web/events.js";
+import { E, V } from "/web/events.js";
 
 export class Board {
   // `ledger`: the trust ledger (ledger.js); `scene`: the sky where crows fly to their lists (scene.js).
@@ -20,7 +20,7 @@ export class Board {
     for (const record of this.inputs.apply(name, d)) this.renderer.input(record);
     this.scene.apply(name, d);
     // A judged verdict moves the ledger's streaks (a level change comes as trust.changed too).
-    if (name === E.VerdictGiven && d.verdict !== "auto") this.ledger.loadSoon();
+    if (name === E.VerdictGiven && d.verdict !== V.AUTO) this.ledger.loadSoon();
   }
 
   startOver() {

@@ -5,7 +5,9 @@
 // read only declared ones).
 
 export const E = {};
+export const V = {}; // the verdicts: V.APPROVED, V.REJECTED, V.AUTO, V.TIMEOUT (/api/ui's `verdicts`)
 
 export function learnEvents(ui) {
   Object.assign(E, ui.names);
+  Object.assign(V, ui.verdicts);
 }

@@ -8,7 +8,7 @@
 // The class remembers only what later events need (who is in the air, an item's crows, counts).
 
 import { STAGE, STAGES } from "./stages.js";
-import { E } from "./events.js";
+import { E, V } from "./events.js";
 
 export const MACHINES = {
   crow: { takeoff: "trigger", land: "trigger", fail: "trigger", talk: "trigger", listen: "trigger",
@@ -110,7 +110,7 @@ export class FlockInputs {
           set("item", d.item_id, "stage", STAGE.verdict);
           list.done.add(d.item_id);
           progress();
-          if (d.verdict === "approved" || d.verdict === "auto") {
+          if (d.verdict === V.APPROVED || d.verdict === V.AUTO) {
             for (const crow of this.crowsOf.get(d.item_id) || []) fire("crow", crow, "celebrate");
           }
         }
