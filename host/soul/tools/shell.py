@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from soulstack.exposure import is_loopback
 from soulstack.soul.tools import Outcome, SoulTool
@@ -159,7 +160,7 @@ class Fence:
         return Outcome.text(f"exit status {process.returncode}\n{text}", ok=process.returncode == 0)
 
     async def start(self, command: str, words: list, cwd: Path):
-        options = dict(
+        options: dict[str, Any] = dict(
             cwd=cwd,
             env=child_env(),
             stdin=asyncio.subprocess.DEVNULL,
@@ -232,6 +233,6 @@ def shell_tools(cfg: "SoulConfig") -> list:
 def shell_health(soul) -> dict:
     """The "shell" part of GET /health."""
     tool = soul.toolbox.builtin.get("shell")
-    if not isinstance(tool, ShellTool):
+    if not isinstance(tool, ShellTool) or tool.fence is None:
         return {"enabled": False}
     return tool.fence.health(soul.tz)
