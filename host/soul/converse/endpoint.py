@@ -132,7 +132,9 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     said = []  # what went out: all the person may have heard
-    watch = _on_hang_up(request, asyncio.current_task())
+    handler = asyncio.current_task()
+    assert handler is not None, "a request is handled in a task"
+    watch = _on_hang_up(request, handler)
     try:
         # The role goes out at once, so the voice stack sees a live answer.
         await _send(response, shape.chunk({"role": "assistant", "content": ""}, None, include_usage))

@@ -13,6 +13,7 @@ no default needs all five fields. Keys are id prefixes, like the defaults.
 
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from soulstack.llm.prices import DEFAULT_PRICES, Price, price_for
 from soulstack.llm.types import Usage
@@ -42,7 +43,7 @@ def prices_from_config(overrides: dict | None) -> dict:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"prices.{model_id}.{key} must be a number >= 0, not {json.dumps(value)}")
         base = price_for(model_id, table)
-        values = {_FIELDS[key]: float(value) for key, value in entry.items()}
+        values: dict[str, Any] = {_FIELDS[key]: float(value) for key, value in entry.items()}
         if base is None:
             missing = [key for key, name in _FIELDS.items() if name not in values]
             if missing:
@@ -93,8 +94,9 @@ class Meter:
     @classmethod
     def from_json(cls, data: dict | None) -> "Meter":
         data = data or {}
-        usage = Usage(
-            **{key: int(value) for key, value in (data.get("usage") or {}).items() if key in Usage.__dataclass_fields__}
-        )
+        counts: dict[str, Any] = {
+            key: int(value) for key, value in (data.get("usage") or {}).items() if key in Usage.__dataclass_fields__
+        }
+        usage = Usage(**counts)
         unpriced = [str(model) for model in data.get("unpriced") or [] if isinstance(model, str)]
         return cls(usage, float(data.get("usd", 0.0)), int(data.get("calls", 0)), unpriced)
