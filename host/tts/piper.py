@@ -200,9 +200,8 @@ def find_voice(spec: str, voice_dir: Path) -> tuple[str, Path]:
     candidate = voice_dir / f"{spec}.onnx"
     if candidate.is_file():
         return spec, candidate
-    name, packaged = packaged_voice() if spec == "en_US-joe-medium" else (None, None)
-    if packaged is not None:
-        return name, packaged
+    if spec == "en_US-joe-medium":
+        return packaged_voice()
     raise VoiceProblem(f"no Piper voice {spec}: there is no {candidate} (put NAME.onnx and NAME.onnx.json there)")
 
 

@@ -69,6 +69,7 @@ class Voices:
         if not isinstance(self.main, PiperVoice) or wanted in (None, self.main.language):
             return Choice(self.main)  # a Wyoming server's default voice: its language is its owner's choice
         # A language the Piper voice does not speak: espeak-ng's voice for it, or an honest 400.
+        assert asked is not None, "a language other than the main voice's was asked for by name"
         await espeak.check_voice(espeak.program(), asked)
         return Choice(EspeakVoice(asked), asked)
 
@@ -81,6 +82,7 @@ async def open_voices(spec: str, voice_dir: Path | None = None) -> Voices:
     voice_dir = voice_dir or default_voice_dir()
     kind, _, rest = spec.partition(":")
     note = "" if shutil.which("espeak-ng") else " (espeak-ng is not installed: sudo apt install espeak-ng)"
+    main: EspeakVoice | PiperVoice | WyomingVoice
     if kind == "espeak":
         main = EspeakVoice(rest or "en")
         if not note:
