@@ -1,8 +1,9 @@
 """An existing flock's data, written before lists, items and events were typed, loads and carries on
 byte for byte (soulstack.flock.rows, soulstack.flock.payloads).
 
-tests/flock/data/typed-rows-before.sql is the flock.db the flock wrote (commit 48eaa8d, its own code
-run with tests/flock/helpers' Brain and a ManualClock) after two lists: one whose three triages were
+tests/flock/data/typed-rows-before.sql is the flock.db the flock wrote (commit 52106e9, the last before
+events and rows were typed: its own code and tests/flock/helpers run from `git archive`, with the Brain
+and a ManualClock) after two lists: one whose three triages were
 approved (the flock's trust in research moved), one with an item done, one skipped as a failure, one
 triage rejected and one still waiting for its triage verdict. typed-rows-before.json is what that same
 code then did and answered after a restart: the waiting item approved twice, its list finished, and
