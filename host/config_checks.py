@@ -1,14 +1,15 @@
-"""Checking a JSON config file: the one style for the soul's and the flock's.
+"""Config tables and their checks: each option declared once, for the soul, the flock, ears and tts.
 
-A config is described by a spec: a dict whose leaves are `(default, check)`
-tuples and whose dicts are nested objects. `fill` overlays what the file gives
-on the defaults and runs every leaf's check. A wrong value raises ConfigError
-with one line naming the key path and what a valid value is
-(`loop.maxSleepMinutes must be a number >= 1, not 0`); a key the spec does not
-know is a warning, never an error, so an older or newer file still starts.
+A config is a frozen dataclass (a table) whose fields are `option(default, check, help, flag=...)`s
+and `section(...)`s (the tables section below says how). From it come the spec that `fill` reads a
+JSON file with, the typed object the program reads by attribute, and its argparse flags.
 
-It sits on the ground floor so every feature can use it without importing
-another feature (the soul's config and the flock's config both do).
+`fill` overlays what the file gives on the defaults and runs every leaf's check. A wrong value
+raises ConfigError with one line naming the key path and what a valid value is
+(`loop.maxSleepMinutes must be a number >= 1, not 0`); a key the spec does not know is a warning
+(with "did you mean" for a close one), never an error, so an older or newer file still starts.
+
+It sits on the ground floor so every feature can use it without importing another feature.
 """
 
 import copy
