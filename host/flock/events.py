@@ -16,9 +16,13 @@ What an event is (its name and fields) is declared once, in soulstack.flock.payl
 one of those declarations.
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse
@@ -27,6 +31,15 @@ from soulstack.flock import journal
 from soulstack.flock.payloads import ListEvent
 from soulstack.clocks import rfc3339
 from soulstack.serving import client_gone
+
+if TYPE_CHECKING:
+    from soulstack.clocks import Clock
+    from soulstack.flock.store import Store
+
+# What a subscriber's queue holds: (event id, framed bytes), or CLOSE.
+Entry = tuple[int, bytes]
+# What a stream replays: rows of (id, name, data) from the store, and the last id they reach.
+Missed = tuple[list[tuple[int, str, str]], int]
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +55,9 @@ class Subscriber:
 
     def __init__(self, key: str | None):
         self.key = key
-        self.queue: asyncio.Queue = asyncio.Queue(QUEUE_LIMIT)
+        self.queue: asyncio.Queue[Entry | object] = asyncio.Queue(QUEUE_LIMIT)
 
-    def offer(self, entry) -> bool:
+    def offer(self, entry: Entry | object) -> bool:
         try:
             self.queue.put_nowait(entry)
             return True
@@ -66,8 +79,8 @@ class Subscribers:
     replays from the store. `follow` adds a connection's subscriber and discards it at the end.
     """
 
-    def __init__(self):
-        self.live: set = set()
+    def __init__(self) -> None:
+        self.live: set[Subscriber] = set()
 
     def add(self, subscriber: Subscriber) -> None:
         self.live.add(subscriber)
@@ -75,7 +88,7 @@ class Subscribers:
     def discard(self, subscriber: Subscriber) -> None:
         self.live.discard(subscriber)
 
-    def send(self, key: str, entry) -> int:
+    def send(self, key: str, entry: Entry) -> int:
         """Offer `entry` to the subscribers of `key`; -> how many were dropped for falling behind."""
         dropped = 0
         for subscriber in list(self.live):
@@ -93,14 +106,14 @@ class Subscribers:
 
 
 class EventLog:
-    def __init__(self, store, clock):
+    def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
         self.subscribers = Subscribers()
         # In-process callables (event_id, name, payload), e.g. the robot's voice; never blocking.
-        self.listeners: list = []
+        self.listeners: list[Callable[[int, str, dict[str, Any]], object]] = []
 
-    def emit(self, event: ListEvent) -> dict:
+    def emit(self, event: ListEvent) -> dict[str, Any]:
         """Store, tell and stream one event (declared in soulstack.flock.payloads). -> its payload."""
         name, list_id = event.NAME, event.list_id
         payload = event.payload(rfc3339(self.clock.time()))
@@ -137,7 +150,7 @@ def parse_event_id(value: str, newest: int) -> int:
     return int(value)
 
 
-def where_to_start(request: web.Request, store, list_id: str | None) -> tuple:
+def where_to_start(request: web.Request, store: Store, list_id: str | None) -> tuple[int | None, int | None]:
     """-> (after, recent): replay events after id `after`, or (after None) the opening view of
     `recent` lists. Every value given is checked, even one that a stronger one overrides."""
     newest = store.last_event_id()
@@ -145,24 +158,25 @@ def where_to_start(request: web.Request, store, list_id: str | None) -> tuple:
     query_after = request.query.get("after")
     recent = request.query.get("recent")
     try:
-        header = None if header is None else parse_event_id(header, newest)
+        from_header = None if header is None else parse_event_id(header, newest)
     except ValueError:
         raise web.HTTPBadRequest(reason="Last-Event-ID must be an event id this server sent") from None
     try:
-        query_after = None if query_after is None else parse_event_id(query_after, newest)
+        from_query = None if query_after is None else parse_event_id(query_after, newest)
     except ValueError:
         raise web.HTTPBadRequest(reason=f"after must be an event id this server sent (0 to {newest})") from None
+    lists = None
     if recent is not None:
         if list_id is not None:
             raise web.HTTPBadRequest(reason="recent is for the all-lists stream; a list's stream replays it whole")
         if not (recent.isascii() and recent.isdigit() and 1 <= int(recent) <= RECENT_MAX):
             raise web.HTTPBadRequest(reason=f"recent must be a number of lists from 1 to {RECENT_MAX}")
-        recent = int(recent)
-    after = header if header is not None else query_after
+        lists = int(recent)
+    after = from_header if from_header is not None else from_query
     if after is not None:
         return after, None
-    if recent is not None:
-        return None, recent
+    if lists is not None:
+        return None, lists
     return (0 if list_id is not None else newest), None
 
 
@@ -173,8 +187,9 @@ async def stream(request: web.Request, events: EventLog, list_id: str | None, he
     # Subscribe before reading the store, so an event emitted in between is in one or the other.
     events.subscribers.add(subscriber)
 
-    def missed():
+    def missed() -> Missed:
         if recent is None:
+            assert after is not None, "where_to_start gives one of the two"
             rows = events.store.events_after(after, list_id)
             return rows, (rows[-1][0] if rows else after)
         # Everything up to `last` was either chosen for the view or deliberately left out;
@@ -185,7 +200,13 @@ async def stream(request: web.Request, events: EventLog, list_id: str | None, he
     return await follow(request, events.subscribers, subscriber, missed, heartbeat_s)
 
 
-async def follow(request: web.Request, subscribers: Subscribers, subscriber: Subscriber, missed, heartbeat_s: float):
+async def follow(
+    request: web.Request,
+    subscribers: Subscribers,
+    subscriber: Subscriber,
+    missed: Callable[[], Missed],
+    heartbeat_s: float,
+) -> web.StreamResponse:
     """Write `missed()` -> (rows of (id, name, data), last id), then the subscriber's live
     entries above that id, until the client leaves or the server closes the stream.
     The subscriber must already be in `subscribers` (so nothing falls in between)."""
@@ -209,7 +230,7 @@ async def follow(request: web.Request, subscribers: Subscribers, subscriber: Sub
             while not subscriber.queue.empty() and len(entries) < REPLAY_BATCH:
                 entries.append(subscriber.queue.get_nowait())
             closing = any(entry is CLOSE for entry in entries)
-            fresh = [entry for entry in entries if entry is not CLOSE and entry[0] > last]
+            fresh = [entry for entry in entries if isinstance(entry, tuple) and entry[0] > last]  # not CLOSE
             if fresh:
                 await _write(response, b"".join(data for _, data in fresh))
                 last = fresh[-1][0]
@@ -224,7 +245,7 @@ async def follow(request: web.Request, subscribers: Subscribers, subscriber: Sub
     return response
 
 
-async def _next_or_gone(queue: asyncio.Queue, gone: asyncio.Future):
+async def _next_or_gone(queue: asyncio.Queue[Entry | object], gone: asyncio.Future[Any]) -> Entry | object | None:
     """The queue's next entry, or None once the client has gone (whichever comes first)."""
     if not queue.empty():
         return queue.get_nowait()
