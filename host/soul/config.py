@@ -411,34 +411,40 @@ def load(path: Path) -> tuple[SoulConfig, list]:
     return secrets_from_environment(cfg), warnings
 
 
+def _defaults(table: type, *keys: str) -> dict:
+    """{key: its default} for these keys of one section of the table (the file's spelling)."""
+    spec = spec_of(table)
+    return {key: spec[key][0] for key in keys}
+
+
 def starter(language: str = "en") -> dict:
-    """The config `soulstack soul --init` writes: the terminal body, defaults spelled out."""
+    """The config `soulstack soul --init` writes: the terminal body, the defaults a person may
+    want to change spelled out (from the table, so they cannot drift from it)."""
     return {
-        "soulDir": "soul",
-        "timezone": None,
-        "model": {"provider": None, "id": None, "thinking": "off"},
-        "loop": {
-            "defaultSleepMinutes": 20,
-            "minSleepMinutes": 2,
-            "maxSleepMinutes": 60,
-            "errorSleepMinutes": 10,
-            "nightStartHour": 0,
-            "nightEndHour": 7,
-            "nightMaxSleepMinutes": 120,
-        },
+        **_defaults(SoulConfig, "soulDir", "timezone"),
+        "model": _defaults(Model, "provider", "id", "thinking"),
+        "loop": _defaults(
+            Loop,
+            "defaultSleepMinutes",
+            "minSleepMinutes",
+            "maxSleepMinutes",
+            "errorSleepMinutes",
+            "nightStartHour",
+            "nightEndHour",
+            "nightMaxSleepMinutes",
+        ),
         "body": {
-            "name": "the terminal",
+            **_defaults(Body, "name"),
             "endpoints": {name: f"{TERMINAL_BODY}/{name}" for name in ENDPOINTS},
         },
         "persona": {
-            "name": "Pip",
-            "human": DEFAULT_HUMAN,
+            **_defaults(Persona, "name", "human"),
             "notes": "Curious, warm, a little mischievous; never clingy.",
             "language": language,
         },
-        "log": {"streamThoughts": True},
-        "nudge": {"port": DEFAULT_PORT},
-        "shell": {"enabled": False},
+        "log": {"streamThoughts": True},  # unlike the default: a new soul's thoughts show in its log
+        "nudge": _defaults(Nudge, "port"),
+        "shell": _defaults(Shell, "enabled"),
         "mcp": [],
     }
 
