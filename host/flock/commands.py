@@ -37,7 +37,8 @@ def register(subparsers) -> None:
         description="Measure Jev on the held-out examples and on the decisions logged in <data>/jev.jsonl "
         "against the owner's corrections; write a reliability diagram.",
     )
-    report.add_argument("--data", default=".crows", help="the flock's data directory (default .crows)")
+    data = FlockSettings().data_dir  # the flock's own default folder, from its table
+    report.add_argument("--data", default=data, help=f"the flock's data directory (default {data})")
     report.add_argument("--png", help="where to write the diagram (default <data>/jev-reliability.png)")
     report.set_defaults(func=run_report)
     export = commands.add_parser(
