@@ -108,3 +108,13 @@ def test_the_node_tests_know_the_event_names_the_page_is_served():
     recorded = json.loads((ROOT / "tests" / "web" / "event-names.json").read_text())
     served = payloads.catalogue()
     assert recorded == {"names": served["names"], "verdicts": served["verdicts"]}  # tests/web/record.py writes it
+
+
+async def test_the_ui_serves_the_declarations(brainstem):
+    status, ui = await brainstem.get("/api/ui")
+    served = payloads.catalogue()
+    assert status == 200 and ui["events"] == [cls.NAME for cls in payloads.LIST_EVENTS]
+    assert ui["nest_event"] == payloads.NestMessage.NAME
+    for key in ("names", "verdicts", "fields", "skip_reasons"):
+        assert ui[key] == served[key], key
+    assert ui["skip_reasons"]["no_model"] == "no model configured"  # the code a program matches, the words
