@@ -5,9 +5,10 @@ The contract (docs/events.md) is the spec; these classes are its one statement i
 serves the names and fields to the page (`catalogue`). tests/flock/test_event_declarations.py checks
 docs/events.md against them, both ways.
 
-A declaration's field order is the wire's: `wire()` gives the payload's fields in exactly the order
-the flock wrote them before they were declared, so the SSE stream and the stored event log keep
-their bytes (an old flock's log replays unchanged). `ts` is no field: `emit` stamps it from the clock.
+A declaration's field order is the wire's: `payload(ts)` gives the fields in exactly the order the
+flock wrote them before they were declared, so the SSE stream and the stored event log keep their
+bytes (tests/flock/test_flock_rows.py: an older flock's log written back byte for byte). `ts` is no
+field of a list event: `emit` stamps it from the clock. `loose` reads a stored or heard payload back.
 """
 
 from dataclasses import MISSING, dataclass, field, fields
