@@ -305,7 +305,8 @@ def from_stackchan_soul(raw) -> bool:
     """Whether `raw` is a config written for stackchan-soul: said so, or only it uses these keys."""
     if not isinstance(raw, dict):
         return False
-    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
+    model = raw.get("model")
+    model = model if isinstance(model, dict) else {}
     return (
         raw.get("compat") == "stackchan-soul"
         or model.get("provider") == "amazon-bedrock"
@@ -317,7 +318,8 @@ def _with_defaults(raw: dict, defaults: dict) -> dict:
     """`raw` with `defaults` filled in where it says nothing (one level of sections)."""
     merged = dict(raw)
     for name, values in defaults.items():
-        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
+        given = raw.get(name)
+        given = given if isinstance(given, dict) else {}
         merged[name] = {**values, **given} if isinstance(raw.get(name, {}), dict) else raw[name]
     return merged
 
@@ -350,7 +352,8 @@ def _check_relations(cfg: SoulConfig):
 
 def _detect_language(raw: dict, cfg: SoulConfig, warnings: list) -> SoulConfig:
     """A persona written in Chinese with no persona.language (stackchan-soul had no such key) lives in Chinese."""
-    given = raw.get("persona") if isinstance(raw.get("persona"), dict) else {}
+    given = raw.get("persona")
+    given = given if isinstance(given, dict) else {}
     persona = cfg.persona
     if "language" in given or not chinese(" ".join((persona.name, persona.human, persona.notes))):
         return cfg
