@@ -15,6 +15,7 @@ block it is working on is done: an abandoned stream never costs a reload.
 """
 
 import asyncio
+from typing import Any
 
 from soulstack.ears.recognise import RATE, RecogniserError
 
@@ -63,7 +64,7 @@ class PocketSphinx:
 class _SphinxSession:
     def __init__(self, owner: PocketSphinx):
         self.owner = owner
-        self.decoder = None
+        self.decoder: Any = None  # a pocketsphinx Decoder (untyped) while this session holds one
         self.pending = b""  # audio not yet handed over: less than a block
         self.work = asyncio.Lock()  # one decoder call at a time
         self.busy = None  # the decoder call in its thread: it runs on even when its awaiter is cancelled

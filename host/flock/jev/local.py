@@ -27,6 +27,7 @@ import hashlib
 import re
 import threading
 from collections import Counter
+from typing import Any
 
 from soulstack.flock.jev.combine import Combiner
 from soulstack.flock.jev.context import context_words
@@ -218,7 +219,7 @@ class LocalJev:
         open_request: str = "",
     ) -> dict:
         """{kind: probability} over KINDS, summing to 1."""
-        context = dict(author_role=author_role, to_role=to_role, refers_kind=refers_kind)
+        context: dict[str, Any] = dict(author_role=author_role, to_role=to_role, refers_kind=refers_kind)
         context.update(recent_kinds=list(recent_kinds), open_request=open_request)
         row = self.combiner.probs(*self._experts([text], [context]))[0]
         return {kind: float(p) for kind, p in zip(KINDS, row, strict=True)}

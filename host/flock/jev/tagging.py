@@ -33,7 +33,7 @@ def narrow(probs: dict, options) -> dict:
 
 def decide(probs: dict, header: str, band: float) -> tuple:
     """-> (kind, tagged_by) from Jev's probabilities and the crow's header ("" for none)."""
-    top = max(probs, key=probs.get) if probs else None
+    top = max(probs, key=lambda kind: probs[kind]) if probs else None
     if top is not None and probs[top] >= band:
         return top, ("disagreement" if header and header != top else "jev")
     if header:
