@@ -23,6 +23,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from typing import Any
 
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.protocol.nudges import BadNudge, parse_codes, parse_heard, parse_nudge_id
@@ -49,7 +50,7 @@ def nudge_extras(frame: dict) -> dict:
     """The `heard`, `speaker`, `nudge_id` and `codes` a nudge frame carries, as NudgeSender.nudge takes them. A
     malformed one is logged and left out: the reason still reaches the soul. The robot's id is passed on as
     it is: the robot may have sent the same nudge over Wi-Fi, or send it again."""
-    extras = {"heard": None, "speaker": None, "nudge_id": None, "codes": None}
+    extras: dict[str, Any] = {"heard": None, "speaker": None, "nudge_id": None, "codes": None}
     try:
         extras["codes"] = parse_codes(frame.get("codes"))
     except BadNudge as problem:
@@ -186,7 +187,9 @@ class SerialLink:
     async def _write(self, data: bytes):
         port, generation = self._port, self._generation
         if port is None:
-            raise self.unavailable()
+            unavailable = self.unavailable()
+            assert unavailable is not None, "without a port the robot is unavailable"
+            raise unavailable
         try:
             # A blocked pty or USB buffer must not stall the event loop: write on one worker thread, in order.
             await asyncio.get_running_loop().run_in_executor(self._writer, port.write, data)
@@ -310,6 +313,8 @@ class SerialLink:
         This thread alone closes its port (when the generation moves on), so a
         closed descriptor number can never be reused under a read in progress.
         """
+        loop = self._loop
+        assert loop is not None, "the reader starts once the bridge's loop is known"
         buffer = b""
         try:
             while generation == self._generation:
@@ -327,12 +332,10 @@ class SerialLink:
                     elif frame is None:
                         log.debug("serial noise: %r", line[:200])
                     else:
-                        self._loop.call_soon_threadsafe(self._on_frame, generation, frame)
+                        loop.call_soon_threadsafe(self._on_frame, generation, frame)
         except Exception as error:  # the port went away under us
             if generation == self._generation:
-                self._loop.call_soon_threadsafe(
-                    self._connection_lost, generation, f"reading {self.path} failed ({error})"
-                )
+                loop.call_soon_threadsafe(self._connection_lost, generation, f"reading {self.path} failed ({error})")
         finally:
             with self._port_lock:
                 try:
