@@ -130,7 +130,17 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
 
     class App(Microdot):
         async def handle_request(self, reader, writer):
-            await super().handle_request(Arriving(reader, request_within_s), writer)
+            try:
+                await super().handle_request(Arriving(reader, request_within_s), writer)
+            except MemoryError as failure:
+                # Out of memory mid-answer (a /look's next piece, say): microdot closes the connection only
+                # after a whole answer or an OSError, so the asker waited for the rest until its own timeout.
+                gc.collect()
+                log("http: MemoryError while answering; connection closed:", failure)
+                try:
+                    await writer.aclose()
+                except OSError:
+                    pass
 
     app = App()
 

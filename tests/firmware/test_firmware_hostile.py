@@ -158,3 +158,44 @@ def test_out_of_memory_drops_the_frame_answers_503_and_keeps_serving(capsys):
     assert replies[0]["id"] == 1 and replies[0]["status"] == 503 and "out of memory" in replies[0]["body"]["message"]
     assert replies[1] == {"id": 2, "status": 200, "body": {"online": True}}
     assert "[soulstack] serial: out of memory answering" in capsys.readouterr().out  # logged on the device's log line
+
+
+class LookDispatcher:
+    """A dispatcher whose /look answer is a picture, so microdot writes it piece by piece."""
+
+    def handle(self, endpoint, body, authorization=None):
+        from core.b64json import ImageBody
+
+        return 200, ImageBody(b"\xff\xd8" + b"\x00" * 3000 + b"\xff\xd9")
+
+
+async def test_out_of_memory_mid_answer_closes_the_connection(monkeypatch, capsys):
+    import links
+
+    def pieces(image, chunk=384):
+        yield b'{"image":"'
+        raise MemoryError("memory allocation failed, allocating 513 bytes")  # the next piece found no room
+
+    monkeypatch.setattr(links.b64json, "pieces", pieces)
+    app = links.http_app(LookDispatcher())
+    port = unused_port()
+    server = asyncio.ensure_future(app.start_server(host="127.0.0.1", port=port))
+    try:
+        for _ in range(200):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        writer.write(b"POST /look HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        await writer.drain()
+        answer = b""
+        # Before, the firmware kept the connection open after the failed piece: the asker waited for the rest.
+        while chunk := await asyncio.wait_for(reader.read(4096), 10):
+            answer += chunk
+        writer.close()
+        assert answer.startswith(b"HTTP/1.0 200") and answer.endswith(b'{"image":"')
+        assert "http: MemoryError while answering; connection closed" in capsys.readouterr().out
+    finally:
+        app.shutdown()
+        server.cancel()
