@@ -53,7 +53,7 @@ class KeepWarm:
         model = soul.last_mind  # the cache the next waking most likely reads (a routine mind has its own)
         if getattr(model, "provider", None) != "anthropic":
             return None
-        interval = TTL_S.get(getattr(model, "cache_ttl", None), 0) - MARGIN_S
+        interval = TTL_S.get(getattr(model, "cache_ttl", ""), 0) - MARGIN_S
         return interval if interval > 0 else None
 
     def on_usage(self, soul: Soul, waking: Waking | None, reply) -> None:
@@ -97,7 +97,7 @@ class KeepWarm:
         try:
             reply = await soul.last_mind.complete(
                 soul.system, request, soul.tools, max_tokens=1, cache=True, cache_final_message=False
-            )
+            )  # type: ignore[call-arg]  # only an anthropic mind is refreshed (interval_s): it takes this
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a refresh must never disturb the sleep
