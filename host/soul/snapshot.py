@@ -63,7 +63,7 @@ class WakeReasons:
         so they cannot disagree (they did: words heard were "my own alarm" in the diary). Kinds:
         started, nudged and while_thinking (what: a nudge's reason), heard (a person's words),
         reminder (a Due), alarm (minutes slept; only when nothing else woke it)."""
-        out = [("started", "")] if self.first else []
+        out: list[tuple[str, object]] = [("started", "")] if self.first else []
         out += [("nudged", reason) for reason in self.nudged]
         out += [("while_thinking", reason) for reason in self.nudged_while_thinking]
         out += [("heard", words) for words in self.heard]
@@ -152,7 +152,7 @@ class InnerSight:
             now, seen = current[key], self.shown.get(key)
             anything = anything or bool(now)
             in_view = seen is not None and seen.at >= live_from
-            if in_view and seen.text == now:
+            if in_view and seen is not None and seen.text == now:
                 continue
             made_at = own.part_at(key)
             if in_view and made_at is not None:  # its own call changed it: the call shows the change
@@ -173,6 +173,7 @@ class InnerSight:
                 parts.append(text["diary"] + "\n" + "\n".join(_diary_line(e) for e in recent))
             self.shown["diary"] = Shown(recent, at)
         else:
+            assert seen is not None, "a continued diary was seen before"
             others = [entry for entry in new if entry[1] not in own.diary_lines]
             if others:
                 parts.append(text["diary_new"] + "\n" + "\n".join(_diary_line(e) for e in others))
