@@ -26,7 +26,7 @@ VENDOR = {  # URL name -> the file inside node_modules/ (ES modules, or Rive's s
     "rive.js": "@rive-app/canvas/rive.js",
     "rive.wasm": "@rive-app/canvas/rive.wasm",
 }
-RIVE = web.AppKey("rive", object)
+RIVE: web.AppKey[str | None] = web.AppKey("rive")
 MIND = web.AppKey("mind", dict)
 BUILT_IN_NAME = "the built-in crows"  # how the page names the flock's own file
 NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's route, whatever its placeholder
@@ -34,7 +34,9 @@ NEST_MESSAGES = re.compile(r"^/api/nests/\{[^}]+\}/messages$")  # the contract's
 
 def vendor_file(name: str) -> Path | None:
     relative = VENDOR.get(name)
-    for root in NODE_MODULES if relative else ():
+    if not relative:
+        return None
+    for root in NODE_MODULES:
         if (root / relative).is_file():
             return root / relative
     return None
