@@ -81,6 +81,7 @@ class Harness:
     async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> dict:
         """Check, tag, store, stream and act on one message. BadRequest (400, 404, 409) says why not."""
         nest = self.flock.nest(nest_id)
+        assert nest is not None, "the caller found the nest (app.nest_of; the watcher posts to its own)"
         author, header, refers_to, to = fields["author"], fields["kind"], fields["refers_to"], fields["to"]
         nest_members = self.members(nest)
         if author not in nest_members:
@@ -297,7 +298,7 @@ class Harness:
         while True:
             self.changed.clear()
             deadlines = [row[4] for row in self.store.expectations()] + [row[3] for row in self.store.questions()]
-            waits = [asyncio.ensure_future(self.changed.wait())]
+            waits: list[asyncio.Future] = [asyncio.ensure_future(self.changed.wait())]
             if deadlines:
                 waits.append(asyncio.ensure_future(self.clock.sleep_until(min(deadlines))))
             try:
