@@ -2,7 +2,7 @@
 byte for byte (soulstack.flock.rows, soulstack.flock.payloads).
 
 tests/flock/data/typed-rows-before.sql is the flock.db the flock wrote (commit 52106e9, the last before
-events and rows were typed: its own code and tests/flock/helpers run from `git archive`, with the Brain
+events and rows were typed: its own code and tests/flock/helpers.py run from `git archive`, with the Brain
 and a ManualClock) after two lists: one whose three triages were
 approved (the flock's trust in research moved), one with an item done, one skipped as a failure, one
 triage rejected and one still waiting for its triage verdict. typed-rows-before.json is what that same
