@@ -191,7 +191,9 @@ def register(subparsers):
     )
     parser.add_argument("--python", action="store_true", help="run the firmware under CPython instead of MicroPython")
     parser.add_argument(
-        "--heap", help="MicroPython heap size (default 256K; 1M with --hal uiflow, whose heap is in PSRAM)"
+        "--heap",
+        help="the firmware's MicroPython heap (default 256K; 1M with --hal uiflow, whose heap is in PSRAM); "
+        "the doubles' own heap is added to it",
     )
     parser.add_argument(
         "--nudge-url",
