@@ -31,7 +31,7 @@ connection whose request headers have not arrived within `HEADER_TIMEOUT_S`, and
 `read_stream` (a stream: ears' audio) or `read_body` (whole: a photo upload), held to a size, a
 whole-arrival time and a longest silence; `client_gone(request)` tells a
 long-running handler its client left. A storage fault (a full disk, a database that cannot
-write: soulstack.storage) is answered 503 naming it, never 500; a client that hangs up
+write: soulstack.disk.storage) is answered 503 naming it, never 500; a client that hangs up
 mid-request is one debug line, not a traceback.
 
 And malformed HTTP (a bad chunk size, a NUL in a header): aiohttp refuses it with a 400 before any
@@ -58,7 +58,7 @@ from aiohttp.log import server_logger
 from soulstack.connections import Gate
 from soulstack.errors import UsageError
 from soulstack.exposure import Exposure, browser_guard, exposure_problem, insecure_warning
-from soulstack.storage import storage_problem
+from soulstack.disk.storage import storage_problem
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
-"""soulstack.storage on a real full disk: what it names the cause of SQLite's errors."""
+"""soulstack.disk.storage on a real full disk: what it names the cause of SQLite's errors."""
 
 import sqlite3
 
-from soulstack.storage import storage_problem
+from soulstack.disk.storage import storage_problem
 from tests.faults import small_disk
 
 

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from soulstack.clocks import Clock, rfc3339
 from soulstack.errors import UsageError
-from soulstack.storage import storage_problem
+from soulstack.disk.storage import storage_problem
 from soulstack.serving import BadRequest, background, error_response, make_server_app, read_json
 from soulstack.flock import events as sse
 from soulstack.flock.web import routes as page

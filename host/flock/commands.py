@@ -175,10 +175,10 @@ def build_robot(settings):
 
 def hold_data(data: str):
     """One flock per data folder: two would both work every list and both write its store. The lock
-    is the kernel's (soulstack.folder_lock), so a flock killed -9 leaves none behind. Returns the
+    is the kernel's (soulstack.disk.folder_lock), so a flock killed -9 leaves none behind. Returns the
     open lock file (keep it)."""
-    from soulstack.folder_lock import FolderBusy, hold_folder
-    from soulstack.storage import storage_problem
+    from soulstack.disk.folder_lock import FolderBusy, hold_folder
+    from soulstack.disk.storage import storage_problem
 
     try:
         return hold_folder(data, "flock.lock")

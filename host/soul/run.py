@@ -39,7 +39,7 @@ from soulstack.soul.tools import refresh_tools
 from soulstack.soul.tools.builtin import make_toolbox
 from soulstack.soul.tools.mcp import McpTools
 from soulstack.soul.tools.shell import shell_exposure_problem
-from soulstack.storage import storage_problem
+from soulstack.disk.storage import storage_problem
 
 from typing import TYPE_CHECKING
 
@@ -184,9 +184,9 @@ async def close_model(model):
 
 def hold_soul_dir(soul_dir: str):
     """One soul per soulDir: two would each rewrite the other's inbox and lose a nudge one of them
-    acknowledged. The kernel's lock (soulstack.folder_lock): a soul killed -9 leaves none behind."""
+    acknowledged. The kernel's lock (soulstack.disk.folder_lock): a soul killed -9 leaves none behind."""
     from soulstack.errors import UsageError
-    from soulstack.folder_lock import FolderBusy, hold_folder
+    from soulstack.disk.folder_lock import FolderBusy, hold_folder
     from soulstack.private_files import make_private_dir
 
     try:

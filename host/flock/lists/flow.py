@@ -11,7 +11,7 @@ After a restart, `queued` and `approved` items carry on (nothing was in flight),
 `flying` items are skipped as "interrupted": their model calls died with the
 process, and we say so rather than pretend.
 
-A storage fault (a full disk: soulstack.storage) never kills a list. The step that failed is
+A storage fault (a full disk: soulstack.disk.storage) never kills a list. The step that failed is
 retried, from what the store says, once the storage takes writes again: `queued`, `approved`
 and `awaiting_*` items carry on as after a restart, and an item whose write failed mid-flight
 is skipped as "storage failure" (its work was not kept). Meanwhile every approval the store
@@ -39,7 +39,7 @@ from soulstack.flock.personas import BY_NAME, crow_system, elder_system
 from soulstack.flock.rows import ItemRow, ItemState, ListRow, Triage
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
-from soulstack.storage import storage_problem
+from soulstack.disk.storage import storage_problem
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ person should look at:
 - provider_failing: the model provider failed and the soul fell back to
   the brainstem, or the last model call failed
 - storage_failing: the last waking failed because soulDir's disk is full,
-  read-only or failing (soulstack.storage); never filed as provider_failing
+  read-only or failing (soulstack.disk.storage); never filed as provider_failing
 - reminder_undelivered / reminder_missed: a reminder due has not been said
   yet and is being retried, or was given up within the last day; each names
   the reminder (host/soul/reminders/delivery.py builds them)
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from soulstack.cjk import IDEOGRAPHS
-from soulstack.storage import storage_problem_in
+from soulstack.disk.storage import storage_problem_in
 from soulstack.serving import http_health
 
 if TYPE_CHECKING:
