@@ -6,7 +6,7 @@ import logging
 
 from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.protocol.nudges import Nudge
-from soulstack.soul.inbox import Inbox
+from soulstack.soul.nudges.inbox import Inbox
 
 
 def lines(*records) -> bytes:

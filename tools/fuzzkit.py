@@ -383,7 +383,7 @@ class Servers(contextlib.ExitStack):
                     "model": {"retries": 0, **self.soul_model},
                     "persona": {"name": "Pip", "human": "Ana"},
                     # minIntervalSeconds 0: the fuzz's own valid nudges must not make the clean one after it
-                    # wait a coalescing minute (host/soul/inbox.py) before it reaches the model.
+                    # wait a coalescing minute (host/soul/nudges/inbox.py) before it reaches the model.
                     "nudge": {"port": port, "token": TOKEN, "minIntervalSeconds": 0},
                     "loop": {"nightStartHour": 0, "nightEndHour": 0},
                 }

@@ -10,7 +10,8 @@ What lives where:
                   prompt cache needs a refresh
   turn.py         one waking's turn: model step, tools, model step, ... until it sleeps
   snapshot.py     the message each waking begins with (its inner life once, then what changed)
-  inbox.py        nudges kept on disk (NUDGES.jsonl) until a stored snapshot shows them
+  nudges/         the nudges kept: inbox.py (on disk, NUDGES.jsonl, until a stored snapshot
+                  shows them), ids.py (the ids answered: a nudge sent again is counted once)
   server.py       the one HTTP server: POST /nudge, and the routes run.py hands it
   hooks.py        the hooks the rooms hang their functions on (the loop knows none of them)
   life.py         the life files (SELF.md, DIARY.md, ...), written by atomic.py

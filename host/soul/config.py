@@ -194,7 +194,7 @@ class Nudge:
     )
     token: str | None = option(None, string(optional=True), "the bearer token of /nudge (else $NUDGE_TOKEN)")
     # After a waking that took nudges, later ones wait this long and wake it together
-    # (a person's words: a few seconds); host/soul/inbox.py.
+    # (a person's words: a few seconds); host/soul/nudges/inbox.py.
     min_interval_seconds: float = option(60, number(0), "the least time between two nudged wakings")
 
 

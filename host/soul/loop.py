@@ -5,7 +5,7 @@ model that keeps failing, a body that is gone, a bug in a tool) ends it: the
 waking is logged and the soul sleeps errorSleepMinutes.
 
 Two ways in from the outside, both safe at any moment and never dropped:
-  nudge(nudge)       kept on disk (inbox.py) and shown in the next waking's
+  nudge(nudge)       kept on disk (nudges/inbox.py) and shown in the next waking's
                      snapshot. Asleep: it wakes at once, unless a nudge woke
                      it less than nudge.minIntervalSeconds ago: then it wakes
                      when that interval ends (a person's words: within
@@ -31,7 +31,7 @@ from soulstack.llm.types import Message
 from soulstack.soul import rhythm, snapshot
 from soulstack.clocks import Clock
 from soulstack.soul.hooks import Hooks
-from soulstack.soul.inbox import FILENAME as INBOX_FILE, Inbox
+from soulstack.soul.nudges.inbox import FILENAME as INBOX_FILE, Inbox
 from soulstack.soul.prompts import texts
 from soulstack.soul.sleep import Sleep
 from soulstack.soul.snapshot import BodySense, WakeReasons, fmt_minutes

@@ -12,11 +12,11 @@ OpenAI's error shape; every other route needs nudge.token.
 
 POST /nudge {"reason": "<what happened>"}, {"words": "<a person's exact words>"} or both
   (and our `speaker` beside `words`, `heard`: host/protocol/nudges.py)
-  -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/inbox.py)
+  -> 202 {"queued": true, "state": ...} once the nudge is on disk (host/soul/nudges/inbox.py)
   -> 202 {"queued": false, "echo": true} when its words are the robot's own voice heard back (the echo
      guard, host/soul/converse/echo.py) and it tells nothing else: not kept, not shown
   -> the first answer again, keeping nothing, for a nudge whose `nudge_id` was answered within the window
-     (a body sending again a nudge whose answer it lost: host/soul/nudge_ids.py)
+     (a body sending again a nudge whose answer it lost: host/soul/nudges/ids.py)
   400 {"message"} for a body that is not a nudge (host/protocol/nudges.py's parse_nudge)
   401 {"message"} when nudge.token is set and the bearer token is missing or wrong
   503 {"message"} when the soul could not write it down (the sender tries again)

@@ -2,7 +2,7 @@
 
 `Soul.live` (host/soul/loop.py) ends each waking with `soul.sleep.until_woken(seconds)`. It
 returns at the alarm, at words delivered (`Soul.deliver`), at nudges that are due (a nudge not yet
-due shortens the sleep: host/soul/inbox.py), or at a reminder's time (host/soul/reminders/). On
+due shortens the sleep: host/soul/nudges/inbox.py), or at a reminder's time (host/soul/reminders/). On
 the way it lets a reminder's retry run beside it and asks keep-warm whether the prompt cache
 needs a refresh (host/soul/memory/keepwarm.py). The wake itself (`wake`) is set by the ways in,
 `Soul.nudge` and `Soul.deliver`, and cleared when a waking begins.

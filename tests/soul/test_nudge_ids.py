@@ -15,7 +15,7 @@ import pytest
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
-from soulstack.soul.nudge_ids import WINDOW_S
+from soulstack.soul.nudges.ids import WINDOW_S
 from tests.fakes.dropping_proxy import DroppingProxy
 from tests.helpers import until
 from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_long

@@ -19,7 +19,7 @@ waking (the alarm, a person speaking through converse) takes everything
 waiting, due or not.
 
 A nudge sent again under its `nudge_id` (a body whose answer was lost) is
-counted once: `ids` (host/soul/nudge_ids.py) knows the ids answered, and the id
+counted once: `ids` (host/soul/nudges/ids.py) knows the ids answered, and the id
 is on disk with its nudge, in the same line, before the 202; when the line
 leaves this file the id goes to NUDGE_IDS.json first.
 
@@ -38,7 +38,7 @@ from soulstack.jsonl import read_records
 from soulstack.private_files import open_private
 from soulstack.protocol.nudges import Nudge, words_of
 from soulstack.soul.atomic import atomic_write_text
-from soulstack.soul.nudge_ids import FILENAME as IDS_FILE, NudgeIds
+from soulstack.soul.nudges.ids import FILENAME as IDS_FILE, NudgeIds
 
 log = logging.getLogger(__name__)
 

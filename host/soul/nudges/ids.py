@@ -7,7 +7,7 @@ repeat, within WINDOW_S of the first, with the answer the first one got, and
 keeps nothing: the nudge is shown once.
 
 The ids survive a restart, because a 202 is a promise made on disk: an id goes
-to disk with its nudge (its line in NUDGES.jsonl, host/soul/inbox.py), and when
+to disk with its nudge (its line in NUDGES.jsonl, host/soul/nudges/inbox.py), and when
 that line leaves the inbox the id moves here (soulDir/NUDGE_IDS.json) before it
 does. So a soul killed after its 202 and started again still knows the nudge a
 body sends again. An answer that kept nothing (the echo guard's) is written here
