@@ -22,12 +22,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 from playwright.async_api import async_playwright
 
 import tests.flock.helpers as support
 from soulstack.flock.app import TOKEN_COOKIE
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.flock.helpers import ARGS, CHROMIUM, Brain, Flock, Page, approve, config, send_list, start_fake_model
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
@@ -119,7 +119,7 @@ class Soul:
 async def soul(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("soul")
     async with RecordingBody() as body:
-        port = unused_port()
+        port = free_port()
         log_path = tmp / "soul.log"
         process = start_soul(write_config(tmp, body, port), log_path, **dict.fromkeys(UNSET, ""))
         try:

@@ -9,9 +9,9 @@ each stamped with the clock's time.
 import json
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.faults import faketime_library
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
@@ -33,7 +33,7 @@ async def test_backups_days_and_the_diary_survive_a_clock_that_jumps(tmp_path):
         print("skipped: libfaketime is not installed (apt install libfaketime; tools/test does)")
         pytest.skip("libfaketime is not installed")
     async with RecordingBody() as body:
-        config = write_config(tmp_path, body, unused_port())
+        config = write_config(tmp_path, body, free_port())
         soul_dir, log = tmp_path / "soul", tmp_path / "soul.log"
         backups = soul_dir / "backups"
         for day in range(5, 10):  # five days of backups written before

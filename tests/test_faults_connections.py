@@ -19,10 +19,10 @@ import time
 
 import aiohttp
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.serving import Limits, listening, make_server_app, read_json
+from tests.helpers import free_port
 from tests.helpers import ROOT, until_real
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 
@@ -177,7 +177,7 @@ async def sse_churn(port, count, workers=32):
 
 async def test_flock_soul_and_body_serve_people_under_1100_idle_connections_sse_churn_leaves_no_memory(tmp_path):
     raise_own_file_limit()
-    port = unused_port()
+    port = free_port()
     flock = subprocess.Popen(
         [sys.executable, "-m", "soulstack.cli", "flock", "--provider", "brainstem", "--port", str(port)]
         + ["--data", str(tmp_path / "crows"), "--heartbeat", "60"],
@@ -187,7 +187,7 @@ async def test_flock_soul_and_body_serve_people_under_1100_idle_connections_sse_
         stderr=open(tmp_path / "flock.log", "w"),
         preexec_fn=at_1024_files,
     )
-    body_port = unused_port()
+    body_port = free_port()
     terminal = subprocess.Popen(  # a body: the terminal's, a host server like the others
         [sys.executable, "-m", "soulstack.cli", "body", "terminal", "--port", str(body_port)],
         cwd=ROOT,
@@ -198,7 +198,7 @@ async def test_flock_soul_and_body_serve_people_under_1100_idle_connections_sse_
         preexec_fn=at_1024_files,
     )
     async with RecordingBody() as body, aiohttp.ClientSession() as http:
-        soul_port = unused_port()
+        soul_port = free_port()
         soul_config = write_config(tmp_path, body, soul_port)
         soul = start_soul(soul_config, tmp_path / "soul.log")
         held = []

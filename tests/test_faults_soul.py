@@ -10,9 +10,9 @@ import json
 import signal
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.faults import small_disk
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
@@ -44,7 +44,7 @@ def alarm_codes(state):
 async def test_a_full_disk_is_a_storage_alarm_and_a_start_on_one_is_one_line(tmp_path):
     async with RecordingBody() as body:
         with small_disk(tmp_path, "8m") as disk:
-            port = unused_port()
+            port = free_port()
             config = quick_config(disk.path, body, port)
             log = tmp_path / "soul.log"
             process = start_soul(config, log)
@@ -91,7 +91,7 @@ async def _without_alarm(http, port, code):
 
 async def test_one_soul_per_soul_dir_and_kill_9_leaves_no_lock(tmp_path):
     async with RecordingBody() as body:
-        port = unused_port()
+        port = free_port()
         config = write_config(tmp_path, body, port)
         first = start_soul(config, tmp_path / "first.log")
         try:
@@ -99,7 +99,7 @@ async def test_one_soul_per_soul_dir_and_kill_9_leaves_no_lock(tmp_path):
                 await until(lambda: health(http, port), what="the first soul's /health")
                 # The same soulDir on another port: refused before it touches a file.
                 other = json.loads(config.read_text())
-                other["nudge"]["port"] = unused_port()
+                other["nudge"]["port"] = free_port()
                 second_config = tmp_path / "second.config.json"
                 second_config.write_text(json.dumps(other))
                 second = start_soul(second_config, tmp_path / "second.log")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.soul.helpers import KEYS, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ async def stop_with_ctrl_c(process):
 async def setting(tmp_path):
     """The folder each server runs in; the soul's config (no nudge.token) and its body in it."""
     async with RecordingBody() as body:
-        write_config(tmp_path, body, unused_port())
+        write_config(tmp_path, body, free_port())
         yield tmp_path
 
 
@@ -106,7 +106,7 @@ async def setting(tmp_path):
 def test_a_lan_bind_without_a_token_is_refused_in_one_line(server, setting):
     argv, _ = SERVERS[server]
     result = subprocess.run(
-        [sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)],
+        [sys.executable, "-m", "soulstack.cli", *argv(free_port(), setting)],
         cwd=ROOT,
         env=clean_env(),
         stdin=subprocess.PIPE,
@@ -124,7 +124,7 @@ def test_a_lan_bind_without_a_token_is_refused_in_one_line(server, setting):
 def test_the_soul_refuses_before_it_wakes(setting):
     argv, _ = SERVERS["soul"]
     result = subprocess.run(
-        [sys.executable, "-m", "soulstack.cli", *argv(unused_port(), setting)],
+        [sys.executable, "-m", "soulstack.cli", *argv(free_port(), setting)],
         cwd=ROOT,
         env=clean_env(),
         capture_output=True,
@@ -138,7 +138,7 @@ def test_the_soul_refuses_before_it_wakes(setting):
 @pytest.mark.parametrize("server", SERVERS)
 async def test_with_a_token_it_listens_on_every_address_and_asks_for_it(server, setting):
     argv, probe = SERVERS[server]
-    port = unused_port()
+    port = free_port()
     log_path = setting / f"{server}.log"
     if server == "soul":  # the soul's tokens live in its config or the environment
         flags, env = [], clean_env(NUDGE_TOKEN=TOKEN)
@@ -160,7 +160,7 @@ async def test_with_a_token_it_listens_on_every_address_and_asks_for_it(server, 
 @pytest.mark.parametrize("server", SERVERS)
 async def test_insecure_no_token_starts_it_open_and_says_so(server, setting):
     argv, probe = SERVERS[server]
-    port = unused_port()
+    port = free_port()
     log_path = setting / f"{server}.log"
     process = start(argv(port, setting) + ["--insecure-no-token"], log_path, clean_env())
     try:

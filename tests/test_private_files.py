@@ -12,11 +12,11 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.private_files import make_private_dir, open_private, tighten_tree, touch_private, write_atomically
+from tests.helpers import free_port
 from tests.flock.helpers import Brain
 from tests.flock.processes import FlockProcess
 from tests.helpers import until_real as until
@@ -123,7 +123,7 @@ async def test_the_soul_keeps_its_folder_and_every_file_in_it_private(tmp_path):
     made(soul_dir / "backups" / "2020-01-01" / "DIARY.md", "- 2020-01-01 10:00: an old day\n")
     os.chmod(soul_dir / "backups", 0o755)
     async with RecordingBody() as body:
-        port = unused_port()
+        port = free_port()
         config = write_config(tmp_path, body, port)
         log = tmp_path / "soul.log"
         with umask(0o022):

@@ -7,7 +7,6 @@ firmware must come from the installed package, not from the repo.
 """
 
 import os
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -16,6 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -129,12 +130,6 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
         text=True,
     )
     assert "site-packages" in imported.stdout and str(ROOT) not in imported.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start(installed, *args):

@@ -15,11 +15,11 @@ Latin letter.
 import asyncio
 import re
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.shapes import ENDPOINTS
 from soulstack.sim.runner import Simulator
 from soulstack.soul.prompts import texts
+from tests.helpers import free_port
 from tests.ears.fakes import FakeTranscriber
 from tests.ears.helpers import EarsProcess, speech_wav
 from tests.helpers import until
@@ -42,7 +42,7 @@ class RobotBody:
 
 async def test_a_chinese_soul_through_an_ears_failure_and_a_flock_ask_reaches_its_person_in_chinese(tmp_path):
     screen = []
-    sim_port, ears_port = unused_port(), unused_port()
+    sim_port, ears_port = free_port(), free_port()
     robot_body = RobotBody(sim_port)
     soul = brainstem_soul(tmp_path, robot_body, persona={"language": "zh", "human": "小明"})
     async with FakeTranscriber(status=500) as whisper, Running(soul) as running, Flock(running.url) as flock:

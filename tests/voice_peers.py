@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aiohttp.test_utils import unused_port
+from tests.helpers import free_port
 
 PEERS = Path(__file__).resolve().parent.parent / ".venv-voice-peers" / "bin"
 
@@ -54,7 +54,7 @@ class WyomingPeer:
     """One Wyoming server process on a free loopback port; `uri` is tcp://127.0.0.1:PORT."""
 
     def __init__(self, argv: list[str], tmp_path: Path):
-        self.port = unused_port()
+        self.port = free_port()
         self.uri = f"tcp://127.0.0.1:{self.port}"
         self.argv = [*argv, "--uri", self.uri]
         self.log = tmp_path / f"{Path(argv[0]).name}-{self.port}.log"

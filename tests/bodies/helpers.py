@@ -7,7 +7,6 @@ import time
 
 import aiohttp
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.adapters.stackchan.body import StackChanBody
 from soulstack.bridge.app import make_bridge_app
@@ -19,6 +18,7 @@ from soulstack.protocol.client import BodyClient
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.serving import listening
 from soulstack.tts.server import make_tts_app as tts_app
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import until
 
@@ -66,7 +66,7 @@ class Soul:
     """A soul's /nudge endpoint that records what arrives; can be started late (the soul was down)."""
 
     def __init__(self):
-        self.port = unused_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/nudge"
         self.reasons = []
 

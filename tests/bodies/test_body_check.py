@@ -6,12 +6,12 @@ import io
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.adapters.terminal.body import TerminalBody
 from soulstack.adapters.terminal.screen import Screen
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.body_app import make_body_app
+from tests.helpers import free_port
 from tests.fakes.broken_body import make_broken_body_app
 from tests.fakes.reference_terminal_body import make_reference_terminal_body_app
 
@@ -178,7 +178,7 @@ async def test_https_to_a_plain_body_and_a_wrong_path_are_one_line(aiohttp_serve
 
 
 async def test_an_unreachable_url_is_one_clear_failure():
-    results = await run_checks(f"http://127.0.0.1:{unused_port()}")
+    results = await run_checks(f"http://127.0.0.1:{free_port()}")
     assert len(results) == 1
     assert not results[0].passed and "nothing answers" in results[0].detail
 
@@ -223,7 +223,7 @@ async def test_cli_fails_the_broken_body(aiohttp_server, soulstack_cmd):
 
 
 async def test_cli_unreachable_and_usage_errors(soulstack_cmd):
-    code, out, err = await run_cli(soulstack_cmd, f"http://127.0.0.1:{unused_port()}")
+    code, out, err = await run_cli(soulstack_cmd, f"http://127.0.0.1:{free_port()}")
     assert code == 1
     assert out.count("FAIL") == 1 and "nothing answers" in out
     code, out, err = await run_cli(soulstack_cmd, "not-a-url")

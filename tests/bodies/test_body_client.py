@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.body_app import BodyUnavailable, make_body_app
+from tests.helpers import free_port
 from tests.fakes.broken_body import make_broken_body_app
 
 TOKEN = "client-token"
@@ -81,7 +81,7 @@ async def test_a_body_that_never_answers_times_out(aiohttp_server):
 
 
 async def test_a_refused_connection_raises():
-    async with BodyClient.at(f"http://127.0.0.1:{unused_port()}") as client:
+    async with BodyClient.at(f"http://127.0.0.1:{free_port()}") as client:
         with pytest.raises(BodyError) as caught:
             await client.speak("anyone there?")
     assert caught.value.status == 0

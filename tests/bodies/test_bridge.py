@@ -6,7 +6,6 @@ import sys
 import time
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyClient, BodyError
@@ -14,6 +13,7 @@ from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.protocol.body_app import BodyUnavailable
 from soulstack.serving import listening
 from soulstack.bridge.serial_link import SerialLink
+from tests.helpers import free_port
 from tests.bodies.helpers import TOKEN, Bridge, Soul, wait_until
 from tests.fakes.serial_device import FakeSerialDevice, default_answer
 from tests.helpers import ROOT
@@ -277,7 +277,7 @@ SOULSTACK = [sys.executable, "-c", "import sys; from soulstack.cli import main; 
 
 
 async def test_the_bridge_command_serves_the_robot(device):
-    port = unused_port()
+    port = free_port()
     process = await asyncio.create_subprocess_exec(
         *SOULSTACK,
         "bridge",

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.check import run_checks
 from soulstack.protocol.client import BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.serving import listening
+from tests.helpers import free_port
 from tests.bodies.helpers import TOKEN, Bridge, Soul, wait_until
 from tests.helpers import ROOT
 
@@ -159,11 +159,9 @@ def test_flash_tail_learns_the_address_checks_the_body_and_prints_the_section():
     import json
     from types import SimpleNamespace
 
-    from aiohttp.test_utils import unused_port
-
     from soulstack.flash import plan
 
-    http_port = unused_port()
+    http_port = free_port()
     sim = Sim("--token", "flash-token", http_port=http_port)
     try:
         options = SimpleNamespace(port=sim.path, wait=20, no_wifi=False)
@@ -189,7 +187,7 @@ async def test_a_tap_while_the_real_firmware_speaks_tells_the_soul_what_was_hear
 
     app = web.Application()
     app.router.add_post("/nudge", nudge)
-    port = unused_port()
+    port = free_port()
     nudges = NudgeSender(f"http://127.0.0.1:{port}/nudge", debouncer=Debouncer(min_interval_s=0.1))
     async with listening(app, "127.0.0.1", port), Bridge(lambda: sim.path, nudges=nudges) as bridge:
         await wait_until(bridge.online, timeout_s=10)

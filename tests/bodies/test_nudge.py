@@ -4,10 +4,10 @@ import asyncio
 import logging
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
 from soulstack.protocol.nudges import Nudge
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import until
 
@@ -123,7 +123,7 @@ async def test_a_nudge_reaches_the_soul_with_its_token(aiohttp_server, running):
 
 
 async def test_nothing_is_lost_while_the_soul_is_down(aiohttp_server, running):
-    port = unused_port()
+    port = free_port()
     events = Events()
     sender = running(quick_sender(f"http://127.0.0.1:{port}/nudge", events))
     sender.nudge("a face appeared")
@@ -178,7 +178,7 @@ async def test_a_repeat_is_reported_as_collapsed(aiohttp_server, running):
 
 
 async def test_a_person_s_lines_are_never_merged_and_events_are_merged_under_the_cap(aiohttp_server, running):
-    port = unused_port()
+    port = free_port()
     events = Events()
     sender = running(quick_sender(f"http://127.0.0.1:{port}/nudge", events))
     sender.nudge("a face appeared")

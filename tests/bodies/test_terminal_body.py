@@ -6,13 +6,13 @@ import os
 import signal
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.adapters.terminal.body import TerminalBody
 from soulstack.adapters.terminal.screen import CLEAR, FACES, Scene, Screen, describe, face_lines, frame
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.shapes import REFERENCE_EMOTIONS
 from soulstack.protocol.body_app import make_body_app
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 
 # --- the screen ---------------------------------------------------------------
@@ -124,7 +124,7 @@ async def start_terminal(soulstack_cmd):
     started = []
 
     async def start(*args):
-        port = unused_port()
+        port = free_port()
         process = await asyncio.create_subprocess_exec(
             *soulstack_cmd,
             "body",
@@ -170,7 +170,7 @@ async def test_a_typed_line_nudges_the_soul(aiohttp_server, start_terminal):
 
 
 async def test_while_the_soul_is_down_the_screen_says_so_and_the_line_waits(aiohttp_server, start_terminal):
-    soul_port = unused_port()
+    soul_port = free_port()
     body, url = await start_terminal("--nudge-url", f"http://127.0.0.1:{soul_port}/nudge")
     await body.type("are you awake?")
     await body.wait_for_text("the soul is unreachable")

@@ -13,13 +13,13 @@ import signal
 import subprocess
 import sys
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.tts.server import make_tts_app
+from tests.helpers import free_port
 from tests.helpers import poll, until
 from tests.ears.speech import ANSWER, QUESTION, plain, speech_wav  # noqa: F401 (the tests take them from here)
 from tests.soul.helpers import a_soul, Running
@@ -115,8 +115,8 @@ class Rig:
         await until(lambda: self.soul.wakings == 1 and self.soul.state == "asleep", "the soul's first sleep")
         self.tts = listening(make_tts_app(voices=self.voices), "127.0.0.1", 0)
         tts_port = await self.tts.__aenter__()
-        self.sim_port = unused_port()
-        self.ears_port = unused_port()
+        self.sim_port = free_port()
+        self.ears_port = free_port()
         self.robot = Simulator(
             self.sim_port,
             nudge_url=self.running.url + "/nudge",

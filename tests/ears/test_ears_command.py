@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.ears.fakes import FakeSoul
 from tests.ears.helpers import EarsProcess
 from tests.helpers import until_real
@@ -17,7 +17,7 @@ from tests.helpers import until_real
 
 async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
     async with FakeSoul(default="Hello.") as soul, RecordingBody() as body:
-        ears = await EarsProcess(unused_port(), soul.base_url + "/", body.base_url + "/").start()
+        ears = await EarsProcess(free_port(), soul.base_url + "/", body.base_url + "/").start()
         try:
             headers = {"Content-Type": "audio/L16; rate=16000; channels=1", "X-Soulstack-Body": "stackchan"}
             async with aiohttp.ClientSession() as http:
@@ -45,7 +45,7 @@ def test_a_soul_that_is_not_a_url_is_one_line_to_fix():
 
 async def test_the_start_line_says_which_recogniser_model_and_language_hear():
     async with FakeSoul(default="Hello.") as soul, RecordingBody() as body:
-        ears = await EarsProcess(unused_port(), soul.base_url, body.base_url).start()
+        ears = await EarsProcess(free_port(), soul.base_url, body.base_url).start()
         try:
             first = ears.process.stdout.readline()
         finally:

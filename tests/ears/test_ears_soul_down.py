@@ -8,7 +8,6 @@ that address, and the nudge reaches it: its model is shown what ears told.
 import asyncio
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.ears.server import Ears, make_ears_app
 from soulstack.ears.soul import Body, Soul
@@ -16,6 +15,7 @@ from soulstack.ears.sphinx import PocketSphinx
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.serving import listening
+from tests.helpers import free_port
 from tests.ears.in_process import PCM
 from tests.helpers import until
 from tests.soul.helpers import Running, a_soul, requests_hearing, sleep_long
@@ -24,7 +24,7 @@ HEADERS = {"Content-Type": PCM, "X-Soulstack-Body": "stackchan"}
 
 
 async def test_a_nudge_told_while_the_soul_is_down_reaches_it_once_it_is_up(tmp_path):
-    port = unused_port()
+    port = free_port()
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         soul = Soul(f"http://127.0.0.1:{port}", None)
         ears = Ears(PocketSphinx(), soul, {"stackchan": Body("stackchan", body.base_url, None)})

@@ -26,7 +26,7 @@ It does what the MCP specification asks of a server (revisions 2025-03-26 and
         server.calls        # (tool name, arguments) of every tools/call
         server.forget_sessions()   # as a restarted server would
 
-`FakeMcp(port=unused_port())` lets a test start it late, at a known address.
+`FakeMcp(port=free_port())` lets a test start it late, at a known address.
 """
 
 import asyncio

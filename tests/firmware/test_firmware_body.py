@@ -11,8 +11,8 @@ import sys
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.firmware.helpers import FIRMWARE
 
@@ -42,7 +42,7 @@ async def soul():
     receiver = NudgeReceiver(token="n0k")
     runner = web.AppRunner(receiver.app())
     await runner.setup()
-    port = unused_port()
+    port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     yield receiver, f"http://127.0.0.1:{port}/nudge"
     await runner.cleanup()

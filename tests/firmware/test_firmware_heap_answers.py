@@ -9,7 +9,6 @@ answer could not be read: the soul may have kept it, and the nudge contract has 
 
 import asyncio
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
@@ -17,6 +16,7 @@ from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.sim.settings import default_heap
 from soulstack.tts.server import make_tts_app
+from tests.helpers import free_port
 from tests.ears.helpers import EarsProcess, answer_then_sleep, speech_wav
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import until
@@ -53,7 +53,7 @@ async def test_a_four_second_question_at_the_default_heap_is_heard_answered_and_
         soul = a_soul(tmp_path, soul_body, fake)
         async with Running(soul) as running, listening(make_tts_app(), "127.0.0.1", 0) as tts_port:
             await until(lambda: soul.wakings == 1 and soul.state == "asleep", "the soul's first sleep")
-            sim_port, ears_port = unused_port(), unused_port()
+            sim_port, ears_port = free_port(), free_port()
             robot = Simulator(
                 sim_port,
                 token=TOKEN,
@@ -133,7 +133,7 @@ class PaddedServer:
 async def spoken_to(nudge_url, ears_url, screen):
     """A simulated robot at 256K, tapped and spoken to: (the robot, still running: stop() it)."""
     robot = Simulator(
-        unused_port(),
+        free_port(),
         nudge_url=nudge_url,
         show=screen.append,
         config={"ears_url": ears_url, "listen": {"conversation": False}},
@@ -152,7 +152,7 @@ async def test_a_nudge_whose_answer_could_not_be_read_whole_is_delivered_once(tm
     screen = []
     async with soul as port:
         # Nobody listens at ears' address: the utterance is lost, and a heard nudge says so (one that is retried).
-        robot = await spoken_to(f"http://127.0.0.1:{port}/nudge", f"http://127.0.0.1:{unused_port()}/u", screen)
+        robot = await spoken_to(f"http://127.0.0.1:{port}/nudge", f"http://127.0.0.1:{free_port()}/u", screen)
         try:
             await until(lambda: soul.requests, "the nudge that the utterance was lost", 20)
             assert b"could not be reached" in soul.requests[0]

@@ -14,10 +14,10 @@ import time
 
 import pytest
 import serial
-from aiohttp.test_utils import unused_port
 
 from soulstack.firmware.core import protocol, serial_frames
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.firmware.helpers import FIRMWARE
 
 sys.path.insert(0, str(FIRMWARE))  # links.py imports `core` as the device does
@@ -28,7 +28,7 @@ STATUS = b"POST /status HTTP/1.1\r\nContent-Type: application/json\r\nContent-Le
 
 @pytest.fixture(params=[False, True], ids=["micropython", "cpython"])
 def sim(request):
-    port = unused_port()
+    port = free_port()
     simulator = Simulator(port, serial=True, python=request.param).start()
     simulator.port = port
     yield simulator
@@ -65,7 +65,7 @@ def both_sims():
     started = {}
     try:
         for name, python in (("micropython", False), ("cpython", True)):
-            port = unused_port()
+            port = free_port()
             started[name] = Simulator(port, serial=True, python=python).start()
             started[name].port = port
         yield started
@@ -178,7 +178,7 @@ async def test_out_of_memory_mid_answer_closes_the_connection(monkeypatch, capsy
 
     monkeypatch.setattr(links.b64json, "pieces", pieces)
     app = links.http_app(LookDispatcher())
-    port = unused_port()
+    port = free_port()
     server = asyncio.ensure_future(app.start_server(host="127.0.0.1", port=port))
     try:
         for _ in range(200):

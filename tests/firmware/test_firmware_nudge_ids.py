@@ -10,13 +10,13 @@ again 2 s later (body.py's HEARD_RETRY_MS); before nudge ids the soul kept it tw
 import asyncio
 import json
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.firmware.core import serial_frames
 from soulstack.protocol.nudges import parse_nudge_id
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.ears.helpers import speech_wav
 from tests.fakes.dropping_proxy import DroppingProxy
 from tests.helpers import until
@@ -38,11 +38,11 @@ async def test_a_nudge_the_robot_sends_again_after_a_lost_answer_reaches_the_sou
             proxy = DroppingProxy(int(running.url.rsplit(":", 1)[1]), drop=1)
             async with proxy as proxy_port:
                 robot = Simulator(
-                    unused_port(),
+                    free_port(),
                     nudge_url=f"http://127.0.0.1:{proxy_port}/nudge",
                     show=screen.append,
                     # Nobody listens at ears' address: what was said is lost, and a `heard` nudge says so.
-                    config={"ears_url": f"http://127.0.0.1:{unused_port()}/u", "listen": {"conversation": False}},
+                    config={"ears_url": f"http://127.0.0.1:{free_port()}/u", "listen": {"conversation": False}},
                 )
                 robot.start()
                 try:

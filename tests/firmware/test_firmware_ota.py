@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import unused_port
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +31,8 @@ from soulstack.flash import compiled, plan, wifi
 from soulstack.flash.tools import FlashError
 from soulstack.sim.runner import Simulator
 from soulstack.sim.staging import find_tool
+
+from tests.helpers import free_port
 
 ROOT = next(folder for folder in Path(__file__).resolve().parents if (folder / "pyproject.toml").exists())
 TOKEN = "ota-token"
@@ -107,7 +108,7 @@ def robot_factory(tmp_path):
     started = []
 
     def start(token=TOKEN, hal="fake", **options):
-        port = unused_port()
+        port = free_port()
         if hal == "uiflow":
             options.setdefault("servo", {"kind": "scs0009"})
         options.setdefault("stdout", subprocess.DEVNULL)
@@ -549,7 +550,7 @@ def test_soulstack_flash_over_wifi_flag_mistakes(tmp_path):
     assert https.returncode == 2 and "http://" in https.stderr
     dry = soulstack("--over-wifi", "http://192.168.1.23", "--token", "t", "--dry-run")
     assert dry.returncode == 0 and "[4/5] switch and restart" in dry.stdout and "nothing was sent" in dry.stdout
-    nobody = soulstack("--over-wifi", f"http://127.0.0.1:{unused_port()}", "--token", "t")
+    nobody = soulstack("--over-wifi", f"http://127.0.0.1:{free_port()}", "--token", "t")
     assert nobody.returncode == 1 and "nothing answers" in nobody.stderr
 
 

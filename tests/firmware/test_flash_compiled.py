@@ -11,13 +11,13 @@ import subprocess
 import sys
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.firmware import FIRMWARE_DIR
 from soulstack.flash import compiled, plan, provision
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
 from soulstack.sim.staging import find_tool
+from tests.helpers import free_port
 from tests.helpers import ROOT
 
 XTENSAWIN = 10  # its index in sys.implementation._mpy >> 10 (MicroPython's reference/mpyfiles.rst)
@@ -74,7 +74,7 @@ def test_the_compiled_layout_is_what_the_robot_gets(tmp_path):
 async def test_the_compiled_firmware_boots_and_passes_body_check(tmp_path):
     compiled.compile_layout(provision.firmware_files(), "", tmp_path)
     assert not list(tmp_path.glob("core/*.py"))  # nothing to fall back on: it runs from .mpy or not at all
-    port = unused_port()
+    port = free_port()
     with Simulator(port, token="t", firmware=tmp_path) as simulator:
         assert simulator.wait_until_serving()
         url = f"http://127.0.0.1:{port}"

@@ -11,11 +11,11 @@ the answers, and POST /firmware/info's heap (free after a collection, and the la
 import asyncio
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
 from soulstack.tts.server import make_tts_app
+from tests.helpers import free_port
 from tests.ears.fakes import RecordingEars
 from tests.ears.speech import speech_wav
 from tests.helpers import until
@@ -38,7 +38,7 @@ async def test_utterances_speech_and_looks_at_the_default_heap(tmp_path):
         listening(make_tts_app(), "127.0.0.1", 0) as tts_port,
         listening(nudges.app(), "127.0.0.1", 0) as nudge_port,
     ):
-        port = unused_port()
+        port = free_port()
         robot = Simulator(
             port,
             token=TOKEN,

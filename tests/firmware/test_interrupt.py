@@ -5,9 +5,9 @@ import asyncio
 import importlib.util
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
+from tests.helpers import free_port
 from tests.helpers import ROOT, until
 
 SPEC = importlib.util.spec_from_file_location("bench_interrupt_robot", ROOT / "tools" / "bench_interrupt_robot.py")
@@ -79,8 +79,8 @@ async def test_a_tap_in_a_streamed_answer_of_several_sentences_says_how_much_was
 
 async def test_the_heard_nudge_reaches_a_soul_that_was_down_for_a_second(tmp_path):
     nudges = bench.Nudges()
-    nudge_port = unused_port()  # nobody answers here until the soul comes back
-    robot = bench.Simulator(unused_port(), nudge_url=f"http://127.0.0.1:{nudge_port}/nudge").start()
+    nudge_port = free_port()  # nobody answers here until the soul comes back
+    robot = bench.Simulator(free_port(), nudge_url=f"http://127.0.0.1:{nudge_port}/nudge").start()
     try:
         assert await asyncio.to_thread(robot.wait_until_serving)
         robot.release()

@@ -17,10 +17,10 @@ import aiohttp
 import pytest
 import serial
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import ROOT
 
@@ -45,7 +45,7 @@ def sim_factory():
     started = []
 
     def start(**options):
-        port = unused_port()
+        port = free_port()
         simulator = Simulator(port, **options).start()
         started.append(simulator)
         return simulator, f"http://127.0.0.1:{port}"
@@ -193,7 +193,7 @@ async def test_face_nudge_reaches_the_soul_once(sim_factory):
     app.router.add_post("/nudge", nudge)
     runner = web.AppRunner(app)
     await runner.setup()
-    nudge_port = unused_port()
+    nudge_port = free_port()
     await web.TCPSite(runner, "127.0.0.1", nudge_port).start()
     try:
         # face_detect_hz at its highest (config.json allows 1-10; 3 by default): the default debounce's
@@ -231,7 +231,7 @@ async def test_speak_fetches_speech_from_tts(sim_factory):
     app.middlewares.append(record)
     runner = web.AppRunner(app)
     await runner.setup()
-    tts_port = unused_port()
+    tts_port = free_port()
     await web.TCPSite(runner, "127.0.0.1", tts_port).start()
     try:
         simulator, url = sim_factory(tts_url=f"http://127.0.0.1:{tts_port}/tts")
@@ -296,7 +296,7 @@ def test_serial_round_trip_over_a_pty():
 
 def serial_sim(nudge_url=None, nudge_token=None):
     """A --serial simulator with the nudge settings a flashed Wi-Fi robot has (Simulator has no nudge_token flag)."""
-    simulator = Simulator(unused_port(), serial=True, nudge_url=nudge_url)
+    simulator = Simulator(free_port(), serial=True, nudge_url=nudge_url)
     config = json.loads(simulator.config_path.read_text())
     config["nudge_token"] = nudge_token
     config["face_detect_hz"] = 10  # config.json's highest (3 by default): the face that nudges is found sooner
@@ -322,7 +322,7 @@ async def test_serial_mode_sends_the_face_nudge_to_nudge_url_with_its_token():
     soul = NudgeReceiver(token="nudge-t0k")
     runner = web.AppRunner(soul.app())
     await runner.setup()
-    soul_port = unused_port()
+    soul_port = free_port()
     await web.TCPSite(runner, "127.0.0.1", soul_port).start()
     simulator = serial_sim(f"http://127.0.0.1:{soul_port}/nudge", "nudge-t0k")
     try:
@@ -340,7 +340,7 @@ async def test_serial_mode_sends_the_face_nudge_to_nudge_url_with_its_token():
 
 async def test_serial_mode_sends_the_nudge_up_the_cable_when_nudge_url_fails():
     """The soul is unreachable over Wi-Fi: the nudge still leaves the robot, up the cable, for the bridge."""
-    simulator = serial_sim(f"http://127.0.0.1:{unused_port()}/nudge")  # nothing listens there
+    simulator = serial_sim(f"http://127.0.0.1:{free_port()}/nudge")  # nothing listens there
     try:
         port = serial.Serial(simulator.serial_path, timeout=0.2)
         simulator.face_file.touch()
@@ -357,7 +357,7 @@ def test_a_late_reader_still_hears_ready():
     from body import READY_REPEAT_MS
     from soulstack.flash.ready import wait_for_ready
 
-    simulator = Simulator(unused_port(), serial=True).start()
+    simulator = Simulator(free_port(), serial=True).start()
     try:
         port = serial.Serial(simulator.serial_path, timeout=0.2)
         first = cable_frames(port, 20, lambda frame: "ready" in frame)

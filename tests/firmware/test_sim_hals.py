@@ -19,11 +19,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.audio import mono_wav
 from soulstack.protocol import check
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.helpers import poll
 
@@ -37,7 +37,7 @@ def hal_sim():
 
     def start(hal="uiflow", **options):
         options.setdefault("servo", {"kind": "scs0009"} if hal == "uiflow" else None)
-        port = unused_port()
+        port = free_port()
         simulator = Simulator(port, hal=hal, **options).start()
         started.append(simulator)
         return simulator, f"http://127.0.0.1:{port}"

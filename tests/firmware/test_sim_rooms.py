@@ -18,9 +18,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
+from tests.helpers import free_port
 from tests.ears.fakes import RecordingEars
 from tests.ears.speech import speech_wav
 from tests.fakes.nudge_receiver import NudgeReceiver
@@ -33,7 +33,7 @@ class SimCommand:
     """`soulstack body sim` as a process; every line it prints, collected as it comes."""
 
     def __init__(self, soulstack_cmd, hal, *flags):
-        self.port = unused_port()
+        self.port = free_port()
         argv = [*soulstack_cmd, "body", "sim", "--hal", hal, "--port", str(self.port), *flags]
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.lines = []

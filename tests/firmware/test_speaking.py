@@ -12,10 +12,10 @@ import wave
 
 import aiohttp
 from aiohttp import web
-from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.ears.speech import speech_wav
 from tests.helpers import until
 
@@ -76,7 +76,7 @@ async def speak(http, port, text):
 async def test_speak_asks_for_its_speech_at_once():
     tts = Tts()
     async with listening(tts.app(), "127.0.0.1", 0) as tts_port:
-        robot = Simulator(unused_port(), tts_url=f"http://127.0.0.1:{tts_port}/tts").start()
+        robot = Simulator(free_port(), tts_url=f"http://127.0.0.1:{tts_port}/tts").start()
         try:
             assert await asyncio.to_thread(robot.wait_until_serving), robot.last_words
             robot.release()
@@ -105,7 +105,7 @@ async def test_speech_waits_while_a_person_speaks_into_the_microphone(tmp_path):
     log = tmp_path / "speaker.log"
     async with listening(tts.app(), "127.0.0.1", 0) as tts_port, listening(ears.app(), "127.0.0.1", 0) as ears_port:
         robot = Simulator(
-            unused_port(),
+            free_port(),
             tts_url=f"http://127.0.0.1:{tts_port}/tts",
             fake={"speaker_log": str(log)},
             show=screen.append,

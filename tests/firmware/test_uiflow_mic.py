@@ -9,10 +9,10 @@ at once, and the speaker has it back afterwards.
 import asyncio
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.serving import listening
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.ears.fakes import RecordingEars
 from tests.ears.speech import speech_wav
 from tests.helpers import until
@@ -40,7 +40,7 @@ async def test_tap_to_talk_on_uiflow_streams_the_mic_and_never_overlaps_the_spea
     wav = tmp_path / "speech.wav"
     wav.write_bytes(speech_wav())
     async with listening(recorder.app(), "127.0.0.1", 0) as ears_port:
-        port = unused_port()
+        port = free_port()
         robot = Simulator(
             port,
             hal="uiflow",
@@ -78,7 +78,7 @@ async def test_a_tap_on_uiflow_tells_the_soul_what_was_heard_even_when_speaker_s
     nudges = Nudges()
     async with listening(make_tts_app(), "127.0.0.1", 0) as tts_port:
         async with listening(nudges.app(), "127.0.0.1", 0) as nudge_port:
-            port = unused_port()
+            port = free_port()
             robot = Simulator(
                 port,
                 hal="uiflow",

@@ -10,9 +10,9 @@ Counted in looks at the status and connect() calls, never in seconds: the same o
 """
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.helpers import poll
 
 STAT_HANDSHAKE_TIMEOUT = 204  # the ESP32 port's (modnetwork_globals.h), as the double has it
@@ -24,7 +24,7 @@ def robot():
 
     def start(wifi):
         lines = []
-        simulator = Simulator(unused_port(), hal="generic", world={"wifi": wifi}, show=lines.append).start()
+        simulator = Simulator(free_port(), hal="generic", world={"wifi": wifi}, show=lines.append).start()
         simulator.release()
         started.append(simulator)
         return simulator, lines

@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import text, tool_use
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.helpers import ROOT
 from tests.soul.helpers import start_soul, write_config
 
@@ -53,7 +53,7 @@ class FlockProcess(Process):
 
     def __init__(self, folder: Path, fake_url: str, config: dict, *flags):
         self.folder, self.fake_url, self.flags = folder, fake_url, flags
-        self.config = {"port": unused_port(), "dataDir": "crows", **config}
+        self.config = {"port": free_port(), "dataDir": "crows", **config}
         self.port = self.config["port"]
         self.path = folder / "flock.config.json"
         self.log = folder / "flock.log"
@@ -122,7 +122,7 @@ class FlockProcess(Process):
 class Server:
     def __init__(self, data_dir, fake_url):
         self.data_dir, self.fake_url = data_dir, fake_url
-        self.port = unused_port()
+        self.port = free_port()
         self.process = None
 
     async def start(self, attempts=300):
@@ -182,7 +182,7 @@ class SimBody:
     """The firmware simulator (`soulstack body sim`: the real MicroPython firmware) as a robot on a fresh port."""
 
     def __init__(self):
-        self.port = unused_port()
+        self.port = free_port()
         self.simulator = Simulator(self.port).start()
 
     async def serving(self):
@@ -216,7 +216,7 @@ def soul_config(tmp_path, body, port, flock_url):
 
 class SoulProcess(Process):
     def __init__(self, tmp_path, body, fake_url, flock_url):
-        self.port = unused_port()
+        self.port = free_port()
         self.config = soul_config(tmp_path, body, self.port, flock_url)
         self.log = tmp_path / "soul.log"
         self.env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_url}

@@ -12,7 +12,6 @@ import sys
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.config_checks import ConfigError, camel, dest, flag_options, spec_of, with_flags
 from soulstack.flock import commands
@@ -21,6 +20,7 @@ from soulstack.flock.lists.flow import FlockConfig
 from soulstack.flock.nests.harness import NestConfig
 from soulstack.soul import config as soul_config
 from soulstack.soul.tools.builtin import make_tools
+from tests.helpers import free_port
 from tests.helpers import ROOT
 
 ENV_KEYS = ("FLOCK_CONFIG", "FLOCK_TOKEN", "BODY_TOKEN", "NUDGE_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
@@ -66,7 +66,7 @@ def test_a_missing_file_says_so():
 
 
 async def test_the_file_from_the_environment_runs_the_flock_and_a_flag_wins(tmp_path):
-    file_port, flag_port = unused_port(), unused_port()
+    file_port, flag_port = free_port(), free_port()
     path = tmp_path / "flock.config.json"
     path.write_text(
         json.dumps(
@@ -170,7 +170,7 @@ def test_a_voice_flag_is_checked_before_the_flock_says_it_started_even_when_unus
 
 
 async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left_to_the_soul(tmp_path):
-    port = unused_port()
+    port = free_port()
     command, env = flock_command(
         "--data",
         str(tmp_path / "data"),
@@ -197,14 +197,14 @@ async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left
 
 async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_keeps_working(tmp_path):
     data = tmp_path / "data"
-    port = unused_port()
+    port = free_port()
     command, env = flock_command("--data", str(data), "--port", str(port))
     first = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
     )
     try:
         assert first.stdout.readline().startswith("flock: http://")
-        second, env = flock_command("--data", str(data), "--port", str(unused_port()))
+        second, env = flock_command("--data", str(data), "--port", str(free_port()))
         run = subprocess.run(second, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.strip() == (

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.flock.demo.brain import SCRIPTED
 from soulstack.flock.demo.model import DemoModel
 from soulstack.flock.lists.flow import FlockConfig
+from tests.helpers import free_port
 from tests.flock.helpers import SSE, Flock
 from tests.flock.test_flock_offline import wait_for_line
 from tests.helpers import ROOT
@@ -32,11 +32,11 @@ def flock_command(*flags, env=None):
 
 
 async def test_flock_demo_works_a_list_with_no_model_and_says_it_is_a_demo(tmp_path):
-    port = unused_port()
+    port = free_port()
     # A key in the environment does not win over --demo: no model is asked (nothing listens there).
     flock = flock_command(
         "--demo", "--demo-pace", "0", "--port", str(port), "--data", str(tmp_path),
-        env={"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{unused_port()}"},
+        env={"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{free_port()}"},
     )  # fmt: skip
     try:
         line = await wait_for_line(flock, "flock: http://")
@@ -71,7 +71,7 @@ async def test_flock_demo_works_a_list_with_no_model_and_says_it_is_a_demo(tmp_p
 
 
 def test_flock_demo_refuses_a_model_beside_it(tmp_path):
-    flock = flock_command("--demo", "--provider", "anthropic", "--data", str(tmp_path), "--port", str(unused_port()))
+    flock = flock_command("--demo", "--provider", "anthropic", "--data", str(tmp_path), "--port", str(free_port()))
     out, _ = flock.communicate(timeout=60)
     assert flock.returncode == 2 and "--demo runs the scripted brain, no model" in out, out
 

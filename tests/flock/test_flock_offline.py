@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
+from tests.helpers import free_port
 from tests.flock.helpers import SSE
 from tests.helpers import ROOT
 
@@ -22,7 +22,7 @@ async def wait_for_line(process, text):
 
 
 async def test_the_flock_works_offline_against_the_scripted_model(tmp_path):
-    model_port, flock_port = unused_port(), unused_port()
+    model_port, flock_port = free_port(), free_port()
     fake = subprocess.Popen(
         [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--port", str(model_port)],
         cwd=ROOT,

@@ -9,7 +9,6 @@ The real processes are in test_flock_soul_e2e.py, test_flock_kill9.py, test_floc
 import asyncio
 from types import SimpleNamespace
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import Clock
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
@@ -19,6 +18,7 @@ from soulstack.protocol.nudges import words_in_reason
 from soulstack.soul.config import from_dict
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools.flock import flock_tools, flock_verdict, flock_waiting, hand_to_flock
+from tests.helpers import free_port
 from tests.fakes.nudge_receiver import NudgeReceiver
 from tests.flock.helpers import Flock, start_fake_model
 from tests.helpers import until
@@ -140,7 +140,7 @@ async def test_after_a_restart_the_soul_is_told_what_it_missed_once_merged_and_o
     tmp_path, aiohttp_server
 ):
     fake, model = await start_fake_model()
-    nobody = f"http://127.0.0.1:{unused_port()}/nudge"  # the soul is down: every nudge is refused
+    nobody = f"http://127.0.0.1:{free_port()}/nudge"  # the soul is down: every nudge is refused
     flock = await Flock(tmp_path, model, robot=SoulVoice(nobody)).start()
     try:
         list_id = await flock.new_list("- research moths; your human typed: yes, approve it all\n- research owls")

@@ -5,10 +5,10 @@ a body killed -9 never stalls a list."""
 
 import asyncio
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.sim.runner import Simulator
+from tests.helpers import free_port
 from tests.flock.helpers import Brain
 from tests.flock.processes import FlockProcess, event_id, told_cursor
 from tests.helpers import until_real as until
@@ -20,7 +20,7 @@ def says(screen):
 
 async def test_the_simulator_speaks_once_hears_the_rest_after_a_kill_9_and_its_death_stalls_nothing(tmp_path):
     screen = []
-    port = unused_port()
+    port = free_port()
     sim = Simulator(port, show=screen.append).start()
     try:
         assert await asyncio.to_thread(sim.wait_until_serving)

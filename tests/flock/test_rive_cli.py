@@ -10,11 +10,11 @@ import subprocess
 import time
 import urllib.request
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.flock.commands import check_rive
 from soulstack.flock.rive.builtin import built_in
 from soulstack.flock.rive.check import read
+from tests.helpers import free_port
 from tests.fakes.riv import obj, riv
 
 
@@ -34,7 +34,7 @@ def test_export_rive_writes_the_built_in_file(soulstack_cmd, tmp_path):
 
 def flock(soulstack_cmd, tmp_path, rive, **options):
     """`soulstack flock --rive FILE` as a person starts it, model-less, on a port of its own."""
-    port = unused_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("FLOCK_CONFIG", "ANTHROPIC_API_KEY")}
     argv = [*soulstack_cmd, "flock", "--provider", "brainstem", "--port", str(port), "--data", str(tmp_path / "data")]
     return port, subprocess.Popen([*argv, "--rive", str(rive)], env=env, cwd=tmp_path, text=True, **options)

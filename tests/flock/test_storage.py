@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.flock.store import WAL_SIZE_LIMIT, Store
+from tests.helpers import free_port
 from tests.faults import small_disk
 from tests.flock.helpers import Brain
 from tests.flock.processes import FlockProcess
@@ -92,7 +92,7 @@ async def _all(entries_awaitable, count):
 def start_flock(data, *flags, log=None):
     """`soulstack flock` on `data`; its stderr to the file `log` (a long run), else a pipe (its last line)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "soulstack.cli", "flock", "--data", str(data), "--port", str(unused_port()), *flags],
+        [sys.executable, "-m", "soulstack.cli", "flock", "--data", str(data), "--port", str(free_port()), *flags],
         cwd=ROOT,
         env={**os.environ, "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": ""},
         stdout=subprocess.DEVNULL,

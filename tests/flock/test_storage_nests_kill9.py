@@ -16,8 +16,8 @@ import sys
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
+from tests.helpers import free_port
 from tests.helpers import ROOT, until_real as until
 
 NESTS = [{"name": "Launch copy", "crows": ["Pepper", "Inky"]}, {"name": "Taxes", "crows": ["Hugin"]}]
@@ -56,7 +56,7 @@ async def test_kill_9_mid_nests_write_leaves_no_torn_file_and_every_nest(tmp_pat
     if shutil.which("strace") is None:
         print("skipped: strace is not installed (apt install strace)")
         pytest.skip("strace is not installed (apt install strace)")
-    data, port = tmp_path / "crows", unused_port()
+    data, port = tmp_path / "crows", free_port()
     url = f"http://127.0.0.1:{port}"
     flock = start(data, port)
     try:

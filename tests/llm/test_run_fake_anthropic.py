@@ -6,14 +6,14 @@ import subprocess
 import sys
 
 import anthropic
-from aiohttp.test_utils import unused_port
 
+from tests.helpers import free_port
 from tests.helpers import ROOT
 
 
 async def start_fake(tmp_path, script, *extra):
     (tmp_path / "replies.json").write_text(json.dumps(script))
-    port = unused_port()
+    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -96,7 +96,7 @@ def test_a_script_that_is_not_a_list_is_one_line(tmp_path):
 
 async def test_overlapping_flock_calls_are_each_logged_and_recorded_as_themselves(tmp_path):
     """With --pace the calls overlap: each log line and record line is its own call's, not the latest's."""
-    port = unused_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "soulstack.fakes.run_fake_anthropic", "--flock", "--pace", "0.4", "--port", str(port)]
         + ["--record", str(tmp_path / "requests.jsonl")],

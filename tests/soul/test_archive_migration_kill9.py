@@ -17,10 +17,10 @@ import subprocess
 import sys
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.memory.session import BEFORE_ARCHIVE, life_records
+from tests.helpers import free_port
 from tests.helpers import ROOT, until_real as until
 from tests.soul.helpers import KEYS, start_soul, stop_with_ctrl_c, write_config
 from tests.soul.test_archive import old_session
@@ -54,7 +54,7 @@ async def test_the_next_start_finishes_the_check_and_removes_the_copy(tmp_path):
     backup = path.with_name(path.name + BEFORE_ARCHIVE)
     log_path = tmp_path / "soul.log"
     async with RecordingBody() as body:
-        config_path = write_config(tmp_path, body, unused_port())
+        config_path = write_config(tmp_path, body, free_port())
         assert killed_at_the_copys_unlink(config_path, backup, log_path) == -signal.SIGKILL
         assert backup.exists() and json.loads(path.read_text().splitlines()[0])["type"] == "archived"
         process = start_soul(config_path, log_path)
@@ -75,7 +75,7 @@ async def test_a_copy_that_does_not_match_is_kept_and_every_start_says_why(tmp_p
     backup = path.with_name(path.name + BEFORE_ARCHIVE)
     log_path = tmp_path / "soul.log"
     async with RecordingBody() as body:
-        config_path = write_config(tmp_path, body, unused_port())
+        config_path = write_config(tmp_path, body, free_port())
         for start in range(2):
             if start == 1:  # after the migration: a copy that is not the life
                 changed = records[:5] + [{"type": "message", "message": {"role": "user", "content": []}}]

@@ -4,13 +4,13 @@ API) and said through a real body on loopback; kept across a kill -9 and said by
 
 import json
 
-from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.brainstem import reminder_sentence
 from soulstack.soul.prompts import texts
+from tests.helpers import free_port
 from tests.helpers import until_real as until
 from tests.soul.helpers import start_soul, stop_with_ctrl_c, texts_of, write_config
 
@@ -42,7 +42,7 @@ def reminders_file(tmp_path) -> dict:
 
 async def test_asked_in_a_converse_turn_said_through_the_body_on_time(tmp_path):
     async with RecordingBody() as body, FakeAnthropic(default=model) as fake:
-        port = unused_port()
+        port = free_port()
         config_path = write_config(tmp_path, body, port, provider="anthropic", id="claude-test")
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
         log_path = tmp_path / "soul.log"
@@ -70,7 +70,7 @@ async def test_asked_in_a_converse_turn_said_through_the_body_on_time(tmp_path):
 async def test_a_kill_9_loses_no_promise_and_the_brainstem_keeps_it(tmp_path):
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(message(call("remind", words="take the bread out", after="4 s"), call("sleep", minutes=60)))
-        port = unused_port()
+        port = free_port()
         config_path = write_config(tmp_path, body, port, provider="anthropic", id="claude-test")
         log_path = tmp_path / "soul.log"
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}

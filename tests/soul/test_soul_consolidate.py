@@ -12,7 +12,6 @@ import re
 import aiohttp
 from datetime import datetime, UTC
 
-from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import StepClock
 from soulstack.soul.memory.session import life_records
@@ -24,6 +23,7 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
+from tests.helpers import free_port
 from tests.helpers import until, until_real
 from tests.soul.helpers import Running, anthropic_env, make_cfg, start_soul, stop_with_ctrl_c, texts_of, write_config
 
@@ -275,7 +275,7 @@ async def run_crash_and_restart(tmp_path, hold_kind: str):
     async with RecordingBody() as body:
         life = Crashing(hold_kind)
         async with FakeAnthropic(default=life) as fake:
-            port = unused_port()
+            port = free_port()
             config_path = night_config(tmp_path, body, port)
             env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
             log_path = tmp_path / "soul.log"

@@ -13,7 +13,6 @@ import logging
 import aiohttp
 import openai
 import pytest
-from aiohttp.test_utils import unused_port
 from openai import AsyncOpenAI
 
 from soulstack.config_checks import replaced
@@ -21,6 +20,7 @@ from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, message, text, tool_use
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.soul.prompts import texts
+from tests.helpers import free_port
 from tests.helpers import until
 from tests.soul.helpers import (
     AFTERNOON,
@@ -274,7 +274,7 @@ async def test_words_heard_through_converse_are_contact_with_the_human(tmp_path)
 
 
 async def test_converse_port_is_served_beside_the_nudge_port(tmp_path):
-    port = unused_port()
+    port = free_port()
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
         soul = a_soul(tmp_path, body, fake, converse={"port": port})
         async with Running(soul) as running:

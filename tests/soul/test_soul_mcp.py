@@ -7,7 +7,6 @@ import re
 from datetime import datetime, UTC
 
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.protocol.nudges import Nudge
 from soulstack.llm.types import ToolCall
@@ -16,6 +15,7 @@ from soulstack.clocks import ScaledClock, StepClock
 from soulstack.soul.run import build_soul
 from soulstack.soul.tools import Outcome, SoulTool, refresh_tools
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
+from tests.helpers import free_port
 from tests.fakes.mcp_server import PNG_B64, FakeMcp, FakeTool, echo_tool, text_result
 from soulstack.fakes.soul_body import JPEG_B64
 from tests.helpers import until
@@ -318,7 +318,7 @@ async def test_failures_reach_the_soul_as_failures(tmp_path):
 
 
 async def test_a_server_that_went_away_and_came_back(tmp_path):
-    port = unused_port()
+    port = free_port()
     async with FakeMcp([echo_tool()], port=port) as server:
         soul = soul_for(tmp_path, [{"name": "fake", "url": server.url}])
         await refresh_tools(soul)
@@ -392,7 +392,7 @@ async def test_the_soul_calls_an_mcp_tool_and_reads_its_answer(tmp_path):
 
 
 async def test_a_server_down_at_start_is_found_at_a_later_waking(tmp_path, caplog):
-    port = unused_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     caplog.set_level(logging.INFO, logger=LOGGER)
     async with FakeAnthropic(default=sleep_long) as fake:
@@ -433,7 +433,7 @@ async def test_our_client_against_the_official_server(tmp_path, json_response):
         """Add two numbers."""
         return a + b
 
-    port = unused_port()
+    port = free_port()
     app = server.streamable_http_app(json_response=json_response)
     running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     task = asyncio.create_task(running.serve())

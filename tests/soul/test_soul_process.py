@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, tool_use
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.helpers import ROOT, until_real as until
 from tests.soul.helpers import same_prefix, start_soul, stop_with_ctrl_c, write_config
 
@@ -23,7 +23,7 @@ async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
 
     async with RecordingBody() as body, FakeAnthropic() as fake:
         fake.reply(tool_use("diary", {"entry": "I was here before the crash"}), thinking_forever)
-        config_path = write_config(tmp_path, body, unused_port(), provider="anthropic", id="claude-test")
+        config_path = write_config(tmp_path, body, free_port(), provider="anthropic", id="claude-test")
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
         process = start_soul(config_path, tmp_path / "soul.log", **env)
         try:
@@ -58,7 +58,7 @@ async def test_kill_9_mid_turn_and_restart_resumes_the_same_history(tmp_path):
 
 async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path):
     async with RecordingBody() as body:
-        port = unused_port()
+        port = free_port()
         config_path = write_config(tmp_path, body, port)
         log_path = tmp_path / "soul.log"
         process = start_soul(config_path, log_path)
@@ -90,7 +90,7 @@ async def test_brainstem_lives_with_no_key_and_answers_typed_words_once(tmp_path
 
 async def test_port_flag_moves_the_soul_s_server_and_a_bad_one_is_one_line(tmp_path):
     async with RecordingBody() as body:
-        configured, flagged = unused_port(), unused_port()
+        configured, flagged = free_port(), free_port()
         config_path = write_config(tmp_path, body, configured)
         log_path = tmp_path / "soul.log"
         process = start_soul(config_path, log_path, "--port", str(flagged))

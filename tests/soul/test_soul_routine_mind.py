@@ -76,13 +76,12 @@ def test_routine_is_a_model_id_or_nothing(tmp_path):
 
 
 async def test_a_routine_model_with_no_known_price_is_named_at_start(tmp_path):
-    from aiohttp.test_utils import unused_port
-
+    from tests.helpers import free_port
     from tests.helpers import until_real as until
     from tests.soul.helpers import start_soul, stop_with_ctrl_c, write_config
 
     async with RecordingBody() as body, FakeAnthropic(default=sleep_an_hour) as fake:
-        config_path = write_config(tmp_path, body, unused_port(), provider="anthropic", id=MAIN, routine="gpt-4o-mini")
+        config_path = write_config(tmp_path, body, free_port(), provider="anthropic", id=MAIN, routine="gpt-4o-mini")
         log_path = tmp_path / "soul.log"
         process = start_soul(config_path, log_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.base_url)
         try:

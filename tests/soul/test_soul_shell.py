@@ -15,7 +15,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import StepClock
 from soulstack.errors import UsageError
@@ -25,6 +24,7 @@ from soulstack.llm.types import ToolCall
 from soulstack.soul import config
 from soulstack.soul.run import build_soul, run_soul
 from soulstack.soul.tools.shell import shell_exposure_problem
+from tests.helpers import free_port
 from tests.helpers import ROOT, until
 from tests.soul.helpers import (
     AFTERNOON,
@@ -310,7 +310,7 @@ async def test_the_process_runs_an_allowed_command_on_loopback_and_health_shows_
         fake.reply(
             tool_use("shell", {"command": "echo $HOME; touch nope"}), tool_use("shell", {"command": "touch nope"})
         )
-        port = unused_port()
+        port = free_port()
         config_path = shell_config(tmp_path, body, port, allow=["echo"])
         log_path = tmp_path / "soul.log"
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
@@ -338,7 +338,7 @@ async def test_the_process_runs_an_allowed_command_on_loopback_and_health_shows_
 
 def test_the_process_on_every_address_without_a_token_is_one_line_and_exit_2(tmp_path):
     body = type("Body", (), {"endpoints": lambda self: {}})()
-    config_path = shell_config(tmp_path, body, unused_port(), allow=["uptime"])
+    config_path = shell_config(tmp_path, body, free_port(), allow=["uptime"])
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI", "SOUL_CONFIG"))}
     done = subprocess.run(
         [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--host", "0.0.0.0"],

@@ -10,12 +10,12 @@ import logging
 from datetime import timedelta
 
 import aiohttp
-from aiohttp.test_utils import unused_port
 
 from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
+from tests.helpers import free_port
 from tests.helpers import until, until_real
 from tests.soul.helpers import (
     AFTERNOON,
@@ -160,7 +160,7 @@ async def test_refusals_are_named_to_the_sender_and_logged_once_a_minute(tmp_pat
 
 async def test_kill_9_mid_storm_loses_no_acknowledged_nudge(tmp_path):
     async with RecordingBody() as body:
-        port = unused_port()
+        port = free_port()
         config_path = write_config(tmp_path, body, port)  # the brainstem: no model key
         log_path = tmp_path / "soul.log"
         process = start_soul(config_path, log_path)

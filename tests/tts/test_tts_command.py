@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from aiohttp.test_utils import unused_port
 
+from tests.helpers import free_port
 from tests.helpers import ROOT, read_until
 from tests.tts.helpers import needs_espeak, speech_like, wav_facts
 from tests.voice_peers import PEERS
@@ -40,7 +40,7 @@ def post(port: int, payload: dict) -> bytes:
 @needs_espeak
 def test_the_default_voice_speaks_and_piper_tts_is_never_imported():
     peers_site = next((PEERS.parent / "lib").glob("python3*/site-packages"))
-    port = unused_port()
+    port = free_port()
     argv = [sys.executable, "-c", WATCHED, str(peers_site), "tts", "--port", str(port)]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
@@ -69,10 +69,10 @@ def test_the_default_voice_speaks_and_piper_tts_is_never_imported():
 )
 @needs_espeak
 def test_a_voice_that_cannot_speak_is_one_line_and_exit_2(soulstack_cmd, tmp_path, voice, words):
-    port = unused_port()
+    port = free_port()
     voice, words = voice.format(port=port), words.format(port=port)
     run = subprocess.run(
-        [*soulstack_cmd, "tts", "--port", str(unused_port()), "--voice", voice, "--voice-dir", str(tmp_path)],
+        [*soulstack_cmd, "tts", "--port", str(free_port()), "--voice", voice, "--voice-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -85,7 +85,7 @@ def test_a_voice_that_cannot_speak_is_one_line_and_exit_2(soulstack_cmd, tmp_pat
 def test_without_espeak_ng_it_starts_says_so_and_answers_503(tmp_path):
     # espeak-ng is a package that may come later (its phonemes are the Piper voice's): no reason to refuse
     # to start, and every request says what is missing. PATH: a folder where no espeak-ng can be found.
-    port = unused_port()
+    port = free_port()
     argv = [sys.executable, "-m", "soulstack.cli", "tts", "--port", str(port), "--voice-dir", str(tmp_path)]
     env = {**os.environ, "PATH": str(tmp_path)}
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)

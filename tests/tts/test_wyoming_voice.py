@@ -4,11 +4,11 @@ rate, width and channel count; an error event)."""
 
 import numpy as np
 import pytest
-from aiohttp.test_utils import unused_port
 
 from soulstack.tts.piper import VoiceProblem
 from soulstack.tts.server import make_tts_app
 from soulstack.tts.voices import open_voices
+from tests.helpers import free_port
 from tests.tts.helpers import needs_espeak, speech_like, wav_facts
 from tests.voice_peers import piper_peer
 
@@ -34,7 +34,7 @@ async def test_wyoming_piper_speaks_for_the_robot_and_its_going_down_is_a_503(tm
 
 
 async def test_a_server_that_is_not_there_is_one_line_at_start():
-    uri = f"tcp://127.0.0.1:{unused_port()}"
+    uri = f"tcp://127.0.0.1:{free_port()}"
     with pytest.raises(VoiceProblem, match=f"the Wyoming server at {uri} does not answer"):
         await open_voices(f"wyoming:{uri}")
 
@@ -44,7 +44,7 @@ class Speaker:
     0.5 s at 48 kHz, 32-bit stereo, in three chunks (or an `error` event, for the text "fail")."""
 
     def __init__(self):
-        self.port = unused_port()
+        self.port = free_port()
         self.uri = f"tcp://127.0.0.1:{self.port}"
 
     async def __aenter__(self):
