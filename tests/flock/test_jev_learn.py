@@ -45,6 +45,17 @@ def test_a_worse_refit_keeps_the_previous_model_and_a_better_one_replaces_it():
     assert log_loss(new, load_calibration()) < log_loss(current, load_calibration())
 
 
+async def relearned_lines(log, count: int) -> list:
+    """The log's `relearn` lines once there are `count` of them (the re-fit trains in a thread: seconds)."""
+    for _ in range(600):
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        relearned = [line for line in lines if line["question"] == "relearn"]
+        if len(relearned) >= count:
+            return relearned
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{count} re-fits were never logged: {relearned}")
+
+
 async def test_an_owners_correction_over_http_refits_jev_in_the_background(tmp_path):
     flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=0.0)).start()
     try:
@@ -53,17 +64,32 @@ async def test_an_owners_correction_over_http_refits_jev_in_the_background(tmp_p
         url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
         status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
         assert status == 200
-        log = tmp_path / "jev.jsonl"
-        for _ in range(600):  # the re-fit trains a Jev in a thread: seconds, more on a busy machine
-            lines = [json.loads(line) for line in log.read_text().splitlines()]
-            relearned = [line for line in lines if line["question"] == "relearn"]
-            if relearned:
-                break
-            await asyncio.sleep(0.2)
+        relearned = await relearned_lines(tmp_path / "jev.jsonl", 1)
     finally:
         await flock.stop()
-    assert relearned, "no re-fit was logged"
     assert relearned[0]["corrections"] == 1 and relearned[0]["kept"] in ("new", "previous")
+
+
+async def test_a_restarted_flock_learns_the_corrections_made_before_it(tmp_path):
+    """The re-fitted Jev lives in memory; the corrections live in jev.jsonl. After a restart the
+    fresh Jev learns them again, with no new correction."""
+    flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=3600.0)).start()
+    try:
+        status, record = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "the usual, please"})
+        assert status == 201
+        url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
+        status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
+        assert status == 200
+    finally:
+        await flock.stop()  # before its re-fit was due: this run learned nothing
+    log = tmp_path / "jev.jsonl"
+    assert not [line for line in log.read_text().splitlines() if '"relearn"' in line]
+    flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=3600.0)).start()
+    try:
+        [relearned] = await relearned_lines(log, 1)
+    finally:
+        await flock.stop()
+    assert relearned["corrections"] == 1 and relearned["kept"] in ("new", "previous")
 
 
 def test_the_llm_backends_local_fallback_learns_too(tmp_path):

@@ -10,6 +10,7 @@ is re-fitted with them in the background.
   (data/calibration.nests: log loss, the proper score of probabilities); else the previous one
   stays. Not the separate set: choosing models on it would make its figures no longer separate.
 - Each re-fit's outcome is a `relearn` line in jev.jsonl, which `jev-report` shows.
+- A restarted flock trains a fresh Jev: the corrections in its log are learned again at start.
 """
 
 import asyncio
@@ -118,7 +119,7 @@ class Learner:
             while True:
                 self.again = False
                 await asyncio.sleep(wait_s)
-                examples = corrected_examples(self.jev_log.read())
+                examples = corrected_examples(await asyncio.to_thread(self.jev_log.read))  # a long log
                 if not examples:
                     return
                 current = await self.jev.current()

@@ -361,3 +361,7 @@ class Harness:
     # --- tasks ------------------------------------------------------------------
     def start(self) -> None:
         self.flock.spawn(self.watch())  # the flock's tasks: its stop() ends ours too
+        # Corrections made before a restart are in jev.jsonl: the freshly trained Jev learns them again.
+        learning = self.tagger.learn(0.0)
+        if learning is not None:
+            self.flock.spawn(learning)
