@@ -1,7 +1,9 @@
 """End-pointing on the device: where an utterance starts and ends in the microphone's stream.
 
 An energy voice-activity detector over 20 ms frames of 16 kHz mono 16-bit PCM.
-The noise floor adapts: it follows the room, down at once and up slowly (~0.6 s
+The noise floor adapts: it starts at the first frame heard (the room as the
+microphone opens; a fixed guess would take any room louder than it for speech),
+and follows the room, down at once and up slowly (~0.6 s
 while nobody speaks, ~5 s during an utterance, so a fan that starts is learnt
 and ends the utterance it began, while the syllables of speech are too short
 to be learnt);
@@ -84,7 +86,7 @@ class Endpointer:
         preroll_frames=PREROLL_FRAMES,
         max_frames=750,
         wait_frames=250,
-        floor=200,
+        floor=None,
         room=None,
     ):
         self.ratio = ratio
@@ -127,6 +129,8 @@ class Endpointer:
         "end"    the utterance is over; `reason` says why: "silence", "max_length", or "no_speech"
         """
         energy = frame_energy(frame)
+        if self.floor is None:
+            self.floor = energy  # the room, or the first of speech: down at once at its first pause
         voiced = energy > self.threshold()
         if not self.speaking:
             self.waited += 1

@@ -88,6 +88,21 @@ def test_the_noise_floor_follows_a_humming_room():
     assert run(vad, [tone(12000)] * 5) == ["idle", "start", "audio"]  # a voice above it still counts
 
 
+def test_a_room_noisy_from_the_first_frame_is_not_taken_for_speech():
+    vad = Endpointer()
+    hum = tone(2000)  # the microphone opens on a fan: its level is the room's from the first frame
+    assert run(vad, [hum] * 50) == ["idle"]
+    assert run(vad, [tone(12000)] * 5) == ["idle", "start", "audio"]  # a voice above it counts
+
+
+def test_speech_from_the_first_frame_is_heard_at_its_first_pause():
+    vad = Endpointer(end_frames=10)
+    frames = [tone(7000)] * 10 + [quiet()] * 2 + [tone(7000)] * 10 + [quiet()] * 12
+    assert run(vad, frames) == ["idle", "start", "audio", "end"]
+    held = b"".join(bytes(piece) for piece in vad.preroll.pieces())
+    assert held.startswith(bytes(tone(7000)))  # its first words are in the pre-roll
+
+
 def test_a_quieter_room_is_learnt_at_once():
     vad = Endpointer(floor=3000)
     vad.feed(quiet())
@@ -105,7 +120,7 @@ def test_no_speech_after_a_tap_ends_the_wait():
 
 def test_an_utterance_is_cut_at_its_maximum_length():
     vad = Endpointer(max_frames=50)
-    assert run(vad, [tone(7000)] * 100) == ["idle", "start", "audio", "end"]
+    assert run(vad, [quiet()] * 5 + [tone(7000)] * 100) == ["idle", "start", "audio", "end"]
     assert vad.reason == "max_length"
     assert vad.frames == 50
 
