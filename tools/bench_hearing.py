@@ -6,12 +6,15 @@ speeds and a lower pitch, and espeak-ng voices of other accents, speeds and
 pitches — so no single synthesizer's habits decide the figure. Each clip is
 heard clean and with pink noise at 10 dB SNR (seeded) over the whole stream.
 
-Each clip goes to a real ears server on loopback as a robot sends it: the
-speech, then the robot's `listen.silence_ms` (0.7 s) of quiet in 100 ms chunks
-at real pace, then the end of the stream. Timed: from the end of the stream
-(the robot has sent everything) to the words in ears' answer — what the person
-waits for recognition beyond the robot's own end-pointing. Also printed: the
-recogniser's compute time for the same clip alone (no head start).
+Each clip goes to a real ears server on loopback as a robot sends it: its
+pre-roll (the 0.3 s of the room it keeps from before the speech), the speech,
+then its `listen.silence_ms` (0.7 s) of quiet in 100 ms chunks at real pace,
+then the end of the stream; in the noisy condition the noise fills all of it.
+Timed: from the end of the stream (the robot has sent everything) to the words
+in ears' answer — what the person waits for recognition beyond the robot's own
+end-pointing. Also printed: how the firmware's own end-pointer
+(firmware/core/vad.py) cuts the same clips in their room, and the recogniser's
+compute time for the same clip alone (no head start).
 
 Word error rate is corpus-level (edits / reference words) after the usual
 normalisation (lower case, no punctuation, digits as words, common
@@ -42,11 +45,13 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
+from soulstack.firmware.core.vad import FRAME_BYTES, FRAME_MS, PREROLL_FRAMES, START_FRAMES, Endpointer  # noqa: E402
 from soulstack.serving import listening  # noqa: E402
 from tests.ears.in_process import EarsInProcess  # noqa: E402
 
 RATE = 16000
 SILENCE_S = 0.7  # the firmware's listen.silence_ms
+ROOM_BEFORE_S, ROOM_AFTER_S = 1.0, 1.5  # the room around a clip: the end-pointer learns it, then cuts
 PHRASES = (
     "what time is it",
     "please remind me to water the plants",
@@ -144,11 +149,43 @@ def pink_noise(count: int, seed: int) -> np.ndarray:
     return np.fft.irfft(spectrum, count)
 
 
-def noisy(pcm: np.ndarray, seed: int, snr_db: float = 10.0, extra: int = 0) -> np.ndarray:
-    """`pcm` followed by `extra` samples of quiet, with pink noise `snr_db` below the speech throughout."""
-    noise = pink_noise(len(pcm) + extra, seed)
+def in_the_room(pcm: np.ndarray) -> np.ndarray:
+    """`pcm` with the quiet room before and after it."""
+    return np.concatenate([np.zeros(int(ROOM_BEFORE_S * RATE)), pcm, np.zeros(int(ROOM_AFTER_S * RATE))])
+
+
+def noisy(pcm: np.ndarray, seed: int, snr_db: float = 10.0) -> np.ndarray:
+    """`pcm` in the room, with pink noise `snr_db` below the speech throughout."""
+    room = in_the_room(pcm)
+    noise = pink_noise(len(room), seed)
     noise *= np.sqrt(active_power(pcm) / 10 ** (snr_db / 10) / np.mean(noise**2))
-    return np.clip(np.concatenate([pcm, np.zeros(extra)]) + noise, -32768, 32767)
+    return np.clip(room + noise, -32768, 32767)
+
+
+def as_a_robot_sends(room: np.ndarray, speech_samples: int) -> np.ndarray:
+    """What of a clip in its room a robot streams: its pre-roll of the room, the speech, its silence window."""
+    start = int(ROOM_BEFORE_S * RATE) - PREROLL_FRAMES * FRAME_MS * RATE // 1000
+    return room[start : int(ROOM_BEFORE_S * RATE) + speech_samples + int(SILENCE_S * RATE)]
+
+
+def endpointed(room: np.ndarray, speech_samples: int) -> str:
+    """How the firmware's end-pointer cuts a clip in its room: "right" (its pre-roll holds the speech's
+    first frame, it ends within 0.2 s after the silence window), "late start", "early end", "no end"."""
+    data = room.astype("<i2").tobytes()
+    onset = int(ROOM_BEFORE_S * 1000) // FRAME_MS
+    offset = (int(ROOM_BEFORE_S * RATE) + speech_samples) // (RATE * FRAME_MS // 1000)
+    endpointer, started = Endpointer(wait_frames=10**6), None
+    for index in range(len(data) // FRAME_BYTES):
+        event = endpointer.feed(data[index * FRAME_BYTES : (index + 1) * FRAME_BYTES])
+        if event == "start":
+            started = index
+        elif event == "end":
+            if started is None or started - PREROLL_FRAMES - START_FRAMES > onset:
+                return "late start"
+            if index < offset:
+                return "early end"
+            return "right" if index <= offset + endpointer.end_frames + 10 else "no end"
+    return "no end" if started is not None else "late start"
 
 
 async def piper_clips(phrases) -> list:
@@ -194,7 +231,7 @@ class Hearing(EarsInProcess):
         return self
 
     async def hear(self, audio: np.ndarray) -> tuple[str, float]:
-        """`audio` (speech, then the robot's silence window) streamed as a robot does; (words, ms after its end)."""
+        """`audio` (what a robot sends: its silence window last) streamed as a robot does; (words, ms after its end)."""
         self.count += 1
         data = audio.astype("<i2").tobytes()
         window = int(SILENCE_S * RATE) * 2
@@ -256,9 +293,8 @@ async def hear_all(recogniser, clips, language="en") -> list:
     rows = []
     async with Hearing(recogniser, language) as hearing:
         for number, (voice, phrase, pcm) in enumerate(clips):
-            window = int(SILENCE_S * RATE)
-            clean = np.concatenate([pcm, np.zeros(window)])
-            for condition, audio in (("clean", clean), ("noisy", noisy(pcm, number, extra=window))):
+            for condition, room in (("clean", in_the_room(pcm)), ("noisy", noisy(pcm, number))):
+                audio = as_a_robot_sends(room, len(pcm))
                 words, ms = await hearing.hear(audio)
                 rows.append(
                     {
@@ -269,6 +305,7 @@ async def hear_all(recogniser, clips, language="en") -> list:
                         "ms": ms,
                         "seconds": len(pcm) / RATE,
                         "audio": audio,
+                        "endpointed": endpointed(room, len(pcm)),
                     }
                 )
             print(
@@ -315,6 +352,10 @@ def report(rows, compute, recogniser, zh_rows) -> list:
     lines.append(
         f"compute alone (no head start): p50 {statistics.median(compute):.0f} ms, p95 {pct(compute, 95):.0f} ms"
     )
+    for condition in ("clean", "noisy"):
+        cuts = [row["endpointed"] for row in rows if row["condition"] == condition]
+        counts = ", ".join(f"{what} {cuts.count(what)}" for what in ("right", "late start", "early end", "no end"))
+        lines.append(f"firmware end-pointer (core/vad.py), {condition}: {counts} of {len(cuts)}")
     if zh_rows:
         clean = [row for row in zh_rows if row["condition"] == "clean"]
         noisy_rows = [row for row in zh_rows if row["condition"] == "noisy"]
