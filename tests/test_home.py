@@ -84,6 +84,22 @@ def test_a_rerun_keeps_tokens_and_a_persons_lines_and_names_the_robot(tmp_path):
     assert again.returncode == 0 and "--body stackchan=http://192.0.2.42" in env(tmp_path, "ears")["SOULSTACK_ARGS"]
 
 
+def test_a_chinese_home_flashes_a_chinese_robot_and_keeps_its_language(tmp_path):
+    done = home_init(tmp_path, "--language", "zh")
+    assert done.returncode == 0, done.stderr
+    config_path = tmp_path / "state" / "soulstack-soul" / "soul.config.json"
+    assert json.loads(config_path.read_text())["persona"]["language"] == "zh"
+    flash = next(line for line in done.stdout.splitlines() if "tools/flash" in line)
+    assert "--nudge-url http://192.0.2.10:9202/nudge --lang zh" in flash, flash
+    again = home_init(tmp_path, "--robot", "http://192.0.2.42")  # no --language: the config's stays
+    assert again.returncode == 0, again.stderr
+    assert json.loads(config_path.read_text())["persona"]["language"] == "zh"
+    assert "--lang zh" in next(line for line in again.stdout.splitlines() if "tools/flash" in line)
+    english = home_init(tmp_path, "--language", "en")  # asked for: changed, and the robot's line says so
+    assert json.loads(config_path.read_text())["persona"]["language"] == "en"
+    assert "--lang" not in next(line for line in english.stdout.splitlines() if "tools/flash" in line)
+
+
 @pytest.mark.parametrize(
     "args, said",
     [

@@ -39,5 +39,11 @@ def register(subparsers):
         metavar="DIR",
         help="the services' state folders, the soul's config among them (default: %(default)s)",
     )
+    parser.add_argument(
+        "--language",
+        choices=("en", "zh"),
+        help="the language the soul lives in (its persona.language; the robot's screen and ears follow it; "
+        "default: the config's, en for a new one)",
+    )
     parser.add_argument("--no-enable", action="store_true", help="write the files only; do not run systemctl")
     parser.set_defaults(func=init)

@@ -112,9 +112,10 @@ def home_tokens(env_dir: Path) -> dict:
 # --- the soul's config ----------------------------------------------------------------------------
 
 
-def soul_config(path: Path, host: str, robot: str | None) -> dict:
+def soul_config(path: Path, host: str, robot: str | None, language: str | None = None) -> dict:
     """The soul's config: the one there (kept), else a starter; the robot as its body once known, the
-    flock on this host. Tokens stay null here: the soul reads them from its environment file."""
+    flock on this host, the language when one is asked for. Tokens stay null here: the soul reads them
+    from its environment file."""
     from soulstack.config_checks import ConfigError, read_json_file
     from soulstack.protocol.shapes import ENDPOINTS
     from soulstack.soul import config
@@ -125,8 +126,10 @@ def soul_config(path: Path, host: str, robot: str | None) -> dict:
         except ConfigError as error:
             raise UsageError(str(error)) from None
     else:
-        raw = config.starter()
+        raw = config.starter(language or "en")
         raw["body"] = {"name": "stackchan", "endpoints": {name: None for name in ENDPOINTS}}
+    if language:
+        raw["persona"] = {**raw.get("persona", {}), "language": language}
     if robot:
         raw.setdefault("body", {})["endpoints"] = {name: f"{robot}/{name}" for name in ENDPOINTS}
     raw["flock"] = {**raw.get("flock", {}), "url": f"http://{host}:8470"}
@@ -173,7 +176,7 @@ def init_home(args) -> int:
             raise UsageError(f"{flag} {folder} does not exist")
     services = available()
     soul_path = state_dir / "soulstack-soul" / "soul.config.json"
-    raw = soul_config(soul_path, host, robot)
+    raw = soul_config(soul_path, host, robot, args.language)
     robot = robot or body_of(raw)  # named by an earlier run: the soul's body
     tokens = home_tokens(env_dir)
     # Outside systemd's own state folder the units name the folders, and run as their owner.
@@ -200,7 +203,8 @@ def init_home(args) -> int:
     if runs_as:
         placement.give(soul_path, runs_as[2], runs_as[3])  # the soul reads it as the folder's owner
     again = again_command(executable, args, unit_dir, env_dir, state_dir)
-    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again)
+    language = (raw.get("persona") or {}).get("language") or "en"
+    say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again, language)
     if waiting:
         print(f"{', '.join(waiting)} waits for the robot: started when you run this again with --robot")
     note = checkout_note(executable) if executable else None
@@ -235,10 +239,13 @@ def body_of(raw: dict) -> str | None:
     return status.rsplit("/", 1)[0] if status else None
 
 
-def flash_command(host: str, tokens: dict, names: list[str]) -> str:
-    """The exact tools/flash line: tokens in its environment (never its argv), LAN URLs as flags."""
+def flash_command(host: str, tokens: dict, names: list[str], language: str = "en") -> str:
+    """The exact tools/flash line: tokens in its environment (never its argv), LAN URLs as flags, and
+    the soul's language when it is not English (the robot's screen speaks it too)."""
     env = [f"BODY_TOKEN={tokens['body']}", f"NUDGE_TOKEN={tokens['soul']}"]
     flags = ["--nudge-url", f"http://{host}:9202/nudge"]
+    if language != "en":
+        flags += ["--lang", language]
     if "tts" in names:
         env.append(f"TTS_TOKEN={tokens['tts']}")
         flags += ["--tts-url", f"http://{host}:9204/tts"]
@@ -264,7 +271,7 @@ def again_command(executable, args, unit_dir, env_dir, state_dir) -> str:
     return "sudo " + " ".join(line)
 
 
-def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again):
+def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robot, again, language):
     names = [service.name for service in services]
     left_out = [service.name for service in SERVICES if service.name not in names]
     print(f"home on {host}: " + ", ".join(f"{s.name} http://{host}:{s.port}" for s in services))
@@ -273,7 +280,7 @@ def say_what_was_done(services, host, tokens, unit_dir, env_dir, soul_path, robo
     if left_out:
         print(f"left out (this soulstack ships no unit for it): {', '.join(left_out)}")
     print("flash the robot (in a soulstack checkout, on the computer its USB cable is plugged into):")
-    print(f"  {flash_command(host, tokens, names)}")
+    print(f"  {flash_command(host, tokens, names, language)}")
     if robot:
         print(f"the soul's body: {robot}")
     else:
