@@ -59,4 +59,5 @@ async def test_a_chinese_soul_hears_chinese_in_simplified_characters_with_the_zh
     whisper = Whisper(None, "zh")
     assert whisper.model_name == REGISTRY_BASE and "zh extra" in whisper.describe()
     heard = simplified(await whisper.transcribe(spoken))
-    assert "七点" in heard and "起床" in heard, heard
+    # Whisper writes the hour either way ("七点" or "7点", both right); "点" is simplified ("點" is not).
+    assert ("七点" in heard or "7点" in heard) and "起床" in heard, heard
