@@ -173,7 +173,7 @@ def heard_in(heard: dict, phrases: dict) -> str:
     cut_off, fraction = heard.get("cut"), heard.get("cut_fraction")
     if cut_off is not None and fraction is None:
         parts.append(phrases["cut_while"].format(cut=cut_off))
-    elif cut_off is not None:
+    elif cut_off is not None and fraction is not None:
         part = heard_part(cut_off, fraction)
         key = "cut_after" if part else "cut_before"
         parts.append(phrases[key].format(part=part, cut=cut_off))
@@ -300,7 +300,7 @@ def parse_codes(codes) -> tuple | None:
         raise BadNudge(
             f'"codes", when sent, must be a list of 1 to {MAX_CODES} pieces: [{{"code": "...", "about": {{}}}}]'
         )
-    kept = []
+    kept: list[dict] = []
     for piece in codes:
         if isinstance(piece, dict) and set(piece) == {"reason"} and isinstance(piece["reason"], str):
             kept.append({"reason": " ".join(piece["reason"].split())})
@@ -364,7 +364,7 @@ def parse_heard(heard) -> dict:
     for text in [*played, cut_off or ""]:
         if len(text) > MAX_WORDS_CHARS:
             raise BadNudge(f'an utterance in "heard" is {len(text)} characters; at most {MAX_WORDS_CHARS}')
-    kept = {"played": [" ".join(p.split()) for p in played[-MAX_PLAYED:]]}
+    kept: dict = {"played": [" ".join(p.split()) for p in played[-MAX_PLAYED:]]}
     if cut_off is not None:
         kept["cut"] = " ".join(cut_off.split())
         if fraction is not None:
@@ -403,7 +403,7 @@ _HEAD = re.compile("|".join(f"(?:{head})" for head in _HEADS), re.IGNORECASE)
 
 def _pieces(reason: str) -> list:
     """`reason` cut where a merged reason starts a new phrasing ("a; your human typed: b" -> two)."""
-    pieces = []
+    pieces: list[str] = []
     for part in reason.split(SEPARATOR):
         if pieces and not _HEAD.match(part.lstrip()):
             pieces[-1] += SEPARATOR + part  # a line that itself contains "; " stays whole

@@ -251,6 +251,8 @@ async def test_output_is_capped_and_content_mapped(tmp_path):
                 {"type": "text", "text": "two pictures"},
                 {"type": "image", "data": PNG_B64, "mimeType": "image/png"},
                 {"type": "image", "data": PNG_B64, "mimeType": "image/jpeg"},  # mislabelled
+                {"type": "image", "data": PNG_B64, "mimeType": ["image/png"]},  # not a type's name
+                {"type": "image", "data": 12, "mimeType": "image/png"},  # not base64 text
                 {"type": "resource_link", "uri": "file:///notes.txt", "name": "notes"},
             ]
         }
@@ -275,6 +277,8 @@ async def test_output_is_capped_and_content_mapped(tmp_path):
             assert ok and [type(b).__name__ for b in result.content] == ["TextBlock", "ImageBlock"]
             assert result.content[1].data == PNG_B64 and result.content[1].media_type == "image/png"
             assert "left out: an image labelled image/jpeg" in text_of(result)
+            assert "an image of type ['image/png'], which cannot be shown" in text_of(result)
+            assert "an image that is not valid base64" in text_of(result)
             assert "[link: file:///notes.txt — notes]" in text_of(result)
             result, ok = await use(soul, "fake__structured", {})
             assert ok and text_of(result) == '{"temperature": 21}'

@@ -71,6 +71,7 @@ class Nightly:
     def __init__(self, soul: Soul):
         self.soul = soul
         self.done = 0  # consolidations finished by this process (tools/bench-life reads it)
+        self.night = ""  # the night `due` found due: `begin` opens it (the clock may pass its end between)
 
     def due(self, waking: Waking) -> bool:
         """Whether `waking` (its snapshot just stored) should consolidate instead of living an ordinary turn."""
@@ -86,6 +87,7 @@ class Nightly:
         if night is None or night == soul.session.consolidated_night:
             return False
         live = soul.session.messages[soul.session.fold_upto :]
+        self.night = night
         return len(folding.clean_boundaries(live)) + 1 >= MIN_WAKINGS
 
     def begin(self, waking: Waking) -> None:
@@ -101,7 +103,7 @@ class Nightly:
         else:
             words = soul.lang.TEXT["consolidate"]
             # This waking's snapshot is the last message: the consolidation begins there.
-            session.begin_consolidation(night_of(soul.cfg.loop, soul.local_now()), len(session.messages) - 1, at)
+            session.begin_consolidation(self.night, len(session.messages) - 1, at)
         session.append(Message("user", [TextBlock(words)]), at=at)
 
     def end(self, waking: Waking) -> None:
@@ -117,13 +119,15 @@ class Nightly:
     def fold(self, waking: Waking) -> None:
         """Fold everything before the last few exchanges; the consolidation turn itself stays whole."""
         soul, session = self.soul, self.soul.session
+        if session.consolidating is None:  # end() follows begin(), which records it: nothing to fold
+            return
         night, begun = session.consolidating["night"], session.consolidating["waking"]
         before = session.messages[session.fold_upto : begun]
         cut = folding.choose_cut(before, KEEP_RECENT_TOKENS) if before else None
         upto = session.fold_upto + (cut if cut is not None else len(before))
         digest = self._digest(begun)
         if session.fold_upto > begun:  # the ceiling folded while it was unfinished: its summary holds the rest
-            summary = session.fold_summary
+            summary = session.fold_summary or ""  # a fold happened, so it has its summary
         elif digest:
             summary = soul.lang.TEXT["consolidate_pointer"]
         else:  # no digest from the model: the day's plain digest stands in front instead

@@ -102,7 +102,9 @@ class McpClient:
         self.headers = dict(server.headers or {})
         if server.auth == "bearer" and server.token:
             self.headers["Authorization"] = f"Bearer {server.token}"
-        self.signer = SigV4Signer(server.region, server.service) if server.auth == "aws-sigv4" else None
+        self.signer: SigV4Signer | None = None
+        if server.auth == "aws-sigv4" and server.region and server.service:  # load_servers leaves out one without
+            self.signer = SigV4Signer(server.region, server.service)
         self.timeout_s = server.timeout_seconds
         self.session_id: str | None = None
         self.version: str | None = None  # set once initialized
@@ -175,6 +177,8 @@ class McpClient:
     async def _request(self, method: str, params: dict) -> dict:
         message_id = next(self._ids)
         answer = await self._send({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params})
+        if answer is None:  # _send answers None only for a notification, which this is not
+            raise McpError(f"answered {method} with nothing")
         if "error" in answer:
             error = answer["error"] if isinstance(answer["error"], dict) else {}
             raise McpError(f"answered {method} with error {error.get('code')}: {error.get('message', '')}".rstrip(": "))
@@ -307,13 +311,15 @@ def tool_name(server: str, tool: str, taken: set) -> str:
 # --- answers -> what the soul reads -----------------------------------------------------
 
 
-def image_problem(data: str, mime_type: str) -> str | None:
+def image_problem(data: object, mime_type: object) -> str | None:
     """Why this image must not enter the conversation (a bad one would break every later request)."""
-    if mime_type not in IMAGE_SIGNATURES:
+    if not isinstance(mime_type, str) or mime_type not in IMAGE_SIGNATURES:
         return f"an image of type {mime_type!r}, which cannot be shown"
+    if not isinstance(data, str):
+        return "an image that is not valid base64"
     try:
         raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError):
         return "an image that is not valid base64"
     if len(raw) > MAX_IMAGE_BYTES:
         return f"an image of {len(raw)} bytes, too large to be shown"
