@@ -56,14 +56,19 @@ async def relearned_lines(log, count: int) -> list:
     raise AssertionError(f"{count} re-fits were never logged: {relearned}")
 
 
+async def post_and_correct(flock) -> None:
+    """The owner posts a message and corrects the kind Jev gave it."""
+    status, record = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "the usual, please"})
+    assert status == 201
+    url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
+    status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
+    assert status == 200
+
+
 async def test_an_owners_correction_over_http_refits_jev_in_the_background(tmp_path):
     flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=0.0)).start()
     try:
-        status, record = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "the usual, please"})
-        assert status == 201
-        url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
-        status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
-        assert status == 200
+        await post_and_correct(flock)
         relearned = await relearned_lines(tmp_path / "jev.jsonl", 1)
     finally:
         await flock.stop()
@@ -75,11 +80,7 @@ async def test_a_restarted_flock_learns_the_corrections_made_before_it(tmp_path)
     fresh Jev learns them again, with no new correction."""
     flock = await Flock(tmp_path, nest_config=NestConfig(relearn_after_s=3600.0)).start()
     try:
-        status, record = await flock.post("/api/nests/todo/messages", {"author": "owner", "text": "the usual, please"})
-        assert status == 201
-        url = f"/api/nests/todo/messages/{record['msg_id']}/kind"
-        status, _ = await flock.post(url, {"kind": "request" if record["kind"] != "request" else "say"})
-        assert status == 200
+        await post_and_correct(flock)
     finally:
         await flock.stop()  # before its re-fit was due: this run learned nothing
     log = tmp_path / "jev.jsonl"
