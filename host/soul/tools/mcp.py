@@ -103,7 +103,8 @@ class McpClient:
         if server.auth == "bearer" and server.token:
             self.headers["Authorization"] = f"Bearer {server.token}"
         self.signer: SigV4Signer | None = None
-        if server.auth == "aws-sigv4" and server.region and server.service:  # load_servers leaves out one without
+        # load_servers leaves out an aws-sigv4 server that lacks its region or service
+        if server.auth == "aws-sigv4" and server.region and server.service:
             self.signer = SigV4Signer(server.region, server.service)
         self.timeout_s = server.timeout_seconds
         self.session_id: str | None = None
