@@ -17,7 +17,11 @@ needs_systemd = pytest.mark.skipif(
 )
 
 
-def install(soulstack_cmd, tmp_path, name, *extra, env=None):
+def install(soulstack_cmd, tmp_path, name, *extra, env=None, units_read=True):
+    """`units_read`: systemd reads tmp_path (its own $SYSTEMD_UNIT_PATH says so), as it reads /etc/systemd/system."""
+    env = dict(os.environ if env is None else env)
+    if units_read:
+        env["SYSTEMD_UNIT_PATH"] = f"{tmp_path}:"
     return subprocess.run(
         [
             *soulstack_cmd,
@@ -70,6 +74,17 @@ def test_the_env_file_is_private_and_never_overwritten(soulstack_cmd, tmp_path):
     assert "systemctl daemon-reload && systemctl enable --now soulstack-soul.service" in done.stdout
     if (Path(sys.executable).parents[2] / "pyproject.toml").is_file():  # the tests run from a checkout's .venv
         assert "note: it runs the .venv of the checkout" in done.stdout
+
+
+def test_a_unit_written_where_systemd_does_not_look_is_not_started_and_says_what_to_copy(soulstack_cmd, tmp_path):
+    done = install(soulstack_cmd, tmp_path, "tts", units_read=False)  # no --no-enable: it would have started it
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"systemd does not read units from {tmp_path}, so nothing was started; copy it where it does and start "
+        f"it: cp {tmp_path}/soulstack-tts.service /etc/systemd/system/ && systemctl daemon-reload && "
+        "systemctl enable --now soulstack-tts.service"
+    ) in done.stdout
+    assert "start it with:" not in done.stdout and "enabled and started" not in done.stdout
 
 
 def test_mistakes_are_one_line(soulstack_cmd, tmp_path):

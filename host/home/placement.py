@@ -2,41 +2,16 @@
 
 `soulstack home init` may be told to write its units where systemd does not look (`--unit-dir`), and
 to keep the services' state somewhere other than systemd's own state folder (`--state-dir`). What it
-prints and what the units run must agree either way: a unit reads its state where home init wrote it,
-and the start hint is printed only for units systemd will find (otherwise: what to copy where).
+prints and what the units run must agree either way: a unit reads its state where home init wrote it.
+(Which folders systemd reads units from is soulstack.service.units': `service install` asks it too.)
 """
 
 import grp
 import os
 import pwd
-import subprocess
 from pathlib import Path
 
 SYSTEMD_STATE = Path("/var/lib")  # %S of a system unit: where StateDirectory= makes its folders
-SYSTEM_UNITS = Path("/etc/systemd/system")  # where a person's own units go
-# systemd's usual search path, for a machine whose systemd-analyze cannot tell us
-USUAL_UNIT_PATHS = (
-    "/etc/systemd/system",
-    "/run/systemd/system",
-    "/usr/local/lib/systemd/system",
-    "/lib/systemd/system",
-)
-
-
-def unit_paths() -> list[Path]:
-    """The folders systemd reads system units from: systemd-analyze's own list (it honours
-    $SYSTEMD_UNIT_PATH, systemd's way to change it), else the usual ones."""
-    try:
-        listed = subprocess.run(["systemd-analyze", "unit-paths"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        listed = None
-    lines = listed.stdout.split() if listed is not None and listed.returncode == 0 else []
-    return [Path(line) for line in lines or USUAL_UNIT_PATHS]
-
-
-def systemd_reads(unit_dir: Path) -> bool:
-    where = unit_dir.resolve()
-    return any(where == folder.resolve() for folder in unit_paths())
 
 
 def is_systemds_own(state_dir: Path) -> bool:

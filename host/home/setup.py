@@ -18,6 +18,7 @@ from pathlib import Path
 from soulstack.errors import UsageError
 from soulstack.home import placement
 from soulstack.private_files import PRIVATE_FILE, write_atomically
+from soulstack.service.units import SYSTEM_UNITS, systemd_reads
 
 
 @dataclass(frozen=True)
@@ -218,11 +219,11 @@ def init_home(args) -> int:
             f"DynamicUser=, keeps its state in {placement.SYSTEMD_STATE} only){fix}"
         )
     start = f"systemctl daemon-reload && systemctl enable --now {' '.join(units)}"
-    if not placement.systemd_reads(unit_dir):  # systemctl would not find them: say what to copy where
+    if not systemd_reads(unit_dir):  # systemctl would not find them: say what to copy where
         print(
             f"systemd does not read units from {unit_dir}, so nothing was started; copy them where it does "
             f"and start them: cp {' '.join(shlex.quote(str(unit)) for unit in written)} "
-            f"{placement.SYSTEM_UNITS}/ && {start}"
+            f"{SYSTEM_UNITS}/ && {start}"
         )
         return 0
     if args.no_enable:

@@ -2,11 +2,13 @@
 
 import errno
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 from soulstack.errors import UsageError
 from soulstack.private_files import PRIVATE_FILE, make_private_dir, tighten, write_atomically
+from soulstack.service.units import SYSTEM_UNITS, systemd_reads
 
 
 def _write(path: Path, text: str, mode: int) -> None:
@@ -99,8 +101,15 @@ def install(args) -> int:
     note = checkout_note(executable)
     if note:
         print(note)
+    start = f"systemctl daemon-reload && systemctl enable --now {unit_path.name}"
+    if not systemd_reads(unit_path.parent):  # systemctl would not find it: say what to copy where
+        print(
+            f"systemd does not read units from {unit_path.parent}, so nothing was started; copy it where it "
+            f"does and start it: cp {shlex.quote(str(unit_path))} {SYSTEM_UNITS}/ && {start}"
+        )
+        return 0
     if args.no_enable:
-        print(f"start it with: systemctl daemon-reload && systemctl enable --now {unit_path.name}")
+        print(f"start it with: {start}")
         return 0
     enable([unit_path.name])
     print(f"enabled and started {unit_path.name}; follow it with: journalctl -fu {unit_path.name}")

@@ -6,7 +6,9 @@ unit works from a venv or pipx install too. Each unit reads its secrets from
 /etc/soulstack/NAME.env; `env_template` is what a new one starts with.
 """
 
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,6 +43,37 @@ ENV_HINTS = {
     "# BODY_TOKEN=...\n# NUDGE_TOKEN=...\n"
     "# SOULSTACK_ARGS=--upstream ws://XIAOZHI-HOST:8000/xiaozhi/v1/\n",
 }
+
+
+SYSTEM_UNITS = Path("/etc/systemd/system")  # where a person's own units go
+# systemd's usual search path, for a machine whose systemd-analyze cannot tell us
+USUAL_UNIT_PATHS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/lib/systemd/system",
+)
+
+
+def unit_paths() -> list[Path]:
+    """The folders systemd reads system units from: systemd-analyze's own list (it honours
+    $SYSTEMD_UNIT_PATH, systemd's way to change it), else the usual ones."""
+    try:
+        listed = subprocess.run(["systemd-analyze", "unit-paths"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        listed = None
+    lines = listed.stdout.split() if listed is not None and listed.returncode == 0 else []
+    if not lines:  # systemd's own rule for the variable: its folders, and the usual ones after a trailing ":"
+        named = os.environ.get("SYSTEMD_UNIT_PATH", "")
+        lines = [folder for folder in named.split(":") if folder]
+        if not named or named.endswith(":"):
+            lines += USUAL_UNIT_PATHS
+    return [Path(line) for line in lines]
+
+
+def systemd_reads(unit_dir: Path) -> bool:
+    where = unit_dir.resolve()
+    return any(where == folder.resolve() for folder in unit_paths())
 
 
 def unit_name(name: str) -> str:
