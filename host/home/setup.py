@@ -18,7 +18,7 @@ from pathlib import Path
 from soulstack.errors import UsageError
 from soulstack.home import placement
 from soulstack.private_files import PRIVATE_FILE, write_atomically
-from soulstack.service.units import SYSTEM_UNITS, systemd_reads
+from soulstack.service.units import systemd_reads, where_to_copy
 
 
 @dataclass(frozen=True)
@@ -220,11 +220,7 @@ def init_home(args) -> int:
         )
     start = f"systemctl daemon-reload && systemctl enable --now {' '.join(units)}"
     if not systemd_reads(unit_dir):  # systemctl would not find them: say what to copy where
-        print(
-            f"systemd does not read units from {unit_dir}, so nothing was started; copy them where it does "
-            f"and start them: cp {' '.join(shlex.quote(str(unit)) for unit in written)} "
-            f"{SYSTEM_UNITS}/ && {start}"
-        )
+        print(where_to_copy(unit_dir, written, start))
         return 0
     if args.no_enable:
         print(f"start them with: {start}")

@@ -2,13 +2,12 @@
 
 import errno
 import os
-import shlex
 import subprocess
 from pathlib import Path
 
 from soulstack.errors import UsageError
 from soulstack.private_files import PRIVATE_FILE, make_private_dir, tighten, write_atomically
-from soulstack.service.units import SYSTEM_UNITS, systemd_reads
+from soulstack.service.units import systemd_reads, where_to_copy
 
 
 def _write(path: Path, text: str, mode: int) -> None:
@@ -103,10 +102,7 @@ def install(args) -> int:
         print(note)
     start = f"systemctl daemon-reload && systemctl enable --now {unit_path.name}"
     if not systemd_reads(unit_path.parent):  # systemctl would not find it: say what to copy where
-        print(
-            f"systemd does not read units from {unit_path.parent}, so nothing was started; copy it where it "
-            f"does and start it: cp {shlex.quote(str(unit_path))} {SYSTEM_UNITS}/ && {start}"
-        )
+        print(where_to_copy(unit_path.parent, [unit_path], start))
         return 0
     if args.no_enable:
         print(f"start it with: {start}")

@@ -7,6 +7,7 @@ unit works from a venv or pipx install too. Each unit reads its secrets from
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,16 @@ def unit_paths() -> list[Path]:
 def systemd_reads(unit_dir: Path) -> bool:
     where = unit_dir.resolve()
     return any(where == folder.resolve() for folder in unit_paths())
+
+
+def where_to_copy(unit_dir: Path, units: list[Path], start: str) -> str:
+    """The line for units written where systemd does not read them: nothing was started, and what
+    to copy where, then `start` (the systemctl line)."""
+    them = "them" if len(units) > 1 else "it"
+    return (
+        f"systemd does not read units from {unit_dir}, so nothing was started; copy {them} where it does "
+        f"and start {them}: cp {' '.join(shlex.quote(str(unit)) for unit in units)} {SYSTEM_UNITS}/ && {start}"
+    )
 
 
 def unit_name(name: str) -> str:
