@@ -8,14 +8,19 @@ Exit codes the simulator reads: 3 the HTTP port cannot be had, 4 out of memory
 while starting (each after one log line, no traceback).
 """
 
-import asyncio
 import gc
-import sys
 
-import slots
-from core import config as config_mod
-from core import serial_frames
-from core.log import log
+from core import heap
+
+heap.collect_often()  # first: everything imported and made from here on packs low in the heap
+
+import asyncio  # noqa: E402
+import sys  # noqa: E402
+
+import slots  # noqa: E402
+from core import config as config_mod  # noqa: E402
+from core import serial_frames  # noqa: E402
+from core.log import log  # noqa: E402
 
 CONFIG_PATHS = ("/flash/config.json", "config.json")
 

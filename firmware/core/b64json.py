@@ -6,11 +6,11 @@ image is encoded CHUNK bytes at a time (a multiple of 3, so no padding appears
 mid-stream) straight from a memoryview, and each piece goes to the wire.
 The largest allocation here is one encoded chunk: CHUNK * 4 / 3 bytes.
 
-A running body keeps little room in one piece: at 256K on the unix port it has
-~20-26 KB free, none of it in a run much over 2 KB (docs/firmware.md, "Memory"),
-and on the UIFlow2 doubles most /looks failed asking for a 1025-byte piece
-(tools/bench-robot-soak). So a piece is 512 characters (one 513-byte
-allocation). 256-byte pieces were tried once and the CPython simulator's
+A running body has ~17-26 KB free at 256K on the unix port. Before it collected
+every 4 KB (core/heap.py) none of that was in a run much over 2 KB, and on the
+UIFlow2 doubles most /looks failed asking for a 1025-byte piece
+(tools/bench-robot-soak). Now the free room is in one run of 13 KB or more, but
+a piece stays small: 512 characters (one 513-byte allocation). 256-byte pieces were tried once and the CPython simulator's
 serial link then lost a /look mid-frame (tests/firmware/test_firmware_hostile.py,
 3 of 3); with 512 that test passes (3 of 3), and why 256 failed is still not
 understood.
