@@ -124,7 +124,7 @@ async def get_nests(request: web.Request) -> web.Response:
 
 async def post_nest(request: web.Request) -> web.Response:
     nest = request.app[FLOCK].nests.create(await read_json(request))
-    return web.json_response(nest, status=201)
+    return web.json_response(nest.wire(), status=201)
 
 
 def nest_of(request: web.Request) -> str:
@@ -143,7 +143,7 @@ async def post_message(request: web.Request) -> web.Response:
         message, cooldown_s = refused
         flock.prank(fields["author"], message, cooldown_s)
         return web.json_response({"message": message, "cooldown_s": cooldown_s}, status=429)
-    return web.json_response(await harness.post(nest_id, fields), status=201)
+    return web.json_response((await harness.post(nest_id, fields)).wire(), status=201)
 
 
 async def get_messages(request: web.Request) -> web.Response:
@@ -154,7 +154,7 @@ async def get_messages(request: web.Request) -> web.Response:
 async def post_kind(request: web.Request) -> web.Response:
     nest_id = nest_of(request)
     record = request.app[HARNESS].correct(nest_id, request.match_info["msg_id"], kind_body(await read_json(request)))
-    return web.json_response(record)
+    return web.json_response(record.wire())
 
 
 async def get_crows(request: web.Request) -> web.Response:

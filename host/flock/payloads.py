@@ -218,6 +218,11 @@ class NestMessage(Event):
     def wire(self) -> dict[str, str]:
         return {attr: getattr(self, attr) for attr, _, _ in _layout(type(self))}
 
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> "NestMessage":
+        """A stored record read back (soulstack.flock.nests.store keeps each as its wire() JSON)."""
+        return cls(**{attr: str(record.get(name, "")) for attr, name, _ in _layout(cls)})
+
 
 # The all-lists stream's events, in the order docs/events.md's table names them.
 LIST_EVENTS: tuple[type[ListEvent], ...] = (

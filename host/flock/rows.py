@@ -1,4 +1,4 @@
-"""The flock's stored lists and items as typed rows (host/flock/store.py reads and writes them).
+"""The flock's stored lists, items and nests as typed rows (host/flock/store.py reads and writes them).
 
 The database keeps what it kept before rows were typed: the same columns, and the same JSON text
 in `items.triage` and `items.crows` (`Triage.json` writes the keys in the order the flow's dict
@@ -28,6 +28,20 @@ class ItemState(StrEnum):
     def awaiting(cls, target: str) -> "ItemState":
         """The state of an item waiting for a person's verdict on `target` (triage / output)."""
         return cls(f"awaiting_{target}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NestRow:
+    """A nest (soulstack.flock.nests.registry): its id, a slug of its name; its name; its core crows (none for
+    `todo`, whose crows are the whole roster)."""
+
+    nest_id: str
+    name: str
+    crows: list[str]
+
+    def wire(self) -> dict[str, Any]:
+        """As /api/nests and nests.json show it."""
+        return {"nest_id": self.nest_id, "name": self.name, "crows": self.crows}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

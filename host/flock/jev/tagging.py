@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from soulstack.flock.jev.llm import JevBackendError
+from soulstack.flock.payloads import NestMessage
 from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.private_files import open_private
 
@@ -116,9 +117,9 @@ class Tagger:
         }
         return decision if error is None else {**decision, "error": error}
 
-    def logged(self, decision: dict, record: dict) -> None:
+    def logged(self, decision: dict, message: NestMessage) -> None:
         """Log a decision once its message is stored (a refused message leaves no line)."""
-        self.jev_log.append({"ts": record["ts"], "question": "kind", "msg_id": record["msg_id"], **decision})
+        self.jev_log.append({"ts": message.ts, "question": "kind", "msg_id": message.msg_id, **decision})
 
     def flagged(self, ts: str, msg_id: str, crow: str, why: str) -> None:
         """The Sentry's flag of `crow`, in the same log."""

@@ -36,7 +36,7 @@ from soulstack.flock.payloads import CrowFlying, CrowLanded, ItemAnswered, ItemS
 from soulstack.flock.payloads import ListFinished, ListStarted, RequesterPranked, Skip, StartedItem, TrustChanged
 from soulstack.flock.payloads import Verdict, VerdictGiven
 from soulstack.flock.personas import BY_NAME, crow_system, elder_system
-from soulstack.flock.rows import ItemRow, ItemState, ListRow, Triage
+from soulstack.flock.rows import ItemRow, ItemState, ListRow, NestRow, Triage
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
 from soulstack.disk.storage import storage_problem
@@ -352,7 +352,7 @@ class Flock:
     def has_model(self) -> bool:
         return self.model is not None
 
-    def nest(self, nest_id: str) -> dict | None:
+    def nest(self, nest_id: str) -> NestRow | None:
         return self.nests.get(nest_id)
 
     def pick_crows(self, nest_id: str, count: int, exclude=()) -> list:

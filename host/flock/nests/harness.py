@@ -23,7 +23,7 @@ the API; a crow's model reply that tries it gets an honest harness `say`).
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from soulstack.flock.nests import rules
@@ -32,6 +32,8 @@ from soulstack.clocks import Clock, rfc3339
 from soulstack.flock.jev.llm import JevBackendError
 from soulstack.flock.jev.context import OWNER_KINDS, WINDOW, nest_context
 from soulstack.flock.jev.tagging import DEFAULT_BAND
+from soulstack.flock.payloads import NestMessage
+from soulstack.flock.rows import NestRow
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
@@ -56,7 +58,7 @@ class FlockForNests(Protocol):
     clock: Clock
     has_model: bool  # False: the brainstem, and no crow is invoked
 
-    def nest(self, nest_id: str) -> dict | None: ...
+    def nest(self, nest_id: str) -> NestRow | None: ...
 
     def pick_crows(self, nest_id: str, count: int, exclude=()) -> list: ...  # [(name, borrowed)]
 
@@ -78,7 +80,7 @@ class Harness:
         self.changed = asyncio.Event()  # wakes the watcher when an expectation or question is added
 
     # --- posting -----------------------------------------------------------
-    async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> dict:
+    async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> NestMessage:
         """Check, tag, store, stream and act on one message. BadRequest (400, 404, 409) says why not."""
         nest = self.flock.nest(nest_id)
         assert nest is not None, "the caller found the nest (app.nest_of; the watcher posts to its own)"
@@ -93,11 +95,11 @@ class Harness:
         if author in self.store.quarantined():
             raise BadRequest(f"{author} is quarantined until the owner releases it", status=409)
         referred = self.store.message(refers_to) if refers_to else None
-        if refers_to and (referred is None or referred["nest_id"] != nest_id):
+        if refers_to and (referred is None or referred.nest_id != nest_id):
             raise BadRequest(f'"refers_to" {refers_to[:40]!r} is not a message of nest {nest_id!r}')
         # Jev's context: who, to whom, what it answers, and the nest's last messages (jev/context.py)
-        earlier = self.store.recent(nest_id, WINDOW)
-        context = nest_context(earlier, author, to, referred)
+        earlier = [message.wire() for message in self.store.recent(nest_id, WINDOW)]  # Jev reads the wire's shape
+        context = nest_context(earlier, author, to, referred.wire() if referred else None)
         options = OWNER_KINDS if author == "owner" else None
         # The earlier messages' words too, for an LLM judge that reads them (jev/judge.py)
         decision = await self.tagger.tag(fields["text"], header, context, options, history=earlier, nest_id=nest_id)
@@ -106,97 +108,98 @@ class Harness:
         if kind == "claim":
             self._check_claim(request, author)
         if kind in ("claim", "deliver") and not to and request:
-            to = request["author"]  # they answer whoever asked
+            to = request.author  # they answer whoever asked
         record = self.messages.append(nest_id, kind, author, fields["text"], to, refers_to, decision["tagged_by"])
         self.tagger.logged(decision, record)
         self._after(nest, record, request, nest_members, from_api)
         return record
 
-    def correct(self, nest_id: str, msg_id: str, kind: str) -> dict:
+    def correct(self, nest_id: str, msg_id: str, kind: str) -> NestMessage:
         """The owner's correction of a message's kind: stored on the record and logged as ground truth."""
         record = self.store.message(msg_id)
-        if record is None or record["nest_id"] != nest_id:
+        if record is None or record.nest_id != nest_id:
             raise BadRequest(f"no message {msg_id[:60]!r} in nest {nest_id!r}", status=404)
-        if record["kind"] in ("nudge", "flag"):
-            raise BadRequest(
-                f"{msg_id} is a {record['kind']}, posted by the server; its kind is not Jev's to get wrong"
-            )
-        self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record["kind"])
+        if record.kind in ("nudge", "flag"):
+            raise BadRequest(f"{msg_id} is a {record.kind}, posted by the server; its kind is not Jev's to get wrong")
+        self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record.kind)
         learning = self.tagger.learn(self.config.relearn_after_s)  # the local Jev learns from it
         if learning is not None:
             self.flock.spawn(learning)
-        record = {**record, "kind": kind}
+        record = replace(record, kind=kind)
         self.messages.correct(nest_id, int(msg_id.rpartition("-")[2]), record)
         return record
 
-    def members(self, nest: dict) -> set:
-        return rules.members(nest, self.store.working_in(nest["nest_id"]))
+    def members(self, nest: NestRow) -> set:
+        return rules.members(nest, self.store.working_in(nest.nest_id))
 
-    def _request_of(self, referred: dict | None) -> dict | None:
+    def _request_of(self, referred: NestMessage | None) -> NestMessage | None:
         """The request a message is about: the one it refers to, or the one a nudge refers to."""
         if referred is None:
             return None
-        if referred["kind"] == "request":
+        if referred.kind == "request":
             return referred
-        if referred["refers_to"]:
-            upstream = self.store.message(referred["refers_to"])
-            return upstream if upstream and upstream["kind"] == "request" else None
+        if referred.refers_to:
+            upstream = self.store.message(referred.refers_to)
+            return upstream if upstream and upstream.kind == "request" else None
         return None
 
-    def _check_claim(self, request: dict | None, author: str) -> None:
+    def _check_claim(self, request: NestMessage | None, author: str) -> None:
         if request is None:
             return
-        claimers = [m["author"] for m in self.store.answers_to(request["msg_id"], "claim")]
+        claimers = [m.author for m in self.store.answers_to(request.msg_id, "claim")]
         if author in claimers:
-            raise BadRequest(f"{author} already claimed {request['msg_id']}", status=409)
-        if self.store.mode(request["msg_id"]) == "conspiracy":
+            raise BadRequest(f"{author} already claimed {request.msg_id}", status=409)
+        if self.store.mode(request.msg_id) == "conspiracy":
             if len(claimers) >= self.config.conspiracy_cap:
                 raise BadRequest(
-                    f"{request['msg_id']} already has {len(claimers)} claims, the most a conspiracy takes", status=409
+                    f"{request.msg_id} already has {len(claimers)} claims, the most a conspiracy takes", status=409
                 )
         elif claimers:
-            raise BadRequest(f"{claimers[0]} already claimed {request['msg_id']}; the first claim wins", status=409)
+            raise BadRequest(f"{claimers[0]} already claimed {request.msg_id}; the first claim wins", status=409)
 
-    def _after(self, nest, record, request, nest_members, from_api) -> None:
+    def _after(
+        self, nest: NestRow, record: NestMessage, request: NestMessage | None, nest_members: set, from_api: bool
+    ) -> None:
         """What a stored message sets off: flags, expectations, at most one invocation."""
-        nest_id, kind, author, msg_id = nest["nest_id"], record["kind"], record["author"], record["msg_id"]
+        nest_id, kind, author, msg_id = nest.nest_id, record.kind, record.author, record.msg_id
         if rules.is_crow(author):
-            claimed_by = [m["author"] for m in self.store.answers_to(request["msg_id"], "claim")] if request else []
+            claimed_by = [m.author for m in self.store.answers_to(request.msg_id, "claim")] if request else []
             why = rules.breach(record, nest_members, claimed_by)
             if why:
                 self._flag(nest_id, author, msg_id, why)
         if kind == "request" and (from_api or author == "owner"):
             self._on_request(nest, record)
         elif request and kind in ("claim", "decline"):
-            self.store.fulfil(request["msg_id"], author, ("claim",))
+            self.store.fulfil(request.msg_id, author, ("claim",))
             if kind == "claim":
-                if self.store.mode(request["msg_id"]) != "conspiracy":
+                if self.store.mode(request.msg_id) != "conspiracy":
                     # the first claim wins: nobody else owes a claim now
                     for crow in self.store.working_in(nest_id):
-                        self.store.fulfil(request["msg_id"], crow, ("claim",))
-                self._expect(request["msg_id"], author, "deliver", nest_id, self.config.deliver_within_s)
+                        self.store.fulfil(request.msg_id, crow, ("claim",))
+                self._expect(request.msg_id, author, "deliver", nest_id, self.config.deliver_within_s)
                 self.flock.spawn(
                     self._invoke(nest, author, request, "you claimed it: do the work and deliver the result.")
                 )
         elif request and kind == "deliver":
-            self.store.fulfil(request["msg_id"], author, ("deliver",))
+            self.store.fulfil(request.msg_id, author, ("deliver",))
             self._more_lenses(nest, request, record)
 
-    def _on_request(self, nest, record) -> None:
-        nest_id = nest["nest_id"]
-        if rules.is_crow(record["to"]):
-            crow, triage = record["to"], False
+    def _on_request(self, nest: NestRow, record: NestMessage) -> None:
+        nest_id = nest.nest_id
+        crow: str | None
+        if rules.is_crow(record.to):
+            crow, triage = record.to, False
         else:
-            crow, triage = self._pick(nest_id, exclude={record["author"]}), True
+            crow, triage = self._pick(nest_id, exclude={record.author}), True
         if crow is None:
-            self.say(nest_id, "No crow is free to answer: every one is quarantined.", record["msg_id"])
+            self.say(nest_id, "No crow is free to answer: every one is quarantined.", record.msg_id)
             return
-        self._expect(record["msg_id"], crow, "claim", nest_id, self.config.claim_within_s)
+        self._expect(record.msg_id, crow, "claim", nest_id, self.config.claim_within_s)
         self.flock.spawn(self._request_turn(nest, record, crow, triage))
 
-    async def _request_turn(self, nest, record, crow, triage) -> None:
+    async def _request_turn(self, nest: NestRow, record: NestMessage, crow: str, triage: bool) -> None:
         if triage and self.flock.has_model:
-            self.store.set_mode(record["msg_id"], nest["nest_id"], await self._sentry_mode(record["text"]))
+            self.store.set_mode(record.msg_id, nest.nest_id, await self._sentry_mode(record.text))
         await self._invoke(nest, crow, record, "claim it, decline it with a reason, or answer it.")
 
     async def _sentry_mode(self, text: str) -> str:
@@ -207,17 +210,17 @@ class Harness:
             triage = None
         return "conspiracy" if triage and triage["mode"] == "murder" else "solo"
 
-    def _more_lenses(self, nest, request, delivered) -> None:
+    def _more_lenses(self, nest: NestRow, request: NestMessage, delivered: NestMessage) -> None:
         """A conspiracy wants several claims, each a distinct lens: after each delivery, one more crow."""
-        if self.store.mode(request["msg_id"]) != "conspiracy":
+        if self.store.mode(request.msg_id) != "conspiracy":
             return
-        claimers = {m["author"] for m in self.store.answers_to(request["msg_id"], "claim")}
+        claimers = {m.author for m in self.store.answers_to(request.msg_id, "claim")}
         if len(claimers) >= self.config.conspiracy_cap:
             return
-        crow = self._pick(nest["nest_id"], exclude=claimers | set(self.store.working_in(nest["nest_id"])))
+        crow = self._pick(nest.nest_id, exclude=claimers | set(self.store.working_in(nest.nest_id)))
         if crow is None:
             return
-        self._expect(request["msg_id"], crow, "claim", nest["nest_id"], self.config.claim_within_s)
+        self._expect(request.msg_id, crow, "claim", nest.nest_id, self.config.claim_within_s)
         lens = f"this is a conspiracy: {', '.join(sorted(claimers))} claimed it already; claim it with a distinct lens."
         self.flock.spawn(self._invoke(nest, crow, request, lens))
 
@@ -234,9 +237,9 @@ class Harness:
     def _flag(self, nest_id: str, crow: str, msg_id: str, why: str) -> None:
         text = f"{why}. {crow} is quarantined until the owner decides."
         flag = self.messages.append(nest_id, "flag", "Sentry", text, crow, msg_id, "default")
-        self.tagger.flagged(flag["ts"], flag["msg_id"], crow, why)
-        self.store.quarantine(crow, flag["msg_id"])
-        self.store.ask_owner(flag["msg_id"], nest_id, crow, self.clock.time() + self.config.verdict_timeout_s)
+        self.tagger.flagged(flag.ts, flag.msg_id, crow, why)
+        self.store.quarantine(crow, flag.msg_id)
+        self.store.ask_owner(flag.msg_id, nest_id, crow, self.clock.time() + self.config.verdict_timeout_s)
         self.changed.set()
 
     def verdict(self, flag_msg_id: str, approve: bool) -> bool:
@@ -253,14 +256,14 @@ class Harness:
         return True
 
     # --- invoking one crow ----------------------------------------------------
-    async def _invoke(self, nest, crow: str, about: dict, instruction: str) -> None:
+    async def _invoke(self, nest: NestRow, crow: str, about: NestMessage, instruction: str) -> None:
         """One crow answers `about` through the model; its reply is posted like any message."""
-        nest_id = nest["nest_id"]
+        nest_id = nest.nest_id
         if crow in self.store.quarantined():
-            self.say(nest_id, f"{crow} is quarantined and was not asked.", about["msg_id"])
+            self.say(nest_id, f"{crow} is quarantined and was not asked.", about.msg_id)
             return
         if not self.flock.has_model:
-            self.say(nest_id, f"{crow} cannot answer: no model is configured.", about["msg_id"])
+            self.say(nest_id, f"{crow} cannot answer: no model is configured.", about.msg_id)
             return
         recent = self.store.recent(nest_id, self.config.context_messages)
         prompt = rules.nest_prompt(recent, about, instruction)
@@ -269,26 +272,26 @@ class Harness:
                 rules.nest_system(crow, nest), [Message.user(prompt)], max_tokens=self.config.crow_max_tokens
             )
         except ModelError as error:
-            self.say(nest_id, f"{crow}'s turn was skipped: the model failed ({error}).", about["msg_id"])
+            self.say(nest_id, f"{crow}'s turn was skipped: the model failed ({error}).", about.msg_id)
             return
         header, text = rules.read_reply(reply.message.text())
         if not text:
-            self.say(nest_id, f"{crow}'s turn was skipped: it came back with no words.", about["msg_id"])
+            self.say(nest_id, f"{crow}'s turn was skipped: it came back with no words.", about.msg_id)
             return
-        request = about if about["kind"] == "request" else self._request_of(about)
+        request = about if about.kind == "request" else self._request_of(about)
         fields = {
             "author": crow,
             "text": text[:2000],
             "to": "",
             "kind": header,
-            "refers_to": request["msg_id"] if request else about["msg_id"],
+            "refers_to": request.msg_id if request else about.msg_id,
         }
         try:
             await self.post(nest_id, fields, from_api=False)
         except BadRequest as error:
-            self.say(nest_id, f"{crow}'s reply was not posted: {error}", about["msg_id"])
+            self.say(nest_id, f"{crow}'s reply was not posted: {error}", about.msg_id)
 
-    def say(self, nest_id: str, text: str, refers_to: str = "") -> dict:
+    def say(self, nest_id: str, text: str, refers_to: str = "") -> NestMessage:
         """An honest note from the harness (a skipped turn, a verdict); never a crow's words."""
         return self.messages.append(nest_id, "say", "harness", text, "", refers_to, "default")
 
@@ -338,20 +341,22 @@ class Harness:
         within = self.config.claim_within_s if expects == "claim" else self.config.deliver_within_s
         self.store.expect(msg_id, crow, expects, nest_id, self.clock.time() + within, nudged=1)
         self.changed.set()
-        self.flock.spawn(self._invoke(self.flock.nest(nest_id), crow, nudge, f"you owe a {expects} for {msg_id}."))
+        nest = self.flock.nest(nest_id)
+        assert nest is not None, "a nest is never removed, and the expectation was kept in one"
+        self.flock.spawn(self._invoke(nest, crow, nudge, f"you owe a {expects} for {msg_id}."))
 
     async def _p_missed(self, msg_id: str, crow: str, expects: str) -> float:
         """Jev's P(missed): 1 - its highest P(`expects`, or decline for a claim) over what the crow
         said in the nest since; 1 when it said nothing."""
         nest_id, _, n = msg_id.rpartition("-")
-        said = [json.loads(data) for _, data in self.store.messages_after(nest_id, int(n))]
-        said = [m for m in said if m["author"] == crow]
+        said = [NestMessage.of(json.loads(data)) for _, data in self.store.messages_after(nest_id, int(n))]
+        said = [m for m in said if m.author == crow]
         kinds = ("claim", "decline") if expects == "claim" else ("deliver",)
         best = 0.0
         for message in said:
             try:
                 probs = await self.tagger.jev.kind_probs_async(
-                    message["text"], author_role="crow", to_role="owner", refers_kind="request"
+                    message.text, author_role="crow", to_role="owner", refers_kind="request"
                 )
             except JevBackendError:
                 continue  # Jev cannot read it: it does not count as an answer

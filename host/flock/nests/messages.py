@@ -64,11 +64,13 @@ class NestLog:
         self.clock = clock
         self.subscribers = sse.Subscribers()  # keyed by nest_id
 
-    def append(self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str) -> dict:
+    def append(
+        self, nest_id: str, kind: str, author: str, text: str, to: str, refers_to: str, tagged_by: str
+    ) -> NestMessage:
         n = self.store.last_n(nest_id) + 1
         ts, msg_id = rfc3339(self.clock.time()), f"{nest_id}-{n}"
-        # The record as declared (soulstack.flock.payloads.NestMessage); stored and streamed as its dict.
-        record = NestMessage(
+        # The record as declared (soulstack.flock.payloads.NestMessage); stored and streamed as its wire dict.
+        message = NestMessage(
             nest_id=nest_id,
             ts=ts,
             msg_id=msg_id,
@@ -78,13 +80,14 @@ class NestLog:
             to=to,
             refers_to=refers_to,
             tagged_by=tagged_by,
-        ).wire()
-        self.store.add_message(nest_id, n, record)
-        self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, json.dumps(record, ensure_ascii=False))))
-        return record
+        )
+        self.store.add_message(nest_id, n, message)
+        data = json.dumps(message.wire(), ensure_ascii=False)
+        self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, data)))
+        return message
 
-    def correct(self, nest_id: str, n: int, record: dict) -> None:
-        self.store.set_record(nest_id, n, record)
+    def correct(self, nest_id: str, n: int, message: NestMessage) -> None:
+        self.store.set_record(nest_id, n, message)
 
     def history(self, nest_id: str, after: str | None) -> list:
         start = 0 if after is None else parse_after(after, self.store.last_n(nest_id), "after")

@@ -11,6 +11,7 @@ import json
 import re
 
 from soulstack.flock.personas import ROSTER_NAMES
+from soulstack.flock.rows import NestRow
 from soulstack.private_files import write_atomically
 from soulstack.serving import BadRequest
 
@@ -48,19 +49,19 @@ def validate(body: dict) -> tuple:
 class Nests:
     def __init__(self, store):
         self.store = store
-        self.nests = {DEFAULT_NEST: {"nest_id": DEFAULT_NEST, "name": "Todo", "crows": []}}
+        self.nests = {DEFAULT_NEST: NestRow(nest_id=DEFAULT_NEST, name="Todo", crows=[])}
         for nest_id, name, crows in store.nest_rows():
-            self.nests[nest_id] = {"nest_id": nest_id, "name": name, "crows": json.loads(crows)}
+            self.nests[nest_id] = NestRow(nest_id=nest_id, name=name, crows=json.loads(crows))
         self.rotation = {}  # nest_id -> [next core index, next borrowed index]
         self._mirror()
 
-    def get(self, nest_id: str) -> dict | None:
+    def get(self, nest_id: str) -> NestRow | None:
         return self.nests.get(nest_id)
 
     def to_json(self) -> dict:
-        return {"roster": list(ROSTER_NAMES), "nests": list(self.nests.values())}
+        return {"roster": list(ROSTER_NAMES), "nests": [nest.wire() for nest in self.nests.values()]}
 
-    def create(self, body: dict) -> dict:
+    def create(self, body: dict) -> NestRow:
         name, crows = validate(body)
         nest_id = slugify(name)
         if nest_id in self.nests:
@@ -68,7 +69,7 @@ class Nests:
         if len(self.nests) >= MAX_NESTS:
             raise BadRequest(f"the flock already has {MAX_NESTS} nests, the most it keeps")
         self.store.add_nest(nest_id, name, crows)
-        nest = {"nest_id": nest_id, "name": name, "crows": crows}
+        nest = NestRow(nest_id=nest_id, name=name, crows=crows)
         self.nests[nest_id] = nest
         self._mirror()
         return nest
@@ -79,7 +80,7 @@ class Nests:
 
     def pick(self, nest_id: str, count: int, exclude=()) -> list:
         """Up to `count` distinct crows for one item: [(name, borrowed)], core first, rotating."""
-        core = self.nests[nest_id]["crows"] if nest_id in self.nests else []
+        core = self.nests[nest_id].crows if nest_id in self.nests else []
         if core:
             others = [name for name in ROSTER_NAMES if name not in core]
         else:

@@ -9,7 +9,9 @@ every nest: they may be addressed, though they post only through the server.
 
 import re
 
+from soulstack.flock.payloads import NestMessage
 from soulstack.flock.personas import BY_NAME, ROSTER_NAMES
+from soulstack.flock.rows import NestRow
 
 SERVERS = ("Sentry", "Elder", "harness")
 PASTE_CHARS = 1200  # a crow message this long that looks like a file should have been a `refer`
@@ -17,8 +19,8 @@ PASTE_LINES = 15
 HEADER = re.compile(r"^\s*\[(say|request|claim|deliver|refer|decline)\]\s*", re.IGNORECASE)
 
 
-def members(nest: dict, working: set) -> set:
-    core = nest["crows"] or ROSTER_NAMES
+def members(nest: NestRow, working: set) -> set:
+    core = nest.crows or ROSTER_NAMES
     return {"owner", *core, *working}
 
 
@@ -26,15 +28,15 @@ def is_crow(name: str) -> bool:
     return name in ROSTER_NAMES
 
 
-def breach(record: dict, nest_members: set, claimed_by: list) -> str | None:
+def breach(record: NestMessage, nest_members: set, claimed_by: list) -> str | None:
     """What the Sentry flags in a crow's message, or None. `claimed_by`: crows that
     claimed the request this message refers to."""
-    kind, author, to = record["kind"], record["author"], record["to"]
+    kind, author, to = record.kind, record.author, record.to
     if kind == "deliver" and author not in claimed_by:
-        return f"{author} delivered without claiming {record['refers_to'] or 'any request'}"
+        return f"{author} delivered without claiming {record.refers_to or 'any request'}"
     if to and to not in nest_members and to not in SERVERS:
         return f"{author} addressed {to!r}, who is not a member of this nest"
-    text = record["text"]
+    text = record.text
     if kind != "refer" and len(text) >= PASTE_CHARS and ("```" in text or text.count("\n") >= PASTE_LINES):
         return f"{author} pasted a long artifact ({len(text)} characters) instead of a `refer` to it by name"
     return None
@@ -48,11 +50,11 @@ def read_reply(text: str) -> tuple:
     return match.group(1).lower(), text[match.end() :].strip()
 
 
-def nest_system(crow: str, nest: dict) -> str:
+def nest_system(crow: str, nest: NestRow) -> str:
     persona = BY_NAME[crow]
     return (
         f"You are {persona.name}, {persona.epithet}, one crow of a flock, talking in the nest "
-        f'"{nest["name"]}". Your strength: {persona.strength}. {persona.backstory}\n\n'
+        f'"{nest.name}". Your strength: {persona.strength}. {persona.backstory}\n\n'
         "Answer the one message you are pointed at, in character but briefly. Begin your reply with its kind "
         "in square brackets: [claim] to take a request on, [deliver] with the finished work, [decline] with a "
         "reason, [refer] to point at a file by name instead of pasting it, [request] to ask someone, [say] "
@@ -60,9 +62,6 @@ def nest_system(crow: str, nest: dict) -> str:
     )
 
 
-def nest_prompt(recent: list, trigger: dict, instruction: str) -> str:
-    lines = [
-        f"{m['msg_id']} [{m['kind']}] {m['author']}" + (f" to {m['to']}" if m["to"] else "") + f": {m['text']}"
-        for m in recent
-    ]
-    return "The nest so far:\n" + "\n".join(lines) + f"\n\nYour turn, about {trigger['msg_id']}: {instruction}"
+def nest_prompt(recent: list[NestMessage], trigger: NestMessage, instruction: str) -> str:
+    lines = [f"{m.msg_id} [{m.kind}] {m.author}" + (f" to {m.to}" if m.to else "") + f": {m.text}" for m in recent]
+    return "The nest so far:\n" + "\n".join(lines) + f"\n\nYour turn, about {trigger.msg_id}: {instruction}"

@@ -8,6 +8,8 @@ that was answered.
 
 import json
 
+from soulstack.flock.payloads import NestMessage
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS nest_messages (
     nest_id TEXT NOT NULL, n INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (nest_id, n));
@@ -35,12 +37,12 @@ class NestStore:
             "SELECT COALESCE(MAX(n), 0) FROM nest_messages WHERE nest_id = ?", (nest_id,)
         ).fetchone()[0]
 
-    def add_message(self, nest_id: str, n: int, record: dict) -> None:
-        data = json.dumps(record, ensure_ascii=False)
+    def add_message(self, nest_id: str, n: int, message: NestMessage) -> None:
+        data = json.dumps(message.wire(), ensure_ascii=False)
         self.db.execute("INSERT INTO nest_messages (nest_id, n, record) VALUES (?, ?, ?)", (nest_id, n, data))
 
-    def set_record(self, nest_id: str, n: int, record: dict) -> None:
-        data = json.dumps(record, ensure_ascii=False)
+    def set_record(self, nest_id: str, n: int, message: NestMessage) -> None:
+        data = json.dumps(message.wire(), ensure_ascii=False)
         self.db.execute("UPDATE nest_messages SET record = ? WHERE nest_id = ? AND n = ?", (data, nest_id, n))
 
     def messages_after(self, nest_id: str, after: int, limit: int = -1) -> list:
@@ -50,22 +52,22 @@ class NestStore:
             (nest_id, after, limit),
         ).fetchall()
 
-    def recent(self, nest_id: str, count: int) -> list:
+    def recent(self, nest_id: str, count: int) -> list[NestMessage]:
         rows = self.db.execute(
             "SELECT record FROM nest_messages WHERE nest_id = ? ORDER BY n DESC LIMIT ?", (nest_id, count)
         ).fetchall()
-        return [json.loads(row[0]) for row in reversed(rows)]
+        return [NestMessage.of(json.loads(row[0])) for row in reversed(rows)]
 
-    def message(self, msg_id: str) -> dict | None:
+    def message(self, msg_id: str) -> NestMessage | None:
         nest_id, _, n = msg_id.rpartition("-")
         if not (n.isascii() and n.isdigit()):
             return None
         row = self.db.execute(
             "SELECT record FROM nest_messages WHERE nest_id = ? AND n = ?", (nest_id, int(n))
         ).fetchone()
-        return json.loads(row[0]) if row else None
+        return NestMessage.of(json.loads(row[0])) if row else None
 
-    def answers_to(self, msg_id: str, kind: str) -> list:
+    def answers_to(self, msg_id: str, kind: str) -> list[NestMessage]:
         """Records of `kind` that refer to `msg_id`, in nest order."""
         nest_id = msg_id.rpartition("-")[0]
         rows = self.db.execute(
@@ -73,7 +75,7 @@ class NestStore:
             "AND json_extract(record, '$.kind') = ? ORDER BY n",
             (nest_id, msg_id, kind),
         ).fetchall()
-        return [json.loads(row[0]) for row in rows]
+        return [NestMessage.of(json.loads(row[0])) for row in rows]
 
     # --- requests ----------------------------------------------------------
     def set_mode(self, msg_id: str, nest_id: str, mode: str) -> None:
