@@ -12,14 +12,18 @@ raises ConfigError with one line naming the key path and what a valid value is
 It sits on the ground floor so every feature can use it without importing another feature.
 """
 
+import argparse
 import copy
 import dataclasses
 import difflib
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 class ConfigError(ValueError):
@@ -27,10 +31,22 @@ class ConfigError(ValueError):
 
 
 # --- value checks: each returns the clean value or raises ConfigError(path ...) ---------
+# A check is called with the key's path (for the message) and the file's value, which may be any
+# JSON value: that is what it is there to find out.
+
+T = TypeVar("T")
+CheckOf: TypeAlias = Callable[[str, Any], T]  # a check whose clean value is a T
+Check: TypeAlias = CheckOf[Any]  # any option's check, as a table holds it
 
 
-def number(minimum=None, maximum=None, integer=False):
-    def check(path, value):
+@overload
+def number(minimum: float | None = None, maximum: float | None = None, *, integer: Literal[True]) -> CheckOf[int]: ...
+@overload
+def number(
+    minimum: float | None = None, maximum: float | None = None, integer: Literal[False] = False
+) -> CheckOf[float]: ...
+def number(minimum: float | None = None, maximum: float | None = None, integer: bool = False) -> CheckOf[float]:
+    def check(path: str, value: Any) -> float:
         kind = "an integer" if integer else "a number"
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if ok and integer and value != int(value):
@@ -53,8 +69,8 @@ def number(minimum=None, maximum=None, integer=False):
     return check
 
 
-def string(optional=False, nonempty=False):
-    def check(path, value):
+def string(optional: bool = False, nonempty: bool = False) -> CheckOf[str | None]:
+    def check(path: str, value: Any) -> str | None:
         if value is None and optional:
             return None
         if not isinstance(value, str) or (nonempty and not value.strip()):
@@ -64,25 +80,25 @@ def string(optional=False, nonempty=False):
     return check
 
 
-def boolean(path, value):
+def boolean(path: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{path} must be true or false, not {json.dumps(value)}")
     return value
 
 
-def choice(*options, optional=False):
-    def check(path, value):
+def choice(*options: str, optional: bool = False) -> CheckOf[str | None]:
+    def check(path: str, value: Any) -> str | None:
         if value is None and optional:
             return None
-        if value not in options:
+        if not (isinstance(value, str) and value in options):
             raise ConfigError(f"{path} must be one of {', '.join(options)}, not {json.dumps(value)}")
         return value
 
     return check
 
 
-def url(optional=False):
-    def check(path, value):
+def url(optional: bool = False) -> CheckOf[str | None]:
+    def check(path: str, value: Any) -> str | None:
         if value is None and optional:
             return None
         if not isinstance(value, str) or not value.startswith(("http://", "https://")):
@@ -92,10 +108,10 @@ def url(optional=False):
     return check
 
 
-def port(optional=False, minimum=0):
+def port(optional: bool = False, minimum: int = 0) -> CheckOf[int | None]:
     inner = number(minimum, 65535, integer=True)
 
-    def check(path, value):
+    def check(path: str, value: Any) -> int | None:
         if value is None and optional:
             return None
         return inner(path, value)
@@ -106,7 +122,21 @@ def port(optional=False, minimum=0):
 # --- a whole file ----------------------------------------------------------------------------
 
 
-def fill(spec: dict, given, path: str, warnings: list, who: str, special=None, known_elsewhere=None) -> dict:
+# What `fill` reads a file with: {key: (default, check) or a nested spec for a section}.
+Spec: TypeAlias = dict[str, "tuple[Any, Check | None] | Spec"]
+# A top-level key's own check: (the file's value, the warnings) -> the clean value.
+Special: TypeAlias = Callable[[Any, list[str]], Any]
+
+
+def fill(
+    spec: Spec,
+    given: object,
+    path: str,
+    warnings: list[str],
+    who: str,
+    special: Mapping[str, Special] | None = None,
+    known_elsewhere: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Defaults from `spec`, overlaid with `given`, every leaf checked.
 
     `who` names the program in the unknown-key warning ("the soul", "the flock").
@@ -120,7 +150,7 @@ def fill(spec: dict, given, path: str, warnings: list, who: str, special=None, k
         raise ConfigError(f"{path or 'the config'} must be a JSON object, not {json.dumps(given)[:40]}")
     special = (special or {}) if not path else {}
     known_elsewhere = (known_elsewhere or {}) if not path else {}
-    out = {}
+    out: dict[str, Any] = {}
     for key, rule in spec.items():
         key_path = f"{path}.{key}" if path else key
         if isinstance(rule, dict):
@@ -142,7 +172,7 @@ def fill(spec: dict, given, path: str, warnings: list, who: str, special=None, k
     return out
 
 
-def did_you_mean(key: str, spec: dict, path: str = "") -> str:
+def did_you_mean(key: str, spec: Spec, path: str = "") -> str:
     """ " (did you mean loop.maxSleepMinutes?)" for a key close to one the spec knows (a typo, another case), else ""."""
     known = [name for name in spec if not name.startswith("_")]
     by_case = {name.lower(): name for name in known}
@@ -150,7 +180,7 @@ def did_you_mean(key: str, spec: dict, path: str = "") -> str:
     return f" (did you mean {path + '.' if path else ''}{close[0]}?)" if close else ""
 
 
-def read_json_file(path: Path, missing_hint: str = ""):
+def read_json_file(path: Path, missing_hint: str = "") -> Any:  # any JSON value: the reader checks its shape
     """The decoded JSON of `path`; ConfigError in one line when it is missing, unreadable or not JSON."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -176,26 +206,28 @@ def read_json_file(path: Path, missing_hint: str = ""):
 # argparse options (`add_flags`) and the flags laid over a config (`with_flags`). Python reads
 # `cfg.loop.max_sleep_minutes`; only the files and their messages speak camelCase.
 
+D = TypeVar("D", bound="DataclassInstance")  # a table: a config object's class
+
 OPTION = "soulstack.option"
 SECTION = "soulstack.section"
 
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    default: Any
-    check: Callable | None
+    default: Any  # the option's value when the file gives none: any of the values its type allows
+    check: Check | None
     help: str | Callable[[], str]
     flag: str | None  # "--port"; None: the file only
     key: str | None  # the file's key; None: camelCase of the attribute; "" (in_file=False): no key
     env: str | None  # a secret: the flag also comes as FLAG-file and from $env (commandline.add_secret)
     metavar: str | None
-    choices: tuple | None
+    choices: tuple[str, ...] | None
     many: bool  # the flag may be given again and again (argparse "append")
 
 
 def option(
     default: Any = None,
-    check: Callable | None = None,
+    check: Check | None = None,
     help: str | Callable[[], str] = "",
     *,
     flag: str | None = None,
@@ -203,9 +235,9 @@ def option(
     in_file: bool = True,
     env: str | None = None,
     metavar: str | None = None,
-    choices: tuple | None = None,
+    choices: tuple[str, ...] | None = None,
     many: bool = False,
-) -> Any:
+) -> Any:  # a dataclasses.field, which the dataclass reads as the attribute's default (as field() itself is)
     """One option of a config table (a frozen dataclass's field); see the section's comment."""
     meta = {OPTION: Option(default, check, help, flag, key if in_file else "", env, metavar, choices, many)}
     if isinstance(default, (list, dict)):  # each config gets its own copy of a list or dict default
@@ -213,7 +245,7 @@ def option(
     return dataclasses.field(default=default, metadata=meta)
 
 
-def section(table: type, key: str | None = None) -> Any:
+def section(table: "type[DataclassInstance]", key: str | None = None) -> Any:  # a field, as option()'s
     """A nested object of the file (`loop`, `body.endpoints`), itself a table."""
     return dataclasses.field(default_factory=table, metadata={SECTION: key})
 
@@ -224,64 +256,103 @@ def camel(name: str) -> str:
     return first + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def file_key(item: dataclasses.Field) -> str:
+def file_key(item: dataclasses.Field[Any]) -> str:
     meta = item.metadata.get(OPTION) or item.metadata
     given = meta.key if isinstance(meta, Option) else meta.get(SECTION)
     return camel(item.name) if given is None else given
 
 
-def spec_of(table: type) -> dict:
+def section_table(item: dataclasses.Field[Any]) -> "type[DataclassInstance]":
+    """The table of a `section(...)` field: its default_factory is the table itself."""
+    table = item.default_factory
+    assert isinstance(table, type) and dataclasses.is_dataclass(table), item.name
+    return table
+
+
+def spec_of(table: "type[DataclassInstance]") -> Spec:
     """The spec `fill` reads a file with: {key: (default, check) or a nested spec}, in the table's order."""
-    spec: dict = {}
+    spec: Spec = {}
     for item in dataclasses.fields(table):
         if SECTION in item.metadata:
-            spec[file_key(item)] = spec_of(item.default_factory)  # type: ignore[arg-type]
+            spec[file_key(item)] = spec_of(section_table(item))
         elif (meta := item.metadata.get(OPTION)) and meta.key != "":
             spec[file_key(item)] = (copy.deepcopy(meta.default), meta.check)  # a list default is each config's own
     return spec
 
 
-def build(table: type, values: dict):
+def build(table: type[D], values: Mapping[str, Any]) -> D:
     """The frozen config object from a filled dict in the file's keys (what `fill` returns)."""
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for item in dataclasses.fields(table):
         if SECTION in item.metadata:
-            kwargs[item.name] = build(item.default_factory, values[file_key(item)])  # type: ignore[arg-type]
+            kwargs[item.name] = build(section_table(item), values[file_key(item)])
         elif item.metadata.get(OPTION) and item.metadata[OPTION].key != "":
             kwargs[item.name] = values[file_key(item)]
     return table(**kwargs)
 
 
-def read(table: type, given, warnings: list, who: str, path: str = "", special=None, known_elsewhere=None):
+def read(
+    table: type[D],
+    given: object,
+    warnings: list[str],
+    who: str,
+    path: str = "",
+    special: Mapping[str, Special] | None = None,
+    known_elsewhere: Mapping[str, str] | None = None,
+) -> D:
     """The config object from a file's decoded JSON: defaults filled, every value checked, warnings
     for unknown keys (with "did you mean"); ConfigError in one line for a wrong value."""
     return build(table, fill(spec_of(table), given, path, warnings, who, special, known_elsewhere))
 
 
-def flag_options(table: type, prefix: tuple = ()):
+AttributePath: TypeAlias = tuple[str, ...]  # ("loop", "max_sleep_minutes"): cfg.loop.max_sleep_minutes
+
+
+def flag_options(
+    table: "type[DataclassInstance]", prefix: AttributePath = ()
+) -> Iterator[tuple[AttributePath, Option]]:
     """(attribute path, Option) for every option of `table` with a flag, sections included."""
     for item in dataclasses.fields(table):
         if SECTION in item.metadata:
-            yield from flag_options(item.default_factory, (*prefix, item.name))  # type: ignore[arg-type]
+            yield from flag_options(section_table(item), (*prefix, item.name))
         elif (meta := item.metadata.get(OPTION)) and meta.flag:
             yield (*prefix, item.name), meta
 
 
+def flag_of(meta: Option) -> str:
+    """The flag of an option `flag_options` gave (it gives only those with one)."""
+    assert meta.flag is not None, "an option with no flag"
+    return meta.flag
+
+
 def dest(meta: Option) -> str:
-    return meta.flag.lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+    """The argparse attribute of a flagged option (--body-token -> body_token)."""
+    return flag_of(meta).lstrip("-").replace("-", "_")
 
 
-def add_flags(parser, table: type, groups: dict | None = None, add_secret: Callable | None = None) -> None:
+# Where a flag is added: the command's parser or one of its argument groups.
+Flags: TypeAlias = "argparse.ArgumentParser | argparse._ArgumentGroup"
+# soulstack.commandline.add_secret(where, flag, env, help): a secret's flag, its -file and its $env.
+AddSecret: TypeAlias = Callable[[Flags, str, str, str], object]
+
+
+def add_flags(
+    parser: argparse.ArgumentParser,
+    table: "type[DataclassInstance]",
+    groups: Mapping[str, Flags] | None = None,
+    add_secret: AddSecret | None = None,
+) -> None:
     """The argparse options of every flagged option in `table`, in its order. Each is None unless
     given, so `with_flags` lays only what the command line said over the file and the defaults.
     `groups`: the first attribute of an option's path -> the argparse group it is listed under.
     `add_secret`: soulstack.commandline.add_secret, for the options with an `env` (passed in, since
     the ground floor's modules do not import each other)."""
-    hints: dict = {}
+    hints: dict[type, dict[str, Any]] = {}
     for path, meta in flag_options(table):
-        owner: Any = table
+        flag = flag_of(meta)
+        owner = table
         for name in path[:-1]:
-            owner = next(f for f in dataclasses.fields(owner) if f.name == name).default_factory
+            owner = section_table(next(f for f in dataclasses.fields(owner) if f.name == name))
         hints.setdefault(owner, typing.get_type_hints(owner))
         kind = hints[owner][path[-1]]
         target = (groups or {}).get(path[0], parser)
@@ -290,24 +361,24 @@ def add_flags(parser, table: type, groups: dict | None = None, add_secret: Calla
         if not unsaid and "(default" not in shown and not meta.env:
             shown += f" (default {meta.default:g})" if isinstance(meta.default, float) else f" (default {meta.default})"
         if meta.env:
-            assert add_secret is not None, f"{meta.flag} is a secret: pass add_secret"
-            add_secret(target, meta.flag, meta.env, shown)
+            assert add_secret is not None, f"{flag} is a secret: pass add_secret"
+            add_secret(target, flag, meta.env, shown)
             continue
-        extra: dict = {"metavar": meta.metavar} if meta.metavar else {}
+        extra: dict[str, Any] = {"metavar": meta.metavar} if meta.metavar else {}
         if meta.choices:
             extra["choices"] = meta.choices
         base = next((t for t in typing.get_args(kind) if t is not type(None)), kind)
         if base is bool:
-            target.add_argument(meta.flag, action="store_true", default=None, help=shown)
+            target.add_argument(flag, action="store_true", default=None, help=shown)
         elif meta.many:
-            target.add_argument(meta.flag, action="append", help=shown, **extra)
+            target.add_argument(flag, action="append", help=shown, **extra)
         else:
-            target.add_argument(meta.flag, type=base if base in (int, float) else str, help=shown, **extra)
+            target.add_argument(flag, type=base if base in (int, float) else str, help=shown, **extra)
 
 
-def with_flags(config, args):
+def with_flags(config: D, args: argparse.Namespace) -> D:
     """`config` with every flag the command line gave (not None) in place of its value."""
-    changes: dict = {}
+    changes: dict[AttributePath, Any] = {}
     for path, meta in flag_options(type(config)):
         value = getattr(args, dest(meta), None)
         if value is not None:
@@ -315,7 +386,7 @@ def with_flags(config, args):
     return replaced(config, changes)
 
 
-def replaced(config, changes: dict):
+def replaced(config: D, changes: Mapping[AttributePath, Any]) -> D:
     """A copy of a frozen config with {attribute path tuple: value} changed, sections and all."""
     own = {path[0]: value for path, value in changes.items() if len(path) == 1}
     for name in {path[0] for path in changes if len(path) > 1}:
@@ -324,6 +395,6 @@ def replaced(config, changes: dict):
     return dataclasses.replace(config, **own)
 
 
-def defaults_of(table: type) -> dict:
+def defaults_of(table: "type[DataclassInstance]") -> dict[AttributePath, Any]:
     """{attribute path: default} of every flagged option (a command with no file starts from these)."""
     return {path: meta.default for path, meta in flag_options(table)}

@@ -116,6 +116,18 @@ def test_each_commands_flags_are_its_tables(command, monkeypatch):
     assert with_flags(table(), parser.parse_args([command])) == table()  # nothing given: the table's defaults
 
 
+def test_a_file_of_null_loads_as_the_defaults_for_the_soul_as_for_the_flock(tmp_path):
+    """`fill` reads null as an empty object; the soul's reader once went on to ask null for its
+    persona (AttributeError), which the type checker found."""
+    from soulstack.flock import config as flock_config
+    from soulstack.soul import config as soul_config
+
+    (tmp_path / "soul.config.json").write_text("null\n", encoding="utf-8")
+    cfg, warnings = soul_config.load(tmp_path / "soul.config.json")
+    assert (cfg.persona.language, cfg.loop.max_sleep_minutes, warnings) == ("en", 60, [])
+    assert flock_config.from_dict(None) == flock_config.from_dict({})
+
+
 def test_the_souls_endpoints_are_the_protocols():
     from soulstack.protocol.shapes import ENDPOINTS
     from soulstack.soul.config import Endpoints

@@ -12,12 +12,16 @@ the file stops start-up with one line naming the key; an unknown key is a warnin
 To add an option: one field here, a line in docs/flock-and-soul.md.
 """
 
+import argparse
 import dataclasses
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from soulstack.config_checks import (
+    AttributePath,
     ConfigError,
     boolean,
     choice,
@@ -40,7 +44,7 @@ ENV = "FLOCK_CONFIG"
 PROVIDERS = ("anthropic", "openai", "brainstem")
 
 
-def parse_quiet_hours(text: str) -> tuple:
+def parse_quiet_hours(text: str) -> tuple[int, int]:
     """ "22-7" -> (22, 7): local hours with no speech; ValueError for anything else."""
     start, sep, end = text.partition("-")
     if not (sep and start.isdigit() and end.isdigit() and int(start) < 24 and int(end) < 24):
@@ -48,21 +52,23 @@ def parse_quiet_hours(text: str) -> tuple:
     return int(start), int(end)
 
 
-def quiet_hours(path, value):
+def quiet_hours(path: str, value: Any) -> str | None:
     if value is None:
         return None
-    try:
-        parse_quiet_hours(value if isinstance(value, str) else "")
-    except ValueError:
-        raise ConfigError(f'{path} must be "START-END" hours such as "22-7", not {json.dumps(value)}') from None
-    return value
+    if isinstance(value, str):
+        try:
+            parse_quiet_hours(value)
+            return value
+        except ValueError:
+            pass
+    raise ConfigError(f'{path} must be "START-END" hours such as "22-7", not {json.dumps(value)}')
 
 
-def positive(path, value):
-    number(0)(path, value)
-    if value == 0:
+def positive(path: str, value: Any) -> float:
+    seconds = number(0)(path, value)
+    if seconds == 0:
         raise ConfigError(f"{path} must be a number > 0, not 0")
-    return value
+    return seconds
 
 
 DEFAULTS = FlockConfig()  # the numbers' defaults live with the flow that uses them
@@ -187,16 +193,16 @@ class FlockSettings:
     soul: SoulVoiceSettings = section(SoulVoiceSettings)
 
 
-def from_dict(raw) -> tuple[FlockSettings, list]:
+def from_dict(raw: object) -> tuple[FlockSettings, list[str]]:
     """(settings with every default filled, warnings). Raises ConfigError."""
-    warnings: list = []
+    warnings: list[str] = []
     return read(FlockSettings, raw, warnings, "the flock"), warnings
 
 
-def load(path: Path) -> tuple[FlockSettings, list]:
+def load(path: Path) -> tuple[FlockSettings, list[str]]:
     settings, warnings = from_dict(read_json_file(path, f"write one (docs/flock-and-soul.md) or drop --config/${ENV}"))
     folder = Path(path).resolve().parent
-    relative = {}  # relative to the file, as the soul's soulDir is
+    relative: dict[AttributePath, str] = {}  # relative to the file, as the soul's soulDir is
     for name in ("data_dir", "rive"):
         given = getattr(settings, name)
         if given is not None and not os.path.isabs(os.path.expanduser(given)):
@@ -204,7 +210,7 @@ def load(path: Path) -> tuple[FlockSettings, list]:
     return replaced(settings, relative), warnings
 
 
-def apply(args, env=os.environ) -> tuple[FlockSettings, list]:
+def apply(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> tuple[FlockSettings, list[str]]:
     """The settings: the config file (or the defaults) with every flag the command line gave laid
     over it; the warnings. Raises ConfigError naming the file and the key."""
     path = args.config or env.get(ENV)

@@ -136,7 +136,7 @@ def soul_config(path: Path, host: str, robot: str | None, language: str | None =
     raw["flock"] = {**raw.get("flock", {}), "url": f"http://{host}:8470"}
     try:
         config.from_dict(raw, path.parent)
-    except config.ConfigError as error:
+    except ConfigError as error:
         raise UsageError(f"{path}: {error}") from None
     return raw
 

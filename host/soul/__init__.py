@@ -16,7 +16,8 @@ What lives where:
   hooks.py        the hooks the rooms hang their functions on (the loop knows none of them)
   life.py         the life files (SELF.md, DIARY.md, ...), written by atomic.py
   rhythm.py       day and night, and how long a sleep may be
-  config.py       soul.config.json; commands.py: `soulstack soul`
+  config/         soul.config.json: its table, the reader, stackchan-soul's configs, the starter
+                  file; commands.py: `soulstack soul`
   memory/         what the model is sent (one view) and how the history stays small: session,
                   settle, fold, the context ceiling, the night's consolidation, keep-warm
   metabolism/     drives, vitals, costs and GET /health

@@ -31,7 +31,7 @@ def register(subparsers):
 
 
 def handle(args) -> int:
-    from soulstack.config_checks import port, with_flags
+    from soulstack.config_checks import ConfigError, port, with_flags
     from soulstack.errors import UsageError
 
     path = config.resolve_path(args.config)
@@ -44,7 +44,7 @@ def handle(args) -> int:
         if args.port is not None:  # converse.port and health.port follow it unless the config sets them
             port()("--port", args.port)  # checked as the file's nudge.port is
         cfg = with_flags(cfg, args)
-    except config.ConfigError as error:
+    except ConfigError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # --init into a folder that cannot be written
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None

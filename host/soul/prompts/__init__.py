@@ -17,7 +17,7 @@ the soul: the soul hands it `lang.TEXT["brainstem"]`.
 
 To add a language: copy en.py to <code>.py (e.g. de.py) and translate every value, keeping every
 key, every tuple's length and every {placeholder}; tests/soul/test_soul_prompts.py checks that against
-en.py. `LANGUAGES` finds the module, so `persona.language` accepts the new code (host/soul/config.py).
+en.py. `LANGUAGES` finds the module, so `persona.language` accepts the new code (host/soul/config/table.py).
 (The tools' descriptions and the words of the flock, shell and MCP tools are the tool's own, in
 English, in host/soul/tools/.)
 """
@@ -26,7 +26,7 @@ import pkgutil
 from importlib import import_module
 from types import ModuleType
 
-# persona.human when a config names no one (host/soul/config.py); a line to the soul that would
+# persona.human when a config names no one (host/soul/config/table.py); a line to the soul that would
 # name the person reads better without it (host/soul/reminders/delivery.py).
 DEFAULT_HUMAN = "my human"
 LANGUAGES = tuple(sorted(module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_")))

@@ -1,72 +1,65 @@
-"""soul.config.json: load, fill defaults, validate.
+"""The soul's config table: every key of soul.config.json, its type, default, check and help.
 
-The keys are stackchan-soul's, so an existing soul's config moves over as it
-is. `SoulConfig` below is the single table of every key: its type, default, what a
-valid value looks like and what it is for; the loaded config is that frozen object
-(`cfg.loop.max_sleep_minutes`). A wrong value stops start-up with one line naming the key
-path (`loop.maxSleepMinutes must be a number >= 1`); a key we do not know is a
-warning, never an error, so a newer or older config still starts.
-
-To add a key: add one field to its section's dataclass (and a line to docs/soul.md). The checks
-themselves are shared with the flock's config (soulstack.config_checks).
+A frozen dataclass per object of the file (soulstack.config_checks' tables), and the checks of
+the values only the soul's config has (a time zone, a price table, shell commands, ...). Reading
+a file with it is the package's (soulstack.soul.config.from_dict).
 """
 
 import dataclasses
 import json
-import os
 import shlex
-from pathlib import Path
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from soulstack.cjk import chinese
 from soulstack.config_checks import (
+    CheckOf,
     ConfigError,
     boolean,
-    build,
     choice,
-    fill,
     number,
     option,
     port,
-    read_json_file,
-    replaced,
     section,
-    spec_of,
     string,
     url,
 )
 from soulstack.llm.providers import PROVIDERS
-from soulstack.protocol.shapes import ENDPOINTS
 from soulstack.soul.prompts import DEFAULT_HUMAN, LANGUAGES
 
-DEFAULT_PATH = "soul.config.json"
+T = TypeVar("T")
+
 DEFAULT_PORT = 9202
-TERMINAL_BODY = "http://127.0.0.1:9310"
 # model.thinking -> room for thinking added on top of model.maxTokens (thinking counts against it).
 # The level itself goes to the provider: "off" is the least thinking the model allows (Claude 5.5
 # models cannot all turn it off), the others an effort on Claude 5 and later, a budget before.
 THINKING_BUDGET = {"off": None, "low": 2048, "medium": 8192, "high": 16000}
 
 
-def timezone(path, value):
+# --- the checks of the soul's own kinds of value -----------------------------------------------
+
+
+def timezone(path: str, value: Any) -> str | None:
     if value is None:
         return None  # the machine's local zone
+    wrong = ConfigError(
+        f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}"
+    )
+    if not isinstance(value, str):  # what ZoneInfo refuses with a TypeError
+        raise wrong
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise ConfigError(
-            f"{path} must be an IANA time zone such as Europe/Berlin or Asia/Shanghai, not {json.dumps(value)}"
-        ) from None
+    except (ZoneInfoNotFoundError, ValueError):
+        raise wrong from None
     return value
 
 
-def header_map(path, value):
+def header_map(path: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ConfigError(f"{path} must be an object of header names to string values, not {json.dumps(value)[:60]}")
     return dict(value)
 
 
-def number_list(path, value, most=None):
+def number_list(path: str, value: Any, most: int | None = None) -> list[float]:
     if (
         not isinstance(value, list)
         or not value
@@ -78,11 +71,11 @@ def number_list(path, value, most=None):
     return value
 
 
-def levels(most):
+def levels(most: int) -> CheckOf[list[float]]:
     return lambda path, value: number_list(path, value, most)
 
 
-def prices(path, value):
+def prices(path: str, value: Any) -> dict[str, Any]:
     """The cost meter's own price table (host/soul/metabolism/costs.py); checked here so start-up names the key."""
     from soulstack.soul.metabolism.costs import prices_from_config
 
@@ -95,7 +88,7 @@ def prices(path, value):
     return value
 
 
-def command_list(path, value):
+def command_list(path: str, value: Any) -> list[str]:
     """shell.allow: commands as a person types them ("df -h"); each must split into words (shlex)."""
     if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
         raise ConfigError(
@@ -154,7 +147,7 @@ class Endpoints:  # the body's Body Protocol endpoints (soulstack.protocol.shape
     speak: str | None = option(None, url(optional=True), "POST /speak")
     express: str | None = option(None, url(optional=True), "POST /express")
 
-    def urls(self) -> dict:
+    def urls(self) -> dict[str, str]:
         """{endpoint: url} of the endpoints this body has."""
         return {name: url for name, url in dataclasses.asdict(self).items() if url}
 
@@ -211,11 +204,11 @@ class Health:
 
 @dataclasses.dataclass(frozen=True)
 class Drives:
-    boredom_thresholds: list = option([6, 20, 40], levels(3), "hours without news at each felt level")
-    missing_hours: list = option([18, 48], levels(2), "hours without its person at each felt level")
+    boredom_thresholds: list[float] = option([6, 20, 40], levels(3), "hours without news at each felt level")
+    missing_hours: list[float] = option([18, 48], levels(2), "hours without its person at each felt level")
 
 
-def _optional(check):
+def _optional(check: CheckOf[T]) -> CheckOf[T | None]:
     return lambda path, value: None if value is None else check(path, value)
 
 
@@ -234,7 +227,7 @@ class Shell:
     cwd: str | None = option(None, string(optional=True), "where commands run (None: soulDir)")
     # The fence (host/soul/tools/shell.py): a call runs only when its words start with one entry's words;
     # empty refuses every command.
-    allow: list = option([], command_list, "the commands it may run, as typed")
+    allow: list[str] = option([], command_list, "the commands it may run, as typed")
     interpreter: bool = option(False, boolean, "true: through /bin/sh; the allow-list checks only the first words")
 
 
@@ -253,7 +246,7 @@ class McpServer:  # one entry of mcp[] (check_mcp)
     region: str | None = option(None, string(optional=True), "aws-sigv4: the region")
     service: str | None = option(None, string(optional=True), "aws-sigv4: the service")
     max_output_chars: int = option(8000, number(100, integer=True), "what the soul reads of a result")
-    headers: dict = option({}, header_map, "extra HTTP headers sent with every request")
+    headers: dict[str, str] = option({}, header_map, "extra HTTP headers sent with every request")
     timeout_seconds: float = option(30, number(1), "per request, a tool call included")
 
 
@@ -271,225 +264,10 @@ class SoulConfig:
     converse: Converse = section(Converse)
     health: Health = section(Health)
     drives: Drives = section(Drives)
-    prices: dict = option({}, prices, "model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}")
+    prices: dict[str, Any] = option(
+        {}, prices, "model id prefix -> {input, output, cacheRead, cacheWrite5m, cacheWrite1h}"
+    )
     budget: Budget = section(Budget)
     shell: Shell = section(Shell)
-    mcp: list = option([], None, "MCP servers, each checked by check_mcp")
+    mcp: list[McpServer] = option([], None, "MCP servers, each checked by check_mcp")
     flock: Flock = section(Flock)
-
-
-# stackchan-soul keys we know and do not carry over: named once at start, never silently dropped.
-NOT_SUPPORTED = {
-    "worldSearch": "worldSearch (stackchan-soul's single search tool) is not supported; list the search server under mcp instead",
-    "weixin": "weixin (stackchan-soul's WeChat tool) is not supported; it is ignored",
-}
-
-# Where stackchan-soul's documented defaults differ from ours (its src/config.ts), a config
-# written for it keeps them: short sleeps, no night window unless it names one, thoughts
-# streamed to the log, no daily wake budget, soulDir relative to the working directory.
-STACKCHAN_SOUL_DEFAULTS = {
-    "loop": {
-        "defaultSleepMinutes": 5,
-        "minSleepMinutes": 2,
-        "maxSleepMinutes": 5,
-        "errorSleepMinutes": 10,
-        "nightStartHour": 0,
-        "nightEndHour": 0,
-    },
-    "log": {"streamThoughts": True},
-    "budget": {"maxWakesPerDay": None},
-}
-
-
-def from_stackchan_soul(raw) -> bool:
-    """Whether `raw` is a config written for stackchan-soul: said so, or only it uses these keys."""
-    if not isinstance(raw, dict):
-        return False
-    model = raw.get("model")
-    model = model if isinstance(model, dict) else {}
-    return (
-        raw.get("compat") == "stackchan-soul"
-        or model.get("provider") == "amazon-bedrock"
-        or bool(set(raw) & set(NOT_SUPPORTED))
-    )
-
-
-def _with_defaults(raw: dict, defaults: dict) -> dict:
-    """`raw` with `defaults` filled in where it says nothing (one level of sections)."""
-    merged = dict(raw)
-    for name, values in defaults.items():
-        given = raw.get(name)
-        given = given if isinstance(given, dict) else {}
-        merged[name] = {**values, **given} if isinstance(raw.get(name, {}), dict) else raw[name]
-    return merged
-
-
-def check_mcp(value, warnings) -> list:
-    """mcp[]: each entry a McpServer, checked; ConfigError naming the entry."""
-    if not isinstance(value, list):
-        raise ConfigError(f"mcp must be a list of servers, not {json.dumps(value)[:40]}")
-    servers, names = [], set()
-    for index, entry in enumerate(value):
-        server = build(McpServer, fill(spec_of(McpServer), entry, f"mcp[{index}]", warnings, "the soul"))
-        if server.name is None or server.url is None:
-            raise ConfigError(f'mcp[{index}] needs a "name" and a "url"')
-        if server.auth == "bearer" and not server.token:
-            raise ConfigError(f'mcp[{index}].token is needed when auth is "bearer"')
-        if server.name in names:
-            raise ConfigError(f"mcp[{index}].name {json.dumps(server.name)} is used twice")
-        names.add(server.name)
-        servers.append(server)
-    return servers
-
-
-def _check_relations(cfg: SoulConfig):
-    loop = cfg.loop
-    if loop.min_sleep_minutes > loop.max_sleep_minutes:
-        raise ConfigError("loop.minSleepMinutes must be <= loop.maxSleepMinutes")
-    if loop.min_sleep_minutes > loop.night_max_sleep_minutes:
-        raise ConfigError("loop.minSleepMinutes must be <= loop.nightMaxSleepMinutes")
-
-
-def _detect_language(raw: dict, cfg: SoulConfig, warnings: list) -> SoulConfig:
-    """A persona written in Chinese with no persona.language (stackchan-soul had no such key) lives in Chinese."""
-    given = raw.get("persona")
-    given = given if isinstance(given, dict) else {}
-    persona = cfg.persona
-    if "language" in given or not chinese(" ".join((persona.name, persona.human, persona.notes))):
-        return cfg
-    warnings.append(
-        'persona is written in Chinese and has no "language": living in Chinese (set persona.language to "en" to change that)'
-    )
-    return replaced(cfg, {("persona", "language"): "zh"})
-
-
-def from_dict(raw, base_dir: Path | None = None) -> tuple[SoulConfig, list]:
-    """(config with every default filled, warnings). Raises ConfigError."""
-    warnings: list = []
-    compat = from_stackchan_soul(raw)
-    if compat:
-        raw = _with_defaults(raw, STACKCHAN_SOUL_DEFAULTS)
-        raw.setdefault("compat", "stackchan-soul")
-    filled = fill(
-        spec_of(SoulConfig), raw, "", warnings, "the soul", special={"mcp": check_mcp}, known_elsewhere=NOT_SUPPORTED
-    )
-    cfg = build(SoulConfig, filled)
-    _check_relations(cfg)
-    cfg = _detect_language(raw, cfg, warnings)
-    cfg = _check_paths(cfg, None if compat else base_dir)
-    soul_dir = Path(os.path.expanduser(cfg.soul_dir))
-    if not soul_dir.is_absolute() and base_dir is not None and not compat:
-        soul_dir = base_dir / soul_dir
-    return replaced(cfg, {("soul_dir",): str(soul_dir)}), warnings
-
-
-def resolve_path(given: str | None) -> Path:
-    return Path(given or os.environ.get("SOUL_CONFIG") or DEFAULT_PATH)
-
-
-# Tokens the file leaves null come from the environment, under the names every other command
-# reads them by, so a unit keeps its secrets in an env file (0600), not in a readable config.
-SECRET_ENV = {
-    ("nudge", "token"): "NUDGE_TOKEN",
-    ("converse", "token"): "CONVERSE_TOKEN",
-    ("body", "token"): "BODY_TOKEN",
-    ("flock", "token"): "FLOCK_TOKEN",
-}
-
-
-def secrets_from_environment(cfg: SoulConfig, environ=os.environ) -> SoulConfig:
-    found = {
-        path: environ[name]
-        for path, name in SECRET_ENV.items()
-        if getattr(getattr(cfg, path[0]), path[1]) is None and environ.get(name)
-    }
-    return replaced(cfg, found)
-
-
-def load(path: Path) -> tuple[SoulConfig, list]:
-    """Read and check `path`; a relative soulDir is relative to the config file's folder.
-    Tokens the file leaves null come from the environment (SECRET_ENV)."""
-    raw = read_json_file(path, "create one with `soulstack soul --init`")
-    cfg, warnings = from_dict(raw, path.resolve().parent)
-    return secrets_from_environment(cfg), warnings
-
-
-def _defaults(table: type, *keys: str) -> dict:
-    """{key: its default} for these keys of one section of the table (the file's spelling)."""
-    spec = spec_of(table)
-    return {key: spec[key][0] for key in keys}
-
-
-def starter(language: str = "en") -> dict:
-    """The config `soulstack soul --init` writes: the terminal body, the defaults a person may
-    want to change spelled out (from the table, so they cannot drift from it)."""
-    return {
-        **_defaults(SoulConfig, "soulDir", "timezone"),
-        "model": _defaults(Model, "provider", "id", "thinking"),
-        "loop": _defaults(
-            Loop,
-            "defaultSleepMinutes",
-            "minSleepMinutes",
-            "maxSleepMinutes",
-            "errorSleepMinutes",
-            "nightStartHour",
-            "nightEndHour",
-            "nightMaxSleepMinutes",
-        ),
-        "body": {
-            **_defaults(Body, "name"),
-            "endpoints": {name: f"{TERMINAL_BODY}/{name}" for name in ENDPOINTS},
-        },
-        "persona": {
-            **_defaults(Persona, "name", "human"),
-            "notes": "Curious, warm, a little mischievous; never clingy.",
-            "language": language,
-        },
-        "log": {"streamThoughts": True},  # unlike the default: a new soul's thoughts show in its log
-        "nudge": _defaults(Nudge, "port"),
-        "shell": _defaults(Shell, "enabled"),
-        "mcp": [],
-    }
-
-
-def write_starter(path: Path) -> None:
-    from soulstack.soul.atomic import atomic_write_text
-
-    if path.exists():
-        raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")
-    atomic_write_text(path, json.dumps(starter(), indent=2, ensure_ascii=False) + "\n")
-
-
-# Path keys a person fills in. stackchan-soul's example config ships "/path/to/..." placeholders;
-# a copied one must not make the soul create folders at the filesystem's root.
-PLACEHOLDER_PREFIX = "/path/to/"
-
-
-def _check_paths(cfg: SoulConfig, base_dir: Path | None) -> SoulConfig:
-    """A path key that is still a placeholder, or whose folder does not exist: ConfigError, one line.
-
-    soulDir may be new (the soul makes it, parents too) but never a placeholder. A relative
-    sharedMoodPath is relative to the config's folder, like soulDir (`base_dir`); the config
-    comes back with it resolved."""
-    if cfg.soul_dir.startswith(PLACEHOLDER_PREFIX):
-        raise ConfigError(
-            f"soulDir is the example's placeholder {json.dumps(cfg.soul_dir)}; set a real path or remove it"
-        )
-    given = cfg.persona.shared_mood_path
-    if given is not None:
-        if given.startswith(PLACEHOLDER_PREFIX):
-            raise ConfigError(
-                f"persona.sharedMoodPath is the example's placeholder {json.dumps(given)}; set a real path or remove it"
-            )
-        path = Path(os.path.expanduser(given))
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        if not path.parent.is_dir():
-            raise ConfigError(
-                f"persona.sharedMoodPath is {json.dumps(given)}, but its folder {path.parent} does not exist; create it first"
-            )
-        cfg = replaced(cfg, {("persona", "shared_mood_path"): str(path)})
-    cwd = cfg.shell.cwd  # where the shell's commands run: a folder that must be there already
-    if cwd is not None and (cwd.startswith(PLACEHOLDER_PREFIX) or not Path(os.path.expanduser(cwd)).is_dir()):
-        raise ConfigError(f"shell.cwd is {json.dumps(cwd)}, which is not a folder; set one that exists or remove it")
-    return cfg
