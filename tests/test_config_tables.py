@@ -128,6 +128,15 @@ def test_a_file_of_null_loads_as_the_defaults_for_the_soul_as_for_the_flock(tmp_
     assert flock_config.from_dict(None) == flock_config.from_dict({})
 
 
+def test_a_folder_of_the_zone_database_is_no_time_zone(tmp_path):
+    """"Europe" is a folder in the zone database: ZoneInfo raised IsADirectoryError, a traceback at start."""
+    from soulstack.soul import config as soul_config
+
+    (tmp_path / "soul.config.json").write_text('{"timezone": "Europe"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r'^timezone must be an IANA time zone such as .*, not "Europe"$'):
+        soul_config.load(tmp_path / "soul.config.json")
+
+
 def test_the_souls_endpoints_are_the_protocols():
     from soulstack.protocol.shapes import ENDPOINTS
     from soulstack.soul.config import Endpoints

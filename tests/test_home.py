@@ -113,6 +113,24 @@ def test_mistakes_are_one_line_and_write_nothing(tmp_path, args, said):
     assert not (tmp_path / "env").exists() and list((tmp_path / "units").iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "kept, said",
+    [
+        ("[]\n", "must hold a JSON object (the soul's config), not list"),
+        ('{"persona": 3}\n', "persona must be"),
+    ],
+)
+def test_a_kept_soul_config_that_is_wrong_is_one_line(tmp_path, kept, said):
+    """A soul.config.json already there that holds a list, or a persona that is no object: one line, exit 2
+    (the list raised AttributeError, the persona TypeError)."""
+    soul = tmp_path / "state" / "soulstack-soul" / "soul.config.json"
+    soul.parent.mkdir(parents=True)
+    soul.write_text(kept)
+    done = home_init(tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert soul.read_text() == kept  # nothing lost
+
+
 def test_the_soul_runs_from_what_home_init_wrote(tmp_path):
     # The soul's config and environment file as its unit would start it (on loopback here: the LAN
     # address is only written): its /health refuses a caller without the home's token.

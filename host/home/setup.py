@@ -126,14 +126,21 @@ def soul_config(path: Path, host: str, robot: str | None, language: str | None =
             raw = read_json_file(path)
         except ConfigError as error:
             raise UsageError(str(error)) from None
+        raw = {} if raw is None else raw  # null: the defaults, as the soul reads it
+        if not isinstance(raw, dict):
+            raise UsageError(f"{path} must hold a JSON object (the soul's config), not {type(raw).__name__}")
     else:
         raw = config.starter(language or "en")
         raw["body"] = {"name": "stackchan", "endpoints": {name: None for name in ENDPOINTS}}
+    try:
+        config.from_dict(raw, path.parent)  # the file as it is first: its own mistakes are named as its own
+    except ConfigError as error:
+        raise UsageError(f"{path}: {error}") from None
     if language:
-        raw["persona"] = {**raw.get("persona", {}), "language": language}
+        raw["persona"] = {**(raw.get("persona") or {}), "language": language}
     if robot:
-        raw.setdefault("body", {})["endpoints"] = {name: f"{robot}/{name}" for name in ENDPOINTS}
-    raw["flock"] = {**raw.get("flock", {}), "url": f"http://{host}:8470"}
+        raw["body"] = {**(raw.get("body") or {}), "endpoints": {name: f"{robot}/{name}" for name in ENDPOINTS}}
+    raw["flock"] = {**(raw.get("flock") or {}), "url": f"http://{host}:8470"}
     try:
         config.from_dict(raw, path.parent)
     except ConfigError as error:

@@ -48,7 +48,7 @@ def timezone(path: str, value: Any) -> str | None:
         raise wrong
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of the zone database ("Europe")
         raise wrong from None
     return value
 
