@@ -129,7 +129,7 @@ def test_a_file_of_null_loads_as_the_defaults_for_the_soul_as_for_the_flock(tmp_
 
 
 def test_a_folder_of_the_zone_database_is_no_time_zone(tmp_path):
-    """"Europe" is a folder in the zone database: ZoneInfo raised IsADirectoryError, a traceback at start."""
+    """The zone "Europe" is a folder of the zone database: ZoneInfo raised IsADirectoryError, a traceback at start."""
     from soulstack.soul import config as soul_config
 
     (tmp_path / "soul.config.json").write_text('{"timezone": "Europe"}\n', encoding="utf-8")
