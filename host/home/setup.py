@@ -121,6 +121,12 @@ def soul_config(path: Path, host: str, robot: str | None, language: str | None =
     from soulstack.protocol.shapes import ENDPOINTS
     from soulstack.soul import config
 
+    def check(raw: dict) -> None:
+        try:
+            config.from_dict(raw, path.parent)
+        except ConfigError as error:
+            raise UsageError(f"{path}: {error}") from None
+
     if path.exists():
         try:
             raw = read_json_file(path)
@@ -129,22 +135,16 @@ def soul_config(path: Path, host: str, robot: str | None, language: str | None =
         raw = {} if raw is None else raw  # null: the defaults, as the soul reads it
         if not isinstance(raw, dict):
             raise UsageError(f"{path} must hold a JSON object (the soul's config), not {type(raw).__name__}")
+        check(raw)  # the kept file as it is first: its own mistakes are named as its own
     else:
         raw = config.starter(language or "en")
         raw["body"] = {"name": "stackchan", "endpoints": {name: None for name in ENDPOINTS}}
-    try:
-        config.from_dict(raw, path.parent)  # the file as it is first: its own mistakes are named as its own
-    except ConfigError as error:
-        raise UsageError(f"{path}: {error}") from None
     if language:
         raw["persona"] = {**(raw.get("persona") or {}), "language": language}
     if robot:
         raw["body"] = {**(raw.get("body") or {}), "endpoints": {name: f"{robot}/{name}" for name in ENDPOINTS}}
     raw["flock"] = {**(raw.get("flock") or {}), "url": f"http://{host}:8470"}
-    try:
-        config.from_dict(raw, path.parent)
-    except ConfigError as error:
-        raise UsageError(f"{path}: {error}") from None
+    check(raw)
     return raw
 
 
