@@ -7,9 +7,15 @@ request was fine; the server cannot keep it right now), the soul's /health files
 come back instead of dying (host/flock/lists/flow.py).
 """
 
+import asyncio
 import errno
+import logging
 import os
 import sqlite3
+
+log = logging.getLogger(__name__)
+
+RETRY_WAITS_S = (0.5, 1.0, 2.0, 5.0)  # waits between tries while the storage refuses writes
 
 # errno values that mean "the storage", not "the request" or "a bug".
 _CAUSES = {
@@ -69,3 +75,25 @@ def storage_problem_in(text: str | None) -> str | None:
         if text and f"[Errno {code}]" in text:
             return cause
     return None
+
+
+async def through_storage_faults(what: str, attempt, sleep, before_retry=None):
+    """Run `attempt()` until it ends without a storage fault, `sleep`ing between tries (and
+    calling `before_retry()`, such as a store asking its WAL's space back). The first fault is
+    logged once, naming `what` waits; any other error propagates. -> what `attempt()` returned."""
+    waits = 0
+    while True:
+        try:
+            return await attempt()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            problem = storage_problem(error)
+            if problem is None:
+                raise
+            if waits == 0:
+                log.error("%s waits for the storage: %s", what, problem)
+        await sleep(RETRY_WAITS_S[min(waits, len(RETRY_WAITS_S) - 1)])
+        waits += 1
+        if before_retry is not None:
+            before_retry()

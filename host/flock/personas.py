@@ -79,3 +79,13 @@ def elder_system(job: str) -> str:
             "improving it with anything the others got right."
         )
     return f"You are the Elder, {ELDER.epithet}, of a flock of crows. {ELDER.backstory}\n\n{task} Answer in plain text."
+
+
+def elder_prompt(task: str, mode: str, done: list) -> tuple[str, str]:
+    """What the Elder is given for an item whose crows came back: `done` is [(job, (crow, text))].
+    -> (its job, "merge" for a split item and "judge" for a murder's rival attempts; the prompt)."""
+    if mode == "split":
+        parts = [f"Part: {job}\nBy {crow}:\n{text}" for job, (crow, text) in done]
+    else:
+        parts = [f"Attempt by {crow}:\n{text}" for _, (crow, text) in done]
+    return ("merge" if mode == "split" else "judge"), f"The task: {task}\n\n" + "\n\n".join(parts)

@@ -35,17 +35,16 @@ from soulstack.flock.lists.banter import Banter
 from soulstack.flock.payloads import CrowFlying, CrowLanded, ItemAnswered, ItemSkipped, ItemTriaged, ListEvent
 from soulstack.flock.payloads import ListFinished, ListStarted, RequesterPranked, Skip, StartedItem, TrustChanged
 from soulstack.flock.payloads import Verdict, VerdictGiven
-from soulstack.flock.personas import BY_NAME, crow_system, elder_system
+from soulstack.flock.personas import BY_NAME, crow_system, elder_prompt, elder_system
 from soulstack.flock.rows import ItemRow, ItemState, ListRow, NestRow, Triage
 from soulstack.llm.providers import complete_with_retry
 from soulstack.llm.types import Message, ModelError
-from soulstack.disk.storage import storage_problem
+from soulstack.disk.storage import storage_problem, through_storage_faults
 
 log = logging.getLogger(__name__)
 
 DONE_STATES = (ItemState.DONE, ItemState.SKIPPED)
 IN_FLIGHT_STATES = (ItemState.TRIAGING, ItemState.FLYING)
-STORAGE_RETRY_S = (0.5, 1.0, 2.0, 5.0)  # waits between tries while the storage refuses writes
 
 
 @dataclass
@@ -161,23 +160,7 @@ class Flock:
         await self._through_storage_faults(f"item {item_id}", once)
 
     async def _through_storage_faults(self, what: str, attempt) -> None:
-        """Run `attempt()` until it ends without a storage fault, waiting between tries (the
-        WAL's space is asked back each time). Any other error propagates."""
-        waits = 0
-        while True:
-            try:
-                return await attempt()
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                problem = storage_problem(error)
-                if problem is None:
-                    raise
-                if waits == 0:
-                    log.error("%s waits for the storage: %s", what, problem)
-            await self.clock.sleep(STORAGE_RETRY_S[min(waits, len(STORAGE_RETRY_S) - 1)])
-            waits += 1
-            self.store.give_back_space()
+        await through_storage_faults(what, attempt, self.clock.sleep, before_retry=self.store.give_back_space)
 
     # --- one item --------------------------------------------------------
     async def _run_item(self, lst: ListRow, item: ItemRow, work, cut_short: Skip = Skip.INTERRUPTED) -> None:
@@ -303,12 +286,7 @@ class Flock:
     async def _elder(self, lst, item, mode, done) -> str | None:
         if not self._budget_left(lst):
             return None
-        if mode == "split":
-            parts = [f"Part: {job}\nBy {crow}:\n{text}" for job, (crow, text) in done]
-        else:
-            parts = [f"Attempt by {crow}:\n{text}" for _, (crow, text) in done]
-        prompt = f"The task: {item.text}\n\n" + "\n\n".join(parts)
-        job = "merge" if mode == "split" else "judge"
+        job, prompt = elder_prompt(item.text, mode, done)
         return await self._flight(lst, item.item_id, "Elder", False, elder_system(job), prompt)
 
     async def _flight(self, lst, item_id, crow, borrowed, system, prompt) -> str | None:
