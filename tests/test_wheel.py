@@ -117,6 +117,7 @@ def test_the_wheel_installs_one_package_and_carries_the_firmware(installed):
         "soulstack/flock/crows.json",
         "soulstack/flock/jev/data/train.nests",
         "soulstack/flock/jev/data/calibration.nests",
+        "soulstack/flock/jev/data/same_writer.nests",
         "soulstack/flock/jev/data/outside.nests",
     ):
         assert needed in names

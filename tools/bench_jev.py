@@ -77,7 +77,7 @@ async def llm_figures(base_url: str | None, model: str) -> str:
         asked = len(fake.requests)
     judged = sum(1 for backend in backends if backend.startswith("judge"))
     tokens = sum(judge.spent.values()) / max(judged, 1)
-    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
+    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, judge.band)
     return (
         f"the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, and the "
         f"fake answers 'A' = say to all {asked} samples, {judged} of {len(separate)} messages judged, about "

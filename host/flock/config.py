@@ -168,8 +168,11 @@ class FlockSettings:
         flag="--rive",
         metavar="FILE",
     )
-    jev_band: float = option(  # chosen from Jev's separate set (jev/evaluate.py)
-        DEFAULT_BAND, number(0.01, 1), "Jev's high band: at or above it Jev's kind stands", flag="--jev-band"
+    jev_band: float = option(  # chosen on Jev's calibration set (jev/evaluate.py)
+        DEFAULT_BAND,
+        number(0.01, 1),
+        "the local Jev's high band: at or above it Jev's kind stands (the LLM judge has its own)",
+        flag="--jev-band",
     )
     jev_judge: bool = option(
         False,

@@ -13,6 +13,7 @@ from soulstack.flock.commands import build_jev
 from soulstack.flock.config import FlockSettings
 from soulstack.flock.jev.judge import SYSTEM, JudgeJev, votes_to_probs
 from soulstack.flock.jev.local import local_jev
+from soulstack.flock.jev.tagging import JevLog, Tagger
 from soulstack.llm.anthropic import AnthropicModel
 from soulstack.llm.providers import complete_with_retry
 from tests.flock.helpers import Flock
@@ -90,6 +91,20 @@ async def test_a_flock_tags_with_the_judge_and_logs_which_backend_tagged(tmp_pat
     lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]
     kinds = [line for line in lines if line["question"] == "kind"]
     assert kinds[0]["backend"].startswith("judge") and kinds[1]["backend"].startswith("local (the model failed")
+
+
+async def test_the_judge_has_its_own_band_and_its_fallback_the_local_one(tmp_path):
+    """Three votes alike are 0.58: sure by the judge's band whatever the local Jev's is set to
+    (here 0.95, where the judge would never be sure). A tag the local Jev gives as the fallback is
+    judged by the local band, and the decision says which band held."""
+    async with FakeAnthropic() as fake:
+        fake.reply(*[text("F", usage=USAGE)] * 3, error(400), error(400), error(400))
+        tagger = Tagger(judge_of(fake), 0.95, JevLog(tmp_path / "jev.jsonl"))
+        judged = await tagger.tag("Sorry, I can't do that one.", "", CONTEXT, nest_id="n")
+        fallen = await tagger.tag("Sorry, I can't do that one.", "", CONTEXT, nest_id="n")
+    assert (judged["kind"], judged["tagged_by"], judged["band"]) == ("decline", "jev", 0.55)
+    assert fallen["backend"].startswith("local (the model failed") and fallen["band"] == 0.95
+    assert max(fallen["probs"].values()) < 0.95 and (fallen["kind"], fallen["tagged_by"]) == ("say", "default")
 
 
 def test_the_flock_command_builds_the_judge_only_where_a_model_thinks():

@@ -3,12 +3,13 @@
 local.py     the default backend: a text expert and a context expert trained from data/train.nests
              (hand-written nest conversations, English and Chinese), its held-out conversations
 combine.py   the experts' weighted product and its temperature (falls with unfamiliar text and
-             with disagreement), calibrated on data/calibration.nests
+             with disagreement), calibrated on data/calibration.nests (a writer blind to the others)
 context.py   what Jev may know beside the words: author, addressee, refers_to's kind, the
              nest's recent kinds, the open request (the harness and the data share it)
 dataset.py   reads the written conversations (data/*.nests; data/README.md says who wrote them)
 evaluate.py  the figures (accuracy where sure, coverage, overall, ECE, sure-and-wrong plain
-             messages) and the band, chosen on the calibration set; data/outside.nests measures
+             messages) and the band, chosen on the calibration set and data/same_writer.nests;
+             data/outside.nests measures
 judge.py     the LLM judge through the flock's own model (agreement over samples), with the
              local Jev as its fallback
 llm.py       the logprobs backend: any OpenAI-compatible server that returns logprobs

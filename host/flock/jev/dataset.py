@@ -25,7 +25,8 @@ from soulstack.flock.jev.context import nest_context
 
 DATA = Path(__file__).with_name("data")
 TRAIN = DATA / "train.nests"
-CALIBRATION = DATA / "calibration.nests"  # written with the training set; calibrates, never trains
+SAME_WRITER = DATA / "same_writer.nests"  # the training set's writer again, by other rules; only measures
+CALIBRATION = DATA / "calibration.nests"  # a second writer, blind to the others; calibrates, never trains
 SEPARATE = DATA / "outside.nests"  # written by someone who never saw train.nests; only measures
 LINE = re.compile(
     r"^(?P<author>\w+)(?:>(?P<to>\w+))?(?:\^(?P<ref>\d+))? "

@@ -7,10 +7,12 @@ nest's last messages as context, and reads a probability from the agreement:
 
     p(kind) = (votes(kind) + PRIOR) / (SAMPLES + 6 * PRIOR)
 
-With 3 samples and PRIOR 0.5 a unanimous answer is 0.58 (sure at the shipped band 0.55), two of
-three 0.42 (unsure: the crow's header or `say` decides). PRIOR is a stated guess, not a fit: no
-model answered this project's sets (no key where it was written), so `soulstack flock jev-report`
-on a real flock's log is where this judge's calibration is measured.
+With 3 samples and PRIOR 0.5 a unanimous answer is 0.58, two of three 0.42. The judge's band is its
+own, BAND 0.55: unanimous is sure, anything less is unsure (the crow's header or `say` decides). The
+local Jev's band (tagging.DEFAULT_BAND) is on another scale, and a tag the local Jev answers as the
+fallback is judged by it. PRIOR is a stated guess, not a fit: no model answered this project's sets
+(no key where it was written), so `soulstack flock jev-report` on a real flock's log is where this
+judge's calibration is measured.
 
 Its tokens count against its own budget, `budget_tokens` for each nest (the flock's per-list
 token budget, so a nest's tags cost at most what one list may): once spent, or when the model
@@ -30,6 +32,7 @@ from soulstack.llm.types import Message, ModelError
 log = logging.getLogger(__name__)
 SAMPLES = 3
 PRIOR = 0.5
+BAND = 0.55  # between two of three (0.42) and all three (0.58)
 HISTORY = 6  # the nest's last messages the model reads
 CLIP = 300  # characters of each earlier message
 
@@ -81,6 +84,7 @@ class JudgeJev:
 
     name = "judge"
     wants_history = True
+    band = BAND
 
     def __init__(self, complete, fallback, samples: int = SAMPLES, budget_tokens: int = 100_000, model: str = ""):
         self.complete, self.fallback, self.samples = complete, fallback, samples

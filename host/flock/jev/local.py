@@ -11,12 +11,13 @@ conversations (data/train.nests; data/README.md says who wrote them and how). Tw
   also on every message with its nest blanked out, because a crow's message can arrive anywhere;
 
 and soulstack.flock.jev.combine multiplies them (a weighted product of experts, weights from
-out-of-fold predictions) and calibrates the result on data/calibration.nests, which Jev never
-trains on, with a temperature that falls when the text is unfamiliar or the context disagrees.
+out-of-fold predictions) and calibrates the result on data/calibration.nests, written by someone who
+never saw the training files and never trained on, with a temperature that falls when the text is
+unfamiliar or the context disagrees.
 Issue 45 measured why: one model over words and context together let a context prior ("only
 `say` before it, no open request") overrule words that said "Count me out".
 
-A fixed fifth of the training conversations (a hash of the conversation's id) is held out and never
+A fixed fifth of train.nests' conversations (a hash of the conversation's id) is held out and never
 trained on: the in-distribution figures. The separate set (data/outside.nests), written by someone
 who never saw the training set, neither trains nor calibrates: the figures that count
 (soulstack.flock.jev.evaluate). The optional LLM backend (`llm.py`) answers the same question.
@@ -31,7 +32,7 @@ from typing import Any
 
 from soulstack.flock.jev.combine import Combiner
 from soulstack.flock.jev.context import context_words
-from soulstack.flock.jev.dataset import CALIBRATION, SEPARATE, TRAIN, context_of, read_nests
+from soulstack.flock.jev.dataset import CALIBRATION, SAME_WRITER, SEPARATE, TRAIN, context_of, read_nests
 
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")  # the crow-postable kinds
 HELD_OUT_SHARE = 5  # one conversation in five is held out
@@ -44,8 +45,15 @@ def load_examples(path=TRAIN) -> list:
     return read_nests(path)
 
 
+def load_same_writer() -> list:
+    """The training set's writer, written apart by other rules: never trained on; with the
+    calibration set it chooses the band (soulstack.flock.jev.evaluate)."""
+    return read_nests(SAME_WRITER)
+
+
 def load_calibration() -> list:
-    """The calibration set: never trained on; only the combination's temperature is fitted on it."""
+    """The calibration set (a second writer's): never trained on; the combination's temperature is
+    fitted on it, and with data/same_writer.nests it chooses the band."""
     return read_nests(CALIBRATION)
 
 
@@ -119,7 +127,8 @@ class LocalJev:
     CONTEXT_C = 1.0
 
     def __init__(self, examples: list | None = None, calibration: list | None = None, extra=()):
-        """`extra`: labelled messages that always train, never held out (the owner's corrections,
+        """`examples`: the training conversations, a fifth held out (default: train.nests);
+        `extra`: labelled messages that always train, never held out (the owner's corrections,
         soulstack.flock.jev.learn)."""
         # Imported here: scikit-learn takes a second to import and only Jev needs it.
         import numpy as np

@@ -1,10 +1,12 @@
 """`soulstack flock jev-report`: how well Jev's probabilities mean what they say.
 
 Four measurements, each with accuracy and ECE (the reliability tables: 10 bins of Jev's top probability):
-- in distribution: the held-out fifth of the training conversations (the local Jev never trained
+- in distribution: the held-out fifth of train.nests' conversations (the local Jev never trained
   on them, but they were written with the rest);
-- the calibration set (data/calibration.nests), by the training set's writer, never trained on:
-  the combination's temperature and the band are fitted on it (soulstack.flock.jev.evaluate);
+- the calibration set (data/calibration.nests), by a second writer who never saw the training
+  files, never trained on: the combination's temperature is fitted on it;
+- the band sets: that one and data/same_writer.nests (the training set's writer, by other rules,
+  never trained on); the band is chosen on both (soulstack.flock.jev.evaluate);
 - the separate set (data/outside.nests), written by someone who never saw the training set and
   fitted on by nothing: the figures that count;
 - the decisions in `<data>/jev.jsonl`, against the owner's corrections: a
@@ -23,6 +25,7 @@ from soulstack.flock.jev.local import (
     KINDS,
     load_calibration,
     load_examples,
+    load_same_writer,
     load_separate,
     local_jev,
     measure,
@@ -84,15 +87,17 @@ def measured(jev) -> dict:
     """Jev's figures in distribution, on the calibration set (which chooses the band) and on the
     separate set, at the shipped band (bench-jev prints the same)."""
     _, held = split(load_examples())
-    calibration, separate = load_calibration(), load_separate()
+    calibration, separate, same_writer = load_calibration(), load_separate(), load_same_writer()
     held_probs = evaluate.as_tagged(jev.probs_many(held), held)
     calibration_probs = evaluate.as_tagged(jev.probs_many(calibration), calibration)
     separate_probs = evaluate.as_tagged(jev.probs_many(separate), separate)
-    band, bands = evaluate.choose_band(calibration_probs, calibration)
+    same_writer_probs = evaluate.as_tagged(jev.probs_many(same_writer), same_writer)
+    band, bands = evaluate.choose_band(calibration_probs + same_writer_probs, calibration + same_writer)
     return {
         "held": evaluate.figures(held_probs, held, DEFAULT_BAND),
         "calibration": evaluate.figures(calibration_probs, calibration, DEFAULT_BAND),
         "separate": evaluate.figures(separate_probs, separate, DEFAULT_BAND),
+        "same_writer": evaluate.figures(same_writer_probs, same_writer, DEFAULT_BAND),
         "chosen_band": band,
         "bands": bands,
         "separate_bands": [evaluate.figures(separate_probs, separate, b) for b in evaluate.BANDS],
@@ -114,16 +119,19 @@ def format_measured(result: dict) -> str:
     goal = evaluate.GOAL
     out = [
         *([f"the local Jev: {result['design']}"] if result["design"] else []),
-        f"in distribution: the held-out fifth of the training conversations, {held['count']} messages",
+        f"in distribution: the held-out fifth of train.nests' conversations, {held['count']} messages",
         "  " + evaluate.format_figures(held),
         format_table(held),
-        f"calibration set (the training set's writer; never trained on, the temperature and the band "
-        f"are fitted on it): {calibration['count']} messages",
+        f"calibration set (a second writer, blind to the training files; never trained on, the temperature "
+        f"is fitted on it): {calibration['count']} messages",
         "  " + evaluate.format_figures(calibration),
-        "the band on the calibration set (chosen: the lowest whose sure tags stay right 0.90 of the time "
-        f"at the low end of a 95% interval, sure on {goal['coverage']:.2f} or more):",
+        f"the training set's writer, by other rules (data/same_writer.nests; never trained on): "
+        f"{result['same_writer']['count']} messages",
+        "  " + evaluate.format_figures(result["same_writer"]),
+        f"the band on both (chosen: the lowest whose sure tags are right {evaluate.SURE_TARGET:.2f} "
+        f"of the time, sure on {goal['coverage']:.2f} or more):",
         evaluate.format_bands(result["bands"]),
-        f"  chosen {result['chosen_band']:.2f}; the flock's default is {DEFAULT_BAND:.2f}",
+        f"  chosen {result['chosen_band']:.2f}; the flock's default for the local Jev is {DEFAULT_BAND:.2f}",
         f"separate set (written by someone who never saw the training set; never trained or fitted on): "
         f"{separate['count']} messages",
         "  " + evaluate.format_figures(separate),

@@ -2,7 +2,10 @@
 
 Jev gives every crow-postable kind a probability. Then:
 - Jev's top kind at or above the band stands: `jev`, or `disagreement` when a
-  header named another kind (Jev overrides it);
+  header named another kind (Jev overrides it). The band is the answering
+  backend's: the local Jev's is DEFAULT_BAND (or the flock's `jev_band`); a
+  backend whose probabilities are on another scale names its own (`band`: the
+  LLM judge's agreement over three samples, soulstack.flock.jev.judge);
 - Jev below the band and a header present: the header (`header`);
 - neither: `say` (`default`).
 
@@ -21,8 +24,8 @@ from soulstack.flock.payloads import NestMessage
 from soulstack.jsonl import cut_torn_tail, read_records
 from soulstack.private_files import open_private
 
-# Jev's high band: the lowest at which its sure tags stay right nine times in ten on the calibration
-# set (soulstack.flock.jev.evaluate.choose_band); tests/flock/test_jev_separate.py keeps them equal.
+# The local Jev's high band: the lowest at which its sure tags stay right nine times in ten on the two
+# band sets (soulstack.flock.jev.evaluate.choose_band); tests/flock/test_jev_separate.py keeps them equal.
 DEFAULT_BAND = 0.55
 
 
@@ -84,6 +87,8 @@ class Tagger:
         from soulstack.flock.jev.learn import Learner
 
         self.jev, self.band, self.jev_log = jev, band, jev_log
+        # The judge's own scale (soulstack.flock.jev.judge.BAND); None: `band` for every answer.
+        self.backend_band: float | None = getattr(jev, "band", None)
         # Only the local Jev a server starts can be re-fitted from the owner's corrections: Jev itself,
         # or the fallback of the LLM backends (soulstack.flock.jev.judge).
         local = jev if hasattr(jev, "replace") else getattr(jev, "fallback", None)
@@ -102,20 +107,28 @@ class Tagger:
         except JevBackendError as failure:
             probs, error = {}, str(failure)
         backend = getattr(probs, "backend", self.jev.name)  # the judge says when the local Jev answered
+        band = self.band_of(backend)
         if options and probs:
             probs = narrow(probs, options)
-        kind, tagged_by = decide(probs, header, self.band)
+        kind, tagged_by = decide(probs, header, band)
         decision = {
             "backend": backend,
             "probs": dict(probs),
             "header": header,
-            "band": self.band,
+            "band": band,
             "kind": kind,
             "tagged_by": tagged_by,
             "context": context,
             "text": text,
         }
         return decision if error is None else {**decision, "error": error}
+
+    def band_of(self, backend: str) -> float:
+        """The band for an answer from `backend`: the local Jev's (a fallback's too) unless the
+        configured backend answered itself and has a scale of its own."""
+        if self.backend_band is None or backend.startswith("local"):
+            return self.band
+        return self.backend_band
 
     def logged(self, decision: dict, message: NestMessage) -> None:
         """Log a decision once its message is stored (a refused message leaves no line)."""

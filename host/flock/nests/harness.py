@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class NestConfig:
-    band: float = DEFAULT_BAND  # Jev's high band, chosen from its separate set (jev/evaluate.py)
+    band: float = DEFAULT_BAND  # the local Jev's high band, chosen on its calibration set (jev/evaluate.py)
     claim_within_s: float = 300.0  # a request expects a claim or decline this soon
     deliver_within_s: float = 1800.0  # a claim expects a deliver this soon
     verdict_timeout_s: float = 600.0  # an unanswered flag keeps its quarantine
