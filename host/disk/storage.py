@@ -4,7 +4,7 @@
 error is something else. The serving layer answers such an error 503 naming the cause (the
 request was fine; the server cannot keep it right now), the soul's /health files it under
 `storage_failing` rather than blaming its model, and the flock's lists wait for the storage to
-come back instead of dying (host/flock/lists/flow.py).
+come back instead of dying (`through_storage_faults`, used by host/flock/lists/flow.py).
 """
 
 import asyncio
