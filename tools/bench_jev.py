@@ -1,6 +1,7 @@
 """Jev's benchmark (run it as tools/bench-jev): the local Jev's quality in distribution (the
-held-out fifth of the training conversations), on the calibration set (the training set's writer,
-never trained on; it fits the temperature and chooses the band) and on the separate set
+held-out fifth of the training conversations), on the calibration set (a second writer, never
+trained on; it fits the temperature), on data/same_writer.nests (the training set's writer; with the
+calibration set it chooses the band) and on the separate set
 (data/outside.nests, written by someone who never saw the training set, fitted on by nothing;
 host/flock/jev/data/README.md), the latency of tagging one message, and the LLM backend on the
 same separate set.
@@ -57,7 +58,7 @@ async def llm_figures(base_url: str | None, model: str) -> str:
         result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
         return f"{what} on the separate set: " + evaluate.format_figures(result)
     from soulstack.fakes.anthropic_api import FakeAnthropic, text
-    from soulstack.flock.jev.judge import JudgeJev
+    from soulstack.flock.jev.judge import BAND, JudgeJev
     from soulstack.llm.anthropic import AnthropicModel
     from soulstack.llm.providers import complete_with_retry
 
@@ -77,7 +78,7 @@ async def llm_figures(base_url: str | None, model: str) -> str:
         asked = len(fake.requests)
     judged = sum(1 for backend in backends if backend.startswith("judge"))
     tokens = sum(judge.spent.values()) / max(judged, 1)
-    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, judge.band)
+    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, BAND)
     return (
         f"the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, and the "
         f"fake answers 'A' = say to all {asked} samples, {judged} of {len(separate)} messages judged, about "

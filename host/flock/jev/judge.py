@@ -46,11 +46,12 @@ SYSTEM = (
 
 
 class Probs(dict):
-    """{kind: p}, with the backend that answered (the log's `backend`)."""
+    """{kind: p}, with the backend that answered (the log's `backend`) and, where its probabilities
+    are on a scale of their own, the band to judge them by (None: the local Jev's)."""
 
-    def __init__(self, probs: dict, backend: str):
+    def __init__(self, probs: dict, backend: str, band: float | None = None):
         super().__init__(probs)
-        self.backend = backend
+        self.backend, self.band = backend, band
 
 
 def prompt(text: str, history, author_role="", to_role="", refers_kind="", recent_kinds=(), open_request="") -> str:
@@ -84,7 +85,6 @@ class JudgeJev:
 
     name = "judge"
     wants_history = True
-    band = BAND
 
     def __init__(self, complete, fallback, samples: int = SAMPLES, budget_tokens: int = 100_000, model: str = ""):
         self.complete, self.fallback, self.samples = complete, fallback, samples
@@ -113,7 +113,8 @@ class JudgeJev:
             why = f"the model failed: {failures[0]}" if failures else "the model answered no letter"
             log.warning("Jev's judge fell back to the local Jev: %s", why)
             return await self._local(why[:200], text, context)
-        return Probs(votes_to_probs(answers), f"judge ({self.model or 'the flock model'}, {self.samples} samples)")
+        backend = f"judge ({self.model or 'the flock model'}, {self.samples} samples)"
+        return Probs(votes_to_probs(answers), backend, band=BAND)
 
 
 class WithFallback:

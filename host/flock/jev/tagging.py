@@ -3,9 +3,9 @@
 Jev gives every crow-postable kind a probability. Then:
 - Jev's top kind at or above the band stands: `jev`, or `disagreement` when a
   header named another kind (Jev overrides it). The band is the answering
-  backend's: the local Jev's is DEFAULT_BAND (or the flock's `jev_band`); a
-  backend whose probabilities are on another scale names its own (`band`: the
-  LLM judge's agreement over three samples, soulstack.flock.jev.judge);
+  backend's: the local Jev's is DEFAULT_BAND (or the flock's `jev_band`); an
+  answer whose probabilities are on another scale carries its own (`band`: the
+  LLM judge's agreement over three samples, soulstack.flock.jev.judge.Probs);
 - Jev below the band and a header present: the header (`header`);
 - neither: `say` (`default`).
 
@@ -87,8 +87,6 @@ class Tagger:
         from soulstack.flock.jev.learn import Learner
 
         self.jev, self.band, self.jev_log = jev, band, jev_log
-        # The judge's own scale (soulstack.flock.jev.judge.BAND); None: `band` for every answer.
-        self.backend_band: float | None = getattr(jev, "band", None)
         # Only the local Jev a server starts can be re-fitted from the owner's corrections: Jev itself,
         # or the fallback of the LLM backends (soulstack.flock.jev.judge).
         local = jev if hasattr(jev, "replace") else getattr(jev, "fallback", None)
@@ -107,7 +105,7 @@ class Tagger:
         except JevBackendError as failure:
             probs, error = {}, str(failure)
         backend = getattr(probs, "backend", self.jev.name)  # the judge says when the local Jev answered
-        band = self.band_of(backend)
+        band = getattr(probs, "band", None) or self.band  # the judge's own scale, else the local Jev's
         if options and probs:
             probs = narrow(probs, options)
         kind, tagged_by = decide(probs, header, band)
@@ -122,13 +120,6 @@ class Tagger:
             "text": text,
         }
         return decision if error is None else {**decision, "error": error}
-
-    def band_of(self, backend: str) -> float:
-        """The band for an answer from `backend`: the local Jev's (a fallback's too) unless the
-        configured backend answered itself and has a scale of its own."""
-        if self.backend_band is None or backend.startswith("local"):
-            return self.band
-        return self.backend_band
 
     def logged(self, decision: dict, message: NestMessage) -> None:
         """Log a decision once its message is stored (a refused message leaves no line)."""
