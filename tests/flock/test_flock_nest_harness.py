@@ -151,7 +151,9 @@ async def test_a_deliver_without_a_claim_is_flagged_and_the_crow_quarantined_unt
         "/api/nests/launch/messages",
         {
             "author": "Inky",
-            "text": "Here's the launch email: Subject: We're live.",
+            # Jev reads "Here's the launch email: ..." in this spot (after Pepper's delivery) as a
+            # sure `say`: a known miss, kept in tests/flock/test_jev_hard_cases.py's STILL_WRONG.
+            "text": "Done: the launch email. Subject: We're live.",
             "kind": "deliver",
             "refers_to": request["msg_id"],
         },

@@ -151,7 +151,7 @@ async def test_jev_unsure_takes_the_header_or_defaults_to_say(flock, tmp_path):
     for nest_id, header, outcome in (("todo", "refer", ("refer", "header")), ("launch", "", ("say", "default"))):
         _, request = await say(flock, nest_id, text="Can you draft the launch email by Friday?", to="Pepper")
         status, record = await say(
-            flock, nest_id, author="Pepper", text="Here.", kind=header, to="owner", refers_to=request["msg_id"]
+            flock, nest_id, author="Pepper", text="See above.", kind=header, to="owner", refers_to=request["msg_id"]
         )
         assert max(last_probs(tmp_path).values()) < BAND, last_probs(tmp_path)  # unsure, in this nest's context
         assert status == 201 and (record["kind"], record["tagged_by"]) == outcome

@@ -95,16 +95,16 @@ async def test_a_flock_tags_with_the_judge_and_logs_which_backend_tagged(tmp_pat
 
 async def test_the_judge_has_its_own_band_and_its_fallback_the_local_one(tmp_path):
     """Three votes alike are 0.58: sure by the judge's band whatever the local Jev's is set to
-    (here 0.95, where the judge would never be sure). A tag the local Jev gives as the fallback is
+    (here 0.99, where the judge would never be sure). A tag the local Jev gives as the fallback is
     judged by the local band, and the decision says which band held."""
     async with FakeAnthropic() as fake:
         fake.reply(*[text("F", usage=USAGE)] * 3, error(400), error(400), error(400))
-        tagger = Tagger(judge_of(fake), 0.95, JevLog(tmp_path / "jev.jsonl"))
+        tagger = Tagger(judge_of(fake), 0.99, JevLog(tmp_path / "jev.jsonl"))
         judged = await tagger.tag("Sorry, I can't do that one.", "", CONTEXT, nest_id="n")
         fallen = await tagger.tag("Sorry, I can't do that one.", "", CONTEXT, nest_id="n")
     assert (judged["kind"], judged["tagged_by"], judged["band"]) == ("decline", "jev", 0.55)
-    assert fallen["backend"].startswith("local (the model failed") and fallen["band"] == 0.95
-    assert max(fallen["probs"].values()) < 0.95 and (fallen["kind"], fallen["tagged_by"]) == ("say", "default")
+    assert fallen["backend"].startswith("local (the model failed") and fallen["band"] == 0.99
+    assert max(fallen["probs"].values()) < 0.99 and (fallen["kind"], fallen["tagged_by"]) == ("say", "default")
 
 
 def test_the_flock_command_builds_the_judge_only_where_a_model_thinks():

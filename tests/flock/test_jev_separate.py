@@ -9,7 +9,7 @@ hold. tools/bench-jev prints the same figures; nothing here is timed."""
 import pytest
 
 from soulstack.flock.jev import evaluate
-from soulstack.flock.jev.dataset import DATA, DataError, read_nests
+from soulstack.flock.jev.dataset import DATA, TRAIN, TRAINING, DataError, read_nests
 from soulstack.flock.jev.local import (
     KINDS,
     load_calibration,
@@ -30,22 +30,31 @@ def test_the_sets_apart_from_training_share_no_conversation_and_few_words_with_i
         assert {e["lang"] for e in other} == {"en", "zh"} and set(KINDS) == {e["kind"] for e in other}, name
         assert not {e["conv"] for e in train} & {e["conv"] for e in other}, name
         assert len(other) >= 250, name
-    # The training set's writer never wrote a message twice.
-    assert not {e["text"] for e in train} & {e["text"] for e in apart["same_writer"]}
-    # Two writers who never saw each other's files sometimes write the same short reply ("Send it
-    # over.", "I'll write it."): a few short ones, never a long one.
-    for name, one, another in (
-        ("separate/train", apart["separate"], train + apart["same_writer"]),
-        ("calibration/others", apart["calibration"], train + apart["same_writer"] + apart["separate"]),
-    ):
-        shared = {e["text"] for e in one} & {e["text"] for e in another}
-        assert len(shared) <= 3 and all(len(text.split()) <= 4 for text in shared), (name, shared)
+    # The first writer never wrote a message twice (train.nests, same_writer.nests).
+    assert not {e["text"] for e in read_nests(TRAIN)} & {e["text"] for e in apart["same_writer"]}
+    # Writers who never saw each other's files sometimes write the same short reply ("On it.",
+    # "I'll write it.", "我来。"): a few short ones, never a long one.
+    # train_third.nests (written, tried, not trained on: data/README.md) reads and is apart too.
+    unused = read_nests(DATA / "train_third.nests")
+    assert (
+        len(unused) >= 300 and {e["lang"] for e in unused} == {"en", "zh"} and set(KINDS) == {e["kind"] for e in unused}
+    )
+    by_file = {path.name: {e["text"] for e in read_nests(path)} for path in TRAINING}
+    by_file.update({name: {e["text"] for e in examples} for name, examples in apart.items()})
+    by_file["train_third.nests"] = {e["text"] for e in unused}
+    names = sorted(by_file)
+    for index, one in enumerate(names):
+        for another in names[index + 1 :]:
+            if {one, another} == {"train.nests", "same_writer"}:
+                continue
+            shared = by_file[one] & by_file[another]
+            assert len(shared) <= 10 and all(len(text.split()) <= 4 for text in shared), (one, another, shared)
     # The separate and calibration sets mark the messages whose words alone state their kind.
     assert sum(1 for e in apart["separate"] if e["plain"]) >= 20
     assert sum(1 for e in apart["calibration"] if e["plain"]) >= 20
     readme = (DATA / "README.md").read_text()
-    names = ("train.nests", "calibration.nests", "same_writer.nests", "outside.nests", "calibration.md")
-    assert all(name in readme for name in names)
+    files = [path.name for path in TRAINING] + ["calibration.nests", "same_writer.nests", "outside.nests"]
+    assert all(name in readme for name in files + ["train_third.nests", "calibration.md"])
 
 
 def test_the_band_sets_choose_the_shipped_band():
@@ -59,7 +68,10 @@ def test_choosing_a_band_by_hand():
     examples = [{"kind": "say", "header": "", "author_role": "crow"}] * 100
     sure_right = [{"say": 0.95, "claim": 0.05}] * 100
     assert evaluate.choose_band(sure_right, examples)[0] == 0.5  # right everywhere: the lowest band
-    # 85 of 100 right at 0.6 and below, 57 of the 60 at 0.8 right: the lowest band that reaches 0.90.
+    # Right 10 of 10 is not yet "nine in ten" at the low end of its interval: the higher band.
+    assert evaluate.choose_band(sure_right[:10], examples[:10])[0] == 0.95
+    # 85 of 100 right at 0.6 and below, 57 of the 60 at 0.8 right (low end 0.86): no band fits, the
+    # best lower bound wins.
     graded = (
         [{"say": 0.6, "claim": 0.4}] * 28
         + [{"claim": 0.6, "say": 0.4}] * 12
@@ -67,13 +79,13 @@ def test_choosing_a_band_by_hand():
         + [{"claim": 0.8, "say": 0.2}] * 3
     )
     band, each = evaluate.choose_band(graded, examples)
-    assert band == 0.65 and each[2]["accuracy_sure"] < 0.90 <= each[3]["accuracy_sure"]
+    assert band == 0.8 and each[2]["accuracy_sure"] == 0.85 and each[3]["accuracy_sure"] == 0.95
     # Sure on too few: coverage under 0.60 rules a band out, however right.
     rare = [{"say": 0.9, "claim": 0.1}] * 50 + [{"claim": 0.5, "say": 0.5}] * 50
-    assert evaluate.choose_band(rare, examples)[0] == 0.9  # the most often right, the higher of equals
+    assert evaluate.choose_band(rare, examples)[0] == 0.9  # the best lower bound, the higher of equals
     half_wrong = [{"say": 0.9, "claim": 0.1}] * 50 + [{"claim": 0.9, "say": 0.1}] * 50
     band, each = evaluate.choose_band(half_wrong, examples)
-    # Nowhere right nine times in ten: the band right most often, the higher of equals.
+    # Nowhere right nine times in ten: the best lower bound, the higher band of equals.
     assert band == 0.9 and all(f["accuracy_sure"] == 0.5 for f in each[:9]) and each[9]["sure"] == 0
     assert 0.2 < evaluate.wilson_lower(5, 10) < 0.5 < 0.7 < evaluate.wilson_lower(10, 10) < 0.9
     assert evaluate.wilson_lower(0, 0) == 0.0

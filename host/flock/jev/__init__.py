@@ -1,7 +1,8 @@
 """Jev, the flock's calibrated choice-tagger: "which kind is this nest message?" (docs/events.md).
 
 local.py     the default backend: a text expert and a context expert trained from data/train.nests
-             (hand-written nest conversations, English and Chinese), its held-out conversations
+             and data/train_second.nests (hand-written nest conversations by two writers, English
+             and Chinese), less their held-out conversations
 combine.py   the experts' weighted product and its temperature (falls with unfamiliar text and
              with disagreement), calibrated on data/calibration.nests (a writer blind to the others)
 context.py   what Jev may know beside the words: author, addressee, refers_to's kind, the

@@ -16,11 +16,10 @@ message is asked only over the owner's kinds, and the rule falls back to the cro
   surely and wrongly: the tag that overrides a right header and that the harness then acts on.
 
 The band: the lowest of BANDS (so Jev decides as often as it can) at which its sure tags are right
-at least SURE_TARGET of the time on the band sets, while sure on at least GOAL's coverage of them.
-Two writers, 574 messages: while the training set's writer alone chose it, the low end of a 95%
-interval had to reach 0.90 instead, a margin for that writer's optimism. With no band meeting it,
-the band whose sure tags are right most often (the higher of equals); wilson_lower is printed beside
-each.
+at least SURE_TARGET of the time at the low end of a 95% Wilson interval on the band sets, while
+sure on at least GOAL's coverage of them. The band sets' two writers are not the separate set's,
+and real nests are further from all of them, so the lower bound, not the mean, has to reach 0.90.
+With no band meeting it, the band with the best lower bound (the higher of equals).
 """
 
 import math
@@ -89,9 +88,9 @@ def wilson_lower(right: int, count: int, z: float = 1.96) -> float:
 def choose_band(probs: list, examples: list) -> tuple:
     """-> (the band, [figures at every candidate band])."""
     each = [figures(probs, examples, band) for band in BANDS]
-    right = {f["band"]: f["accuracy_sure"] or 0.0 for f in each}
-    fit = [f["band"] for f in each if right[f["band"]] >= SURE_TARGET and f["coverage"] >= GOAL["coverage"]]
-    return (min(fit) if fit else max(right, key=lambda band: (right[band], band))), each
+    low = {f["band"]: wilson_lower(f["right_sure"], f["sure"]) for f in each}
+    fit = [f["band"] for f in each if low[f["band"]] >= SURE_TARGET and f["coverage"] >= GOAL["coverage"]]
+    return (min(fit) if fit else max(low, key=lambda band: (low[band], band))), each
 
 
 def confusions(probs: list, examples: list, band: float) -> list:

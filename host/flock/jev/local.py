@@ -2,7 +2,8 @@
 
 The question Jev answers most is "which kind is this nest message?" over the six kinds a crow
 may post. The default backend is local and offline, trained at first use from hand-written nest
-conversations (data/train.nests; data/README.md says who wrote them and how). Two experts:
+conversations (data/train.nests and data/train_second.nests, two writers; data/README.md says who
+wrote them and how). Two experts:
 
 - the text expert reads only the words (word and character n-grams, so Chinese needs no
   segmenter): a linear SVM over TF-IDF;
@@ -17,8 +18,9 @@ unfamiliar or the context disagrees.
 Issue 45 measured why: one model over words and context together let a context prior ("only
 `say` before it, no open request") overrule words that said "Count me out".
 
-A fixed fifth of train.nests' conversations (a hash of the conversation's id) is held out and never
-trained on: the in-distribution figures. The separate set (data/outside.nests), written by someone
+The training conversations come from two writers (data/train.nests and data/train_second.nests).
+A fixed fifth of them (a hash of the conversation's id) is held out and never trained on: the
+in-distribution figures. The separate set (data/outside.nests), written by someone
 who never saw the training set, neither trains nor calibrates: the figures that count
 (soulstack.flock.jev.evaluate). The optional LLM backend (`llm.py`) answers the same question.
 """
@@ -32,7 +34,7 @@ from typing import Any
 
 from soulstack.flock.jev.combine import Combiner
 from soulstack.flock.jev.context import context_words
-from soulstack.flock.jev.dataset import CALIBRATION, SAME_WRITER, SEPARATE, TRAIN, context_of, read_nests
+from soulstack.flock.jev.dataset import CALIBRATION, SAME_WRITER, SEPARATE, TRAINING, context_of, read_nests
 
 KINDS = ("say", "request", "claim", "deliver", "refer", "decline")  # the crow-postable kinds
 HELD_OUT_SHARE = 5  # one conversation in five is held out
@@ -40,9 +42,10 @@ FOLDS = 5
 BLANK = {"to_role": "", "refers_kind": "", "recent_kinds": [], "open_request": ""}
 
 
-def load_examples(path=TRAIN) -> list:
-    """The training conversations' messages (the held-out fifth included: `split` separates it)."""
-    return read_nests(path)
+def load_examples() -> list:
+    """The training conversations' messages, every writer's (the held-out fifth included: `split`
+    separates it)."""
+    return [example for path in TRAINING for example in read_nests(path)]
 
 
 def load_same_writer() -> list:
@@ -127,7 +130,7 @@ class LocalJev:
     CONTEXT_C = 1.0
 
     def __init__(self, examples: list | None = None, calibration: list | None = None, extra=()):
-        """`examples`: the training conversations, a fifth held out (default: train.nests);
+        """`examples`: the training conversations, a fifth held out (default: both training files);
         `extra`: labelled messages that always train, never held out (the owner's corrections,
         soulstack.flock.jev.learn)."""
         # Imported here: scikit-learn takes a second to import and only Jev needs it.

@@ -1,8 +1,8 @@
 """`soulstack flock jev-report`: how well Jev's probabilities mean what they say.
 
 Four measurements, each with accuracy and ECE (the reliability tables: 10 bins of Jev's top probability):
-- in distribution: the held-out fifth of train.nests' conversations (the local Jev never trained
-  on them, but they were written with the rest);
+- in distribution: the held-out fifth of the training conversations, both writers' (the local Jev
+  never trained on them, but they were written with the rest);
 - the calibration set (data/calibration.nests), by a second writer who never saw the training
   files, never trained on: the combination's temperature is fitted on it;
 - the band sets: that one and data/same_writer.nests (the training set's writer, by other rules,
@@ -119,7 +119,7 @@ def format_measured(result: dict) -> str:
     goal = evaluate.GOAL
     out = [
         *([f"the local Jev: {result['design']}"] if result["design"] else []),
-        f"in distribution: the held-out fifth of train.nests' conversations, {held['count']} messages",
+        f"in distribution: the held-out fifth of the training conversations, {held['count']} messages",
         "  " + evaluate.format_figures(held),
         format_table(held),
         f"calibration set (a second writer, blind to the training files; never trained on, the temperature "
@@ -128,8 +128,8 @@ def format_measured(result: dict) -> str:
         f"the training set's writer, by other rules (data/same_writer.nests; never trained on): "
         f"{result['same_writer']['count']} messages",
         "  " + evaluate.format_figures(result["same_writer"]),
-        f"the band on both (chosen: the lowest whose sure tags are right {evaluate.SURE_TARGET:.2f} "
-        f"of the time, sure on {goal['coverage']:.2f} or more):",
+        f"the band on both (chosen: the lowest whose sure tags stay right {evaluate.SURE_TARGET:.2f} of the time "
+        f"at the low end of a 95% interval, sure on {goal['coverage']:.2f} or more):",
         evaluate.format_bands(result["bands"]),
         f"  chosen {result['chosen_band']:.2f}; the flock's default for the local Jev is {DEFAULT_BAND:.2f}",
         f"separate set (written by someone who never saw the training set; never trained or fitted on): "
