@@ -1,6 +1,6 @@
 """Jev's benchmark (run it as tools/bench-jev): the local Jev's quality in distribution (the
-held-out fifth of the training conversations), on the calibration set (a second writer, never
-trained on; it fits the temperature), on data/same_writer.nests (the training set's writer; with the
+held-out fifth of the training conversations), on the calibration set (another writer, never
+trained on; it fits the temperature), on data/same_writer.nests (train.nests' writer; with the
 calibration set it chooses the band) and on the separate set
 (data/outside.nests, written by someone who never saw the training set, fitted on by nothing;
 host/flock/jev/data/README.md), the latency of tagging one message, and the LLM backend on the

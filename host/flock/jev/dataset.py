@@ -27,8 +27,8 @@ DATA = Path(__file__).with_name("data")
 TRAIN = DATA / "train.nests"
 # Every file Jev trains on: the first writer's, then writers blind to every other file (data/README.md).
 TRAINING = (TRAIN, DATA / "train_second.nests")
-SAME_WRITER = DATA / "same_writer.nests"  # the training set's writer again, by other rules; only measures
-CALIBRATION = DATA / "calibration.nests"  # a second writer, blind to the others; calibrates, never trains
+SAME_WRITER = DATA / "same_writer.nests"  # train.nests' writer again, by other rules; chooses the band
+CALIBRATION = DATA / "calibration.nests"  # another writer, blind to the others; calibrates, never trains
 SEPARATE = DATA / "outside.nests"  # written by someone who never saw train.nests; only measures
 LINE = re.compile(
     r"^(?P<author>\w+)(?:>(?P<to>\w+))?(?:\^(?P<ref>\d+))? "

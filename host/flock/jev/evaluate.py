@@ -1,7 +1,7 @@
 """Jev measured where it matters: on the separate set (data/outside.nests), written by someone who
 never saw the training set, never trained or fitted on. The combination's temperature is fitted on
-the calibration set (data/calibration.nests, a second writer who never saw the other files); the
-band is chosen on the band sets, that one and data/same_writer.nests (the training set's writer,
+the calibration set (data/calibration.nests, another writer, who never saw the other files); the
+band is chosen on the band sets, that one and data/same_writer.nests (train.nests' writer,
 by other rules).
 
 Every figure is of the tags the flock would really make (soulstack.flock.jev.tagging): an owner's

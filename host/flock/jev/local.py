@@ -49,13 +49,13 @@ def load_examples() -> list:
 
 
 def load_same_writer() -> list:
-    """The training set's writer, written apart by other rules: never trained on; with the
+    """train.nests' writer, written apart by other rules: never trained on; with the
     calibration set it chooses the band (soulstack.flock.jev.evaluate)."""
     return read_nests(SAME_WRITER)
 
 
 def load_calibration() -> list:
-    """The calibration set (a second writer's): never trained on; the combination's temperature is
+    """The calibration set (another writer's): never trained on; the combination's temperature is
     fitted on it, and with data/same_writer.nests it chooses the band."""
     return read_nests(CALIBRATION)
 

@@ -1,11 +1,11 @@
 """`soulstack flock jev-report`: how well Jev's probabilities mean what they say.
 
-Four measurements, each with accuracy and ECE (the reliability tables: 10 bins of Jev's top probability):
+Five measurements, each with accuracy and ECE (the reliability tables: 10 bins of Jev's top probability):
 - in distribution: the held-out fifth of the training conversations, both writers' (the local Jev
   never trained on them, but they were written with the rest);
-- the calibration set (data/calibration.nests), by a second writer who never saw the training
+- the calibration set (data/calibration.nests), by another writer, who never saw the training
   files, never trained on: the combination's temperature is fitted on it;
-- the band sets: that one and data/same_writer.nests (the training set's writer, by other rules,
+- the band sets: that one and data/same_writer.nests (train.nests' writer, by other rules,
   never trained on); the band is chosen on both (soulstack.flock.jev.evaluate);
 - the separate set (data/outside.nests), written by someone who never saw the training set and
   fitted on by nothing: the figures that count;
@@ -122,10 +122,10 @@ def format_measured(result: dict) -> str:
         f"in distribution: the held-out fifth of the training conversations, {held['count']} messages",
         "  " + evaluate.format_figures(held),
         format_table(held),
-        f"calibration set (a second writer, blind to the training files; never trained on, the temperature "
+        f"calibration set (another writer, blind to the training files; never trained on, the temperature "
         f"is fitted on it): {calibration['count']} messages",
         "  " + evaluate.format_figures(calibration),
-        f"the training set's writer, by other rules (data/same_writer.nests; never trained on): "
+        f"train.nests' writer, by other rules (data/same_writer.nests; never trained on): "
         f"{result['same_writer']['count']} messages",
         "  " + evaluate.format_figures(result["same_writer"]),
         f"the band on both (chosen: the lowest whose sure tags stay right {evaluate.SURE_TARGET:.2f} of the time "
