@@ -116,11 +116,16 @@ def read_pcm(wav_bytes: bytes) -> np.ndarray:
         return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.float64)
 
 
+PIPER_SEED = 7
+
+
 def sox(pcm: np.ndarray, *effect) -> np.ndarray:
-    """`pcm` through a sox effect (tempo, pitch): a bench-only tool, from Debian's sox."""
+    """`pcm` through a sox effect (tempo, pitch): a bench-only tool, from Debian's sox. `-R`: sox
+    dithers with random noise by default, so each run heard other clips and Whisper's words could
+    flip; repeatable, every run hears the same set."""
     raw = ["-t", "raw", "-r", str(RATE), "-e", "signed", "-b", "16", "-c", "1"]
     done = subprocess.run(
-        ["sox", *raw, "-", *raw, "-", *effect], input=pcm.astype("<i2").tobytes(), capture_output=True, check=True
+        ["sox", "-R", *raw, "-", *raw, "-", *effect], input=pcm.astype("<i2").tobytes(), capture_output=True, check=True
     )
     return np.frombuffer(done.stdout, dtype="<i2").astype(np.float64)
 
@@ -130,7 +135,9 @@ def espeak(words: str, options: list) -> np.ndarray:
         raw = Path(folder) / "s.wav"
         subprocess.run(["espeak-ng", *options, "-w", str(raw), words], check=True)
         done = subprocess.run(
-            ["sox", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", "-t", "wav", "-"], capture_output=True, check=True
+            ["sox", "-R", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", "-t", "wav", "-"],
+            capture_output=True,
+            check=True,
         )
     return read_pcm(done.stdout)
 
@@ -190,8 +197,14 @@ def endpointed(room: np.ndarray, speech_samples: int) -> str:
 
 async def piper_clips(phrases) -> list:
     """(voice, phrase, pcm) said by soulstack's own default voice (through a real `soulstack tts` app)."""
+    import onnxruntime
+
     from soulstack.tts.server import make_tts_app
     from soulstack.tts.voices import DEFAULT_VOICE, open_voices
+
+    # A Piper voice samples noise as it speaks (onnxruntime's random ops, seeded anew in each process):
+    # unseeded, every run heard other clips. Seeded, every run hears the same set.
+    onnxruntime.set_seed(PIPER_SEED)
 
     voices = await open_voices(DEFAULT_VOICE)
     clips = []
