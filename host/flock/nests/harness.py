@@ -21,7 +21,6 @@ the API; a crow's model reply that tries it gets an honest harness `say`).
 """
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -349,8 +348,7 @@ class Harness:
         """Jev's P(missed): 1 - its highest P(`expects`, or decline for a claim) over what the crow
         said in the nest since; 1 when it said nothing."""
         nest_id, _, n = msg_id.rpartition("-")
-        said = [NestMessage.of(json.loads(data)) for _, data in self.store.messages_after(nest_id, int(n))]
-        said = [m for m in said if m.author == crow]
+        said = [m for m in self.store.records_after(nest_id, int(n)) if m.author == crow]
         kinds = ("claim", "decline") if expects == "claim" else ("deliver",)
         best = 0.0
         for message in said:

@@ -17,6 +17,7 @@ from soulstack.flock.request_bodies import require_object
 from soulstack.serving import BadRequest
 from soulstack.clocks import rfc3339
 from soulstack.flock.jev.local import KINDS as CROW_KINDS
+from soulstack.flock.nests.store import stored
 from soulstack.flock.payloads import NestMessage
 
 KINDS = (*CROW_KINDS, "nudge", "flag")
@@ -82,8 +83,8 @@ class NestLog:
             tagged_by=tagged_by,
         )
         self.store.add_message(nest_id, n, message)
-        data = json.dumps(message.wire(), ensure_ascii=False)
-        self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, data)))
+        # The same text as the row keeps: a replay (Last-Event-ID) sends that one.
+        self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, stored(message))))
         return message
 
     def correct(self, nest_id: str, n: int, message: NestMessage) -> None:

@@ -25,6 +25,15 @@ CREATE TABLE IF NOT EXISTS nest_questions (
 """
 
 
+def stored(message: NestMessage) -> str:
+    """A message as its row keeps it: its wire() JSON (the SSE replay sends that text as it is)."""
+    return json.dumps(message.wire(), ensure_ascii=False)
+
+
+def read(data: str) -> NestMessage:
+    return NestMessage.of(json.loads(data))
+
+
 class NestStore:
     def __init__(self, store):
         self.db = store.db
@@ -38,12 +47,14 @@ class NestStore:
         ).fetchone()[0]
 
     def add_message(self, nest_id: str, n: int, message: NestMessage) -> None:
-        data = json.dumps(message.wire(), ensure_ascii=False)
-        self.db.execute("INSERT INTO nest_messages (nest_id, n, record) VALUES (?, ?, ?)", (nest_id, n, data))
+        self.db.execute(
+            "INSERT INTO nest_messages (nest_id, n, record) VALUES (?, ?, ?)", (nest_id, n, stored(message))
+        )
 
     def set_record(self, nest_id: str, n: int, message: NestMessage) -> None:
-        data = json.dumps(message.wire(), ensure_ascii=False)
-        self.db.execute("UPDATE nest_messages SET record = ? WHERE nest_id = ? AND n = ?", (data, nest_id, n))
+        self.db.execute(
+            "UPDATE nest_messages SET record = ? WHERE nest_id = ? AND n = ?", (stored(message), nest_id, n)
+        )
 
     def messages_after(self, nest_id: str, after: int, limit: int = -1) -> list:
         """[(n, record JSON text)] oldest first."""
@@ -52,11 +63,15 @@ class NestStore:
             (nest_id, after, limit),
         ).fetchall()
 
+    def records_after(self, nest_id: str, after: int) -> list[NestMessage]:
+        """The messages after number `after`, oldest first."""
+        return [read(data) for _, data in self.messages_after(nest_id, after)]
+
     def recent(self, nest_id: str, count: int) -> list[NestMessage]:
         rows = self.db.execute(
             "SELECT record FROM nest_messages WHERE nest_id = ? ORDER BY n DESC LIMIT ?", (nest_id, count)
         ).fetchall()
-        return [NestMessage.of(json.loads(row[0])) for row in reversed(rows)]
+        return [read(row[0]) for row in reversed(rows)]
 
     def message(self, msg_id: str) -> NestMessage | None:
         nest_id, _, n = msg_id.rpartition("-")
@@ -65,7 +80,7 @@ class NestStore:
         row = self.db.execute(
             "SELECT record FROM nest_messages WHERE nest_id = ? AND n = ?", (nest_id, int(n))
         ).fetchone()
-        return NestMessage.of(json.loads(row[0])) if row else None
+        return read(row[0]) if row else None
 
     def answers_to(self, msg_id: str, kind: str) -> list[NestMessage]:
         """Records of `kind` that refer to `msg_id`, in nest order."""
@@ -75,7 +90,7 @@ class NestStore:
             "AND json_extract(record, '$.kind') = ? ORDER BY n",
             (nest_id, msg_id, kind),
         ).fetchall()
-        return [NestMessage.of(json.loads(row[0])) for row in rows]
+        return [read(row[0]) for row in rows]
 
     # --- requests ----------------------------------------------------------
     def set_mode(self, msg_id: str, nest_id: str, mode: str) -> None:
