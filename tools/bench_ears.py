@@ -4,7 +4,7 @@ Every part is real and on loopback, with ears' and tts' defaults: a recorded utt
 it" and others, said by Piper's en_US-joe-medium with a least-significant bit of noise, so never the
 same bytes twice) is played into the simulated robot's room in real time (the firmware under
 MicroPython, the fake HAL's microphone); the robot end-points it after its default 0.7 s of silence
-and streams it to `soulstack ears` (Whisper tiny.en in this process, as the ears command runs it);
+and streams it to `soulstack ears` (its default recogniser in this process, as the ears command runs it);
 ears hands the words to a real soul (build_soul) whose model is the fake Messages API, paced so that
 its first sentence takes `--model-ms`; the first sentence goes to the robot's /speak, which fetches
 its speech from `soulstack tts` (the Piper voice) and plays it on the fake speaker. `--recogniser
@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from aiohttp.test_utils import unused_port  # noqa: E402
 
 from soulstack.audio import little_endian, mono_samples, mono_wav  # noqa: E402
+from soulstack.ears.commands import default_recogniser  # noqa: E402
 from soulstack.ears.server import Ears, make_ears_app  # noqa: E402
 from soulstack.ears.soul import Body, Soul  # noqa: E402
 from soulstack.fakes.anthropic_api import FakeAnthropic, message, tool_use  # noqa: E402
@@ -107,18 +108,24 @@ def log_times(path: Path, kind: str) -> list:
 
 
 class Model:
-    """The fake model: for the question, waits `model_s` and answers; anything else, sleep."""
+    """The fake model: for a person's words (heard by the robot), waits `model_s` and answers; anything
+    else (waking up, say), sleep. Words misheard are answered too, and counted: a bench that stalled on
+    a mishearing would measure nothing."""
 
     def __init__(self, model_s):
         self.model_s = model_s
         self.spans = []  # (asked, answered) wall times for each answer
+        self.misheard = []  # the words of each question not heard as said
 
     async def __call__(self, body):
         last = body["messages"][-1]["content"]
-        words = words_only(last if isinstance(last, str) else " ".join(block.get("text", "") for block in last))
+        text = last if isinstance(last, str) else " ".join(block.get("text", "") for block in last)
         sleep = tool_use("sleep", {"minutes": 60})
-        if not any(phrase in words for phrase in PHRASES):
+        quoted = re.search(r"\(heard by stackchan\): \u201c(.*?)\u201d", text)
+        if quoted is None:
             return sleep
+        if words_only(quoted[1]) not in PHRASES:
+            self.misheard.append(quoted[1])
         asked = time.time()
         await asyncio.sleep(self.model_s)
         self.spans.append((asked, time.time()))
@@ -136,6 +143,10 @@ def recogniser(args):
         from soulstack.ears.sphinx import PocketSphinx
 
         return PocketSphinx()
+    if args.recogniser == "moonshine":
+        from soulstack.ears.moonshine import Moonshine
+
+        return Moonshine()
     from soulstack.ears.whisper import Whisper
 
     return Whisper()
@@ -144,7 +155,7 @@ def recogniser(args):
 async def run(args) -> list:
     model = Model(args.model_ms / 1000)
     voices = await open_voices(args.voice)
-    said_by = voices if args.recogniser == "whisper" else None  # pocketsphinx makes out espeak-ng's voice only
+    said_by = voices if args.recogniser != "pocketsphinx" else None  # pocketsphinx makes out espeak-ng's voice only
     rows = []
     with tempfile.TemporaryDirectory(prefix="soulstack-bench-ears-") as folder:
         folder = Path(folder)
@@ -186,7 +197,7 @@ async def run(args) -> list:
                         print(f"run {number + 1}: total {rows[-1]['total']:.0f} ms", file=sys.stderr, flush=True)
                 finally:
                     robot.stop()
-    return rows
+    return rows, model.misheard
 
 
 async def one_run(robot, ears, model, log, wav, last_voiced_ms):
@@ -232,10 +243,11 @@ def pct(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def report(rows, args) -> list:
+def report(rows, misheard, args) -> list:
     lines = [
         f"{len(rows)} runs; {args.recogniser}, {args.voice}; model's first sentence after {args.model_ms} ms; "
         f"robot waits {SILENCE_MS} ms of silence",
+        f"misheard {len(misheard)} of {len(rows)}" + "".join(f"; {words!r}" for words in misheard),
         f"{'stage':<10} {'p50 ms':>8} {'p95 ms':>8}",
     ]
     for stage in STAGES:
@@ -254,14 +266,19 @@ def parse(argv):
     parser = argparse.ArgumentParser(prog="tools/bench-ears", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="utterances (default 20)")
     parser.add_argument("--model-ms", type=int, default=300, help="the fake model's time to its first sentence")
-    parser.add_argument("--recogniser", choices=("whisper", "pocketsphinx"), default="whisper")
+    parser.add_argument(
+        "--recogniser",
+        choices=("moonshine", "whisper", "pocketsphinx"),
+        default=default_recogniser("en"),
+        help="default: ears' own for English",
+    )
     parser.add_argument("--voice", default=DEFAULT_VOICE, help=f"as soulstack tts --voice (default {DEFAULT_VOICE})")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse(argv)
-    for line in report(asyncio.run(run(args)), args):
+    for line in report(*asyncio.run(run(args)), args):
         print(line)
 
 

@@ -95,7 +95,11 @@ async def run(args) -> list:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="tools/bench-ears-memory", description=__doc__.split("\n")[0])
-    parser.add_argument("--recogniser", default="whisper", choices=("whisper", "pocketsphinx"))
+    from soulstack.ears.commands import default_recogniser
+
+    parser.add_argument(
+        "--recogniser", default=default_recogniser("en"), choices=("moonshine", "whisper", "pocketsphinx")
+    )
     for line in asyncio.run(run(parser.parse_args(argv))):
         print(line, flush=True)
 

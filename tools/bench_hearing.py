@@ -279,6 +279,10 @@ def compute_ms(recogniser, pcm: np.ndarray) -> float:
 
 
 def make_recogniser(args, language="en"):
+    if args.recogniser == "moonshine" and language == "en":
+        from soulstack.ears.moonshine import Moonshine
+
+        return Moonshine(args.threads)
     if args.recogniser == "pocketsphinx":
         from soulstack.ears.sphinx import PocketSphinx
 
@@ -389,8 +393,15 @@ def report(rows, compute, recogniser, zh_rows) -> list:
 
 
 def parse(argv):
+    from soulstack.ears.commands import default_recogniser
+
     parser = argparse.ArgumentParser(prog="tools/bench-hearing", description=__doc__.split("\n")[0])
-    parser.add_argument("--recogniser", choices=("whisper", "pocketsphinx", "wyoming"), default="whisper")
+    parser.add_argument(
+        "--recogniser",
+        choices=("moonshine", "whisper", "pocketsphinx", "wyoming"),
+        default=default_recogniser("en"),
+        help="default: ears' own for English",
+    )
     parser.add_argument("--whisper-model", default="tiny.en", help="as `soulstack ears --whisper-model`")
     parser.add_argument("--wyoming-url", help="with --recogniser wyoming")
     parser.add_argument("--threads", type=int, default=2)

@@ -10,7 +10,7 @@ from soulstack.errors import UsageError
 DEFAULT_PORT = 9205
 DEFAULT_SOUL = "http://127.0.0.1:9202"
 HOW_TO_LOCK = "--token-file FILE (or $EARS_TOKEN)"
-RECOGNISERS = ("whisper", "wyoming", "pocketsphinx", "openai")
+RECOGNISERS = ("moonshine", "whisper", "wyoming", "pocketsphinx", "openai")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,20 +44,22 @@ class EarsSettings:
     body_token: str | None = option(
         None, None, "bearer token the bodies' /speak needs", flag="--body-token", env="BODY_TOKEN"
     )
-    recogniser: str = option(
-        "whisper",
+    recogniser: str | None = option(
         None,
-        "whisper: Whisper in this process, offline (default); wyoming: a Wyoming server such as Home "
-        "Assistant's wyoming-faster-whisper; pocketsphinx: offline, English, no model to load; openai: an "
-        "OpenAI-compatible transcription server",
+        None,
+        "moonshine: Moonshine base in this process, offline, English (the default for English, where its wheel "
+        "has a build: x86-64 Linux, Apple silicon); whisper: Whisper in this process, offline (the default "
+        "elsewhere, and for Chinese and auto); wyoming: a Wyoming server such "
+        "as Home Assistant's wyoming-faster-whisper; pocketsphinx: offline, English, no model to load; openai: "
+        "an OpenAI-compatible transcription server",
         flag="--recogniser",
         choices=RECOGNISERS,
     )
     whisper_model: str | None = option(
         None,
         None,
-        "default tiny.en (bundled) for English, base for Chinese when soulstack[zh] is installed; or a "
-        "CTranslate2 Whisper folder, or a name such as base or small (fetched once, with progress, only when asked for)",
+        "Whisper's model (giving one chooses --recogniser whisper): default tiny.en (bundled) for English, base "
+        "for Chinese when soulstack[zh] is installed; or a CTranslate2 Whisper folder, or a name such as base or small (fetched once, with progress, only when asked for)",
         flag="--whisper-model",
         metavar="NAME|DIR",
     )
@@ -68,7 +70,7 @@ class EarsSettings:
         flag="--language",
         choices=("en", "zh", "auto"),
     )
-    threads: int = option(2, None, "CPU threads Whisper uses", flag="--threads")
+    threads: int = option(2, None, "CPU threads Moonshine or Whisper uses", flag="--threads")
     wyoming_url: str | None = option(
         None, None, "the Wyoming speech-to-text server", flag="--wyoming-url", metavar="tcp://HOST:PORT"
     )
@@ -97,11 +99,22 @@ def parse_bodies(values) -> dict:
     return bodies
 
 
+def default_recogniser(language: str) -> str:
+    """Moonshine for English (fewer words missed in a noisy room than Whisper's tiny.en: docs/ears.md)
+    where its wheel is installed; Whisper for other languages, and where Moonshine's wheel has no build
+    (a Raspberry Pi: there tiny.en is also the quicker one)."""
+    from soulstack.ears.moonshine import model_dir
+
+    return "moonshine" if language == "en" and model_dir() is not None else "whisper"
+
+
 def make_recogniser(settings: EarsSettings, language: str):
     """The recogniser --recogniser names, for `language` (en, zh or auto); UsageError for a wrong option."""
     from soulstack.ears.recognise import RecogniserError
 
-    if settings.recogniser == "openai":
+    # Naming a Whisper model is asking for Whisper.
+    chosen = settings.recogniser or ("whisper" if settings.whisper_model else default_recogniser(language))
+    if chosen == "openai":
         from soulstack.ears.openai_asr import OpenAITranscriber
 
         base_url = settings.openai_base_url or os.environ.get("OPENAI_BASE_URL")
@@ -112,28 +125,44 @@ def make_recogniser(settings: EarsSettings, language: str):
                 "and, for OpenAI itself, $OPENAI_API_KEY"
             )
         return OpenAITranscriber(base_url, key, settings.openai_model)
-    if settings.recogniser == "wyoming":
+    if chosen == "wyoming":
         from soulstack.ears.wyoming_asr import WyomingRecogniser
 
         if not settings.wyoming_url:
             raise UsageError("--recogniser wyoming needs --wyoming-url tcp://HOST:10300 (e.g. wyoming-faster-whisper)")
         return WyomingRecogniser(check_wyoming_url(settings.wyoming_url), language)
-    if settings.recogniser == "pocketsphinx":
+    if chosen == "pocketsphinx":
         from soulstack.ears.sphinx import PocketSphinx
 
         if language != "en":
             raise UsageError(f"pocketsphinx hears English only; for --language {language} use --recogniser whisper")
         return PocketSphinx()
-    from soulstack.ears.whisper import Whisper
-
     if not 1 <= settings.threads <= 64:
         raise UsageError("--threads must be from 1 to 64")
+    if chosen == "moonshine":
+        return local_moonshine(settings, language)
+    from soulstack.ears.whisper import Whisper
+
     try:
         recogniser = Whisper(settings.whisper_model, language, settings.threads)
         recogniser.check()
     except RecogniserError as error:
         raise UsageError(str(error)) from None
     return recogniser
+
+
+def local_moonshine(settings: EarsSettings, language: str):
+    from soulstack.ears.moonshine import Moonshine
+    from soulstack.ears.recognise import RecogniserError
+
+    if language != "en":
+        raise UsageError(f"Moonshine's model hears English only; for --language {language} use --recogniser whisper")
+    if settings.whisper_model:
+        raise UsageError("--whisper-model is for --recogniser whisper (Moonshine has its one bundled model)")
+    try:
+        return Moonshine(settings.threads)
+    except RecogniserError as error:
+        raise UsageError(str(error)) from None
 
 
 def check_wyoming_url(url: str) -> str:

@@ -1,4 +1,4 @@
-"""`--recogniser whisper` (the default): OpenAI's Whisper run by faster-whisper (CTranslate2) in this process.
+"""`--recogniser whisper` (the default for Chinese, and for English where Moonshine has no build): OpenAI's Whisper run by faster-whisper (CTranslate2) in this process.
 
 The model is loaded once, int8 on the CPU, and shared by every utterance and
 body: a session only keeps its audio (recognise.WholeSession), so a stream cut

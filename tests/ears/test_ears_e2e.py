@@ -1,5 +1,6 @@
 """The robot hears you, end to end with real parts (tests/ears/helpers.py's Rig): speech in the room, the
-firmware under MicroPython streams it, Whisper (ears' default) makes out the words, the soul answers, the robot speaks.
+firmware under MicroPython streams it, ears' default recogniser (Moonshine, for English) makes out the words,
+the soul answers, the robot speaks.
 The fake HAL refuses to play while its microphone is live (an `error:` line): none may appear."""
 
 import asyncio
@@ -117,8 +118,9 @@ async def a_question_heard_and_answered_aloud(rig, question_wav):
     return plain(await Whisper().transcribe(played))
 
 
-async def test_a_person_speaking_in_a_neural_voice_is_heard_by_whisper_and_answered_in_one(tmp_path):
-    # The defaults: ears' Whisper (tiny.en, in its process) and tts' Piper voice (en_US-joe-medium, in-process).
+async def test_a_person_speaking_in_a_neural_voice_is_heard_by_ears_default_and_answered_in_one(tmp_path):
+    # The defaults: ears' own recogniser for English (Moonshine base, in its process) and tts' Piper voice
+    # (en_US-joe-medium, in-process).
     voices = await open_voices(DEFAULT_VOICE)
     question = await spoken_by(voices, "What time is it?")
     async with Rig(tmp_path, listen={"conversation": False}, voices=voices) as rig:

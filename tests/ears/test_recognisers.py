@@ -1,5 +1,6 @@
 """The recognisers behind `soulstack ears`: real Whisper (the bundled tiny.en), real pocketsphinx, Home
-Assistant's real wyoming-faster-whisper on loopback, and the openai SDK against a protocol-true fake."""
+Assistant's real wyoming-faster-whisper on loopback, and the openai SDK against a protocol-true fake.
+(Moonshine, the default for English: test_moonshine.py.)"""
 
 import asyncio
 
