@@ -84,9 +84,6 @@ class Moonshine:
     def describe(self) -> str:
         return f"moonshine base (English, bundled), float32 on {self.threads} CPU threads"
 
-    def check(self):
-        pass  # English only, and make_recogniser only chooses it for English
-
     async def warm(self):
         """Load the model now (once per process), so the first utterance does not wait for it."""
         await asyncio.to_thread(self._load)
