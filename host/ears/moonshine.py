@@ -23,7 +23,7 @@ import importlib.util
 import threading
 from pathlib import Path
 
-from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, float_samples
 
 LAYERS, HEADS, HEAD_DIM = 8, 8, 52  # Moonshine base's decoder: its cache has this shape per layer
 START_TOKEN, END_TOKEN = 1, 2
@@ -120,7 +120,7 @@ class Moonshine:
         import numpy
 
         encoder, decoder, pieces = self._load()
-        audio = numpy.frombuffer(pcm[: len(pcm) & ~1], dtype="<i2").astype(numpy.float32) / 32768.0
+        audio = float_samples(pcm)
         if len(audio) < RATE // 10 or not has_speech(audio):
             return ""
         audio = numpy.concatenate([audio, numpy.zeros(int(QUIET_AFTER_S * RATE), numpy.float32)])

@@ -122,6 +122,13 @@ class Voicing:
         return 0.0 if last < 0 else (len(self.levels) - 1 - last) * FRAME / RATE
 
 
+def float_samples(pcm: bytes):
+    """16-bit PCM as the float32 samples in [-1, 1) that the local models take (an odd last byte dropped)."""
+    import numpy
+
+    return numpy.frombuffer(pcm[: len(pcm) & ~1], dtype="<i2").astype(numpy.float32) / 32768.0
+
+
 def speech_end(pcm: bytes) -> bytes:
     """`pcm` up to `TAIL_S` after its last voiced frame: what a whole-utterance recogniser is given."""
     voicing = Voicing()

@@ -30,7 +30,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, float_samples
 
 log = logging.getLogger(__name__)
 
@@ -186,10 +186,8 @@ class Whisper:
         return await asyncio.to_thread(self._transcribe, pcm)
 
     def _transcribe(self, pcm: bytes) -> str:
-        import numpy
-
         model = self._load()
-        audio = numpy.frombuffer(pcm[: len(pcm) & ~1], dtype="<i2").astype(numpy.float32) / 32768.0
+        audio = float_samples(pcm)
         if len(audio) < RATE // 10:
             return ""
         try:
