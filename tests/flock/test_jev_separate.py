@@ -22,6 +22,8 @@ from soulstack.flock.jev.report import measured
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.nests.harness import NestConfig
 
+UNUSED = ("train_third.nests", "train_fourth.nests")  # written by blind helpers, tried in training, left out
+
 
 def test_the_sets_apart_from_training_share_no_conversation_and_few_words_with_it():
     train = load_examples()
@@ -34,14 +36,15 @@ def test_the_sets_apart_from_training_share_no_conversation_and_few_words_with_i
     assert not {e["text"] for e in read_nests(TRAIN)} & {e["text"] for e in apart["same_writer"]}
     # Writers who never saw each other's files sometimes write the same short reply ("On it.",
     # "I'll write it.", "我来。"): a few short ones, never a long one.
-    # train_third.nests (written, tried, not trained on: data/README.md) reads and is apart too.
-    unused = read_nests(DATA / "train_third.nests")
-    assert (
-        len(unused) >= 300 and {e["lang"] for e in unused} == {"en", "zh"} and set(KINDS) == {e["kind"] for e in unused}
-    )
+    # train_third.nests and train_fourth.nests (written, tried, not trained on: data/README.md)
+    # read and are apart too.
     by_file = {path.name: {e["text"] for e in read_nests(path)} for path in TRAINING}
     by_file.update({name: {e["text"] for e in examples} for name, examples in apart.items()})
-    by_file["train_third.nests"] = {e["text"] for e in unused}
+    for name in UNUSED:
+        unused = read_nests(DATA / name)
+        assert len(unused) >= 300 and {e["lang"] for e in unused} == {"en", "zh"}, name
+        assert set(KINDS) == {e["kind"] for e in unused}, name
+        by_file[name] = {e["text"] for e in unused}
     names = sorted(by_file)
     for index, one in enumerate(names):
         for another in names[index + 1 :]:
@@ -54,7 +57,7 @@ def test_the_sets_apart_from_training_share_no_conversation_and_few_words_with_i
     assert sum(1 for e in apart["calibration"] if e["plain"]) >= 20
     readme = (DATA / "README.md").read_text()
     files = [path.name for path in TRAINING] + ["calibration.nests", "same_writer.nests", "outside.nests"]
-    assert all(name in readme for name in files + ["train_third.nests", "calibration.md"])
+    assert all(name in readme for name in files + list(UNUSED) + ["calibration.md", "train_fourth.md"])
 
 
 def test_the_band_sets_choose_the_shipped_band():
