@@ -12,6 +12,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory):
+    """The user cache (XDG_CACHE_HOME) of every test and every process it starts: the session's own
+    folder, so what soulstack makes there (Moonshine's converted decoder, Whisper base joined) never
+    lands in the real home, and each run starts from an empty cache as a new machine does."""
+    folder = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture
 def soulstack_cmd():
     """The argv prefix that runs the real `soulstack` command in a subprocess."""

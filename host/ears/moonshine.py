@@ -7,7 +7,9 @@ comes from PyPI with soulstack: the `moonshine-cpp` wheel, published by Moonshin
 itself, carries `base` for English (encoder and decoder in onnxruntime's own
 format, ~63 MB, and its tokenizer). Only its model files are read here; the
 wheel's C++ library is never loaded, and the onnxruntime that runs the model is
-the one soulstack's voice already uses.
+the one soulstack's voice already uses. Its decoder is converted once into the user
+cache (moonshine_model.py: ~60 % of the memory, a third of the compute); where that
+cannot be done the wheel's own files run, with a warning.
 
 The model is loaded once and shared by every utterance and body (a session
 keeps only its audio: recognise.WholeSession), so a stream cut off or refused
@@ -20,13 +22,18 @@ stops in time.
 
 import asyncio
 import importlib.util
+import logging
 import threading
 from pathlib import Path
 
+from soulstack.ears import moonshine_model
 from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, float_samples
+
+log = logging.getLogger(__name__)
 
 LAYERS, HEADS, HEAD_DIM = 8, 8, 52  # Moonshine base's decoder: its cache has this shape per layer
 START_TOKEN, END_TOKEN = 1, 2
+ENCODER, DECODER = "encoder_model.ort", "decoder_model_merged.ort"  # the wheel's files, in onnxruntime's format
 TOKENS_PER_S = 8  # people say 2-4 words a second; more tokens than this is the model looping
 SPACE = "\u2581".encode()  # the tokenizer's word boundary
 # Quiet added after the speech: given the speech cut close (recognise.speech_end), Moonshine loses the
@@ -70,7 +77,7 @@ class Moonshine:
     name = "moonshine"
     speculate = True  # local and free: recognising in the quiet before the stream ends only costs CPU
 
-    def __init__(self, threads: int = 2):
+    def __init__(self, threads: int = 2, cache: Path | None = None):
         self.folder = model_dir()
         if self.folder is None:
             raise RecogniserError(
@@ -78,11 +85,18 @@ class Moonshine:
                 "or use --recogniser whisper"
             )
         self.threads = threads
+        self.cache = cache  # soulstack's folder in the user cache when None (moonshine_model.cache_root)
+        self.converted: Path | None = None  # the converted decoder, once it is the one running
         self.model = None
         self.loading = threading.Lock()
 
     def describe(self) -> str:
-        return f"moonshine base (English, bundled), float32 on {self.threads} CPU threads"
+        where = ""
+        if self.converted is not None:
+            root = moonshine_model.cache_root(self.cache)
+            shown = f"~/{root.relative_to(Path.home())}" if root.is_relative_to(Path.home()) else str(root)
+            where = f"; decoder converted once into {shown}"
+        return f"moonshine base (English, bundled{where}), float32 on {self.threads} CPU threads"
 
     async def warm(self):
         """Load the model now (once per process), so the first utterance does not wait for it."""
@@ -95,20 +109,60 @@ class Moonshine:
             return self.model
 
     def _open(self):
+        options = self._options()
+        decoder = self._converted_decoder()
+        if decoder is None:
+            # The wheel's files as they are. Without the memory pattern onnxruntime plans no arena block
+            # for each step's dequantized weights, which it would keep for the process's life.
+            options.enable_mem_pattern = False
+        else:
+            options.enable_cpu_mem_arena = False  # the encoder's buffers go back as each clip ends
+        try:
+            encoder = self._session(self.folder / ENCODER, options)
+            if decoder is None:
+                decoder = self._session(self.folder / DECODER, options)
+            pieces = read_tokens(self.folder / "tokenizer.bin")
+        except Exception as error:  # a damaged or half-installed wheel
+            raise RecogniserError(f"Moonshine's model in {self.folder} could not be loaded: {error}") from None
+        return encoder, decoder, pieces
+
+    def _converted_decoder(self):
+        """The decoder converted once into the cache (moonshine_model.py), or None, with a warning, where it
+        cannot be: a cache folder not writable or full, a wheel laid out anew. Never a reason not to hear."""
+        options = self._options()
+        # Prepacking would copy each folded weight once more into its own layout, for no speed measured here.
+        options.add_session_config_entry("session.disable_prepacking", "1")
+        try:
+            path = moonshine_model.converted_decoder(self.folder / DECODER, self.cache)
+            try:
+                decoder = self._session(path, options)
+            except Exception:  # a file at the cached name that is not the model (damaged since): make it anew
+                path = moonshine_model.converted_decoder(self.folder / DECODER, self.cache, again=True)
+                decoder = self._session(path, options)
+        except Exception as error:
+            why = (error.strerror or str(error)) if isinstance(error, OSError) else str(error).splitlines()[0]
+            log.warning(
+                "could not convert Moonshine's decoder into %s (%s): running the wheel's own files, "
+                "with more memory and slower",
+                moonshine_model.cache_root(self.cache),
+                why,
+            )
+            return None
+        self.converted = path
+        return decoder
+
+    def _options(self):
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
-        try:
-            encoder, decoder = (
-                onnxruntime.InferenceSession(str(self.folder / name), options, providers=["CPUExecutionProvider"])
-                for name in ("encoder_model.ort", "decoder_model_merged.ort")
-            )
-            pieces = read_tokens(self.folder / "tokenizer.bin")
-        except Exception as error:  # a damaged or half-installed wheel
-            raise RecogniserError(f"Moonshine's model in {self.folder} could not be loaded: {error}") from None
-        return encoder, decoder, pieces
+        return options
+
+    def _session(self, path: Path, options):
+        import onnxruntime
+
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def session(self):
         return WholeSession(self)
