@@ -53,6 +53,15 @@ async def send(http, url, audio, chunks=3200, break_at=None):
         return None
 
 
+async def start_line(ears) -> str:
+    """ears' start line, printed once its model is loaded; what it logs before (a first start converts
+    Moonshine's decoder) is not it."""
+    while line := await asyncio.to_thread(ears.stdout.readline):
+        if line.startswith("ears: "):
+            return line.strip()
+    raise SystemExit(f"tools/bench-ears-memory: ears stopped before it listened (exit {ears.wait()})")
+
+
 async def run(args) -> list:
     lines = []
     async with FakeSoul(default="Yes.") as soul, RecordingBody() as body:
@@ -61,7 +70,7 @@ async def run(args) -> list:
         argv += ["--body", f"bench={body.base_url}", "--recogniser", args.recogniser, "--max-seconds", "3"]
         ears = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            lines.append((await asyncio.to_thread(ears.stdout.readline)).strip())  # the soul answers meanwhile
+            lines.append(await start_line(ears))  # the soul answers meanwhile
             url = f"http://127.0.0.1:{port}/utterance"
             async with aiohttp.ClientSession() as http:
                 speech = [speech_wav(phrase)[44:] for phrase in PHRASES]
