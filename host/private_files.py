@@ -30,12 +30,12 @@ def tighten(path) -> None:
     """Set an existing file 0600 (a folder 0700); nothing for a missing path or a symbolic link."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+        if stat.S_ISREG(mode):
+            os.chmod(path, PRIVATE_FILE)
+        elif stat.S_ISDIR(mode):
+            os.chmod(path, PRIVATE_DIR)
+    except FileNotFoundError:  # missing, or gone since: an atomic write's temporary, renamed meanwhile
         return
-    if stat.S_ISREG(mode):
-        os.chmod(path, PRIVATE_FILE)
-    elif stat.S_ISDIR(mode):
-        os.chmod(path, PRIVATE_DIR)
 
 
 def tighten_tree(path) -> None:

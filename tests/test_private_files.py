@@ -111,6 +111,31 @@ def test_tightening_a_tree_follows_no_link(tmp_path):
     assert mode(outside) == 0o644 and mode(outside.parent) == 0o755  # not ours: untouched
 
 
+def test_tightening_a_tree_while_files_in_it_are_renamed_away(tmp_path):
+    # The archive's daily backup writes a temporary and renames it in a thread of its own
+    # (soul/database_backup.py): a file seen by os.walk may be gone before its chmod.
+    import threading
+
+    backups = make_private_dir(tmp_path / "backups")
+    done = threading.Event()
+
+    def rename_away():
+        for number in range(3000):
+            temporary = backups / f".archive.sqlite3.{number}.tmp"
+            touch_private(temporary)
+            temporary.replace(backups / "archive.sqlite3")
+        done.set()
+
+    writer = threading.Thread(target=rename_away)
+    writer.start()
+    while True:  # before the fix: FileNotFoundError for a temporary renamed between os.walk and chmod
+        tighten_tree(backups)
+        if done.is_set():
+            break
+    writer.join()
+    assert mode(backups) == 0o700 and mode(backups / "archive.sqlite3") == 0o600
+
+
 # --- the real soul ---------------------------------------------------------------------------
 
 
