@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from soulstack.ears import moonshine_model
-from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, float_samples
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, cache_root, float_samples
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Moonshine:
                 "or use --recogniser whisper"
             )
         self.threads = threads
-        self.cache = cache  # soulstack's folder in the user cache when None (moonshine_model.cache_root)
+        self.cache = cache  # soulstack's folder in the user cache when None (recognise.cache_root)
         self.converted: Path | None = None  # the converted decoder, once it is the one running
         self.model = None
         self.loading = threading.Lock()
@@ -93,7 +93,7 @@ class Moonshine:
     def describe(self) -> str:
         where = ""
         if self.converted is not None:
-            root = moonshine_model.cache_root(self.cache)
+            root = cache_root(self.cache)
             shown = f"~/{root.relative_to(Path.home())}" if root.is_relative_to(Path.home()) else str(root)
             where = f"; decoder converted once into {shown}"
         return f"moonshine base (English, bundled{where}), float32 on {self.threads} CPU threads"
@@ -144,7 +144,7 @@ class Moonshine:
             log.warning(
                 "could not convert Moonshine's decoder into %s (%s): running the wheel's own files, "
                 "with more memory and slower",
-                moonshine_model.cache_root(self.cache),
+                cache_root(self.cache),
                 why,
             )
             return None

@@ -15,13 +15,14 @@ a half file under that name.
 import contextlib
 import hashlib
 import logging
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from soulstack.ears.recognise import cache_root
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,6 @@ class ConversionFailed(RuntimeError):
 
 class UnexpectedGraph(ValueError):
     """The wheel's decoder is not laid out as the rewrite expects (a new wheel): better run it as it is."""
-
-
-def cache_root(cache: Path | None = None) -> Path:
-    """soulstack's folder in the user cache (where whisper.assembled_base joins its model too)."""
-    return cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "soulstack"
 
 
 def cached_path(wheel_decoder: Path, cache: Path | None = None) -> Path:

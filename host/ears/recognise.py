@@ -28,6 +28,8 @@ rules make them predictable and quick:
 import asyncio
 import bisect
 import functools
+import os
+from pathlib import Path
 
 RATE = 16000
 FRAME = RATE * 30 // 1000  # samples in a 30 ms frame
@@ -120,6 +122,12 @@ class Voicing:
         """Seconds of whole frames since the last voiced one (0 when nothing was voiced yet)."""
         last = self.last_voiced()
         return 0.0 if last < 0 else (len(self.levels) - 1 - last) * FRAME / RATE
+
+
+def cache_root(cache: Path | None = None) -> Path:
+    """soulstack's folder in the user cache (`cache` itself when given), where the local models keep
+    what they make once: Whisper base joined (whisper.assembled_base), Moonshine's decoder converted."""
+    return cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "soulstack"
 
 
 def float_samples(pcm: bytes):

@@ -23,14 +23,13 @@ heard in simplified characters: server.py.)
 
 import asyncio
 import logging
-import os
 import re
 import shutil
 import tempfile
 import threading
 from pathlib import Path
 
-from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, float_samples
+from soulstack.ears.recognise import RATE, RecogniserError, WholeSession, cache_root, float_samples
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +64,7 @@ def assembled_base(parts: tuple[Path, Path], cache: Path | None = None) -> Path:
     in two packages; the halves are joined once into the cache (written whole, then renamed: a join cut
     short is never taken for the model) and found there afterwards."""
     first, second = parts
-    home = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "soulstack"
-    folder = home / "whisper-base"
+    folder = cache_root(cache) / "whisper-base"
     size = (first / "model.bin.part1").stat().st_size + (second / "model.bin.part2").stat().st_size
     model = folder / "model.bin"
     if model.exists() and model.stat().st_size == size:
