@@ -19,6 +19,7 @@ ECE <= 0.05, no sure-and-wrong tag on a plain message (`!`); tagging p99 < 5 ms.
 import argparse
 import asyncio
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,40 +50,40 @@ def latency(jev, examples) -> tuple:
 
 
 async def llm_figures(base_url: str | None, model: str) -> str:
-    """One line: the LLM backend on the separate set (a real server's logprobs with --llm-base-url;
-    else the judge through the fake Messages API, answering 'A' (say) to every sample)."""
+    """One line: the LLM backend on the separate set. With --llm-base-url, a real server's logprobs;
+    else the judge through the flock's own model where the environment holds a key (fitted on the
+    training messages first, as `soulstack flock jev-report --judge` does); else the judge through the
+    fake Messages API answering 'A' (say) to every sample: the fit and the measurement run, but the
+    answers are no model's."""
     separate = load_separate()
     if base_url:
         backend, what = LlmJev(model, base_url), f"the LLM backend ({model} at {base_url}, logprobs)"
         rows = await evaluate.rows_of(backend, separate)
         result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
         return f"{what} on the separate set: " + evaluate.format_figures(result)
-    from soulstack.fakes.anthropic_api import FakeAnthropic, text
-    from soulstack.flock.jev.judge import BAND, JudgeJev
-    from soulstack.llm.anthropic import AnthropicModel
-    from soulstack.llm.providers import complete_with_retry
+    from soulstack.flock.commands import build_model
+    from soulstack.flock.jev.judge_fit import fit_and_measure
 
-    async with FakeAnthropic(default=lambda body: text("A")) as fake:
-        claude = AnthropicModel("claude-fake", api_key="fake", base_url=fake.base_url)
+    real = build_model(None, None)  # the provider the environment's key names, as the flock chooses it
+    with tempfile.TemporaryDirectory() as folder:
+        if real is not None:
+            judged = await fit_and_measure(real, folder, say=print)
+            what = f"the LLM judge ({real.provider} {real.model_id}, a real provider)"
+        else:
+            from soulstack.fakes.anthropic_api import FakeAnthropic, text
+            from soulstack.llm.anthropic import AnthropicModel
 
-        async def complete(system, messages, max_tokens):
-            return await complete_with_retry(claude, system, messages, attempts=1, max_tokens=max_tokens)
-
-        judge = JudgeJev(complete, local_jev(), model="claude-fake")
-        rows, backends = [], []
-        for example in separate:
-            # Each conversation its own nest, as in a flock: its own token budget for the judge.
-            probs = await judge.kind_probs_async(example["text"], nest_id=example["conv"], **context_of(example))
-            rows.append([probs.get(kind, 0.0) for kind in evaluate.KINDS])
-            backends.append(probs.backend)
-        asked = len(fake.requests)
-    judged = sum(1 for backend in backends if backend.startswith("judge"))
-    tokens = sum(judge.spent.values()) / max(judged, 1)
-    result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, BAND)
+            async with FakeAnthropic(default=lambda body: text("A")) as fake:
+                claude = AnthropicModel("claude-fake", api_key="fake", base_url=fake.base_url)
+                judged = await fit_and_measure(claude, folder, say=lambda line: None)
+            what = (
+                "the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, "
+                "and the fake answers 'A' = say to every sample)"
+            )
+    fit = judged["fit"]
     return (
-        f"the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, and the "
-        f"fake answers 'A' = say to all {asked} samples, {judged} of {len(separate)} messages judged, about "
-        f"{tokens:.0f} tokens a message by the fake's count): " + evaluate.format_figures(result)
+        f"{what}, fitted on {fit.messages} training messages (prior {fit.prior:.3f}), cost {judged['cost']}: "
+        + evaluate.format_figures(judged["separate"])
     )
 
 

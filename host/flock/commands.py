@@ -40,6 +40,20 @@ def register(subparsers) -> None:
     data = FlockSettings().data_dir  # the flock's own default folder, from its table
     report.add_argument("--data", default=data, help=f"the flock's data directory (default {data})")
     report.add_argument("--png", help="where to write the diagram (default <data>/jev-reliability.png)")
+    report.add_argument(
+        "--judge",
+        action="store_true",
+        help="also fit the LLM judge for the flock's model (the key in the environment, or "
+        "'soulstack flock --model M jev-report --judge') on training messages, write the fit to "
+        "<data>/jev-judge.json and measure it on the separate set; three model calls a message, about 1,500 in all",
+    )
+    report.add_argument(
+        "--judge-messages",
+        type=int,
+        default=240,
+        metavar="N",
+        help="training messages the judge is fitted on (default 240)",
+    )
     report.set_defaults(func=run_report)
     export = commands.add_parser(
         "export-rive",
@@ -111,14 +125,32 @@ def check_rive(path: str) -> list:
 
 
 def run_report(args) -> int:
+    import asyncio
     from pathlib import Path
 
-    from soulstack.flock.jev.report import report
+    from soulstack.flock.jev.report import format_judge, report
 
     data = Path(args.data)
     if not data.is_dir():
         raise UsageError(f"--data {args.data}: no such directory (run the flock first, or point at its data)")
     png = Path(args.png) if args.png else data / "jev-reliability.png"
+    if args.judge:
+        from soulstack.flock.jev.judge_fit import NoAnswers, fit_and_measure
+
+        if args.judge_messages < 10:
+            raise UsageError("--judge-messages must be at least 10")
+        settings, _ = read_config(args)
+        model = build_model(settings.provider, settings.model)
+        if model is None:
+            raise UsageError(
+                "--judge asks the flock's model, and none is configured: set ANTHROPIC_API_KEY or OPENAI_BASE_URL "
+                "(or --provider and --model before jev-report)"
+            )
+        try:
+            judged = asyncio.run(fit_and_measure(model, data, args.judge_messages, say=print))
+        except NoAnswers as error:
+            raise UsageError(f"--judge: {error}") from None
+        print(format_judge(judged))
     try:
         print(report(data, png))
     except OSError as error:
@@ -220,10 +252,13 @@ def describe(model) -> str:
     return f"{model.provider} {model.model_id}"
 
 
-def build_jev(settings, model=None):
+def build_jev(settings, model=None, say=None):
     """Jev's backend: None for the local classifier; the logprobs backend (--jev-base-url), or the
-    judge through the flock's own model (--jev-judge), each with the local Jev as its fallback."""
+    judge through the flock's own model (--jev-judge), each with the local Jev as its fallback. The
+    judge takes its fit for this model from the data folder (jev-report --judge writes it); `say`
+    gets the line that says whether there was one."""
     from soulstack.flock.jev.judge import JudgeJev, WithFallback
+    from soulstack.flock.jev.judge_fit import read_fit
     from soulstack.flock.jev.local import StartingJev
 
     if settings.jev_base_url:
@@ -238,7 +273,10 @@ def build_jev(settings, model=None):
     async def complete(system, messages, max_tokens):
         return await complete_with_retry(model, system, messages, attempts=2, max_tokens=max_tokens)
 
-    return JudgeJev(complete, StartingJev(), budget_tokens=settings.token_budget, model=model.model_id)
+    fit, line = read_fit(settings.data_dir, model.model_id)
+    if say:
+        say(line)
+    return JudgeJev(complete, StartingJev(), budget_tokens=settings.token_budget, model=model.model_id, fit=fit)
 
 
 def run(args) -> int:
@@ -287,7 +325,7 @@ def run(args) -> int:
         robot=robot,
         rive=settings.rive,
         nest_config=NestConfig(band=settings.jev_band),
-        jev=build_jev(settings, model),
+        jev=build_jev(settings, model, say=lambda line: print(f"flock: {line}", flush=True)),
     )
     return run_until_stopped(
         serve_forever(

@@ -75,6 +75,7 @@ def read_nests(path: Path) -> list:
             {
                 **conv,
                 "n": len(earlier) + 1,
+                "author": record["author"],
                 "text": match["text"],
                 "kind": kind,
                 "header": header,

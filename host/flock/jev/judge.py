@@ -7,12 +7,15 @@ nest's last messages as context, and reads a probability from the agreement:
 
     p(kind) = (votes(kind) + PRIOR) / (SAMPLES + 6 * PRIOR)
 
-With 3 samples and PRIOR 0.5 a unanimous answer is 0.58, two of three 0.42. The judge's band is its
-own, BAND 0.55: unanimous is sure, anything less is unsure (the crow's header or `say` decides). The
-local Jev's band (tagging.DEFAULT_BAND) is on another scale, and a tag the local Jev answers as the
-fallback is judged by it. PRIOR is a stated guess, not a fit: no model answered this project's sets
-(no key where it was written), so `soulstack flock jev-report` on a real flock's log is where this
-judge's calibration is measured.
+PRIOR is fitted, by maximum likelihood, on the model's answers about the training conversations:
+`soulstack flock jev-report --judge` asks the flock's model about them, measures the judge on the
+separate set beside the local Jev, and writes the fit to <data>/jev-judge.json
+(soulstack.flock.jev.judge_fit), which a flock started with --jev-judge reads for that model. The
+judge's band is chosen there too, by the local Jev's rule. Without a fit for the model the judge
+uses the stated guess, PRIOR 0.5 and BAND 0.55: a unanimous answer is 0.58 (sure), two of three
+0.42 (unsure: the crow's header or `say` decides); the log's `backend` says which.
+The local Jev's band (tagging.DEFAULT_BAND) is on another scale, and a tag the local Jev answers as
+the fallback is judged by it.
 
 Its tokens count against its own budget, `budget_tokens` for each nest (the flock's per-list
 token budget, so a nest's tags cost at most what one list may): once spent, or when the model
@@ -31,8 +34,8 @@ from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
 SAMPLES = 3
-PRIOR = 0.5
-BAND = 0.55  # between two of three (0.42) and all three (0.58)
+PRIOR = 0.5  # the stated guess, where no fit for the model exists
+BAND = 0.55  # between two of three (0.42) and all three (0.58), with that PRIOR
 HISTORY = 6  # the nest's last messages the model reads
 CLIP = 300  # characters of each earlier message
 
@@ -64,10 +67,10 @@ def prompt(text: str, history, author_role="", to_role="", refers_kind="", recen
     )
 
 
-def votes_to_probs(answers: list) -> dict:
+def votes_to_probs(answers: list, prior: float = PRIOR) -> dict:
     counts = Counter(answers)
-    total = len(answers) + len(KINDS) * PRIOR
-    return {kind: (counts[kind] + PRIOR) / total for kind in KINDS}
+    total = len(answers) + len(KINDS) * prior
+    return {kind: (counts[kind] + prior) / total for kind in KINDS}
 
 
 ANSWER = re.compile(r"^\s*\(?([A-F])[).:]?\s*$")
@@ -86,18 +89,23 @@ class JudgeJev:
     name = "judge"
     wants_history = True
 
-    def __init__(self, complete, fallback, samples: int = SAMPLES, budget_tokens: int = 100_000, model: str = ""):
+    def __init__(
+        self, complete, fallback, samples: int = SAMPLES, budget_tokens: int = 100_000, model: str = "", fit=None
+    ):
+        """`fit`: soulstack.flock.jev.judge_fit.JudgeFit for this model (None: the stated PRIOR and BAND)."""
         self.complete, self.fallback, self.samples = complete, fallback, samples
-        self.budget_tokens, self.model = budget_tokens, model
+        self.budget_tokens, self.model, self.fit = budget_tokens, model, fit
         self.spent: Counter[str] = Counter()  # nest -> tokens Jev's judge spent there (since the flock started)
 
     async def _local(self, why: str, text: str, context: dict) -> Probs:
         probs = await self.fallback.kind_probs_async(text, **context)
         return Probs(probs, f"local ({why})")
 
-    async def kind_probs_async(self, text: str, history=(), nest_id: str = "", **context) -> Probs:
+    async def answers_async(self, text: str, history=(), nest_id: str = "", **context) -> list | str:
+        """The model's kinds, one per sample, or why there are none to go by (the budget is spent, the
+        model failed, or it answered something other than one letter)."""
         if self.spent[nest_id] >= self.budget_tokens:
-            return await self._local("the judge's token budget for this nest is spent", text, context)
+            return "the judge's token budget for this nest is spent"
         asked = [Message.user(prompt(text, history, **context))]
         calls = [self.complete(SYSTEM, asked, max_tokens=5) for _ in range(self.samples)]
         replies = await asyncio.gather(*calls, return_exceptions=True)
@@ -112,9 +120,18 @@ class JudgeJev:
             # Agreement over fewer samples than asked would be surer than it has a right to be.
             why = f"the model failed: {failures[0]}" if failures else "the model answered no letter"
             log.warning("Jev's judge fell back to the local Jev: %s", why)
-            return await self._local(why[:200], text, context)
-        backend = f"judge ({self.model or 'the flock model'}, {self.samples} samples)"
-        return Probs(votes_to_probs(answers), backend, band=BAND)
+            return why[:200]
+        return answers
+
+    async def kind_probs_async(self, text: str, history=(), nest_id: str = "", **context) -> Probs:
+        answers = await self.answers_async(text, history, nest_id, **context)
+        if isinstance(answers, str):
+            return await self._local(answers, text, context)
+        if self.fit is None:
+            backend = f"judge ({self.model or 'the flock model'}, {self.samples} samples, prior not fitted)"
+            return Probs(votes_to_probs(answers), backend, band=BAND)
+        backend = f"judge ({self.model}, {self.samples} samples, fitted on {self.fit.messages} training messages)"
+        return Probs(votes_to_probs(answers, self.fit.prior), backend, band=self.fit.band)
 
 
 class WithFallback:

@@ -148,6 +148,25 @@ def format_measured(result: dict) -> str:
     return "\n".join(out)
 
 
+def format_judge(judged: dict) -> str:
+    """jev-report --judge: the LLM judge's fit and its figures on the separate set (judge_fit)."""
+    fit, separate = judged["fit"], judged["separate"]
+    goal = "met" if evaluate.meets_goal(separate) else "NOT met"
+    return "\n".join(
+        [
+            f"the LLM judge ({fit.model}, fitted on {fit.messages} training messages: prior {fit.prior:.3f}, "
+            f"band {fit.band:.2f}) on the separate set: {separate['count']} messages",
+            "  " + evaluate.format_figures(separate),
+            format_table(separate),
+            "  wrong tags (true kind -> the tag that stood): "
+            + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in judged["confusions"]) or "none"),
+            f"  answered by the local Jev instead (the model gave no letter or failed): {judged['unanswered']}",
+            f"  cost: {judged['cost']}",
+            f"  goal on the separate set: {goal}",
+        ]
+    )
+
+
 def format_corrections(entries: list, jev, shown: int = 20) -> str:
     """The owner's corrections (the latest `shown`), what the shipped local Jev now says of each,
     and every background re-fit's outcome (soulstack.flock.jev.learn)."""

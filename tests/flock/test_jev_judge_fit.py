@@ -1,0 +1,158 @@
+"""The LLM judge fitted on the training conversations and measured on the separate set
+(soulstack.flock.jev.judge_fit, `soulstack flock jev-report --judge`): the prior is the maximum
+likelihood fit of the model's answers, the fit is written for that model id, and a flock started
+with --jev-judge reads it. The model here is the protocol-true fake Messages API with the real SDK,
+answering from a table this test writes (the data's true kinds, every fifth message wrong): the
+figures it gives measure the wiring, never a model."""
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+
+import pytest
+
+from soulstack.fakes.anthropic_api import FakeAnthropic, text
+from soulstack.flock.commands import build_jev
+from soulstack.flock.config import FlockSettings
+from soulstack.flock.jev.judge import BAND, PRIOR, JudgeJev, votes_to_probs
+from soulstack.flock.jev.judge_fit import FIT_FILE, JudgeFit, fit, histories, read_fit, training_sample, write_fit
+from soulstack.flock.jev.llm import LABELS
+from soulstack.flock.jev.local import KINDS, held_out, load_separate
+from soulstack.llm.anthropic import AnthropicModel
+
+
+def crows(examples):
+    return [e for e in examples if e["author_role"] == "crow"]
+
+
+def test_the_prior_is_the_one_under_which_the_answers_are_likeliest():
+    """Unanimous answers right four times in five: three votes alike must come out at 0.8."""
+    examples = crows(training_sample(400))[:100]
+    answers = []
+    for index, example in enumerate(examples):
+        wrong = KINDS[(KINDS.index(example["kind"]) + 1) % len(KINDS)]
+        answers.append([wrong if index % 5 == 0 else example["kind"]] * 3)
+    judged = fit("claude-test", answers, examples)
+    assert votes_to_probs(["say"] * 3, judged.prior)["say"] == pytest.approx(0.8, abs=0.005)
+    assert judged.messages == 100 and judged.band in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+    # A message the model did not answer is left out of the fit, not counted as wrong.
+    again = fit("claude-test", answers + ["the model failed: 500"], examples + examples[:1])
+    assert again.prior == judged.prior and again.messages == 100
+
+
+def test_the_training_sample_is_whole_conversations_never_the_held_out_fifth():
+    sample = training_sample(60)
+    assert len(sample) >= 60 and not any(held_out(e) for e in sample)
+    last = sample[-1]["conv"]
+    assert [e["n"] for e in sample if e["conv"] == last] == list(range(1, 1 + sum(e["conv"] == last for e in sample)))
+    earlier = histories(sample)
+    assert earlier[0] == [] and earlier[1][0]["text"] == sample[0]["text"] and earlier[1][0]["author"]
+
+
+def test_a_fit_is_read_only_for_its_own_model(tmp_path):
+    assert read_fit(tmp_path, "claude-test")[0] is None
+    write_fit(tmp_path, JudgeFit(model="claude-test", prior=0.2, band=0.75, messages=240, log_loss=0.4))
+    assert (tmp_path / FIT_FILE).stat().st_mode & 0o077 == 0  # the owner's alone, as the flock's other files
+    fitted, line = read_fit(tmp_path, "claude-test")
+    assert fitted.prior == 0.2 and "fitted for claude-test on 240 training messages" in line
+    other, line = read_fit(tmp_path, "claude-other")
+    assert other is None and "fitted for claude-test, not claude-other" in line
+    (tmp_path / FIT_FILE).write_text("{not json")
+    broken, line = read_fit(tmp_path, "claude-test")
+    assert broken is None and "unreadable" in line
+
+
+def truth_table():
+    """message text -> the letter this test's fake answers: the true kind, but wrong for every
+    fifth text (by a hash), so the fit has something to fit."""
+    from soulstack.flock.jev.local import load_examples
+
+    table = {}
+    for example in load_examples() + load_separate():
+        index = KINDS.index(example["kind"])
+        if hashlib.sha256(example["text"].encode()).digest()[0] % 5 == 0:
+            index = (index + 1) % len(KINDS)
+        table[example["text"]] = LABELS[index]
+    return table
+
+
+def answering(table):
+    def answer(body):
+        content = body["messages"][0]["content"]
+        asked = content if isinstance(content, str) else content[0]["text"]
+        said = re.search(r"\nMessage: (.*)\n\nWhich letter\?$", asked, re.S)[1]
+        return text(table.get(said, "A"), usage={"input_tokens": 240, "output_tokens": 1})
+
+    return answer
+
+
+async def test_jev_report_judge_fits_measures_and_the_flock_reads_the_fit(tmp_path):
+    async with FakeAnthropic(default=answering(truth_table())) as fake:
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url, "PATH": "/usr/bin:/bin"}
+        command = [sys.executable, "-m", "soulstack.cli", "flock", "--model", "claude-haiku-4-5", "jev-report"]
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            "--data",
+            str(tmp_path),
+            "--judge",
+            "--judge-messages",
+            "30",
+            env={**env, "HOME": str(tmp_path)},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 300)
+        asked = len(fake.bodies)
+    out = out.decode()
+    assert process.returncode == 0, err.decode()[-2000:]
+    judged = json.loads((tmp_path / FIT_FILE).read_text())
+    assert judged["model"] == "claude-haiku-4-5" and judged["messages"] >= 30
+    # Four answers in five right, unanimously: the fit puts three votes alike near 0.8.
+    assert 0.7 < votes_to_probs(["say"] * 3, judged["prior"])["say"] < 0.9
+    separate = len(load_separate())
+    assert asked == 3 * (judged["messages"] + separate)
+    assert f"the LLM judge (claude-haiku-4-5, fitted on {judged['messages']} training messages" in out
+    assert f"on the separate set: {separate} messages" in out and "accuracy where sure" in out
+    assert "723 tokens a message, $0.0007" in out  # three calls of 241 tokens, at $1/M in and $5/M out
+    assert "separate set (written by someone" in out  # then the local Jev's report, as without --judge
+
+    model = AnthropicModel("claude-haiku-4-5", api_key="test-key", base_url="http://127.0.0.1:9")
+    said = []
+    judge = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path)), model, say=said.append)
+    assert isinstance(judge, JudgeJev) and judge.fit.prior == judged["prior"] and judge.fit.band == judged["band"]
+    assert said == [
+        f"Jev's judge: fitted for claude-haiku-4-5 on {judged['messages']} training messages (band {judged['band']:.2f})"
+    ]
+    unfitted = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path / "other")), model, say=said.append)
+    assert unfitted.fit is None and "no fit for claude-haiku-4-5" in said[-1]
+
+
+async def test_a_judge_without_a_fit_says_so_and_keeps_the_stated_prior(tmp_path):
+    async with FakeAnthropic(default=lambda body: text("F")) as fake:
+        model = AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
+        judge = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path)), model)
+        probs = await judge.kind_probs_async("Sorry, not this one.", nest_id="n", author_role="crow")
+        write_fit(tmp_path, JudgeFit(model="claude-test", prior=0.1, band=0.8, messages=240, log_loss=0.3))
+        fitted = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path)), model)
+        sure = await fitted.kind_probs_async("Sorry, not this one.", nest_id="n", author_role="crow")
+    assert probs.backend.endswith("prior not fitted)") and probs.band == BAND
+    assert probs["decline"] == pytest.approx(votes_to_probs(["decline"] * 3, PRIOR)["decline"])
+    assert sure.backend.endswith("fitted on 240 training messages)") and sure.band == 0.8
+    assert sure["decline"] == pytest.approx(3.1 / 3.6)
+
+
+def test_jev_report_judge_without_a_model_is_one_line(tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "soulstack.cli", "flock", "jev-report", "--data", str(tmp_path), "--judge"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1
+    assert "--judge asks the flock's model, and none is configured" in done.stderr
+    assert not (tmp_path / FIT_FILE).exists()
