@@ -51,8 +51,8 @@ def register(subparsers) -> None:
         "--judge-messages",
         type=int,
         default=240,
-        metavar="N",
-        help="training messages the judge is fitted on (default 240)",
+        metavar="COUNT",
+        help="training messages the judge is fitted on (default: 240)",
     )
     report.set_defaults(func=run_report)
     export = commands.add_parser(
