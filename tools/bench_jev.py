@@ -7,8 +7,13 @@ host/flock/jev/data/README.md), the latency of tagging one message, and the LLM 
 same separate set.
 
 The LLM backend: with --llm-base-url URL (any OpenAI-compatible server that returns logprobs) it
-is measured for real; without it, against the scripted OpenAI fake answering every message the
-same way, which only shows the wiring works — its figures measure nothing, and it says so.
+is measured for real, as the flock runs it (a message the server fails on is the local Jev's, and
+the line says how many). Without it, the judge through the flock's own model: where the environment
+holds a model key (ANTHROPIC_API_KEY, OPENAI_BASE_URL: the provider the flock would choose), fitted
+on training messages and measured on the separate set for real, about 1,500 model calls, as
+`soulstack flock jev-report --judge` does; with no key, the same fit and measurement against the
+fake Messages API answering every sample the same way, which only shows the wiring works: its
+figures measure nothing, and it says so.
 
 Last line: jev_accuracy=<n> jev_ece=<n> tag_p99_ms=<n> separate_accuracy_sure=<n>
 separate_coverage=<n> separate_overall=<n> separate_ece=<n> (jev_* in distribution).
@@ -57,10 +62,20 @@ async def llm_figures(base_url: str | None, model: str) -> str:
     answers are no model's."""
     separate = load_separate()
     if base_url:
-        backend, what = LlmJev(model, base_url), f"the LLM backend ({model} at {base_url}, logprobs)"
-        rows = await evaluate.rows_of(backend, separate)
+        from soulstack.flock.jev.judge import WithFallback
+
+        # As the flock runs it: a message the server fails on (a timeout, no logprobs) is the local Jev's.
+        backend = WithFallback(LlmJev(model, base_url, timeout_s=60.0), local_jev())
+        rows, fallen = [], 0
+        for example in separate:
+            probs = await backend.kind_probs_async(example["text"], **context_of(example))
+            rows.append([probs.get(kind, 0.0) for kind in evaluate.KINDS])
+            fallen += probs.backend.startswith("local")
         result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
-        return f"{what} on the separate set: " + evaluate.format_figures(result)
+        return (
+            f"the LLM backend ({model} at {base_url}, logprobs; {fallen} of {len(separate)} answered by the local Jev "
+            "when the server failed) on the separate set: " + evaluate.format_figures(result)
+        )
     from soulstack.flock.commands import build_model
     from soulstack.flock.jev.judge_fit import fit_and_measure
 
