@@ -156,3 +156,15 @@ def test_jev_report_judge_without_a_model_is_one_line(tmp_path):
     assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1
     assert "--judge asks the flock's model, and none is configured" in done.stderr
     assert not (tmp_path / FIT_FILE).exists()
+
+
+async def test_a_model_that_is_down_is_said_after_five_messages_and_nothing_is_written(tmp_path):
+    from soulstack.fakes.anthropic_api import error
+    from soulstack.flock.jev.judge_fit import GIVE_UP_AFTER, NoAnswers, fit_and_measure
+
+    async with FakeAnthropic(default=lambda body: error(400, "no such model")) as fake:
+        model = AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
+        with pytest.raises(NoAnswers, match="no answer to 5 messages in a row .*no such model"):
+            await fit_and_measure(model, tmp_path, 30, say=lambda line: None)
+        asked = len(fake.bodies)
+    assert asked == 3 * GIVE_UP_AFTER and not (tmp_path / FIT_FILE).exists()

@@ -91,11 +91,19 @@ def histories(examples: list) -> list:
     return out
 
 
+GIVE_UP_AFTER = 5  # messages in a row without an answer: the model is down, or never answers one letter
+
+
 async def ask(judge: JudgeJev, examples: list) -> list:
-    """The judge's answers for each message (a list of kinds, or the reason it gave none)."""
-    answers = []
+    """The judge's answers for each message (a list of kinds, or the reason it gave none). NoAnswers
+    when GIVE_UP_AFTER messages in a row got none: a model that is down is said at once, not after
+    every message has waited for it."""
+    answers: list = []
     for example, history in zip(examples, histories(examples), strict=True):
         answers.append(await judge.answers_async(example["text"], history, example["conv"], **context_of(example)))
+        recent = answers[-GIVE_UP_AFTER:]
+        if len(recent) == GIVE_UP_AFTER and all(isinstance(answer, str) for answer in recent):
+            raise NoAnswers(f"the model gave no answer to {GIVE_UP_AFTER} messages in a row (the last: {recent[-1]})")
     return answers
 
 
