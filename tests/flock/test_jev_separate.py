@@ -22,7 +22,8 @@ from soulstack.flock.jev.report import measured
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.nests.harness import NestConfig
 
-UNUSED = ("train_third.nests", "train_fourth.nests", "train_sixth.nests")  # written by blind helpers, tried in training, left out
+# Written by blind helpers, tried in training, left out (data/README.md).
+UNUSED = ("train_third.nests", "train_fourth.nests", "train_sixth.nests")
 
 
 def test_the_sets_apart_from_training_share_no_conversation_and_few_words_with_it():
