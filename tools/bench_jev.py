@@ -97,7 +97,7 @@ async def llm_figures(base_url: str | None, model: str) -> str:
             )
     fit = judged["fit"]
     return (
-        f"{what}, fitted on {fit.messages} training messages (prior {fit.prior:.3f}), cost {judged['cost']}: "
+        f"{what}, fitted on {fit.messages} training messages (prior {fit.prior:.3f}), {judged['cost']}: "
         + evaluate.format_figures(judged["separate"])
     )
 
