@@ -62,6 +62,10 @@ def test_a_fit_is_read_only_for_its_own_model(tmp_path):
     (tmp_path / FIT_FILE).write_text("{not json")
     broken, line = read_fit(tmp_path, "claude-test")
     assert broken is None and "unreadable" in line
+    for wrong in ({"prior": "0.2"}, {"prior": 0}, {"band": 1.5}, {"messages": "many"}, {"colour": "red"}):
+        fields = {"model": "claude-test", "prior": 0.2, "band": 0.75, "messages": 240, "log_loss": 0.4, **wrong}
+        (tmp_path / FIT_FILE).write_text(json.dumps(fields))
+        assert read_fit(tmp_path, "claude-test")[0] is None, wrong
 
 
 def truth_table():

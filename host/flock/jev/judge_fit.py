@@ -52,6 +52,11 @@ def read_fit(data_dir, model: str) -> tuple:
         return None, f"Jev's judge: no fit for {model} in {path} (the stated prior; jev-report --judge fits one)"
     except (OSError, ValueError, TypeError) as error:
         return None, f"Jev's judge: {path} is unreadable ({error}); the stated prior until jev-report --judge"
+    numbers = (fit.prior, fit.band, fit.log_loss)
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers) or not (
+        fit.prior > 0 and 0 < fit.band <= 1 and isinstance(fit.messages, int)
+    ):
+        return None, f"Jev's judge: {path} holds no usable fit (a prior above 0, a band in (0, 1]); the stated prior"
     if fit.model != model:
         return None, f"Jev's judge: {path} was fitted for {fit.model}, not {model}; the stated prior"
     return fit, f"Jev's judge: fitted for {model} on {fit.messages} training messages (band {fit.band:.2f})"
