@@ -101,6 +101,11 @@ def confusions(probs: list, examples: list, band: float) -> list:
     ).most_common()
 
 
+def format_confusions(counted: list) -> str:
+    """confusions' list as one line: "truth->tag n, ..." (or "none")."""
+    return ", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in counted) or "none"
+
+
 def meets_goal(result: dict) -> bool:
     return (
         result["accuracy_sure"] is not None

@@ -112,11 +112,15 @@ async def ask(judge: JudgeJev, examples: list) -> list:
     return answers
 
 
-def rows(answers: list, examples: list, prior: float, fallback_rows) -> list:
-    """Probability rows as the tagger sees them; a message without answers gets the local Jev's row."""
+def rows(answers: list, examples: list, prior: float, fallback_rows=None) -> list:
+    """Probability rows as the tagger sees them; a message without answers gets the local Jev's row
+    from `fallback_rows` (needed only where some message went unanswered)."""
     out = []
-    for answer, local_row in zip(answers, fallback_rows, strict=True):
-        probs = votes_to_probs(answer, prior) if isinstance(answer, list) else dict(zip(KINDS, local_row, strict=True))
+    for index, answer in enumerate(answers):
+        if isinstance(answer, list):
+            probs = votes_to_probs(answer, prior)
+        else:
+            probs = dict(zip(KINDS, fallback_rows[index], strict=True))
         out.append([probs[kind] for kind in KINDS])
     return evaluate.as_tagged(out, examples)
 
@@ -134,14 +138,13 @@ def fit(model: str, answers: list, examples: list) -> JudgeFit:
         why = next((a for a in answers if isinstance(a, str)), "no messages")
         raise NoAnswers(f"the model answered none of the {len(answers)} training messages (the first: {why})")
     got, used = [a for a, _ in answered], [e for _, e in answered]
-    blank = [[0.0] * len(KINDS)] * len(used)
 
     def loss(log_prior: float) -> float:
-        return log_loss(rows(got, used, math.exp(log_prior), blank), used)
+        return log_loss(rows(got, used, math.exp(log_prior)), used)
 
     best = minimize_scalar(loss, bounds=(math.log(0.01), math.log(50.0)), method="bounded")
     prior = float(math.exp(best.x))
-    band, _ = evaluate.choose_band(rows(got, used, prior, blank), used)
+    band, _ = evaluate.choose_band(rows(got, used, prior), used)
     return JudgeFit(model=model, prior=round(prior, 4), band=band, messages=len(used), log_loss=round(best.fun, 4))
 
 

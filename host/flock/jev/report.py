@@ -140,7 +140,7 @@ def format_measured(result: dict) -> str:
         "  the separate set at every band (for reading only: the band is not chosen here):",
         evaluate.format_bands(result["separate_bands"]),
         "wrong tags on the separate set (true kind -> the tag that stood): "
-        + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in result["confusions"]) or "none"),
+        + evaluate.format_confusions(result["confusions"]),
         f"goal (accuracy where sure >= {goal['accuracy_sure']:.2f}, coverage >= {goal['coverage']:.2f}, overall >= "
         f"{goal['overall']:.2f}, ECE <= {goal['ece']:.2f}, no sure-and-wrong plain message) on the separate set: "
         + ("met" if evaluate.meets_goal(separate) else "NOT met"),
@@ -158,8 +158,7 @@ def format_judge(judged: dict) -> str:
             f"band {fit.band:.2f}) on the separate set: {separate['count']} messages",
             "  " + evaluate.format_figures(separate),
             format_table(separate),
-            "  wrong tags (true kind -> the tag that stood): "
-            + (", ".join(f"{truth}->{tag} {n}" for (truth, tag), n in judged["confusions"]) or "none"),
+            "  wrong tags (true kind -> the tag that stood): " + evaluate.format_confusions(judged["confusions"]),
             f"  answered by the local Jev instead (the model gave no letter or failed): {judged['unanswered']}",
             f"  cost: {judged['cost']}",
             f"  goal on the separate set: {goal}",
