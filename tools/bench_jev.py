@@ -6,9 +6,10 @@ calibration set it chooses the band) and on the separate set
 host/flock/jev/data/README.md), the latency of tagging one message, and the LLM backend on the
 same separate set.
 
-The LLM backend: with --llm-base-url URL (any OpenAI-compatible server that returns logprobs) it
-is measured for real, as the flock runs it (a message the server fails on is the local Jev's, and
-the line says how many). Without it, the judge through the flock's own model: where the environment
+The LLM backend, fitted on training messages first, as `soulstack flock jev-report --judge` fits
+it: with --llm-base-url URL (any OpenAI-compatible server that returns logprobs), the logprobs Jev,
+its temperature fitted (about 500 calls), measured as the flock runs it (a message the server fails
+on is the local Jev's, and the line says how many). Without it, the judge through the flock's own model: where the environment
 holds a model key (ANTHROPIC_API_KEY, OPENAI_BASE_URL: the provider the flock would choose), fitted
 on training messages and measured on the separate set for real, about 1,500 model calls, as
 `soulstack flock jev-report --judge` does; with no key, the same fit and measurement against the
@@ -36,7 +37,6 @@ from soulstack.flock.jev.dataset import context_of  # noqa: E402
 from soulstack.flock.jev.llm import LlmJev  # noqa: E402
 from soulstack.flock.jev.local import load_calibration, load_separate, local_jev  # noqa: E402
 from soulstack.flock.jev.report import format_measured, measured  # noqa: E402
-from soulstack.flock.jev.tagging import DEFAULT_BAND  # noqa: E402
 
 
 def latency(jev, examples) -> tuple:
@@ -55,34 +55,22 @@ def latency(jev, examples) -> tuple:
 
 
 async def llm_figures(base_url: str | None, model: str) -> str:
-    """One line: the LLM backend on the separate set. With --llm-base-url, a real server's logprobs;
-    else the judge through the flock's own model where the environment holds a key (fitted on the
-    training messages first, as `soulstack flock jev-report --judge` does); else the judge through the
-    fake Messages API answering 'A' (say) to every sample: the fit and the measurement run, but the
-    answers are no model's."""
-    separate = load_separate()
-    if base_url:
-        from soulstack.flock.jev.judge import WithFallback
-
-        # As the flock runs it: a message the server fails on (a timeout, no logprobs) is the local Jev's.
-        backend = WithFallback(LlmJev(model, base_url, timeout_s=60.0), local_jev())
-        rows, fallen = [], 0
-        for example in separate:
-            probs = await backend.kind_probs_async(example["text"], **context_of(example))
-            rows.append([probs.get(kind, 0.0) for kind in evaluate.KINDS])
-            fallen += probs.backend.startswith("local")
-        result = evaluate.figures(evaluate.as_tagged(rows, separate), separate, DEFAULT_BAND)
-        return (
-            f"the LLM backend ({model} at {base_url}, logprobs; {fallen} of {len(separate)} answered by the local Jev "
-            "when the server failed) on the separate set: " + evaluate.format_figures(result)
-        )
+    """One line: an LLM backend fitted on the training messages and measured on the separate set,
+    as `soulstack flock jev-report --judge` does. With --llm-base-url, the logprobs Jev against that
+    server; else the judge through the flock's own model where the environment holds a key; else
+    the judge through the fake Messages API answering 'A' (say) to every sample: the fit and the
+    measurement run, but the answers are no model's."""
     from soulstack.flock.commands import build_model
-    from soulstack.flock.jev.judge_fit import fit_and_measure
+    from soulstack.flock.jev.judge_fit import Agreement, Logprobs, describe, fit_and_measure
 
-    real = build_model(None, None)  # the provider the environment's key names, as the flock chooses it
+    real = None if base_url else build_model(None, None)  # the provider the environment's key names
     with tempfile.TemporaryDirectory() as folder:
-        if real is not None:
-            judged = await fit_and_measure(real, folder, say=print)
+        if base_url:
+            # As the flock runs it: a message the server fails on (a timeout, no logprobs) is the local Jev's.
+            judged = await fit_and_measure(Logprobs(LlmJev(model, base_url, timeout_s=60.0)), folder, say=print)
+            what = f"the logprobs Jev ({model} at {base_url}, a real server)"
+        elif real is not None:
+            judged = await fit_and_measure(Agreement(real), folder, say=print)
             what = f"the LLM judge ({real.provider} {real.model_id}, a real provider)"
         else:
             from soulstack.fakes.anthropic_api import FakeAnthropic, text
@@ -90,14 +78,15 @@ async def llm_figures(base_url: str | None, model: str) -> str:
 
             async with FakeAnthropic(default=lambda body: text("A")) as fake:
                 claude = AnthropicModel("claude-fake", api_key="fake", base_url=fake.base_url)
-                judged = await fit_and_measure(claude, folder, say=lambda line: None)
+                judged = await fit_and_measure(Agreement(claude), folder, say=lambda line: None)
             what = (
                 "the LLM judge through the fake Messages API (a wiring test, not a measurement: no model key here, "
                 "and the fake answers 'A' = say to every sample)"
             )
-    fit = judged["fit"]
+    fit, separate = judged["fit"], len(load_separate())
     return (
-        f"{what}, fitted on {fit.messages} training messages (prior {fit.prior:.3f}), {judged['cost']}: "
+        f"{what}, fitted on {fit.messages} training messages ({describe(fit)}, band {fit.band:.2f}), "
+        f"{judged['unanswered']} of {separate} answered by the local Jev when the model failed, {judged['cost']}: "
         + evaluate.format_figures(judged["separate"])
     )
 

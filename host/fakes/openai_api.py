@@ -134,6 +134,12 @@ def problem(body):
                         return f"messages[{index}].content[{j}].image_url.url: expected a data URL"
                 elif part.get("type") != "text":
                     return f"messages[{index}].content[{j}].type: unsupported {part.get('type')!r}"
+    top = body.get("top_logprobs")
+    if top is not None:  # OpenAI's own limits: 0-20 alternatives, and only with logprobs
+        if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 20:
+            return "top_logprobs must be an integer between 0 and 20"
+        if not body.get("logprobs"):
+            return "logprobs must be set to true when top_logprobs is given"
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
         names = {t["function"]["name"] for t in body.get("tools") or []}

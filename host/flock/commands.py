@@ -43,9 +43,11 @@ def register(subparsers) -> None:
     report.add_argument(
         "--judge",
         action="store_true",
-        help="also fit the LLM judge for the flock's model (the key in the environment, or "
-        "'soulstack flock --model M jev-report --judge') on training messages, write the fit to "
-        "<data>/jev-judge.json and measure it on the separate set; three model calls a message, about 1,500 in all",
+        help="also fit the flock's LLM backend on training messages and measure it on the separate set: "
+        "the logprobs Jev where --jev-base-url is given before jev-report (one call a message, about 500 "
+        "in all; the fit goes to <data>/jev-logprobs.json), else the judge through the flock's model (the "
+        "key in the environment, or 'soulstack flock --model M jev-report --judge'; three calls a message, "
+        "about 1,500; <data>/jev-judge.json)",
     )
     report.add_argument(
         "--judge-messages",
@@ -140,14 +142,8 @@ def run_report(args) -> int:
         if args.judge_messages < 10:
             raise UsageError("--judge-messages must be at least 10")
         settings, _ = read_config(args)
-        model = build_model(settings.provider, settings.model)
-        if model is None:
-            raise UsageError(
-                "--judge asks the flock's model, and none is configured: set ANTHROPIC_API_KEY or OPENAI_BASE_URL "
-                "(or --provider and --model before jev-report)"
-            )
         try:
-            judged = asyncio.run(fit_and_measure(model, data, args.judge_messages, say=print))
+            judged = asyncio.run(fit_and_measure(llm_backend(settings), data, args.judge_messages, say=print))
         except NoAnswers as error:
             raise UsageError(f"--judge: {error}") from None
         print(format_judge(judged))
@@ -156,6 +152,30 @@ def run_report(args) -> int:
     except OSError as error:
         raise UsageError(f"cannot write {png}: {error.strerror or error}") from None
     return 0
+
+
+def llm_backend(settings):
+    """What jev-report --judge fits: the logprobs Jev where --jev-base-url names its server, else
+    the judge through the flock's own model (judge_fit's Logprobs or Agreement)."""
+    from soulstack.flock.jev.judge_fit import Agreement, Logprobs
+
+    if settings.jev_base_url:
+        from soulstack.flock.jev.llm import LlmJev
+
+        check_jev_url(settings.jev_base_url)
+        return Logprobs(LlmJev(settings.jev_model, settings.jev_base_url, os.environ.get("JEV_API_KEY", "none"), 60.0))
+    model = build_model(settings.provider, settings.model)
+    if model is None:
+        raise UsageError(
+            "--judge asks the flock's model, and none is configured: set ANTHROPIC_API_KEY or OPENAI_BASE_URL "
+            "(or --provider and --model before jev-report), or give --jev-base-url URL for a logprobs server"
+        )
+    return Agreement(model)
+
+
+def check_jev_url(url: str) -> None:
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--jev-base-url must be an http(s) URL such as http://127.0.0.1:8080/v1, not {url!r}")
 
 
 def read_config(args):
@@ -254,17 +274,21 @@ def describe(model) -> str:
 
 def build_jev(settings, model=None, say=None):
     """Jev's backend: None for the local classifier; the logprobs backend (--jev-base-url), or the
-    judge through the flock's own model (--jev-judge), each with the local Jev as its fallback. The
-    judge takes its fit for this model from the data folder (jev-report --judge writes it); `say`
-    gets the line that says whether there was one."""
+    judge through the flock's own model (--jev-judge), each with the local Jev as its fallback. Each
+    takes its fit for its model from the data folder (jev-report --judge writes it); `say` gets the
+    line that says whether there was one."""
     from soulstack.flock.jev.judge import JudgeJev, WithFallback
-    from soulstack.flock.jev.judge_fit import read_fit
+    from soulstack.flock.jev.judge_fit import LogprobsFit, read_fit
     from soulstack.flock.jev.local import StartingJev
 
     if settings.jev_base_url:
         from soulstack.flock.jev.llm import LlmJev
 
+        check_jev_url(settings.jev_base_url)
         llm = LlmJev(settings.jev_model, settings.jev_base_url, os.environ.get("JEV_API_KEY", "none"))
+        llm.fit, line = read_fit(settings.data_dir, llm.fit_id, LogprobsFit)
+        if say:
+            say(line)
         return WithFallback(llm, StartingJev())
     if not settings.jev_judge or model is None or model.provider == "demo":
         return None  # no model to ask (the demo's answers are canned): the local Jev

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from soulstack.flock.jev.local import KINDS, load_examples, local_jev, measure, reliability, split
-from soulstack.flock.jev.llm import JevBackendError, LlmJev
+from soulstack.flock.jev.llm import JevBackendError, LlmJev, scaled
+from soulstack.flock.jev.question import SYSTEM
 from soulstack.flock.jev.tagging import decide
 from soulstack.fakes.openai_api import FakeOpenAI, completion, error
 from tests.flock.helpers import Flock
@@ -67,14 +68,32 @@ def labels(**probs):
 
 async def test_the_llm_backend_reads_probabilities_from_top_logprobs():
     async with FakeOpenAI() as fake:
-        fake.reply(completion("B", top_logprobs=labels(B=0.6, C=0.2, A=0.1, Z=0.1)))
+        fake.reply(completion("B", top_logprobs=labels(B=0.6, C=0.2, A=0.1, Z=0.05, D=0.01)))
         jev = LlmJev("llama3.1", base_url=fake.base_url + "/v1")
-        probs = await jev.kind_probs_async("Can you draft it?", "owner", "crow", "")
+        history = [{"author": "owner", "kind": "say", "text": "The report is due Friday."}]
+        probs = await jev.kind_probs_async("Can you draft it?", history, author_role="owner", to_role="crow")
         body = fake.bodies[0]
-    assert body["logprobs"] is True and body["top_logprobs"] == 6 and body["max_tokens"] == 1
-    assert "Can you draft it?" in body["messages"][0]["content"]
-    assert probs["request"] == pytest.approx(0.6 / 0.9) and probs["claim"] == pytest.approx(0.2 / 0.9)
-    assert probs["deliver"] == 0 and sum(probs.values()) == pytest.approx(1.0)
+    assert body["logprobs"] is True and body["top_logprobs"] == 20 and body["max_tokens"] == 1
+    # The judge's question: its system turn, then the nest's last messages and the message.
+    assert body["messages"][0] == {"role": "system", "content": SYSTEM}
+    assert "owner (say): The report is due Friday." in body["messages"][1]["content"]
+    assert "Message: Can you draft it?" in body["messages"][1]["content"]
+    # Letters missing from the list (E, F) count as the least likely one listed (0.01), not as none:
+    # a short list must not make Jev surer than the model is.
+    total = 0.6 + 0.2 + 0.1 + 0.01 * 3
+    assert probs["request"] == pytest.approx(0.6 / total) and probs["refer"] == pytest.approx(0.01 / total)
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert probs.backend == f"llm (llama3.1 at {fake.base_url}/v1, logprobs, not fitted)" and probs.band is None
+
+
+def test_a_temperature_flattens_or_sharpens_the_letters_probabilities():
+    logprobs = {kind: math.log(p) for kind, p in zip(KINDS, (0.5, 0.25, 0.25, 1e-3, 1e-3, 1e-3), strict=True)}
+    plain, flat, sharp = scaled(logprobs), scaled(logprobs, 4.0), scaled(logprobs, 0.5)
+    assert plain["say"] == pytest.approx(0.5 / 1.003)
+    assert flat["say"] < plain["say"] < sharp["say"] and sharp["say"] == pytest.approx(
+        0.25 / (0.25 + 2 * 0.0625 + 3e-6)
+    )
+    assert all(sum(p.values()) == pytest.approx(1.0) for p in (plain, flat, sharp))
 
 
 async def test_the_llm_backend_fails_honestly_without_logprobs_or_on_errors():
@@ -103,7 +122,9 @@ async def test_the_flock_tags_with_the_llm_backend_and_falls_back_to_the_header_
     assert (sure["kind"], sure["tagged_by"]) == ("refer", "disagreement")
     assert (failed["kind"], failed["tagged_by"]) == ("request", "header")
     lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]
-    assert lines[0]["backend"] == "llm" and lines[0]["probs"]["refer"] == pytest.approx(0.95)
+    assert lines[0]["backend"] == f"llm (llama3.1 at {fake.base_url}/v1, logprobs, not fitted)"
+    # The owner's kinds only (say, request, refer); request, unlisted, counts as likely as A.
+    assert lines[0]["probs"]["refer"] == pytest.approx(0.95 / (0.95 + 0.05 + 0.05))
     assert lines[1]["probs"] == {} and "failed" in lines[1]["error"]
 
 

@@ -1,30 +1,50 @@
-"""The LLM judge fitted on the training conversations and measured on the separate set
-(soulstack.flock.jev.judge_fit, `soulstack flock jev-report --judge`): the prior is the maximum
-likelihood fit of the model's answers, the fit is written for that model id, and a flock started
-with --jev-judge reads it. The model here is the protocol-true fake Messages API with the real SDK,
-answering from a table this test writes (the data's true kinds, every fifth message wrong): the
-figures it gives measure the wiring, never a model."""
+"""Jev's LLM backends fitted on the training conversations and measured on the separate set
+(soulstack.flock.jev.judge_fit, `soulstack flock jev-report --judge`): the judge's prior and the
+logprobs Jev's temperature are the maximum likelihood fits of the model's answers, the fit is
+written for that model, and a flock started with that backend reads it. The models here are the
+protocol-true fake Messages API and fake Chat Completions with the real SDKs, answering from a
+table this test writes (the data's true kinds, every fifth message wrong): the figures they give
+measure the wiring, never a model."""
 
 import asyncio
 import hashlib
 import json
+import math
 import re
 import sys
 
 import pytest
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, text
+from soulstack.fakes.openai_api import FakeOpenAI, completion
 from soulstack.flock.commands import build_jev
 from soulstack.flock.config import FlockSettings
 from soulstack.flock.jev.judge import BAND, PRIOR, JudgeJev, votes_to_probs
-from soulstack.flock.jev.judge_fit import FIT_FILE, JudgeFit, fit, histories, read_fit, training_sample, write_fit
-from soulstack.flock.jev.llm import LABELS
+from soulstack.flock.jev.judge_fit import (
+    FIT_FILE,
+    Agreement,
+    JudgeFit,
+    Logprobs,
+    LogprobsFit,
+    fit,
+    histories,
+    read_fit,
+    training_sample,
+    write_fit,
+)
+from soulstack.flock.jev.llm import LlmJev, scaled
+from soulstack.flock.jev.question import LABELS
 from soulstack.flock.jev.local import KINDS, held_out, load_separate
 from soulstack.llm.anthropic import AnthropicModel
 
 
 def crows(examples):
     return [e for e in examples if e["author_role"] == "crow"]
+
+
+def judge_of(model_id="claude-test"):
+    """The judge's fitting side for a model that is never called (the answers are given)."""
+    return Agreement(AnthropicModel(model_id, api_key="test-key", base_url="http://127.0.0.1:9"))
 
 
 def test_the_prior_is_the_one_under_which_the_answers_are_likeliest():
@@ -34,11 +54,11 @@ def test_the_prior_is_the_one_under_which_the_answers_are_likeliest():
     for index, example in enumerate(examples):
         wrong = KINDS[(KINDS.index(example["kind"]) + 1) % len(KINDS)]
         answers.append([wrong if index % 5 == 0 else example["kind"]] * 3)
-    judged = fit("claude-test", answers, examples)
+    judged = fit(judge_of(), answers, examples)
     assert votes_to_probs(["say"] * 3, judged.prior)["say"] == pytest.approx(0.8, abs=0.005)
     assert judged.messages == 100 and judged.band in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
     # A message the model did not answer is left out of the fit, not counted as wrong.
-    again = fit("claude-test", answers + ["the model failed: 500"], examples + examples[:1])
+    again = fit(judge_of(), answers + ["the model failed: 500"], examples + examples[:1])
     assert again.prior == judged.prior and again.messages == 100
 
 
@@ -82,12 +102,27 @@ def truth_table():
     return table
 
 
+def asked_about(body) -> str:
+    """The message a backend's question is about (soulstack.flock.jev.question.prompt's last turn)."""
+    content = body["messages"][-1]["content"]
+    asked = content if isinstance(content, str) else content[0]["text"]
+    return re.search(r"\nMessage: (.*)\n\nWhich letter\?$", asked, re.S)[1]
+
+
 def answering(table):
     def answer(body):
-        content = body["messages"][0]["content"]
-        asked = content if isinstance(content, str) else content[0]["text"]
-        said = re.search(r"\nMessage: (.*)\n\nWhich letter\?$", asked, re.S)[1]
-        return text(table.get(said, "A"), usage={"input_tokens": 240, "output_tokens": 1})
+        return text(table.get(asked_about(body), "A"), usage={"input_tokens": 240, "output_tokens": 1})
+
+    return answer
+
+
+def answering_logprobs(table):
+    """A logprobs server far surer than it is right: the table's letter at 0.98, another at 0.02."""
+
+    def answer(body):
+        letter = table.get(asked_about(body), "A")
+        other = "A" if letter != "A" else "B"
+        return completion(letter, top_logprobs=[(letter, math.log(0.98)), (other, math.log(0.02))])
 
     return answer
 
@@ -169,6 +204,68 @@ async def test_a_model_that_is_down_is_said_after_five_messages_and_nothing_is_w
     async with FakeAnthropic(default=lambda body: error(400, "no such model")) as fake:
         model = AnthropicModel("claude-test", api_key="test-key", base_url=fake.base_url)
         with pytest.raises(NoAnswers, match="no answer to 5 messages in a row .*no such model"):
-            await fit_and_measure(model, tmp_path, 30, say=lambda line: None)
+            await fit_and_measure(Agreement(model), tmp_path, 30, say=lambda line: None)
         asked = len(fake.bodies)
     assert asked == 3 * GIVE_UP_AFTER and not (tmp_path / FIT_FILE).exists()
+
+
+def test_the_temperature_is_the_one_under_which_the_logprobs_are_likeliest():
+    """A server that says 0.98 and is right four times in five: the fitted temperature flattens its
+    top letter to about 0.8, and the fit is kept for that model at that URL only."""
+    examples = crows(training_sample(400))[:100]
+    answers = []
+    for index, example in enumerate(examples):
+        said = KINDS[(KINDS.index(example["kind"]) + 1) % len(KINDS)] if index % 5 == 0 else example["kind"]
+        answers.append({kind: math.log(0.98 if kind == said else 0.004) for kind in KINDS})
+    llm = LlmJev("qwen", "http://127.0.0.1:9/v1")
+    judged = fit(Logprobs(llm), answers, examples)
+    assert isinstance(judged, LogprobsFit) and judged.model == "qwen at http://127.0.0.1:9/v1"
+    assert judged.temperature > 1 and max(scaled(answers[1], judged.temperature).values()) == pytest.approx(
+        0.8, abs=0.01
+    )
+    assert judged.messages == 100
+
+
+async def test_jev_report_judge_fits_the_logprobs_jev_where_a_server_is_given(tmp_path):
+    async with FakeOpenAI(default=answering_logprobs(truth_table())) as fake:
+        url = fake.base_url + "/v1"
+        command = [sys.executable, "-m", "soulstack.cli", "flock", "--jev-base-url", url, "--jev-model", "qwen"]
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            "jev-report",
+            "--data",
+            str(tmp_path),
+            "--judge",
+            "--judge-messages",
+            "30",
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # no model key: the server is the backend
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 300)
+        asked = [body["top_logprobs"] for body in fake.bodies]
+        flock_jev = build_jev(FlockSettings(jev_base_url=url, jev_model="qwen", data_dir=str(tmp_path)))
+        probs = await flock_jev.kind_probs_async("Claimed, on it now.", author_role="crow", refers_kind="request")
+    out = out.decode()
+    assert process.returncode == 0, err.decode()[-2000:]
+    judged = json.loads((tmp_path / LogprobsFit.FILE).read_text())
+    assert judged["model"] == f"qwen at {url}" and judged["messages"] >= 30 and judged["temperature"] > 1
+    assert not (tmp_path / FIT_FILE).exists()  # the judge's own fit is another backend's
+    assert asked == [20] * (judged["messages"] + len(load_separate()))  # one call a message
+    assert f"the logprobs Jev (qwen at {url}, fitted on {judged['messages']} training messages: temperature" in out
+    assert "cost unknown (no price for a server of your own)" in out and "accuracy where sure" in out
+    assert flock_jev.primary.fit.temperature == judged["temperature"]
+    assert probs.backend == f"llm (qwen at {url}, logprobs, fitted on {judged['messages']} training messages)"
+    assert probs.band == judged["band"] and max(probs.values()) < 0.98
+
+
+def test_a_logprobs_fit_for_another_server_is_not_read(tmp_path):
+    write_fit(tmp_path, LogprobsFit(model="qwen at http://a/v1", temperature=2.0, band=0.7, messages=240, log_loss=0.5))
+    assert (tmp_path / LogprobsFit.FILE).stat().st_mode & 0o077 == 0
+    assert read_fit(tmp_path, "qwen at http://a/v1", LogprobsFit)[0].temperature == 2.0
+    other, line = read_fit(tmp_path, "qwen at http://b/v1", LogprobsFit)
+    assert other is None and line == (
+        f"the logprobs Jev: {tmp_path / LogprobsFit.FILE} was fitted for qwen at http://a/v1, not qwen at "
+        "http://b/v1; temperature 1 and the local band"
+    )
+    assert read_fit(tmp_path, "qwen at http://a/v1")[0] is None  # the judge's file is another

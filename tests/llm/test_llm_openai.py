@@ -218,6 +218,18 @@ async def test_fake_lists_models_and_rejects_orphan_tool_messages(fake_openai):
         )
 
 
+async def test_fake_holds_top_logprobs_to_openais_limits(fake_openai):
+    """0-20 alternatives, and only with logprobs: Jev's logprobs backend asks for 20."""
+    client = openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url + "/v1", max_retries=0)
+    asked = {"model": "llama3.1", "messages": [{"role": "user", "content": "A or B?"}], "max_tokens": 1}
+    for wrong, words in (({"logprobs": True, "top_logprobs": 21}, "between 0 and 20"), ({"top_logprobs": 5}, "true")):
+        with pytest.raises(openai.BadRequestError, match=words):
+            await client.chat.completions.create(**asked, **wrong)
+    fake_openai.reply(completion("A", top_logprobs=[("A", -0.1), ("B", -2.4)]))
+    answer = await client.chat.completions.create(**asked, logprobs=True, top_logprobs=20)
+    assert [t.token for t in answer.choices[0].logprobs.content[0].top_logprobs] == ["A", "B"]
+
+
 async def test_a_server_that_refuses_stream_options_is_asked_again_without_and_its_cost_is_unknown():
     async with FakeOpenAI(refuses_stream_options=True) as fake:
         fake.reply("first", "second")

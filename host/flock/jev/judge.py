@@ -2,8 +2,8 @@
 Bedrock, OpenAI-compatible), with the local Jev as its fallback.
 
 The provider-neutral model seam (soulstack.llm.types.Model) gives text, not token logprobs, so
-the judge asks SAMPLES times for one letter (A-F, the kinds of soulstack.flock.jev.llm) with the
-nest's last messages as context, and reads a probability from the agreement:
+the judge asks SAMPLES times for one letter (A-F, soulstack.flock.jev.question: the logprobs Jev's
+question too) with the nest's last messages as context, and reads a probability from the agreement:
 
     p(kind) = (votes(kind) + PRIOR) / (SAMPLES + 6 * PRIOR)
 
@@ -28,43 +28,14 @@ import logging
 import re
 from collections import Counter
 
-from soulstack.flock.jev.llm import LABELS, MEANINGS, OPEN_REQUEST
 from soulstack.flock.jev.local import KINDS
+from soulstack.flock.jev.question import LABELS, SYSTEM, Probs, prompt
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
 SAMPLES = 3
 PRIOR = 0.5  # the stated guess, where no fit for the model exists
 BAND = 0.55  # between two of three (0.42) and all three (0.58), with that PRIOR
-HISTORY = 6  # the nest's last messages the model reads
-CLIP = 300  # characters of each earlier message
-
-SYSTEM = (
-    "You are Jev, the tagger of a nest: a chat where an owner and AI crows work together. "
-    "Say which kind one message is:\n"
-    + "\n".join(f"{label}: {kind} ({MEANINGS[kind]})" for label, kind in zip(LABELS, KINDS, strict=True))
-    + "\nJudge by what the message itself does; the earlier messages are context only. "
-    "Answer with the one letter only."
-)
-
-
-class Probs(dict):
-    """{kind: p}, with the backend that answered (the log's `backend`) and, where its probabilities
-    are on a scale of their own, the band to judge them by (None: the local Jev's)."""
-
-    def __init__(self, probs: dict, backend: str, band: float | None = None):
-        super().__init__(probs)
-        self.backend, self.band = backend, band
-
-
-def prompt(text: str, history, author_role="", to_role="", refers_kind="", recent_kinds=(), open_request="") -> str:
-    earlier = "\n".join(f"- {m['author']} ({m['kind']}): {m['text'][:CLIP]}" for m in list(history)[-HISTORY:])
-    return (
-        f"The nest's last messages, oldest first:\n{earlier or '(none: this is the first)'}\n\n"
-        f"The message, by the {author_role or 'unknown'}, addressed to {to_role or 'nobody in particular'}, "
-        f"answering a {refers_kind or 'nothing named'}; latest open request: "
-        f"{OPEN_REQUEST.get(open_request, 'none')}.\nMessage: {text}\n\nWhich letter?"
-    )
 
 
 def votes_to_probs(answers: list, prior: float = PRIOR) -> dict:
@@ -139,12 +110,15 @@ class WithFallback:
 
     def __init__(self, primary, fallback):
         self.primary, self.fallback, self.name = primary, fallback, primary.name
+        self.wants_history = getattr(primary, "wants_history", False)
 
-    async def kind_probs_async(self, text: str, **context) -> Probs:
+    async def kind_probs_async(self, text: str, history=(), nest_id: str = "", **context) -> Probs:
         from soulstack.flock.jev.llm import JevBackendError
 
+        extra = {"history": history, "nest_id": nest_id} if self.wants_history else {}
         try:
-            return Probs(await self.primary.kind_probs_async(text, **context), self.primary.name)
+            probs = await self.primary.kind_probs_async(text, **extra, **context)
         except JevBackendError as failure:
             log.warning("Jev's %s backend failed; the local Jev tags: %s", self.primary.name, failure)
             return Probs(await self.fallback.kind_probs_async(text, **context), f"local ({str(failure)[:200]})")
+        return probs if isinstance(probs, Probs) else Probs(probs, self.primary.name)

@@ -20,6 +20,7 @@ outcome (soulstack.flock.jev.learn). A reliability diagram is written as a PNG (
 from pathlib import Path
 
 from soulstack.flock.jev import evaluate
+from soulstack.flock.jev.judge_fit import describe
 from soulstack.flock.jev.learn import corrected_examples
 from soulstack.flock.jev.local import (
     KINDS,
@@ -149,17 +150,17 @@ def format_measured(result: dict) -> str:
 
 
 def format_judge(judged: dict) -> str:
-    """jev-report --judge: the LLM judge's fit and its figures on the separate set (judge_fit)."""
+    """jev-report --judge: an LLM backend's fit and its figures on the separate set (judge_fit)."""
     fit, separate = judged["fit"], judged["separate"]
     goal = "met" if evaluate.meets_goal(separate) else "NOT met"
     return "\n".join(
         [
-            f"the LLM judge ({fit.model}, fitted on {fit.messages} training messages: prior {fit.prior:.3f}, "
+            f"{judged['what']} ({fit.model}, fitted on {fit.messages} training messages: {describe(fit)}, "
             f"band {fit.band:.2f}) on the separate set: {separate['count']} messages",
             "  " + evaluate.format_figures(separate),
             format_table(separate),
             "  wrong tags (true kind -> the tag that stood): " + evaluate.format_confusions(judged["confusions"]),
-            f"  answered by the local Jev instead (the model gave no letter or failed): {judged['unanswered']}",
+            f"  answered by the local Jev instead (the model gave no answer or failed): {judged['unanswered']}",
             f"  cost: {judged['cost']}",
             f"  goal on the separate set: {goal}",
         ]
