@@ -119,6 +119,9 @@ async def test_the_flock_tags_with_the_llm_backend_and_falls_back_to_the_header_
             )
         finally:
             await flock.stop()
+        asked = fake.bodies[-1]["messages"][1]["content"]
+    # The second question reads the nest's first message, as tagged (the judge's history).
+    assert "- owner (refer): notes.md" in asked and asked.endswith("Message: hi\n\nWhich letter?")
     assert (sure["kind"], sure["tagged_by"]) == ("refer", "disagreement")
     assert (failed["kind"], failed["tagged_by"]) == ("request", "header")
     lines = [json.loads(line) for line in (tmp_path / "jev.jsonl").read_text().splitlines()]
