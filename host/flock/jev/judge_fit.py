@@ -52,6 +52,8 @@ class JudgeFit:
     FILE: ClassVar[str] = "jev-judge.json"
     NUMBER: ClassVar[str] = "prior"
     WHAT: ClassVar[str] = "Jev's judge"
+    UNFITTED: ClassVar[str] = "the stated prior"
+    HOW: ClassVar[str] = "'soulstack flock --model ID jev-report --judge' fits one"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class LogprobsFit:
     FILE: ClassVar[str] = "jev-logprobs.json"
     NUMBER: ClassVar[str] = "temperature"
     WHAT: ClassVar[str] = "the logprobs Jev"
+    UNFITTED: ClassVar[str] = "temperature 1 and the local band"
+    HOW: ClassVar[str] = "'soulstack flock --jev-base-url URL --jev-model ID jev-report --judge' fits one"
 
 
 FIT_FILE = JudgeFit.FILE
@@ -71,14 +75,13 @@ FIT_FILE = JudgeFit.FILE
 
 def read_fit(data_dir, model: str, kind=JudgeFit) -> tuple:
     """-> (a `kind` fit for `model`, or None; a line saying which the backend uses)."""
-    path = Path(data_dir) / kind.FILE
-    unfitted = "the stated prior" if kind is JudgeFit else "temperature 1 and the local band"
+    path, unfitted = Path(data_dir) / kind.FILE, kind.UNFITTED
     try:
         fit = kind(**json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
-        return None, f"{kind.WHAT}: no fit for {model} in {path} ({unfitted}; jev-report --judge fits one)"
+        return None, f"{kind.WHAT}: no fit for {model} in {path} ({unfitted}; {kind.HOW})"
     except (OSError, ValueError, TypeError) as error:
-        return None, f"{kind.WHAT}: {path} is unreadable ({error}); {unfitted} until jev-report --judge"
+        return None, f"{kind.WHAT}: {path} is unreadable ({error}); {unfitted} ({kind.HOW})"
     number = getattr(fit, kind.NUMBER)
     numbers = (number, fit.band, fit.log_loss)
     if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers) or not (
