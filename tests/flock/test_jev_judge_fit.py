@@ -26,6 +26,7 @@ from soulstack.flock.jev.judge_fit import (
     JudgeFit,
     Logprobs,
     LogprobsFit,
+    describe,
     fit,
     histories,
     read_fit,
@@ -162,7 +163,8 @@ async def test_jev_report_judge_fits_measures_and_the_flock_reads_the_fit(tmp_pa
     judge = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path)), model, say=said.append)
     assert isinstance(judge, JudgeJev) and judge.fit.prior == judged["prior"] and judge.fit.band == judged["band"]
     assert said == [
-        f"Jev's judge: fitted for claude-haiku-4-5 on {judged['messages']} training messages (band {judged['band']:.2f})"
+        f"Jev's judge: fitted for claude-haiku-4-5 on {judged['messages']} training messages "
+        f"({describe(JudgeFit(**judged))}, band {judged['band']:.2f})"
     ]
     unfitted = build_jev(FlockSettings(jev_judge=True, data_dir=str(tmp_path / "other")), model, say=said.append)
     assert unfitted.fit is None and "no fit for claude-haiku-4-5" in said[-1]
@@ -262,7 +264,12 @@ async def test_jev_report_judge_fits_the_logprobs_jev_where_a_server_is_given(tm
 def test_a_logprobs_fit_for_another_server_is_not_read(tmp_path):
     write_fit(tmp_path, LogprobsFit(model="qwen at http://a/v1", temperature=2.0, band=0.7, messages=240, log_loss=0.5))
     assert (tmp_path / LogprobsFit.FILE).stat().st_mode & 0o077 == 0
-    assert read_fit(tmp_path, "qwen at http://a/v1", LogprobsFit)[0].temperature == 2.0
+    fitted, line = read_fit(tmp_path, "qwen at http://a/v1", LogprobsFit)
+    assert fitted.temperature == 2.0
+    assert (
+        line
+        == "the logprobs Jev: fitted for qwen at http://a/v1 on 240 training messages (temperature 2.000, band 0.70)"
+    )
     other, line = read_fit(tmp_path, "qwen at http://b/v1", LogprobsFit)
     assert other is None and line == (
         f"the logprobs Jev: {tmp_path / LogprobsFit.FILE} was fitted for qwen at http://a/v1, not qwen at "

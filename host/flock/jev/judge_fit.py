@@ -90,7 +90,8 @@ def read_fit(data_dir, model: str, kind=JudgeFit) -> tuple:
         return None, f"{kind.WHAT}: {path} holds no usable fit (a {kind.NUMBER} above 0, a band in (0, 1]); {unfitted}"
     if fit.model != model:
         return None, f"{kind.WHAT}: {path} was fitted for {fit.model}, not {model}; {unfitted}"
-    return fit, f"{kind.WHAT}: fitted for {model} on {fit.messages} training messages (band {fit.band:.2f})"
+    said = f"{kind.WHAT}: fitted for {model} on {fit.messages} training messages ({describe(fit)}, band {fit.band:.2f})"
+    return fit, said
 
 
 def write_fit(data_dir, fit) -> Path:
