@@ -180,6 +180,43 @@ async def test_a_deliver_without_a_claim_is_flagged_and_the_crow_quarantined_unt
     assert status == 201
 
 
+async def test_a_crows_answers_that_name_no_request_answer_the_one_open_to_it(tmp_path):
+    """Through the API, a crow's claim, decline or delivery often names no `refers_to`: it answers
+    the request open to it, so claiming then delivering is no breach (the trial that found it had
+    Pepper quarantined for delivering what it had claimed)."""
+    flock = await Flock(tmp_path, config=FlockConfig(heartbeat_s=0.2)).start()  # no model: no crow answers itself
+    try:
+        await flock.post("/api/nests", {"name": "Launch", "crows": ["Pepper", "Inky"]})
+        request = await post(flock, text="Pepper, could you write three taglines for the spring launch?", to="Pepper")
+        room = await post(flock, text="Could someone book the room for Friday?")
+
+        async def crow(author, text, kind):
+            status, record = await flock.post(
+                "/api/nests/launch/messages", {"author": author, "text": text, "kind": kind}
+            )
+            assert status == 201 and record["kind"] == kind, record
+            return record
+
+        claim = await crow("Pepper", "I'll take this.", "claim")
+        declined = await crow("Inky", "Sorry, I can't take this one: my queue is full today.", "decline")
+        delivered = await crow("Pepper", "Done: the taglines. 1. Spring into it. 2. Bloom early.", "deliver")
+        assert (claim["refers_to"], claim["to"]) == (request["msg_id"], "owner")
+        assert declined["refers_to"] == room["msg_id"]  # not Pepper's request: that was addressed to Pepper
+        assert (delivered["refers_to"], delivered["to"]) == (request["msg_id"], "owner")
+        _, history = await flock.get("/api/nests/launch/messages")
+        assert not [m for m in history if m["kind"] == "flag"]
+        owed = {row[:3] for row in flock.runner.app[HARNESS].store.expectations()}
+        assert not owed & {(request["msg_id"], "Pepper", "claim"), (request["msg_id"], "Pepper", "deliver")}
+        assert (room["msg_id"], "Inky", "claim") not in owed  # a decline counts as answering
+
+        # A delivery of nothing claimed still breaches: Inky claimed nothing.
+        stray = await crow("Inky", "Done: the room is booked for Friday, 10am.", "deliver")
+        _, history = await flock.get("/api/nests/launch/messages")
+        assert stray["refers_to"] == "" and history[-1]["kind"] == "flag" and history[-1]["to"] == "Inky"
+    finally:
+        await flock.stop()
+
+
 async def test_an_unanswered_flag_keeps_the_quarantine_after_ten_minutes(nest):
     async with nest.events(nest_id="launch") as stream:
         status, _ = await nest.post(

@@ -103,6 +103,11 @@ class Harness:
         # The earlier messages' words too, for an LLM judge that reads them (jev/judge.py)
         decision = await self.tagger.tag(fields["text"], header, context, options, history=earlier, nest_id=nest_id)
         kind = decision["kind"]
+        if kind in ("claim", "decline", "deliver") and not refers_to and rules.is_crow(author):
+            # An answer that names no request answers the one open to it (rules.answered_request).
+            recent = self.store.recent(nest_id, rules.ANSWER_WINDOW)
+            referred = rules.answered_request(recent, author, kind)
+            refers_to = referred.msg_id if referred else ""
         request = self._request_of(referred)
         if kind == "claim":
             self._check_claim(request, author)

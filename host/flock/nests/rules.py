@@ -16,6 +16,7 @@ from soulstack.flock.rows import NestRow
 SERVERS = ("Sentry", "Elder", "harness")
 PASTE_CHARS = 1200  # a crow message this long that looks like a file should have been a `refer`
 PASTE_LINES = 15
+ANSWER_WINDOW = 50  # how far back an answer that names no request looks for the one it answers
 HEADER = re.compile(r"^\s*\[(say|request|claim|deliver|refer|decline)\]\s*", re.IGNORECASE)
 
 
@@ -40,6 +41,20 @@ def breach(record: NestMessage, nest_members: set, claimed_by: list) -> str | No
     if kind != "refer" and len(text) >= PASTE_CHARS and ("```" in text or text.count("\n") >= PASTE_LINES):
         return f"{author} pasted a long artifact ({len(text)} characters) instead of a `refer` to it by name"
     return None
+
+
+def answered_request(recent: list[NestMessage], author: str, kind: str) -> NestMessage | None:
+    """The request a crow's claim, decline or deliver answers when it names none (`recent`: the
+    nest's last messages, oldest first). A claim or decline answers the latest request addressed to
+    the crow that it has not claimed or declined yet, else the latest such request to the room; a
+    deliver, the latest request it claimed and has not delivered. None: nothing open fits (a
+    deliver then breaches, as it should)."""
+    mine = {(m.refers_to, m.kind) for m in recent if m.author == author}
+    requests = [m for m in reversed(recent) if m.kind == "request" and m.author != author]
+    if kind == "deliver":
+        return next((m for m in requests if (m.msg_id, "claim") in mine and (m.msg_id, "deliver") not in mine), None)
+    unanswered = [m for m in requests if not mine & {(m.msg_id, "claim"), (m.msg_id, "decline")}]
+    return next((m for m in unanswered if m.to == author), None) or next((m for m in unanswered if not m.to), None)
 
 
 def read_reply(text: str) -> tuple:
