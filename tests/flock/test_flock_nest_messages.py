@@ -183,6 +183,29 @@ async def test_every_decision_is_logged_with_its_probabilities_and_the_owner_can
     assert status == 400 and "kind" in answer["message"]
 
 
+async def test_a_correction_jev_could_not_learn_from_is_refused_and_a_kind_it_already_has_changes_nothing(
+    flock, tmp_path
+):
+    _, record = await say(flock, text="Can you draft the launch email by Friday?", to="Pepper")
+    _, history = await flock.get("/api/nests/todo/messages")
+    note = history[-1]  # no model: the harness says Pepper cannot answer
+    assert note["author"] == "harness"
+    logged = (tmp_path / "jev.jsonl").read_text()
+
+    def correct(msg_id, kind):
+        return flock.post(f"/api/nests/todo/messages/{msg_id}/kind", {"kind": kind})
+
+    status, answer = await correct(note["msg_id"], "request")
+    assert status == 400 and "posted by the server" in answer["message"]
+    status, answer = await correct(record["msg_id"], "deliver")  # the owner never posts a delivery
+    assert status == 400 and "the owner posts say, request or refer" in answer["message"]
+    status, same = await correct(record["msg_id"], record["kind"])
+    assert status == 200 and same == record
+    assert (tmp_path / "jev.jsonl").read_text() == logged  # nothing to learn from any of them
+    _, after = await flock.get("/api/nests/todo/messages")
+    assert after == history
+
+
 async def test_jev_chooses_only_among_the_kinds_the_author_may_post(flock, tmp_path):
     await flock.post("/api/nests", {"name": "Launch", "crows": ["Pepper", "Inky"]})
     text = "I'll take this."

@@ -123,8 +123,13 @@ class Harness:
         record = self.store.message(msg_id)
         if record is None or record.nest_id != nest_id:
             raise BadRequest(f"no message {msg_id[:60]!r} in nest {nest_id!r}", status=404)
-        if record.kind in ("nudge", "flag"):
-            raise BadRequest(f"{msg_id} is a {record.kind}, posted by the server; its kind is not Jev's to get wrong")
+        if record.kind in ("nudge", "flag") or record.author in rules.SERVERS:
+            what = record.kind if record.kind in ("nudge", "flag") else f"note by the {record.author}"
+            raise BadRequest(f"{msg_id} is a {what}, posted by the server; its kind is not Jev's to get wrong")
+        if record.author == "owner" and kind not in OWNER_KINDS:
+            raise BadRequest(f"{msg_id} is the owner's: the owner posts say, request or refer, never {kind}")
+        if kind == record.kind:
+            return record  # nothing to correct: no ground truth logged twice, no re-fit
         self.tagger.correction(rfc3339(self.clock.time()), msg_id, kind, record.kind)
         learning = self.tagger.learn(self.config.relearn_after_s)  # the local Jev learns from it
         if learning is not None:
