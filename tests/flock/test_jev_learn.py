@@ -93,6 +93,27 @@ async def test_a_restarted_flock_learns_the_corrections_made_before_it(tmp_path)
     assert relearned["corrections"] == 1 and relearned["kept"] in ("new", "previous")
 
 
+async def test_corrections_made_while_a_refit_waits_join_it(tmp_path):
+    from soulstack.flock.jev.learn import Learner
+    from soulstack.flock.jev.local import StartingJev
+    from soulstack.flock.jev.tagging import JevLog
+
+    log = JevLog(tmp_path / "jev.jsonl")
+    learner = Learner(StartingJev(), log)
+
+    def correct(n: int, kind: str):
+        log.append({"question": "kind", "msg_id": f"n-{n}", "text": f"the usual, please ({n})", "kind": "say"})
+        log.append({"question": "correction", "msg_id": f"n-{n}", "kind": kind, "was": "say"})
+        return learner.corrected(0.5)
+
+    waiting = asyncio.ensure_future(correct(1, "request"))
+    await asyncio.sleep(0)  # the re-fit is waiting now
+    assert correct(2, "refer") is None and correct(3, "request") is None  # they join it
+    await waiting
+    [relearned] = [entry for entry in log.read() if entry["question"] == "relearn"]
+    assert relearned["corrections"] == 3
+
+
 def test_the_llm_backends_local_fallback_learns_too(tmp_path):
     from soulstack.flock.jev.judge import JudgeJev, WithFallback
     from soulstack.flock.jev.llm import LlmJev

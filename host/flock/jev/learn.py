@@ -117,8 +117,8 @@ class Learner:
     async def _run(self, wait_s: float) -> None:
         try:
             while True:
-                self.again = False
                 await asyncio.sleep(wait_s)
+                self.again = False  # the corrections made while waiting are in the log read now
                 examples = corrected_examples(await asyncio.to_thread(self.jev_log.read))  # a long log
                 if not examples:
                     return
