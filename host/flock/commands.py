@@ -136,6 +136,9 @@ def run_report(args) -> int:
     if not data.is_dir():
         raise UsageError(f"--data {args.data}: no such directory (run the flock first, or point at its data)")
     png = Path(args.png) if args.png else data / "jev-reliability.png"
+    if png.is_dir() or png.suffix.lower() != ".png":  # matplotlib would add ".png" and write elsewhere
+        example = png / "jev-reliability.png" if png.is_dir() else png.with_suffix(".png")
+        raise UsageError(f"--png {png}: name a file ending .png, such as {example}")
     if args.judge:
         from soulstack.flock.jev.judge_fit import NoAnswers, fit_and_measure
 

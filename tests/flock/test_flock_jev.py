@@ -182,3 +182,28 @@ def test_jev_report_prints_the_table_and_writes_a_png(tmp_path):
         timeout=120,
     )
     assert missing.returncode != 0 and len(missing.stderr.strip().splitlines()) == 1
+    for where, example in (
+        (tmp_path, tmp_path / "jev-reliability.png"),
+        (tmp_path / "diagram", tmp_path / "diagram.png"),
+    ):
+        # matplotlib would add ".png" to either and write where nobody was told
+        wrong = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "soulstack.cli",
+                "flock",
+                "jev-report",
+                "--data",
+                str(tmp_path),
+                "--png",
+                str(where),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert wrong.returncode == 2 and wrong.stderr.strip().splitlines() == [
+            f"soulstack flock: --png {where}: name a file ending .png, such as {example}"
+        ], wrong.stderr
+        assert not example.exists()
