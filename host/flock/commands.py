@@ -293,8 +293,12 @@ def build_jev(settings, model=None, say=None):
         if say:
             say(line)
         return WithFallback(llm, StartingJev())
-    if not settings.jev_judge or model is None or model.provider == "demo":
-        return None  # no model to ask (the demo's answers are canned): the local Jev
+    if not settings.jev_judge:
+        return None
+    if model is None or model.provider == "demo":  # no model to ask (the demo's answers are canned)
+        if say:
+            say(f"Jev's judge: {'the demo has' if model else 'there is'} no model to ask; the local Jev tags")
+        return None
     from soulstack.llm.providers import complete_with_retry
 
     async def complete(system, messages, max_tokens):

@@ -111,4 +111,6 @@ def test_the_flock_command_builds_the_judge_only_where_a_model_thinks():
     model = AnthropicModel("claude-test", api_key="test-key", base_url="http://127.0.0.1:9")
     assert isinstance(build_jev(FlockSettings(jev_judge=True), model), JudgeJev)
     assert build_jev(FlockSettings(), model) is None  # off unless asked: each tag costs three calls
-    assert build_jev(FlockSettings(jev_judge=True), None) is None  # the brainstem: the local Jev
+    said = []
+    assert build_jev(FlockSettings(jev_judge=True), None, say=said.append) is None  # the brainstem: the local Jev
+    assert said == ["Jev's judge: there is no model to ask; the local Jev tags"]  # --jev-judge is not ignored silently
