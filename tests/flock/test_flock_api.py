@@ -117,8 +117,12 @@ async def test_nests_default_create_clash_and_persist(brainstem, tmp_path):
     assert status == 409 and "launch-copy" in answer["message"]
     status, answer = await brainstem.post("/api/nests", {"name": "Todo", "crows": ["Hugin"]})
     assert status == 409
+    status, chinese = await brainstem.post("/api/nests", {"name": "发布文案", "crows": ["Soot"]})
+    assert status == 201 and chinese == {"nest_id": "nest-1", "name": "发布文案", "crows": ["Soot"]}
+    status, record = await brainstem.post("/api/nests/nest-1/messages", {"author": "owner", "text": "你好"})
+    assert status == 201 and record["msg_id"] == "nest-1-1"
     on_disk = json.loads((tmp_path / "nests.json").read_text())
-    assert [n["nest_id"] for n in on_disk["nests"]] == ["todo", "launch-copy"]
+    assert [n["nest_id"] for n in on_disk["nests"]] == ["todo", "launch-copy", "nest-1"]
     list_id = await brainstem.new_list("write the launch post", nest_id="launch-copy")
     async with brainstem.events(list_id) as stream:
         assert (await stream.until("list.started"))["nest_id"] == "launch-copy"

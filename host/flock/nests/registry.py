@@ -33,8 +33,8 @@ def validate(body: dict) -> tuple:
     if not isinstance(name, str) or not (1 <= len(name.strip()) <= NAME_MAX):
         raise BadRequest(f"name must be a string of 1-{NAME_MAX} characters after trimming")
     name = name.strip()
-    if not slugify(name):
-        raise BadRequest("name needs at least one letter or digit (the nest id is made from it)")
+    if not any(character.isalnum() for character in name):  # any script's letters: 发布文案 is a name
+        raise BadRequest("name needs at least one letter or digit")
     crows = body.get("crows")
     if not isinstance(crows, list) or not (1 <= len(crows) <= MAX_CORE):
         raise BadRequest(f"crows must be a list of 1-{MAX_CORE} crow names")
@@ -63,7 +63,7 @@ class Nests:
 
     def create(self, body: dict) -> NestRow:
         name, crows = validate(body)
-        nest_id = slugify(name)
+        nest_id = slugify(name) or self._numbered_id()  # ids are ASCII: they go into every msg_id and URL
         if nest_id in self.nests:
             raise BadRequest(f"a nest with id {nest_id!r} already exists; choose another name", status=409)
         if len(self.nests) >= MAX_NESTS:
@@ -73,6 +73,10 @@ class Nests:
         self.nests[nest_id] = nest
         self._mirror()
         return nest
+
+    def _numbered_id(self) -> str:
+        """The id of a nest whose name has no ASCII letter or digit: nest-1, nest-2, ..."""
+        return next(f"nest-{n}" for n in range(1, MAX_NESTS + 2) if f"nest-{n}" not in self.nests)
 
     def _mirror(self) -> None:
         # Atomic, and 0600 like everything in the data folder (soulstack.private_files).
