@@ -33,6 +33,29 @@ def test_each_meaningful_event_is_one_readable_line():
     assert describe(waiting) == "L1-1: the Sentry says split (code, 2 parts): two parts; waits for your approval"
 
 
+def test_a_nest_message_is_a_line_without_the_words_of_the_owner_or_a_crow():
+    def message(msg_id, kind, author, text, to="", refers_to="", tagged_by="default"):
+        return p.NestMessage(
+            nest_id="launch",
+            ts="2026-12-03T07:00:00.000Z",
+            msg_id=msg_id,
+            kind=kind,
+            author=author,
+            text=text,
+            to=to,
+            refers_to=refers_to,
+            tagged_by=tagged_by,
+        )
+
+    claim = message("launch-2", "claim", "Pepper", "Mine, the taglines.", "owner", "launch-1", "jev")
+    assert describe(claim) == "launch-2: Pepper claim to owner about launch-1 (tagged by jev)"
+    said = message("launch-3", "say", "owner", "my bank PIN is 1234")
+    assert describe(said) == "launch-3: owner say (tagged by default)"
+    why = "Pepper delivered without claiming any request. Pepper is quarantined until the owner decides."
+    flag = message("launch-4", "flag", "Sentry", why, "Pepper", "launch-3")
+    assert describe(flag) == f"launch-4: Sentry flag to Pepper about launch-3: {why}"
+
+
 def test_events_without_a_line_make_none():
     banter = p.CrowBanter(list_id="L1", item_id="L1-1", crow="Hugin", to="Munin", text="caw")
     assert describe(banter) is None  # an aside, nothing for the log

@@ -13,6 +13,7 @@ import json
 from aiohttp import web
 
 from soulstack.flock import events as sse
+from soulstack.flock import journal
 from soulstack.flock.request_bodies import require_object
 from soulstack.serving import BadRequest
 from soulstack.clocks import rfc3339
@@ -83,6 +84,7 @@ class NestLog:
             tagged_by=tagged_by,
         )
         self.store.add_message(nest_id, n, message)
+        journal.note(message)
         # The same text as the row keeps: a replay (Last-Event-ID) sends that one.
         self.subscribers.send(nest_id, (n, sse.frame(n, NestMessage.NAME, stored(message))))
         return message
