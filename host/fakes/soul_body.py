@@ -3,8 +3,11 @@
 It serves all four endpoints over loopback, records every request it gets,
 answers /look with a real JPEG (8x8, orange; or `image=`, e.g. QVGA_JPEG, the
 size the StackChan's camera sends), and can be told to fail one
-endpoint with a given HTTP status, honestly, as a broken device would.
+endpoint with a given HTTP status, honestly, as a broken device would, or to
+hold one unanswered (a device that hangs) until `release()`.
 """
+
+import asyncio
 
 import base64
 from pathlib import Path
@@ -34,8 +37,17 @@ QVGA_JPEG = (Path(__file__).parent / "desk_qvga.jpg").read_bytes()
 class RecordingBody(LoopbackServer):
     """`async with RecordingBody() as body:` -> body.base_url, body.received, body.spoken."""
 
-    def __init__(self, online: bool = True, fail: dict | None = None, token: str | None = None, image: bytes = JPEG):
+    def __init__(
+        self,
+        online: bool = True,
+        fail: dict | None = None,
+        token: str | None = None,
+        image: bytes = JPEG,
+        hold: tuple = (),
+    ):
         self.online = online
+        self.hold = set(hold)  # endpoints that answer only after release()
+        self.released = asyncio.Event()
         self.image_b64 = base64.b64encode(image).decode()  # what /look answers
         self.fail = dict(fail or {})  # endpoint -> HTTP status to answer instead of acting
         self.token = token
@@ -75,8 +87,16 @@ class RecordingBody(LoopbackServer):
             if endpoint in self.fail:
                 self.received.append((f"{endpoint} (failed)", await request.json()))
                 return error_response(self.fail[endpoint], f"the {endpoint} device is broken")
+            if endpoint in self.hold:
+                self.received.append((f"{endpoint} (held)", await request.json()))
+                await self.released.wait()
             return await handler(request)
 
         app = make_body_app({"status": status, "look": look, "speak": speak, "express": express}, token=self.token)
         app.middlewares.insert(0, failing)
         return app
+
+    def release(self) -> None:
+        """The held endpoints answer (those waiting, and from now on)."""
+        self.hold.clear()
+        self.released.set()

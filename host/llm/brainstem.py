@@ -94,6 +94,7 @@ class Brainstem:
         self._answered: dict = {}  # a person's words -> when (clock.time()) they were answered
         self._reminded: set = set()  # the keys of the reminders it said (REMINDERS.json keeps their delivery)
         self._asks_out: dict = {}  # speak call id -> the flock's ask it says, its result not seen yet
+        self._words_out: dict = {}  # speak call id -> the person's words it answers, its result not seen yet
         self._asks_said: set = set()  # asks the body's speak took (2xx): never said again
         self._asks_owed: list = []  # asks whose speak failed: said again at the next waking
         self._asks_came: dict = {}  # ask (said, owed or out) -> when it last came: how long it is kept
@@ -119,15 +120,19 @@ class Brainstem:
         self._asks_came.update(
             dict.fromkeys(flock_asks(now.reasons, words.get("flock_asks_head", FLOCK_ASKS)), self.clock.time())
         )  # the flock still sends them
-        heard_back = self._read_ask_results(messages)
+        if now.step == 0:
+            self._words_out.clear()  # a new waking: the last one's turn ended, its speaks were made
+        heard_back = self._read_results(messages)
         if now.step == 0 and "body_status" in names:
             return self._reply([self._call("body_status")])
         if now.step == 0 or (now.step == 1 and _previous_calls(messages) == ["body_status"]):
             return self._reply(self._live(names, now, words, body_answered=now.step == 0 or _status_answered(messages)))
         # The waking's acts are done. Words that arrived since get their answer; otherwise rest.
         answers = self._answers(names, now, words)
-        if answers or heard_back:  # a waking that said an ask sleeps once it has read the body's answer
-            return self._reply(answers + [self._call("sleep", minutes=now.default_sleep_minutes)])
+        if answers or heard_back:  # a waking that answered words or said an ask sleeps once it read the body's answer
+            answering = any(isinstance(block, ToolCall) and block.id in self._words_out for block in answers)
+            sleep = [] if answering else [self._call("sleep", minutes=now.default_sleep_minutes)]
+            return self._reply(answers + sleep)
         return Reply(Message("assistant", [TextBlock(words["rest"])]), "end_turn", Usage(), self.model_id)
 
     def _live(self, names, now: Situation, words, body_answered: bool) -> list:
@@ -143,7 +148,7 @@ class Brainstem:
             if now.heard:
                 entry += said(words["heard"], " / ".join(f"\u201c{w}\u201d" for w in now.heard))
             calls.append(self._call("diary", entry=entry))
-        if not asking:  # with an ask out it sleeps a step later, when the body's answer is read
+        if not asking and not self._words_out:  # with a speak out it sleeps a step later, once it is answered
             calls.append(self._call("sleep", minutes=now.default_sleep_minutes))
         return calls
 
@@ -163,7 +168,12 @@ class Brainstem:
                 continue
             self._answered[heard] = self.clock.time()
             answer = said(words["answer"], heard)
-            answers.append(self._call("speak", text=answer) if "speak" in names else TextBlock(answer))
+            if "speak" in names:
+                call = self._call("speak", text=answer)
+                self._words_out[call.id] = heard
+                answers.append(call)
+            else:
+                answers.append(TextBlock(answer))
         return answers
 
     def _asks(self, names, asks: list, words) -> list:
@@ -181,12 +191,17 @@ class Brainstem:
             calls.append(call)
         return calls
 
-    def _read_ask_results(self, messages: list) -> bool:
+    def _read_results(self, messages: list) -> bool:
         """Counts an ask said when its speak's result (in the last message) is a success; a failed one
-        is owed. Whether any result was read."""
+        is owed. Words are answered once their speak has a result, whichever. Whether any was read."""
         read = False
-        for block in messages[-1].content if messages and self._asks_out else []:
-            ask = self._asks_out.pop(block.tool_call_id, None) if isinstance(block, ToolResult) else None
+        for block in messages[-1].content if messages and (self._asks_out or self._words_out) else []:
+            if not isinstance(block, ToolResult):
+                continue
+            if self._words_out.pop(block.tool_call_id, None) is not None:
+                read = True
+                continue
+            ask = self._asks_out.pop(block.tool_call_id, None)
             if ask is None:
                 continue
             read = True
@@ -234,7 +249,9 @@ class Brainstem:
         kept = {
             "said": {ask: t for ask, t in self._asks_came.items() if ask in self._asks_said},
             "owed": {ask: self._asks_came[ask] for ask in owes if ask in self._asks_came},
-            "answered": dict(self._answered),  # a copy: the next step's answers must differ from what was kept
+            # Words whose speak is out when the process dies are answered again after the restart, not never
+            # (the soul's inbox shows them again: host/soul/nudges/inbox.py). A copy: the next step's differ.
+            "answered": {w: t for w, t in self._answered.items() if w not in self._words_out.values()},
         }
         if self.memory is None or kept == self._kept:
             return

@@ -10,8 +10,8 @@ What lives where:
                   prompt cache needs a refresh
   turn.py         one waking's turn: model step, tools, model step, ... until it sleeps
   snapshot.py     the message each waking begins with (its inner life once, then what changed)
-  nudges/         the nudges kept: inbox.py (on disk, NUDGES.jsonl, until a stored snapshot
-                  shows them), ids.py (the ids answered: a nudge sent again is counted once)
+  nudges/         the nudges kept: inbox.py (on disk, NUDGES.jsonl, until the waking that
+                  showed them ends), ids.py (the ids answered: a nudge sent again is counted once)
   server.py       the one HTTP server: POST /nudge, and the routes run.py hands it
   hooks.py        the hooks the rooms hang their functions on (the loop knows none of them)
   life.py         the life files (SELF.md, DIARY.md, ...), written by atomic.py
@@ -33,10 +33,11 @@ The life of a waking (`Soul.live`):
   _begin       takes the words delivered, the nudges due (inbox.take) and the reminders due
                (reminders.take_due); says why it woke
   _live_one    senses the body; on_waking hooks; the snapshot (snapshot.py) is stored in the
-               session (memory/session.py), then the inbox lets its nudges go (inbox.seen)
+               session (memory/session.py)
     once a night (Nightly.due, a quiet waking): Nightly.begin, run_turn, Nightly.end (the day folded)
     any other:  before_turn hooks (new MCP tools, the ceiling's fold), then run_turn:
                 view(soul) -> model -> tools -> ... until a reply calls sleep (turn.py)
+  inbox.ended  the waking is over (answered, or failed): the nudges it showed leave the inbox
   _end         one log line, the sleep planned (rhythm.py, adjust_sleep hooks)
   sleep        Sleep.until_woken (sleep.py): until the alarm, a nudge that is due, words delivered
                or a reminder's time (a retry of one not said is made on the way); each stretch
@@ -48,6 +49,7 @@ The path of a nudge:
   their reason, "your human typed: ...") -> Soul.nudge -> inbox.add (on NUDGES.jsonl, fsynced,
   before the 202) -> on_nudge hooks (a person's words are contact) -> the sleep wakes once the
   inbox says it is due (nudge.minIntervalSeconds; a person's words within seconds) -> _begin
-  takes it -> the snapshot shows it -> inbox.seen: it leaves the file. Whether a nudge carries
-  a person's words is one rule, protocol/nudges.py's words_of, wherever it is asked.
+  takes it -> the snapshot shows it -> the waking ends -> inbox.ended: it leaves the file.
+  Whether a nudge carries a person's words is one rule, protocol/nudges.py's words_of, wherever
+  it is asked.
 """

@@ -256,6 +256,11 @@ class Soul:
                 waking.error = f"{type(error).__name__}: {error}"
                 self.last_error = waking.error
                 log.exception("waking %d failed", waking.number)
+            if waking.shown:
+                # The waking that showed them has ended (a failed one too: a nudge that breaks a turn
+                # must not break every turn after it): the nudges leave the inbox. A kill -9 or a stop
+                # before this keeps them, and the next life shows them again rather than never answering.
+                await self.inbox.ended()
             sleep_s = self._end(waking)
             await self.sleep.until_woken(sleep_s)
 
@@ -314,7 +319,7 @@ class Soul:
         )
         self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
-        await self.inbox.seen()  # the snapshot showing them is stored: the nudges may leave the inbox
+        waking.shown = True
         for delivery in waking.delivered:
             if delivery.on_enter:
                 delivery.on_enter()

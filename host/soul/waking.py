@@ -46,6 +46,7 @@ class Waking:
     body_changed: bool = False  # its body sense differs from the last waking's
     consolidating: bool = False  # the night's consolidation (host/soul/memory/consolidate.py)
     routine: bool | None = None  # False once the main mind took over (Soul.mind)
+    shown: bool = False  # its snapshot is stored in the session (the nudges it took may leave the inbox at its end)
 
 
 def tally(items: list) -> list:

@@ -15,6 +15,8 @@ from soulstack.clocks import StepClock
 from soulstack.soul.run import build_soul
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
+from soulstack.llm.brainstem import said
+from soulstack.soul.prompts import texts
 from tests.helpers import free_port
 from tests.helpers import until, until_real
 from tests.soul.helpers import (
@@ -28,6 +30,9 @@ from tests.soul.helpers import (
     texts_of,
     write_config,
 )
+
+
+EN = texts("en").TEXT
 
 
 def let_the_held_sleep_pass(clock):
@@ -191,3 +196,37 @@ async def test_kill_9_mid_storm_loses_no_acknowledged_nudge(tmp_path):
         assert all(f"nudged ({reason})" in after for reason in storm)
         assert code == 0 and "Traceback" not in log_path.read_text()
         assert (tmp_path / "soul" / "NUDGES.jsonl").read_text() == ""
+
+
+async def test_kill_9_mid_answer_keeps_a_persons_words_until_a_waking_answers_them(tmp_path):
+    """Shown in a stored snapshot is not answered: a kill while the answer is on its way to the
+    speaker keeps the words in NUDGES.jsonl, and the next life answers them (a trial once lost them)."""
+    port, log_path = free_port(), tmp_path / "soul.log"
+    async with RecordingBody() as hanging:
+        config_path = write_config(tmp_path, hanging, port)  # the brainstem: no model key
+        process = start_soul(config_path, log_path)
+        try:
+            await until_real(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
+            hanging.hold.add("speak")  # from now on the speaker takes the words and never answers
+            async with aiohttp.ClientSession() as http:
+                async with http.post(f"http://127.0.0.1:{port}/nudge", json={"words": "are you there?"}) as response:
+                    assert response.status == 202
+            await until_real(lambda: "speak (held)" in dict(hanging.received), what="the answer on its way")
+        finally:
+            process.kill()
+            process.wait()
+            hanging.release()
+    kept = [json.loads(line).get("words") for line in (tmp_path / "soul" / "NUDGES.jsonl").read_text().splitlines()]
+    assert kept == ["are you there?"]
+
+    async with RecordingBody() as body:
+        write_config(tmp_path, body, port)  # the same soulDir, a speaker that works
+        process = start_soul(config_path, log_path)
+        try:
+            await until_real(lambda: body.spoken, what="the words answered after the restart")
+            await until_real(
+                lambda: (tmp_path / "soul" / "NUDGES.jsonl").read_text() == "", what="the words let go once answered"
+            )
+        finally:
+            code = await stop_with_ctrl_c(process)
+    assert code == 0 and body.spoken == [said(EN["brainstem"]["answer"], "are you there?")]

@@ -3,8 +3,10 @@
 What 202 promises: the nudge is on disk before the answer goes out
 (soulDir/NUDGES.jsonl, appended with flush + fsync), and it will be in a
 waking's snapshot, across a kill -9 or a restart. A nudge leaves the file only
-after the snapshot that shows it is in session.jsonl (`seen`); a kill between
-the two shows it once more after the restart rather than never. Writes happen
+once the waking whose snapshot showed it has ended (`ended`): a kill before
+that shows it once more after the restart rather than never answering it (a
+kill mid-turn once lost a person's words that a stored snapshot had shown and
+no answer followed). Writes happen
 off the event loop, one at a time; nudges that arrive during one write share
 the next (an fsync costs milliseconds: one per nudge would cap a storm at a
 few hundred a second and stall the soul's server meanwhile).
@@ -67,7 +69,7 @@ class Inbox:
         self.ids = NudgeIds(self.path.parent / IDS_FILE)
         self.min_interval_s = min_interval_s
         self.words_wait_s = min(words_wait_s, min_interval_s)
-        self.entries: list[Entry] = []  # acknowledged, not yet seen in a stored snapshot; oldest first
+        self.entries: list[Entry] = []  # acknowledged, not yet shown by a waking that ended; oldest first
         self.received = 0  # nudges acknowledged by this process
         self.wakings = 0  # wakings of this process that took nudges
         self._last_taken: float | None = None  # clock.monotonic() of the last waking that took nudges
@@ -134,15 +136,15 @@ class Inbox:
         return max(0.0, self._last_taken + gap - now)
 
     def take(self, now: float) -> list:
-        """Everything waiting, for the waking that begins `now` (still kept until `seen`)."""
+        """Everything waiting, for the waking that begins `now` (still kept until `ended`)."""
         self._taken = len(self.entries)
         if self.entries:
             self._last_taken = now
             self.wakings += 1
         return list(self.entries)
 
-    async def seen(self) -> None:
-        """The waking's snapshot is stored: what it took leaves the file."""
+    async def ended(self) -> None:
+        """The waking that showed what it took has ended: that leaves the file."""
         if not self._taken:
             return
         async with self._writing:
