@@ -21,6 +21,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
+from urllib.parse import SplitResult, urlsplit
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -97,11 +98,25 @@ def choice(*options: str, optional: bool = False) -> CheckOf[str | None]:
     return check
 
 
+def split_url(text: str, schemes: tuple[str, ...] = ("http", "https")) -> SplitResult | None:
+    """`text` split by urlsplit, or None when it is no URL one of `schemes` with a host can be: the one
+    test of a URL a person gives (a flag, a config key). urlsplit raises on some (an unclosed IPv6
+    bracket, http://[::1), reading .port on others (a port that is no number, or over 65535)."""
+    try:
+        parts = urlsplit(text)
+        _ = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in schemes or not parts.hostname:
+        return None
+    return parts
+
+
 def url(optional: bool = False) -> CheckOf[str | None]:
     def check(path: str, value: Any) -> str | None:
         if value is None and optional:
             return None
-        if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        if not isinstance(value, str) or split_url(value) is None:
             raise ConfigError(f"{path} must be an http:// or https:// URL, not {json.dumps(value)}")
         return value
 

@@ -120,11 +120,11 @@ def host_allowed(name: str, allowed: set[str]) -> bool:
 
 def same_origin(origin: str, host_header: str) -> bool:
     """Whether a browser's Origin is the server's own: the same name and port the Host header names."""
-    parts = urlsplit(origin.strip().lower())
-    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-        return False  # "null" (a sandboxed frame, a file:// page) is never ours
     try:
-        origin_port = parts.port or DEFAULT_PORTS[parts.scheme]
+        parts = urlsplit(origin.strip().lower())  # raises on an unclosed IPv6 bracket (http://[::1)
+        if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+            return False  # "null" (a sandboxed frame, a file:// page) is never ours
+        origin_port = parts.port or DEFAULT_PORTS[parts.scheme]  # raises on a bad port
     except ValueError:
         return False
     name, port = split_host(host_header)

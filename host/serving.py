@@ -44,11 +44,13 @@ rest are counted) and counts them; every server's `GET /health` says `malformedR
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import json
 import logging
 import os
 import signal
+import socket
 
 import aiohttp
 from aiohttp import web
@@ -507,16 +509,25 @@ async def listening(
             try:
                 await site.start()
             except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
-                # asyncio's own text repeats the address: the errno's words say it once
-                number = getattr(error, "errno", None)
-                why = os.strerror(number) if number else error
-                raise UsageError(f"cannot listen on {host}:{port} ({why}); {hint}") from None
+                raise UsageError(f"cannot listen on {host}:{port} {bind_problem(error, host, hint)}") from None
             server = site._server
             assert isinstance(server, asyncio.Server), "a started TCP site serves on an asyncio.Server"
             bound.append(server.sockets[0].getsockname()[1])
         yield bound[0] if isinstance(ports, int) else bound
     finally:
         await runner.cleanup()
+
+
+def bind_problem(error: Exception, host: str, hint: str) -> str:
+    """Why a server could not listen, and what to change: the host when it is not this machine's,
+    else the port (`hint`)."""
+    if isinstance(error, socket.gaierror):  # the name does not resolve
+        return f"(no host is called {host}); --host takes an address of this machine, such as 127.0.0.1"
+    number = getattr(error, "errno", None)
+    if number == errno.EADDRNOTAVAIL:
+        return f"({host} is not an address of this machine); --host takes one of its own, such as 127.0.0.1 or 0.0.0.0"
+    # asyncio's own text repeats the address: the errno's words say it once
+    return f"({os.strerror(number) if number else error}); {hint}"
 
 
 async def serve_forever(app: web.Application, host: str, port: int, announce=print, insecure_no_token=False):

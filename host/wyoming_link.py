@@ -15,14 +15,15 @@ CONNECT_S = 5.0
 
 def uri_problem(uri: str) -> str | None:
     """What is wrong with a Wyoming server's address (None: tcp://HOST:PORT or unix://PATH)."""
-    parsed = urlparse(uri)
+    problem = f"{uri} is no Wyoming server's address: give tcp://HOST:PORT"
     try:
-        port = parsed.port
+        parsed = urlparse(uri)  # raises on some (an unclosed IPv6 bracket: tcp://[::1)
+        port = parsed.port  # and reading this on others (tcp://HOST:x)
     except ValueError:
-        port = None
+        return problem
     if (parsed.scheme == "tcp" and parsed.hostname and port) or (parsed.scheme == "unix" and parsed.path):
         return None
-    return f"{uri} is no Wyoming server's address: give tcp://HOST:PORT"
+    return problem
 
 
 def client(uri: str, read_timeout: float):

@@ -87,6 +87,17 @@ def test_a_taken_soul_port_names_the_port_flag(soulstack_cmd, tmp_path):
     ), last
 
 
+def test_a_host_that_is_not_this_machines_is_named_as_the_host_not_the_port(soulstack_cmd):
+    for host, why in (
+        ("nosuchhost.invalid", "(no host is called nosuchhost.invalid); --host takes an address of this machine"),
+        ("192.0.2.1", "(192.0.2.1 is not an address of this machine); --host takes one of its own"),  # TEST-NET-1
+    ):
+        done = run(soulstack_cmd, "body", "terminal", "--host", host, "--port", "0", "--insecure-no-token")
+        last = done.stderr.strip().splitlines()[-1]
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert last.startswith(f"soulstack body: cannot listen on {host}:0 {why}") and "port" not in last, last
+
+
 def test_a_mistyped_config_key_says_which_key_was_meant():
     from soulstack.soul import config
 
@@ -176,3 +187,67 @@ def test_a_shell_cwd_that_is_not_a_folder_is_one_line(tmp_path):
         config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path / "nowhere")}})
     cfg, _ = config.from_dict({"soulDir": str(tmp_path / "soul"), "shell": {"cwd": str(tmp_path)}})
     assert cfg.shell.cwd == str(tmp_path)
+
+
+def test_a_url_urlsplit_refuses_is_one_line_naming_its_option(soulstack_cmd, tmp_path):
+    # An unclosed IPv6 bracket makes urlsplit raise, a port over 65535 makes .port raise: each command
+    # that takes a URL says which option is wrong, at start (exit 2), never with a traceback, and never
+    # takes one to fail later at every request (body sim handed it to the firmware). All started at once.
+    import json
+
+    from tests.helpers import free_port
+
+    configs = {
+        "endpoint": {"body": {"endpoints": {"status": "http://[::1/status"}}},
+        "endpoint-port": {"body": {"endpoints": {"look": "http://127.0.0.1:99999/look"}}},
+        "mcp": {"mcp": [{"name": "tools", "url": "http://[::1/mcp"}]},
+    }
+    for name, config in configs.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps({"soulDir": str(tmp_path / "soul"), **config}))
+    cases = [
+        (("body-check", "http://[::1"), "URL must look like http://"),
+        (("body", "terminal", "--nudge-url", "http://[::1/nudge"), "--nudge-url must look like http://"),
+        (("body", "sim", "--port", "0", "--nudge-url", "http://[::1/nudge"), "--nudge-url must look like http://"),
+        (("body", "sim", "--port", "0", "--tts-url", "http://[::1/tts"), "--tts-url must look like http://"),
+        (("body", "sim", "--port", "0", "--ears-url", "http://[::1/utterance"), "--ears-url must look like http://"),
+        (("body", "stackchan", "--upstream", "ws://[::1/x"), "--upstream must look like ws://"),
+        (("ears", "--body", "robot=http://[::1"), "--body robot must look like http://"),
+        (("ears", "--body", "robot=http://127.0.0.1:1", "--soul", "http://[::1"), "--soul must look like http://"),
+        (
+            (
+                "ears",
+                "--body",
+                "robot=http://127.0.0.1:1",
+                "--recogniser",
+                "openai",
+                "--openai-base-url",
+                "http://[::1",
+            ),
+            "--openai-base-url must look like http://",
+        ),
+        (("flash", "--over-wifi", "http://[::1", "--token", "t"), "--over-wifi http://[::1 must be the robot's"),
+        (("flash", "--dry-run", "--nudge-url", "http://[::1/nudge"), "--nudge-url must look like http://"),
+        (("flock", "--port", str(free_port()), "--body", "http://[::1"), "--body must look like http://"),
+        (("soul", "--config", str(tmp_path / "endpoint.json"), "--port", "0"), "body.endpoints.status must be"),
+        (("soul", "--config", str(tmp_path / "endpoint-port.json"), "--port", "0"), "body.endpoints.look must be"),
+        (("soul", "--config", str(tmp_path / "mcp.json"), "--port", "0"), "mcp[0].url must be"),
+    ]
+    running = [
+        subprocess.Popen(
+            [*soulstack_cmd, *args],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args, _ in cases
+    ]
+    for (args, said), process in zip(cases, running, strict=True):
+        try:
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        assert process.returncode == 2 and "Traceback" not in err, (args, err)
+        assert err.count("\n") == 1 and said in err, (args, err)
+    assert not (tmp_path / "soul").exists()  # refused before the soul made its folder

@@ -88,6 +88,7 @@ def test_host_allowed(name, allowed):
         ("file://", "127.0.0.1:8470", False),
         ("ftp://127.0.0.1:8470", "127.0.0.1:8470", False),
         ("http://127.0.0.1:99999", "127.0.0.1:99999", False),
+        ("http://[::1", "[::1]:9202", False),  # urlsplit refuses it: no origin, not a crash
         ("", "127.0.0.1:8470", False),
     ],
 )

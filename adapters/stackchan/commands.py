@@ -3,7 +3,6 @@
 import asyncio
 import logging
 import os
-from urllib.parse import urlsplit
 
 from soulstack.commandline import DEFAULT_NUDGE_URL
 from soulstack.errors import UsageError
@@ -22,8 +21,9 @@ def host_port(value: str, what: str) -> tuple[str, int]:
 
 
 def check_ws_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+    from soulstack.config_checks import split_url
+
+    if split_url(url, ("ws", "wss")) is None:
         raise UsageError(f"--upstream must look like ws://HOST:8000/xiaozhi/v1/, not {url!r}")
     return url
 

@@ -29,16 +29,15 @@ def bridge_serial(args) -> int:
     from soulstack.bridge.app import make_bridge_app
     from soulstack.bridge.serial_link import SerialLink
     from soulstack.errors import UsageError
-    from soulstack.commandline import setup_logging
+    from soulstack.commandline import DEFAULT_NUDGE_URL, setup_logging
+    from soulstack.protocol.commands import check_url
 
     host, port = parse_listen(args.listen)
     check_exposure(host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $BODY_TOKEN)")
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
-    if args.nudge_url and not args.nudge_url.startswith(("http://", "https://")):
-        raise UsageError(
-            f"--nudge-url must be an http(s) URL such as http://127.0.0.1:9202/nudge, not {args.nudge_url!r}"
-        )
+    if args.nudge_url:
+        check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL)
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, verbose=args.verbose)
 
     link = SerialLink(locator(args.device), baud=args.baud)

@@ -70,8 +70,14 @@ def robot_cannot_reach(flag: str, url: str | None) -> str | None:
     return f"{flag} {url} names this computer's loopback, which the robot cannot reach; give {instead}"
 
 
-# The path each URL the robot is given ends in, as the soul and `soulstack tts` serve it.
-URL_PATHS = {"--nudge-url": "/nudge", "--tts-url": "/tts", "--ears-url": "/utterance"}
+# A URL of each kind the robot is given, as the soul, `soulstack tts` and `soulstack ears` serve it,
+# and the path each ends in.
+URL_EXAMPLES = {
+    "--nudge-url": "http://192.168.1.10:9202/nudge",
+    "--tts-url": "http://192.168.1.10:9204/tts",
+    "--ears-url": "http://192.168.1.10:9205/utterance",
+}
+URL_PATHS = {flag: urlsplit(example).path for flag, example in URL_EXAMPLES.items()}
 
 
 def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
@@ -80,23 +86,19 @@ def robot_url(flag: str, url: str | None) -> tuple[str | None, str | None]:
     The robot speaks plain http only. A URL with no path gets the one its server serves
     (http://192.168.1.10:9202 -> http://192.168.1.10:9202/nudge), said in the note."""
     from soulstack.errors import UsageError
+    from soulstack.protocol.commands import check_url
 
     if not url:
         return None, None
     path = URL_PATHS[flag]
     if "://" not in url:
         raise UsageError(f"{flag} {url} has no scheme; the robot needs http://, e.g. http://{url.lstrip('/')}")
+    check_url(url, flag, URL_EXAMPLES[flag])
     parts = urlsplit(url)
     if parts.scheme == "https":
         raise UsageError(
             f"{flag} {url}: the robot speaks plain http only; give http://{parts.netloc}{parts.path or path}"
         )
-    if parts.scheme != "http" or not parts.hostname:
-        return url, None  # the firmware's own check (check below) names what it wants
-    try:
-        _ = parts.port  # reading it raises ValueError on a bad port
-    except ValueError:
-        raise UsageError(f"{flag} {url} has a bad port") from None
     problem = robot_cannot_reach(flag, url)
     if problem:
         raise UsageError(problem)

@@ -458,10 +458,11 @@ class Update:
 
 
 def check_url(url: str) -> str:
+    from soulstack.config_checks import split_url
     from soulstack.errors import UsageError
 
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
+    parts = split_url(url, ("http",))
+    if parts is None:
         raise UsageError(f"--over-wifi {url} must be the robot's http:// address, e.g. http://192.168.1.23")
     if parts.path not in ("", "/"):
         raise UsageError(f"--over-wifi {url}: give the robot's address alone (http://HOST[:PORT]), without a path")

@@ -177,8 +177,9 @@ def llm_backend(settings):
 
 
 def check_jev_url(url: str) -> None:
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--jev-base-url must be an http(s) URL such as http://127.0.0.1:8080/v1, not {url!r}")
+    from soulstack.protocol.commands import check_url
+
+    check_url(url, "--jev-base-url", "http://127.0.0.1:8080/v1")
 
 
 def read_config(args):
@@ -197,11 +198,15 @@ def build_robot(settings):
     Every voice option is checked, also one that the other voice makes unused."""
     from soulstack.flock.config import parse_quiet_hours
     from soulstack.flock.voice.robot import BodyVoice, SoulVoice
+    from soulstack.protocol.commands import check_url
 
     body, soul = settings.body, settings.soul
-    for flag, url in (("body", body.url), ("soul", soul.url)):
-        if url and not url.startswith(("http://", "https://")):
-            raise UsageError(f"--{flag} must be an http(s) URL such as http://127.0.0.1:9310, not {url!r}")
+    for flag, url, example in (
+        ("--body", body.url, "http://127.0.0.1:9310"),
+        ("--soul", soul.url, "http://127.0.0.1:9202"),
+    ):
+        if url:
+            check_url(url, flag, example)
     for flag, seconds in (
         ("soul-min-interval", soul.min_interval_seconds),
         ("body-min-interval", body.min_interval_seconds),

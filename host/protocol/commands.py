@@ -1,7 +1,6 @@
 """`soulstack body-check URL`: run the Body Protocol v1 conformance checks against a body."""
 
 import asyncio
-from urllib.parse import urlsplit
 
 from soulstack.protocol import shapes as protocol
 
@@ -17,16 +16,14 @@ def parse_endpoints(text: str) -> tuple:
 
 
 def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310") -> str:
-    """`url` without a trailing slash, or a UsageError naming `what` (e.g. --nudge-url) and an example."""
+    """`url` without a trailing slash, or a UsageError naming `what` (e.g. --nudge-url) and an example.
+
+    The one check of a URL a person gives a command (config_checks.split_url says what one is)."""
+    from soulstack.config_checks import split_url
     from soulstack.errors import UsageError
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if split_url(url) is None:
         raise UsageError(f"{what} must look like {example}, not {url!r}")
-    try:
-        _ = parts.port  # reading it raises ValueError on a bad port
-    except ValueError:
-        raise UsageError(f"{what} has a bad port: {url!r}") from None
     return url.rstrip("/")
 
 

@@ -8,12 +8,18 @@ import json
 import re
 import socket
 
+from soulstack.commandline import DEFAULT_NUDGE_URL
 from soulstack.errors import UsageError
 from soulstack.firmware.core import config as firmware_config  # the firmware's own validator: one set of rules
 
 HALS = ("fake", "uiflow", "generic")
 MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
 FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token", "ears_url": "--ears-url"}
+URL_EXAMPLES = {
+    "nudge_url": DEFAULT_NUDGE_URL,
+    "tts_url": "http://127.0.0.1:9204/tts",
+    "ears_url": "http://127.0.0.1:9205/utterance",
+}
 
 
 def parse_heap(text):
@@ -33,7 +39,10 @@ def default_heap(hal):
 
 
 def check_config(config):
-    """Refuse what the firmware would refuse, before starting it, in the flags' own words."""
+    """Refuse what the firmware would refuse, before starting it, in the flags' own words; and a URL
+    that only starts like one (http://[::1/nudge), which the firmware's check takes and every request to fails."""
+    from soulstack.protocol.commands import check_url
+
     try:
         firmware_config.parse(json.dumps(config))
     except firmware_config.ConfigError as problem:
@@ -41,6 +50,9 @@ def check_config(config):
         for key, flag in FLAGS.items():
             text = text.replace(f'"{key}"', flag)
         raise UsageError(text) from None
+    for key, example in URL_EXAMPLES.items():
+        if config.get(key):
+            check_url(config[key], FLAGS[key], example)
 
 
 def port_in_use(port):
