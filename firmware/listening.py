@@ -238,6 +238,8 @@ class Listening:
             # 200: ears made out words and gives them to the soul itself, whether they were read here or not.
             log("ears heard:", said.get("heard") if said else "(its answer could not be read)")
             return None
+        if said is not None and said.get("speech") is False:
+            return self.nobody_spoke(said.get("message") or "no speech")
         # ears tells the soul itself when it heard audio but made out no words (it says so in soul_told);
         # an answer that could not be read is taken at its status: ears tells the soul of a 422 and a 502.
         if said is None:
@@ -267,6 +269,13 @@ class Listening:
         except ValueError:
             said = {}
         return response.status, said if isinstance(said, dict) else {}
+
+    def nobody_spoke(self, why):
+        """ears found no voice in the stream at all (silence, a steady hum): nobody is told anyone spoke."""
+        self.thinking_until = 0
+        self.body.avatar.set_indicator(None)
+        log("ears heard no speech:", why)
+        return None
 
     def could_not_hear(self, why, tell_soul):
         body = self.body

@@ -89,12 +89,16 @@ def parse_bodies(values) -> dict:
     from soulstack.ears.server import NAME
     from soulstack.protocol.commands import check_url
 
-    bodies = {}
+    bodies: dict[str, str] = {}
     for value in values or []:
         name, equals, url = value.partition("=")
         name = name.strip()
         if not equals or not NAME.match(name):
             raise UsageError(f"--body {value}: give NAME=URL, e.g. --body stackchan=http://192.168.1.20")
+        if name in bodies:  # one of the two would be dropped without a word: which robot answers is unclear
+            raise UsageError(
+                f"--body {value}: body {name} is named twice (first as {bodies[name]}); give each body one --body"
+            )
         bodies[name] = check_url(url, f"--body {name}", "http://192.168.1.20")
     return bodies
 
@@ -124,6 +128,10 @@ def make_recogniser(settings: EarsSettings, language: str):
                 "--recogniser openai needs a server: --openai-base-url URL (or $OPENAI_BASE_URL) "
                 "and, for OpenAI itself, $OPENAI_API_KEY"
             )
+        from soulstack.protocol.commands import check_url
+
+        if base_url:
+            base_url = check_url(base_url, "--openai-base-url", "http://127.0.0.1:8080/v1")
         return OpenAITranscriber(base_url, key, settings.openai_model)
     if chosen == "wyoming":
         from soulstack.ears.wyoming_asr import WyomingRecogniser
@@ -244,8 +252,9 @@ def register(subparsers):
         "ears",
         help="speech to the soul's words for bodies that stream a microphone",
         description="Receives utterance streams from bodies (POST /utterance, 16 kHz PCM), recognises them "
-        "(Whisper offline by default; or a Wyoming server, pocketsphinx, an OpenAI-compatible server), hands the words to the soul "
-        "through converse and sends each sentence of its answer to that body's /speak.",
+        "(offline by default: Moonshine for English where its wheel has a build, else Whisper; or a Wyoming "
+        "server, pocketsphinx, an OpenAI-compatible server), hands the words to the soul through converse and "
+        "sends each sentence of its answer to that body's /speak.",
     )
     add_flags(parser, EarsSettings, add_secret=add_secret)
     add_insecure_no_token(parser)

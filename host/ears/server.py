@@ -8,6 +8,8 @@ POST /utterance  (docs/ears.md, "The stream")
      200 {"heard": ..., "duplicate": true}       the same utterance again (same id, or the same audio): not resent
                                                   (one that had no words gets its 422 again)
      422 {"message", "soul_told"}                sound, but no words made out; the soul was nudged
+     422 {"message", "soul_told": false,         no speech at all (silence, a steady hum): no recogniser
+          "speech": false}                        heard it and the soul was not told (nor may the robot tell it)
      502 {"message", "soul_told"}                the recogniser failed; the soul was nudged
      400/404/409/413/415 {"message"}             a bad stream, an unknown body, one already streaming, too long,
                                                   not 16 kHz mono PCM
@@ -25,7 +27,7 @@ from collections import OrderedDict
 from aiohttp import web
 
 from soulstack.cjk import chinese
-from soulstack.ears.recognise import RATE, RecogniserError, simplified
+from soulstack.ears.recognise import RATE, VOICED_RMS, RecogniserError, Voicing, simplified
 from soulstack.ears.soul import converse
 from soulstack.serving import BadRequest, background, error_response, http_health, make_server_app, read_stream
 
@@ -72,7 +74,15 @@ class Ears:
         self.max_seconds = max_seconds
         self.streaming: set[str] = set()  # names of bodies with a stream open
         self.recent: OrderedDict[tuple, tuple] = OrderedDict()  # (body, id or digest) -> (when, words)
-        self.stats = {"utterances": 0, "heard": 0, "no_words": 0, "failed": 0, "duplicates": 0, "answered": 0}
+        self.stats = {
+            "utterances": 0,
+            "heard": 0,
+            "no_words": 0,
+            "no_speech": 0,
+            "failed": 0,
+            "duplicates": 0,
+            "answered": 0,
+        }
         self.tasks: set[asyncio.Task] = set()
         self.timeline: list[
             dict
@@ -132,6 +142,7 @@ class Ears:
         pieces = asyncio.Queue()
         decoding = asyncio.create_task(self.decode(session, pieces))
         digest = hashlib.sha256()
+        voicing = Voicing()  # the frames loud enough to be a voice: whole-utterance recognisers' own cut
         size = 0
         limit_s = self.max_seconds * 2 + 5  # real time, and slack for a slow link
         problem = None
@@ -139,6 +150,7 @@ class Ears:
             async for chunk in read_stream(request, max_bytes=self.max_bytes, timeout_s=limit_s, chunk=CHUNK):
                 size += len(chunk)
                 digest.update(chunk)
+                voicing.add(chunk)
                 pieces.put_nowait(chunk)
         except BadRequest as error:
             # read_stream's bounds (size, time, silence, a broken-off stream), in ears' words for the size
@@ -147,6 +159,8 @@ class Ears:
         ended = time.time()
         if problem is None and size < MIN_BYTES:
             problem = error_response(400, "the stream held less than 0.1 s of audio")
+        if problem is None and voicing.last_voiced() < 0:
+            problem = self.no_speech(name, size, voicing.loudest)
         if problem is None and self.remembered((name, digest.hexdigest())) is not None:
             problem = self.duplicate(self.remembered((name, digest.hexdigest())))
         if problem is not None:
@@ -181,6 +195,18 @@ class Ears:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
+
+    def no_speech(self, name, size, loudest):
+        """The answer to a stream in which no 30 ms frame is voiced (recognise.Voicing: louder than
+        VOICED_RMS, and over the stream's own quiet): nobody spoke, so no recogniser is asked and the
+        soul is not told that someone did."""
+        self.stats["no_speech"] += 1
+        log.info("%s sent %.1f s with no speech in it (loudest 30 ms: RMS %.0f)", name, size / 2 / RATE, loudest)
+        message = (
+            f"I heard no speech: nothing in the stream stood out as a voice (its loudest 30 ms: RMS {loudest:.0f} "
+            f"of 32767; a voice is over {VOICED_RMS} and 8 dB over the stream's own quiet)"
+        )
+        return web.json_response({"message": message, "soul_told": False, "speech": False}, status=422)
 
     def duplicate(self, words):
         """The answer to a resend: what the first one got (the soul is not asked or told again)."""

@@ -22,7 +22,13 @@ class TtsSettings:
     make the flags and this object from it)."""
 
     host: str = option("127.0.0.1", None, "address to listen on", flag="--host")
-    port: int = option(DEFAULT_PORT, None, "port", flag="--port")
+    port: int = option(
+        DEFAULT_PORT,
+        None,
+        f"port to listen on (default {DEFAULT_PORT}; 0: any free one)",
+        flag="--port",
+        metavar="PORT",
+    )
     voice: str = option(
         DEFAULT_VOICE,
         None,
@@ -40,15 +46,17 @@ def tts(parsed) -> int:
     from soulstack.serving import check_exposure, run_until_stopped
 
     settings = with_flags(TtsSettings(), parsed)  # the defaults, and what the command line said
-    if not 1 <= settings.port <= 65535:
-        raise UsageError("--port must be from 1 to 65535")
+    if not 0 <= settings.port <= 65535:
+        raise UsageError("--port must be from 0 to 65535")
     check_exposure(settings.host, bool(settings.token), parsed.insecure_no_token, "--token-file FILE (or $TTS_TOKEN)")
     setup_logging()  # the one log format of every long-running command
     return run_until_stopped(serve(settings, parsed.insecure_no_token))
 
 
 async def serve(settings: TtsSettings, insecure_no_token: bool = False):
-    from soulstack.serving import serve_forever
+    import asyncio
+
+    from soulstack.serving import listening
     from soulstack.tts.piper import VoiceProblem
     from soulstack.tts.server import make_tts_app
     from soulstack.tts.voices import open_voices
@@ -60,17 +68,12 @@ async def serve(settings: TtsSettings, insecure_no_token: bool = False):
     except VoiceProblem as problem:
         raise UsageError(str(problem)) from None
 
-    def announce(line):  # once it listens: a caller who read the start line may send at once
-        print(f'tts: POST http://{settings.host}:{settings.port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
+    app = make_tts_app(settings.token, voices)
+    async with listening(app, settings.host, settings.port, insecure_no_token=insecure_no_token) as port:
+        # Once it listens, on the port it got (--port 0: a free one): a caller who read this may send at once.
+        print(f'tts: POST http://{settings.host}:{port}/tts {{"text": ...}} -> 16 kHz mono WAV', flush=True)
         print(f"tts: {voices.describe()}", flush=True)
-
-    await serve_forever(
-        make_tts_app(settings.token, voices),
-        settings.host,
-        settings.port,
-        announce=announce,
-        insecure_no_token=insecure_no_token,
-    )
+        await asyncio.Event().wait()
 
 
 def register(subparsers):

@@ -13,6 +13,8 @@ sentence is sent whole after it is made, with its exact Content-Length, so that
 reckoning holds where it matters. espeak-ng takes ~15 ms for a whole text and is
 always sent that way. A failure before the first byte is an honest error status;
 a later sentence that fails ends the answer short (chunked clients see it cut).
+A text the voice makes no sound for at all (punctuation alone, to Piper) is a 400
+saying there is nothing to speak, never a WAV with no samples in it.
 """
 
 import asyncio
@@ -63,12 +65,30 @@ async def write_audio(response: web.StreamResponse, audio: bytes):
         await asyncio.sleep(0)  # the server free for others between pieces
 
 
+def sounds(audio: bytes) -> bool:
+    """Whether `audio` (16-bit samples) holds any sample but 0: a voice given nothing it can say makes
+    no samples (Piper) or only zeros (espeak-ng)."""
+    return bool(audio.strip(b"\0"))
+
+
+async def first_sound(choice, units: list[str], text: str) -> tuple[list[str], bytes]:
+    """The units from the first one the voice makes a sound for, and that unit's audio; TtsError(400)
+    when it makes none for any. Which texts have nothing to say is the voice's to tell, not a rule of
+    characters: Piper is silent for "..." and "✓" but says "*" and "%", espeak-ng says "!?"."""
+    for index, unit in enumerate(units):
+        audio = await choice.synthesize(unit)
+        if sounds(audio):
+            return units[index:], audio
+    shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "..."
+    raise TtsError(400, f'"text" has nothing to speak: {choice.describe()} makes no sound for {shown!r}')
+
+
 async def speak(request):
     try:
         text, asked = parse_request(await read_json(request))
         choice = await request.app[VOICES].choose(text, asked)
         units = split_sentences(text, final=True)[0] if choice.voice.streams else [text.strip()]
-        first = await choice.synthesize(units[0])
+        units, first = await first_sound(choice, units, text)
     except TtsError as problem:
         return error_response(problem.status, problem.message)
     response = web.StreamResponse(headers={"Content-Type": "audio/wav"})

@@ -12,6 +12,7 @@ from soulstack.fakes.soul_body import RecordingBody
 from tests.helpers import free_port
 from tests.ears.fakes import FakeSoul
 from tests.ears.helpers import EarsProcess
+from tests.ears.speech import plain, speech_wav
 from tests.helpers import until_real
 
 
@@ -23,17 +24,36 @@ async def test_a_soul_url_with_a_trailing_slash_still_reaches_the_soul():
             async with aiohttp.ClientSession() as http:
                 url = f"http://127.0.0.1:{ears.port}/utterance"
                 async with http.post(url, data=bytes(32000), headers=headers) as response:  # a second of silence
-                    answer = await response.json()
-            assert response.status == 422 and answer["soul_told"] is True, answer
-            await until_real(lambda: soul.nudges, "the nudge")  # the sender delivers it
-            assert "couldn't make out the words" in soul.nudges[0]["reason"]
+                    silence = await response.json()
+                async with http.post(url, data=speech_wav()[44:], headers=headers) as response:
+                    heard = await response.json()
+            assert response.status == 200 and plain(heard["heard"]) == "what time is it", heard
+            await until_real(lambda: soul.bodies, "the words at the soul")  # converse, at the URL given
+            assert soul.bodies[0]["messages"][-1]["content"] == heard["heard"]
         finally:
             ears.stop()
+        assert silence["soul_told"] is False and silence["message"].startswith("I heard no speech"), silence
         # What the utterance came to is a log line, in the one format of every long-running command.
         said = ears.process.stdout.read()
-        assert re.search(
-            r"^\d\d:\d\d:\d\d ears\.server: stackchan heard someone, but the recogniser made", said, re.M
-        ), said
+        assert re.search(r"^\d\d:\d\d:\d\d ears\.server: stackchan sent 1\.0 s with no speech in it", said, re.M), said
+        assert re.search(r"^\d\d:\d\d:\d\d ears\.server: stackchan heard: ", said, re.M), said
+
+
+def test_a_body_named_twice_is_one_line_to_fix():
+    argv = [sys.executable, "-m", "soulstack.cli", "ears", "--body", "a=http://127.0.0.1:1", "--body"]
+    done = subprocess.run([*argv, "a=http://127.0.0.1:2"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.strip().splitlines() == [
+        "soulstack ears: --body a=http://127.0.0.1:2: body a is named twice (first as http://127.0.0.1:1); "
+        "give each body one --body"
+    ], done.stderr
+
+
+def test_the_help_names_moonshine_as_the_default_for_english():
+    done = subprocess.run([sys.executable, "-m", "soulstack.cli", "ears", "--help"], capture_output=True, text=True)
+    description = " ".join(done.stdout.split("options:")[0].split())
+    assert "offline by default: Moonshine for English where its wheel has a build, else Whisper" in description
+    assert "Whisper offline by default" not in description
 
 
 def test_a_soul_that_is_not_a_url_is_one_line_to_fix():

@@ -4,6 +4,7 @@ transcription against protocol-true fakes (tests/ears/fakes.py), a recording bod
 import asyncio
 import json
 
+import numpy as np
 import pytest
 
 from soulstack.ears.openai_asr import OpenAITranscriber
@@ -65,17 +66,41 @@ async def test_a_resent_utterance_is_heard_once():
         assert len(ears.soul.bodies) == 1  # one question reached the soul
 
 
-async def test_sound_without_words_is_an_honest_422_and_the_soul_is_told():
-    async with Running() as ears:
-        status, answer = await ears.send(bytes(32000))  # a second of silence
-        assert status == 422 and answer["soul_told"] is True, answer
-        await until(lambda: ears.soul.nudges, "the nudge")
-        assert "couldn't make out the words" in ears.soul.nudges[0]["reason"]
-        status, answer = await ears.send(bytes(32000))  # resent: the same answer, the soul not told twice
-        assert status == 422 and answer["duplicate"] is True
-        await asyncio.sleep(0.2)
-        assert len(ears.soul.nudges) == 1
-        assert ears.soul.bodies == []  # nothing pretended to be words
+def faint_hiss(rms: float, seconds: float = 1.0) -> bytes:
+    """Seeded white noise at `rms` (of 32767): a quiet room's own sound, no voice in it."""
+    noise = np.random.default_rng(7).normal(0, rms, int(16000 * seconds))
+    return noise.round().astype("<i2").tobytes()
+
+
+async def test_silence_and_a_faint_hiss_are_no_speech_never_heard_and_the_soul_is_not_told():
+    async with FakeTranscriber(texts=[""]) as whisper:
+        recogniser = OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")
+        async with Running(recogniser=recogniser) as ears:
+            for audio in (bytes(32000), faint_hiss(30), bytes(32000)):  # digital silence (twice), a hiss at -61 dB
+                status, answer = await ears.send(audio)
+                assert status == 422 and answer["soul_told"] is False and answer["speech"] is False, answer
+                assert answer["message"].startswith("I heard no speech:") and "a voice is over 250" in answer["message"]
+            assert whisper.files == []  # no recogniser was asked
+            # The same speech 20 dB quieter (its loudest 30 ms ~RMS 750 of 32767) is still speech: it is heard.
+            quiet = (np.frombuffer(SPEECH, "<i2") * 0.1).astype("<i2").tobytes()
+            whisper.status = 500
+            status, answer = await ears.send(quiet)
+            assert status == 502 and answer["soul_told"] is True and len(whisper.files) == 1, answer
+            # Nudges reach the soul in the order they were told: the first it gets is this failure's,
+            # so nothing was told of the silence before it.
+            await until(lambda: ears.soul.nudges, "the nudge")
+            assert [piece["code"] for piece in ears.soul.nudges[0]["codes"]] == ["recogniser_failed"]
+            whisper.status = 200  # and sound the recogniser makes no words of is still told as that
+            status, answer = await ears.send(quiet[:-2])
+            assert status == 422 and answer["soul_told"] is True and len(whisper.files) == 2, answer
+            await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
+            assert ears.soul.nudges[1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
+            assert "couldn't make out the words" in ears.soul.nudges[1]["reason"]
+            status, answer = await ears.send(quiet[:-2])  # resent: the same answer, the recogniser not asked again
+            assert status == 422 and answer["duplicate"] is True and len(whisper.files) == 2
+            health = await (await ears.http.get(ears.url + "/health")).json()
+            assert (health["no_speech"], health["failed"], health["no_words"]) == (3, 1, 1), health
+            assert ears.soul.bodies == []  # nothing pretended to be words
 
 
 async def test_the_openai_recogniser_uploads_a_wav_and_its_failure_is_told():

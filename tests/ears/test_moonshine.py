@@ -12,7 +12,8 @@ from soulstack.ears.whisper import Whisper
 from soulstack.errors import UsageError
 from soulstack.tts.voices import DEFAULT_VOICE, open_voices
 from tests.ears.speech import plain, speech_wav, spoken_by
-from tests.ears.test_ears_server import Running
+from tests.ears.test_ears_server import Running, faint_hiss
+from tests.helpers import until
 
 pytestmark = pytest.mark.skipif(model_dir() is None, reason="moonshine-cpp has no wheel for this machine")
 
@@ -48,11 +49,16 @@ async def test_moonshine_hears_a_neural_voice_and_the_same_audio_however_it_was_
     assert len(heard) == 1 and plain(heard.pop()) == "please remind me to water the plants", heard
 
 
-async def test_silence_is_no_words_and_never_reaches_the_model(moonshine):
+async def test_silence_and_a_faint_hiss_are_no_speech_and_a_neural_voice_after_them_is_heard(moonshine):
+    question = await spoken_by(await open_voices(DEFAULT_VOICE), "What time is it?")
     async with Running(recogniser=moonshine) as ears:
-        status, answer = await ears.send(QUIET * 2)  # Silero VAD finds no speech
-    assert status == 422 and answer["soul_told"], answer
-    assert await moonshine.transcribe(speech_wav()[44:]) != ""  # the same model does hear speech
+        for audio in (QUIET * 2, faint_hiss(30, 2.0)):  # no voiced frame: the model is never asked
+            status, answer = await ears.send(audio)
+            assert status == 422 and answer["soul_told"] is False and "no speech" in answer["message"], answer
+        status, answer = await ears.send(question[44:] + QUIET)  # soulstack tts's own voice
+        assert status == 200 and plain(answer["heard"]) == "what time is it", answer
+        await until(lambda: ears.soul.bodies, "the words at the soul")
+    assert await moonshine.transcribe(QUIET * 2) == ""  # Silero VAD, inside, finds no speech in it either
 
 
 async def test_the_converted_decoder_hears_what_the_wheels_own_files_hear_and_an_unwritable_cache_still_hears(

@@ -39,12 +39,12 @@ async def test_the_same_audio_gives_the_same_words_however_it_was_cut_into_chunk
         assert plain(heard.pop()) == "remind me to call my mother tomorrow"
 
 
-async def test_whisper_hears_a_question_and_silence_is_no_words():
+async def test_whisper_hears_a_question_and_silence_is_no_speech():
     async with Running(recogniser=WHISPER) as ears:
         status, answer = await ears.send(speech_wav("what time is it")[44:] + QUIET)
         assert status == 200 and plain(answer["heard"]) == "what time is it", answer
-        status, answer = await ears.send(QUIET * 2)  # the voice-activity filter finds no speech
-        assert status == 422 and answer["soul_told"], answer
+        status, answer = await ears.send(QUIET * 2)  # no voiced frame: nobody spoke, and the soul is not told so
+        assert status == 422 and answer["soul_told"] is False and "no speech" in answer["message"], answer
 
 
 async def cut_off(ears, audio):

@@ -3,6 +3,7 @@ piper-tts never imported into it even where it could be."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -98,3 +99,25 @@ def test_without_espeak_ng_it_starts_says_so_and_answers_503(tmp_path):
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
+
+
+@needs_espeak
+def test_port_0_is_any_free_one_and_the_start_line_names_it():
+    # As soul, body and ears take it: the start line says the port it got, and it answers there.
+    argv = [sys.executable, "-m", "soulstack.cli", "tts", "--port", "0", "--voice", "espeak"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        lines = read_until(process, "Chinese:", timeout_s=60)
+        found = re.search(r"^tts: POST http://127\.0\.0\.1:(\d+)/tts ", lines[0])
+        assert found and int(found[1]) != 0, lines
+        speech_like(wav_facts(post(int(found[1]), {"text": "Hello."})), 0.3, 3.0)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def test_a_port_out_of_range_is_one_line_and_exit_2():
+    argv = [sys.executable, "-m", "soulstack.cli", "tts", "--port", "65536"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == "soulstack tts: --port must be from 0 to 65535\n", done
