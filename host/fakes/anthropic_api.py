@@ -242,6 +242,7 @@ def problem(body):
     if messages[0].get("role") != "user":
         return 'messages: first message must use the "user" role'
     pending = set()  # tool_use ids awaiting their results
+    used = set()  # every tool_use id of the request: the API refuses a repeat
     for index, msg in enumerate(messages):
         role, content = msg.get("role"), msg.get("content")
         if role not in ("user", "assistant"):
@@ -267,6 +268,9 @@ def problem(body):
             if kind == "tool_use":
                 if role != "assistant":
                     return f"{where}: tool_use blocks belong to assistant messages"
+                if block.get("id") in used:
+                    return f"{where}: `tool_use` ids must be unique"
+                used.add(block.get("id"))
                 pending.add(block.get("id"))
             if kind == "tool_result":
                 inners = (

@@ -41,6 +41,7 @@ line and an empty memory, never a soul that cannot start.
 import itertools
 import json
 import logging
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable, Mapping
@@ -99,6 +100,9 @@ class Brainstem:
         self._asks_owed: list = []  # asks whose speak failed: said again at the next waking
         self._asks_came: dict = {}  # ask (said, owed or out) -> when it last came: how long it is kept
         self._ids = itertools.count(1)
+        # Its calls' ids stay in the session across restarts, and the Messages API refuses a request that
+        # repeats one: each life's ids carry their own prefix.
+        self._life = secrets.token_hex(4)
         self._kept = self._load()
 
     @property
@@ -107,7 +111,7 @@ class Brainstem:
         return frozenset(self._asks_said)
 
     def _call(self, name: str, **arguments) -> ToolCall:
-        return ToolCall(f"brainstem_{next(self._ids):05d}", name, arguments)
+        return ToolCall(f"brainstem_{self._life}_{next(self._ids):05d}", name, arguments)
 
     async def complete(self, system, messages, tools=None, *, tool_choice=None, max_tokens=4096, cache=False) -> Reply:
         self._forget()

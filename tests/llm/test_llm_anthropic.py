@@ -423,6 +423,16 @@ async def test_fake_streams_what_the_sdk_assembles(fake):
             "without tool_result",
         ),
         ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope"}]}], "unexpected tool_use_id"),
+        (
+            [  # one id in two turns: the real API answers "messages.3.content.0: `tool_use` ids must be unique"
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "look", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "look", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+            ],
+            "messages.3.content.0: `tool_use` ids must be unique",
+        ),
         ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "non-empty"),
         (
             [

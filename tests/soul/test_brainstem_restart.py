@@ -17,14 +17,17 @@ Reminders need nothing here: REMINDERS.json records a delivery before the soul a
 import json
 import logging
 import os
+import re
 import stat
 from datetime import datetime, timedelta, UTC
 
+from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.llm.brainstem import MEMORY_FILE, MOST_KEPT, Brainstem, Situation, said
-from soulstack.llm.types import Message, TextBlock, ToolResult
+from soulstack.llm.types import Message, TextBlock, ToolCall, ToolResult
+from soulstack.soul.memory.session import Session
 from tests.helpers import until
-from tests.soul.helpers import Running, fell_asleep
+from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_forever
 from tests.soul.test_brainstem_flock import EN, Flock, brainstem_soul
 
 WATER = ("3-1", "water the plants")
@@ -156,3 +159,34 @@ async def test_an_ask_out_when_the_process_died_is_owed_after_the_restart(tmp_pa
     # no answer read: the process died here
     assert await say(Brainstem(words=words, memory=memory)) == [words["flock_ask"].format(ask="b")]
     assert await say(Brainstem(words=words, memory=memory)) == []  # said now, and kept
+
+
+async def test_a_mind_given_after_lives_on_the_brainstem_sends_each_call_id_once(tmp_path):
+    """A key set after the brainstem lived: the Messages API refuses a request that repeats a
+    tool_use id. Today's brainstem gives each life its own ids; the ids an older one wrote began
+    again at every restart, and the view renames the repeats (with their results)."""
+    older = Session(tmp_path / "soul" / "session.jsonl").load()
+    for life in ("one", "two"):  # two lives as an older brainstem wrote them
+        older.append(Message("user", [TextBlock(f"woke, life {life}")]), waking=True)
+        older.append(Message("assistant", [ToolCall("brainstem_00001", "body_status", {})]))
+        older.append(Message("user", [ToolResult("brainstem_00001", [TextBlock("online")])]))
+        older.append(Message("assistant", [ToolCall("brainstem_00002", "sleep", {"minutes": 20})]))
+        older.append(Message("user", [ToolResult("brainstem_00002", [TextBlock("asleep")])]))
+    older.close()
+    async with RecordingBody() as body:
+        for _ in range(2):  # two lives of today's brainstem
+            soul = brainstem_soul(tmp_path, body)
+            async with Running(soul):
+                await fell_asleep(soul, 1)
+        async with FakeAnthropic(default=sleep_forever) as fake:
+            soul = a_soul(tmp_path, body, fake)
+            async with Running(soul):
+                await fell_asleep(soul, 1)
+    assert fake.usages and None not in fake.usages  # every request accepted: none answered 400
+    blocks = [b for m in fake.bodies[0]["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    # Four body_status calls (the calls that put each waking to sleep are settled into lines), each once.
+    assert len(calls) == len(set(calls)) == 4 and results == calls  # each result answers its own call
+    assert calls[:2] == ["brainstem_00001", "brainstem_00001_2"]  # the older lives' repeat, renamed
+    assert all(re.fullmatch(r"brainstem_[0-9a-f]{8}_00001", call) for call in calls[2:])  # today's: no repeat

@@ -6,7 +6,8 @@ on disk, coalesced) as every request shows it:
   - images of earlier wakings become a short placeholder (fold.strip_old_images);
   - the calls that put each earlier waking to sleep are settled into one line each
     (host/soul/memory/settle.py);
-  - the last fold's summary stands in front (fold.with_summary).
+  - the last fold's summary stands in front (fold.with_summary);
+  - a tool call's id repeated from an older session is renamed (unique_call_ids).
 
 The turn sends it (host/soul/turn.py), a keep-warm refresh sends it too
 (host/soul/memory/keepwarm.py), so the refresh's bytes match the next waking's
@@ -22,7 +23,11 @@ what keep-warm sends is what the next waking will.
 from __future__ import annotations
 
 import bisect
+import itertools
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from soulstack.llm.types import Message, ToolCall, ToolResult
 
 from soulstack.soul.memory.fold import strip_old_images, with_summary
 from soulstack.soul.memory.settle import settle_earlier_calls
@@ -38,7 +43,30 @@ def view(soul: Soul) -> list:
     messages = session.history()
     start = current_index(session, messages, soul.snapshot_at)
     earlier = settled(session, strip_old_images(messages, start, lang), start, soul.toolbox, lang)
-    return with_summary(earlier, session.fold_summary, lang)
+    return unique_call_ids(with_summary(earlier, session.fold_summary, lang))
+
+
+def unique_call_ids(messages: list) -> list:
+    """Every tool call's id once. The brainstem's ids started again at every restart until
+    2026-12-03, so a session it lived in repeats them, and the Messages API refuses a request that
+    does ("tool_use ids must be unique"). A repeat is renamed with its result, the same way in
+    every request (the prompt cache depends on the same bytes)."""
+    seen: set = set()
+    renamed: dict = {}  # an id repeated in the message before -> its new name, for its result
+    out = []
+    for message in messages:
+        content, changed = [], False
+        for block in message.content:
+            if isinstance(block, ToolCall) and block.id in seen:
+                new = next(f"{block.id}_{n}" for n in itertools.count(2) if f"{block.id}_{n}" not in seen)
+                renamed[block.id], block, changed = new, replace(block, id=new), True
+            elif isinstance(block, ToolResult) and block.tool_call_id in renamed:
+                block, changed = replace(block, tool_call_id=renamed.pop(block.tool_call_id)), True
+            if isinstance(block, ToolCall):
+                seen.add(block.id)
+            content.append(block)
+        out.append(Message(message.role, content) if changed else message)
+    return out
 
 
 def settled(session: Session, messages: list, start: int, tools, lang) -> list:
