@@ -34,6 +34,8 @@ def handle(args) -> int:
     from soulstack.config_checks import ConfigError, port, with_flags
     from soulstack.errors import UsageError
 
+    if args.config is not None and not args.config.strip():
+        raise UsageError("--config is empty: give the path of the soul's config")
     path = config.resolve_path(args.config)
     try:
         if args.init:

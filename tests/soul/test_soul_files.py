@@ -127,6 +127,13 @@ def test_init_writes_a_terminal_config_and_refuses_to_overwrite(tmp_path):
     )
     assert run.returncode == 2 and "already exists" in run.stderr
     assert path.read_text() == before
+    typo = tmp_path / "no such folder" / "soul.config.json"
+    for given, complaint in ((str(typo), "is not a folder: make it first"), ("", "--config is empty")):
+        run = subprocess.run(
+            SOULSTACK + ["soul", "--init", "--config", given], capture_output=True, text=True, cwd=ROOT, timeout=60
+        )
+        assert run.returncode == 2 and complaint in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not typo.parent.exists()  # no folder made for a typo
 
 
 # --- life files --------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from soulstack.soul import config
 from soulstack.soul.run import build_soul, run_soul
 from soulstack.soul.tools.shell import shell_exposure_problem
 from tests.helpers import free_port
-from tests.helpers import ROOT, until
+from tests.helpers import ROOT, until, until_real
 from tests.soul.helpers import (
     AFTERNOON,
     Running,
@@ -316,7 +316,7 @@ async def test_the_process_runs_an_allowed_command_on_loopback_and_health_shows_
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
         process = start_soul(config_path, log_path, "--host", "127.0.0.1", **env)
         try:
-            await until(lambda: len(fake.bodies) >= 3, what="the model reading both shell answers")
+            await until_real(lambda: len(fake.bodies) >= 3, what="the model reading both shell answers")
             async with aiohttp.ClientSession() as http:
                 async with http.get(f"http://127.0.0.1:{port}/health") as response:
                     shell = (await response.json())["shell"]

@@ -64,4 +64,6 @@ def write_starter(path: Path) -> None:
 
     if path.exists():
         raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")
+    if not path.parent.is_dir():  # a typo in --config must not make folders nobody meant
+        raise ConfigError(f"{path.parent} is not a folder: make it first, or pass --config a path in one")
     atomic_write_text(path, json.dumps(starter(), indent=2, ensure_ascii=False) + "\n")
