@@ -15,6 +15,13 @@ def test_sentences_end_at_latin_stops_before_a_space_and_at_cjk_stops_at_once():
     assert split_sentences("一行\n下一行", final=False) == (["一行"], "下一行")  # a line break ends one too
 
 
+def test_marks_alone_are_no_sentence_and_open_the_next():
+    # a voice makes no sound for "...": sent alone to a /speak, tts would answer 400
+    assert split_sentences("Well. ... Okay.", final=True) == (["Well.", "... Okay."], "")
+    assert split_sentences("Well. ... ", final=False) == (["Well."], " ... ")  # it waits for its sentence
+    assert split_sentences("……。好的。", final=True) == (["……。好的。"], "")
+
+
 def test_closing_quotes_and_brackets_stay_with_their_sentence():
     assert split_sentences('He said "go." Then', final=False) == (['He said "go."'], " Then")
     assert split_sentences("She said \u2018go.\u2019 Then", final=False)[0] == ["She said \u2018go.\u2019"]

@@ -38,13 +38,18 @@ def split_sentences(text: str, final: bool, limit: int = MAX_SPEAK_CHARS) -> tup
     A run longer than `limit` with no end of sentence is cut at its last space
     before the limit (or at the limit, for text written without spaces), so
     every piece fits one `/speak`."""
-    out = []
+    out, marks = [], ""
     while True:
         end = _first_end(text)
         if not end:
             break
-        out.extend(_fit(text[:end], limit))
-        text = text[end:]
+        piece, text = text[:end], text[end:]
+        if not any(character.isalnum() for character in piece):
+            marks += piece  # "..." alone is no sentence: no voice says it (tts answers 400); it opens the next
+            continue
+        out.extend(_fit(marks + piece, limit))
+        marks = ""
+    text = marks + text
     while len(text) > limit:
         cut = text.rfind(" ", 0, limit)
         cut = cut if cut > 0 else limit
