@@ -521,6 +521,8 @@ async def listening(
 def bind_problem(error: Exception, host: str, hint: str) -> str:
     """Why a server could not listen, and what to change: the host when it is not this machine's,
     else the port (`hint`)."""
+    if isinstance(error, OverflowError):  # asyncio's "bind(): port must be 0-65535."
+        return f"(a port is 0 to 65535; 0: any free one); {hint}"
     if isinstance(error, socket.gaierror):  # the name does not resolve
         return f"(no host is called {host}); --host takes an address of this machine, such as 127.0.0.1"
     number = getattr(error, "errno", None)

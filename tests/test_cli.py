@@ -87,7 +87,7 @@ def test_a_taken_soul_port_names_the_port_flag(soulstack_cmd, tmp_path):
     ), last
 
 
-def test_a_host_that_is_not_this_machines_is_named_as_the_host_not_the_port(soulstack_cmd):
+def test_a_host_that_is_not_this_machines_is_named_as_the_host_and_a_port_out_of_range_as_such(soulstack_cmd):
     for host, why in (
         ("nosuchhost.invalid", "(no host is called nosuchhost.invalid); --host takes an address of this machine"),
         ("192.0.2.1", "(192.0.2.1 is not an address of this machine); --host takes one of its own"),  # TEST-NET-1
@@ -96,6 +96,11 @@ def test_a_host_that_is_not_this_machines_is_named_as_the_host_not_the_port(soul
         last = done.stderr.strip().splitlines()[-1]
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert last.startswith(f"soulstack body: cannot listen on {host}:0 {why}") and "port" not in last, last
+    done = run(soulstack_cmd, "body", "terminal", "--port", "99999")
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and last.startswith(
+        "soulstack body: cannot listen on 127.0.0.1:99999 (a port is 0 to 65535"
+    )
 
 
 def test_a_mistyped_config_key_says_which_key_was_meant():
