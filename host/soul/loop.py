@@ -260,7 +260,12 @@ class Soul:
                 # The waking that showed them has ended (a failed one too: a nudge that breaks a turn
                 # must not break every turn after it): the nudges leave the inbox. A kill -9 or a stop
                 # before this keeps them, and the next life shows them again rather than never answering.
-                await self.inbox.ended()
+                try:
+                    await self.inbox.ended()
+                except OSError as error:  # a full disk: kept, and shown once more, is the safe side
+                    log.warning(
+                        "%s could not be rewritten (%s): a restart shows its nudges again", self.inbox.path.name, error
+                    )
             sleep_s = self._end(waking)
             await self.sleep.until_woken(sleep_s)
 
