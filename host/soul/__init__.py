@@ -33,7 +33,7 @@ The life of a waking (`Soul.live`):
   _begin       takes the words delivered, the nudges due (inbox.take) and the reminders due
                (reminders.take_due); says why it woke
   _live_one    senses the body; on_waking hooks; the snapshot (snapshot.py) is stored in the
-               session (memory/session.py)
+               session (memory/session.py), and the inbox marks its nudges shown (inbox.shown)
     once a night (Nightly.due, a quiet waking): Nightly.begin, run_turn, Nightly.end (the day folded)
     any other:  before_turn hooks (new MCP tools, the ceiling's fold), then run_turn:
                 view(soul) -> model -> tools -> ... until a reply calls sleep (turn.py)

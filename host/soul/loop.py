@@ -259,7 +259,7 @@ class Soul:
             if waking.shown:
                 # The waking that showed them has ended (a failed one too: a nudge that breaks a turn
                 # must not break every turn after it): the nudges leave the inbox. A kill -9 or a stop
-                # before this keeps them, and the next life shows them again rather than never answering.
+                # before this keeps them, marked shown: the next life answers them without showing them twice.
                 try:
                     await self.inbox.ended()
                 except OSError as error:  # a full disk: kept, and shown once more, is the safe side
@@ -286,6 +286,8 @@ class Soul:
         why.speakers = {delivery.text: delivery.speaker for delivery in delivered if delivery.speaker}
         why.heard_by = {delivery.text: delivery.heard_by for delivery in delivered if delivery.heard_by}
         for entry in nudges:
+            if entry.shown:  # a snapshot stored before a kill shows it already; its words are still owed an answer
+                continue
             reason = told_in(entry.nudge, self.lang.TEXT["nudge"])  # its fields in the soul's own words
             (why.nudged_while_thinking if entry.while_thinking else why.nudged).append(reason)
             why.heard += words_apart(entry.nudge)  # a person's words its reason does not quote
@@ -325,6 +327,7 @@ class Soul:
         self.snapshot_at = len(self.session.messages)  # from here the view shows this waking as the running one
         self.session.append(Message("user", blocks), at=self.clock.now().isoformat(), waking=True)
         waking.shown = True
+        await self.inbox.shown()  # on disk: a kill from here on does not show them twice
         for delivery in waking.delivered:
             if delivery.on_enter:
                 delivery.on_enter()

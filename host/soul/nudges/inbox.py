@@ -2,11 +2,12 @@
 
 What 202 promises: the nudge is on disk before the answer goes out
 (soulDir/NUDGES.jsonl, appended with flush + fsync), and it will be in a
-waking's snapshot, across a kill -9 or a restart. A nudge leaves the file only
-once the waking whose snapshot showed it has ended (`ended`): a kill before
-that shows it once more after the restart rather than never answering it (a
-kill mid-turn once lost a person's words that a stored snapshot had shown and
-no answer followed). Writes happen
+waking's snapshot, across a kill -9 or a restart. Once the snapshot that shows
+it is stored in session.jsonl, its line is marked `shown` (`shown`); it leaves
+the file when that waking ends (`ended`). A kill in between leaves it marked:
+the next life does not show it again (the session has it, once) but still owes
+it an answer, so the brainstem answers its words (a kill mid-turn once lost a
+person's words: shown, then never answered). Writes happen
 off the event loop, one at a time; nudges that arrive during one write share
 the next (an fsync costs milliseconds: one per nudge would cap a storm at a
 few hundred a second and stall the soul's server meanwhile).
@@ -52,9 +53,11 @@ WORDS_WAIT_S = 3.0
 class Entry:
     nudge: Nudge
     while_thinking: bool = False  # arrived while the soul was thinking (its snapshot says so)
+    shown: bool = False  # a stored snapshot showed it; the waking that did has not ended (a kill came first)
 
     def to_line(self) -> str:
-        return json.dumps({**self.nudge.to_json(), "whileThinking": self.while_thinking}, ensure_ascii=False) + "\n"
+        kept = {**self.nudge.to_json(), "whileThinking": self.while_thinking, **({"shown": True} if self.shown else {})}
+        return json.dumps(kept, ensure_ascii=False) + "\n"
 
     @property
     def answer(self) -> dict:
@@ -99,7 +102,7 @@ class Inbox:
         return self
 
     def _take(self, data: dict) -> None:
-        self.entries.append(Entry(Nudge.from_json(data), bool(data.get("whileThinking"))))
+        self.entries.append(Entry(Nudge.from_json(data), bool(data.get("whileThinking")), data.get("shown") is True))
 
     async def add(self, nudge: Nudge, while_thinking: bool) -> None:
         """Keep `nudge`; returns once it is on disk (answer 202 after this). OSError: it is not."""
@@ -143,6 +146,16 @@ class Inbox:
             self.wakings += 1
         return list(self.entries)
 
+    async def shown(self) -> None:
+        """The waking's snapshot is stored: what it took is marked so on disk (a restart does not show it twice)."""
+        fresh = [entry for entry in self.entries[: self._taken] if not entry.shown]
+        if not fresh:
+            return
+        for entry in fresh:
+            entry.shown = True
+        async with self._writing:
+            await self._write_all()
+
     async def ended(self) -> None:
         """The waking that showed what it took has ended: that leaves the file."""
         if not self._taken:
@@ -151,8 +164,16 @@ class Inbox:
             if any(entry.nudge.nudge_id for entry in self.entries[: self._taken]):
                 await self.ids.save()  # their ids leave NUDGES.jsonl with them: on disk first
             self.entries, self._taken = self.entries[self._taken :], 0
-            self._unwritten = []  # the rewrite holds every entry, written or not
-            await asyncio.to_thread(self._rewrite)
+            await self._write_all()
+
+    async def _write_all(self) -> None:
+        """The file anew, under the write lock: every entry so far, written or not (one added while it
+        writes appends its own line after)."""
+        self._unwritten, text = [], self._text()
+        await asyncio.to_thread(atomic_write_text, self.path, text)
+
+    def _text(self) -> str:
+        return "".join(entry.to_line() for entry in self.entries)
 
     def _rewrite(self) -> None:
-        atomic_write_text(self.path, "".join(entry.to_line() for entry in self.entries))
+        atomic_write_text(self.path, self._text())
