@@ -209,7 +209,8 @@ def test_cable_only_config_turns_serial_mode_on():
 
 
 def test_a_config_the_device_would_refuse_is_one_line_exit_2():
-    result = soulstack("--dry-run", "--ssid", "home", "--password", "x", "--nudge-url", "ftp://soul/nudge")
+    # A URL the computer's check takes and the device's does not (a space): the device's own verdict, caught here.
+    result = soulstack("--dry-run", "--ssid", "home", "--password", "x", "--nudge-url", "http://so ul/nudge")
     assert result.returncode == 2
     assert "would refuse" in result.stderr and "nudge_url" in result.stderr
     assert "Traceback" not in result.stderr
