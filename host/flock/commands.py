@@ -349,7 +349,8 @@ def run(args) -> int:
         print(f"flock: {warning}", file=sys.stderr, flush=True)
     robot, voice = build_robot(settings)
     brain = describe(model)
-    print(f"flock: http://{settings.host}:{settings.port}/  data {data}  model {brain}", flush=True)
+    locked = "  locked: requests need its bearer token" if settings.token else ""
+    print(f"flock: http://{settings.host}:{settings.port}/  data {data}  model {brain}{locked}", flush=True)
     print(f"flock: {voice}", flush=True)
     for line in rive_warnings:
         print(f"flock: {line}", flush=True)

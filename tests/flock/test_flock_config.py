@@ -195,6 +195,19 @@ async def test_the_start_says_where_the_voice_goes_and_that_a_named_body_is_left
     )
 
 
+def test_a_locked_flock_says_so_at_start(tmp_path):
+    command, env = flock_command("--data", str(tmp_path / "data"), "--port", str(free_port()), env={"FLOCK_TOKEN": "t"})
+    flock = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
+    )
+    try:
+        line = flock.stdout.readline()
+    finally:
+        flock.terminate()
+        flock.wait(timeout=30)
+    assert line.startswith("flock: http://") and line.rstrip().endswith("locked: requests need its bearer token"), line
+
+
 async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_keeps_working(tmp_path):
     data = tmp_path / "data"
     port = free_port()
@@ -203,7 +216,8 @@ async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_k
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
     )
     try:
-        assert first.stdout.readline().startswith("flock: http://")
+        line = first.stdout.readline()
+        assert line.startswith("flock: http://") and "locked" not in line
         second, env = flock_command("--data", str(data), "--port", str(free_port()))
         run = subprocess.run(second, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert run.returncode == 2 and run.stdout == ""
