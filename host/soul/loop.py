@@ -262,9 +262,11 @@ class Soul:
                 # before this keeps them, marked shown: the next life answers them without showing them twice.
                 try:
                     await self.inbox.ended()
-                except OSError as error:  # a full disk: kept, and shown once more, is the safe side
+                except OSError as error:  # a full disk: kept on disk, and owed an answer again, is the safe side
                     log.warning(
-                        "%s could not be rewritten (%s): a restart shows its nudges again", self.inbox.path.name, error
+                        "%s could not be rewritten (%s): a restart answers its nudges again",
+                        self.inbox.path.name,
+                        error,
                     )
             sleep_s = self._end(waking)
             await self.sleep.until_woken(sleep_s)
