@@ -155,7 +155,14 @@ def http_app(dispatcher, request_within_s=REQUEST_WITHIN_S, updates=None):
         problem = request.sock[0].problem
         if problem:
             return answer(problem[0], {"message": problem[1]})
-        status, body = dispatcher.handle(endpoint, request.body, request.headers.get("Authorization"))
+        headers = request.headers
+        status, body = dispatcher.handle(
+            endpoint,
+            request.body,
+            headers.get("Authorization"),
+            content_type=headers.get("Content-Type"),
+            origin=headers.get("Origin"),
+        )
         return answer(status, body)
 
     if updates is not None:

@@ -6,7 +6,7 @@ host alone needs (answer validation, ProtocolError). So the endpoint names, what
 each request must carry and how long each string may be are written once here,
 in the MicroPython subset.
 
-`Dispatcher.handle(endpoint, raw_body, authorization)` returns (status, body).
+`Dispatcher.handle(endpoint, raw_body, authorization, content_type=..., origin=...)` returns (status, body).
 `body` is a dict, or a b64json.ImageBody for a /look with pixels, which the
 transport streams in pieces.
 
@@ -128,6 +128,32 @@ def error(status, message):
     return status, {"message": message}
 
 
+JSON_MEDIA = "application/json"
+
+
+def web_page_problem(content_type, origin):
+    """(status, body) refusing what only a web page sends, or None.
+
+    A page on any site can post a form or text/plain to the robot's address without
+    asking first, and a page under a rebinding name can even read the answer (a /look's
+    frame). Programs send no Origin, and a page cannot send JSON cross-site without the
+    browser asking the robot first, which it never allows. The robot serves no page of
+    its own, so every Origin is another site's.
+    """
+    if origin is not None:
+        return error(
+            403,
+            "refused a request from the web page at "
+            + repr(origin[:80])
+            + ": the robot takes requests from programs only",
+        )
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media != JSON_MEDIA:
+        sent = "not " + content_type[:60] if content_type else "no Content-Type was sent"
+        return error(415, "send the body as JSON with Content-Type: application/json (" + sent + ")")
+    return None
+
+
 class Dispatcher:
     def __init__(self, device, token=None, on_error=None):
         self.device = device
@@ -135,10 +161,16 @@ class Dispatcher:
         # Called with (endpoint, exception) when the device itself failed: main shows it on screen.
         self.on_error = on_error
 
-    def handle(self, endpoint, raw, authorization=None, trusted=False):
-        """Answer one request. `trusted` skips the token (the USB cable is physical access)."""
+    def handle(self, endpoint, raw, authorization=None, trusted=False, content_type=JSON_MEDIA, origin=None):
+        """Answer one request. `trusted` skips the token (the USB cable is physical access).
+
+        Over Wi-Fi, `content_type` and `origin` are the request's headers: see web_page_problem.
+        """
         if not trusted and not auth.bearer_ok(authorization, self.token):
             return error(401, "missing or wrong bearer token (send Authorization: Bearer <token>)")
+        problem = None if trusted else web_page_problem(content_type, origin)
+        if problem:
+            return problem
         if endpoint not in ENDPOINTS:
             return error(404, "no such endpoint /" + str(endpoint) + "; this body has " + endpoint_list())
         try:

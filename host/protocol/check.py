@@ -40,6 +40,9 @@ WRONG_SHAPE = {
     "express": {},
 }
 MALFORMED_JSON = b'{"text": "unfinished'
+# What a web page on another site sends: its Origin, or a body it may post without asking first.
+FOREIGN_PAGE = {"Origin": "http://body-check.invalid"}
+PLAIN_TEXT = {"Content-Type": "text/plain"}
 
 
 @dataclass
@@ -91,9 +94,10 @@ class Prober:
         method="POST",
         token="default",
         timeout_s=ACT_WITHIN_S,
+        headers: dict | None = None,
     ) -> Answer:
         token = self.token if token == "default" else token
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", **(headers or {})}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         data = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
@@ -201,6 +205,12 @@ async def _endpoint_checks(
         )
     )
     results.append(_refusal_check(f"{endpoint} refuses GET", await probe.send(endpoint, method="GET"), token=token))
+    # A page can post text/plain to the body's address without a preflight, and one under a
+    # rebinding name can read the answer: a body must not take either (docs/security.md).
+    plain = await probe.send(endpoint, GOOD[endpoint], headers=PLAIN_TEXT)
+    results.append(_refusal_check(f"{endpoint} refuses a web page's plain text", plain, token=token))
+    page = await probe.send(endpoint, GOOD[endpoint], headers=FOREIGN_PAGE)
+    results.append(_refusal_check(f"{endpoint} refuses a page on another site", page, (403,), "403"))
     if token:
         auth = (401, 403)
         results.append(

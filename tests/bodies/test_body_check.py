@@ -144,7 +144,7 @@ async def test_the_reference_terminal_body_keeps_v1_and_breaks_only_stricter_rul
     results = await run_checks(url)
     assert [r.name for r in results if r.fails()] == []
     warned = {r.name for r in results if not r.passed}
-    assert len(warned) == 12 and all(r.strict for r in results if not r.passed)
+    assert len(warned) == 20 and all(r.strict for r in results if not r.passed)
     assert {"status refuses GET", "speak refuses malformed JSON", "look refuses the wrong shape"} <= warned
     assert sum(r.passed for r in results) == 6
     assert all(r.fails(strict=True) for r in results if not r.passed)
@@ -199,17 +199,17 @@ async def test_cli_passes_the_terminal_body_with_a_token(aiohttp_server, soulsta
     code, out, err = await run_cli(soulstack_cmd, url, "--token", TOKEN)
     assert code == 0, out + err
     assert "FAIL" not in out
-    assert out.strip().splitlines()[-1].startswith("26 passed, 0 failed")
+    assert out.strip().splitlines()[-1].startswith("34 passed, 0 failed")
 
 
 async def test_cli_passes_the_reference_body_with_warnings_and_strict_fails_it(aiohttp_server, soulstack_cmd):
     url = await url_of(aiohttp_server, make_reference_terminal_body_app())
     code, out, err = await run_cli(soulstack_cmd, url)
     assert code == 0, out + err
-    assert out.count("WARN  ") == 12 and "FAIL" not in out
-    assert out.strip().splitlines()[-1].startswith("6 passed, 0 failed, 12 warnings")
+    assert out.count("WARN  ") == 20 and "FAIL" not in out
+    assert out.strip().splitlines()[-1].startswith("6 passed, 0 failed, 20 warnings")
     code, out, err = await run_cli(soulstack_cmd, url, "--strict")
-    assert code == 1 and out.count("FAIL  ") == 12 and "WARN" not in out
+    assert code == 1 and out.count("FAIL  ") == 20 and "WARN" not in out
     assert "does NOT keep Body Protocol v1" in out
 
 

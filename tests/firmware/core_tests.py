@@ -124,6 +124,22 @@ def test_dispatch_refusals():
     assert d.handle("look", b'{"question": "x"}', "Bearer tok") == (200, {"text": "camera not ready"})
 
 
+def test_dispatch_refuses_what_only_a_web_page_sends():
+    # No token: without these two rules any page on any site could make the robot speak.
+    device = FakeDevice()
+    d = protocol.Dispatcher(device, "")
+    for media in ("text/plain", "application/x-www-form-urlencoded", None, ""):
+        status, body = d.handle("speak", b'{"text": "hi"}', None, content_type=media)
+        assert status == 415 and "application/json" in body["message"], (media, status, body)
+    status, body = d.handle("speak", b'{"text": "hi"}', None, origin="http://evil.example")
+    assert status == 403 and "evil.example" in body["message"], body
+    assert d.handle("look", b'{"question": "x"}', None, origin="null")[0] == 403
+    # The queue holds one: had a refused request been queued, this one would be a 503.
+    assert d.handle("speak", b'{"text": "hi"}', None, content_type="application/json; charset=utf-8") == (200, {})
+    # The USB cable carries no HTTP headers: physical access is trusted.
+    assert d.handle("status", {}, None, trusted=True, content_type=None, origin="x")[0] == 200
+
+
 # --- the /look writer ---
 
 

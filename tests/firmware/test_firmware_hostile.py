@@ -163,7 +163,7 @@ def test_out_of_memory_drops_the_frame_answers_503_and_keeps_serving(capsys):
 class LookDispatcher:
     """A dispatcher whose /look answer is a picture, so microdot writes it piece by piece."""
 
-    def handle(self, endpoint, body, authorization=None):
+    def handle(self, endpoint, body, authorization=None, **headers):
         from core.b64json import ImageBody
 
         return 200, ImageBody(b"\xff\xd8" + b"\x00" * 3000 + b"\xff\xd9")

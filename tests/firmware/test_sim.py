@@ -525,6 +525,8 @@ async def test_an_empty_body_is_400_as_on_every_body(sim_factory):
     await wait_until_serving(url)
     async with aiohttp.ClientSession() as session:
         for endpoint in ("status", "look", "speak", "express"):
-            async with session.post(url + "/" + endpoint, data=b"") as response:
+            async with session.post(
+                url + "/" + endpoint, data=b"", headers={"Content-Type": "application/json"}
+            ) as response:
                 assert response.status == 400
                 assert "no body" in (await response.json())["message"]
