@@ -101,7 +101,11 @@ def choice(*options: str, optional: bool = False) -> CheckOf[str | None]:
 def split_url(text: str, schemes: tuple[str, ...] = ("http", "https")) -> SplitResult | None:
     """`text` split by urlsplit, or None when it is no URL one of `schemes` with a host can be: the one
     test of a URL a person gives (a flag, a config key). urlsplit raises on some (an unclosed IPv6
-    bracket, http://[::1), reading .port on others (a port that is no number, or over 65535)."""
+    bracket, http://[::1), reading .port on others (a port that is no number, or over 65535). A space
+    or a control character is never part of one: urlsplit keeps it, and a robot's validator, a
+    systemd ExecStart line or a shell would split the URL there."""
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        return None
     try:
         parts = urlsplit(text)
         _ = parts.port

@@ -159,6 +159,11 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
             f"({'not ' + sent[:60] if sent else 'no Content-Type was sent'})",
             status=415,
         )
+    declared, cap = request.content_length, request.client_max_size
+    if declared is not None and cap and declared > cap:
+        # Refused before reading: waiting for bytes that are over the cap anyway would hold the
+        # connection for the whole body timeout.
+        raise BadRequest(f"the request body is too large ({declared} bytes; at most {cap})", status=413)
     try:
         async with asyncio.timeout(request.app.get(LIMITS, Limits()).body_timeout_s):
             raw = await request.read()

@@ -211,6 +211,8 @@ def test_a_url_urlsplit_refuses_is_one_line_naming_its_option(soulstack_cmd, tmp
         (tmp_path / f"{name}.json").write_text(json.dumps({"soulDir": str(tmp_path / "soul"), **config}))
     cases = [
         (("body-check", "http://[::1"), "URL must look like http://"),
+        (("body-check", "http://127.0.0.1 :9310"), "URL must look like http://"),  # urlsplit keeps a space
+        (("flash", "--dry-run", "--nudge-url", "http://so ul/nudge"), "--nudge-url must look like http://"),
         (("body", "terminal", "--nudge-url", "http://[::1/nudge"), "--nudge-url must look like http://"),
         (("body", "sim", "--port", "0", "--nudge-url", "http://[::1/nudge"), "--nudge-url must look like http://"),
         (("body", "sim", "--port", "0", "--tts-url", "http://[::1/tts"), "--tts-url must look like http://"),

@@ -105,6 +105,10 @@ def test_a_chinese_home_flashes_a_chinese_robot_and_keeps_its_language(tmp_path)
     [
         (["--host", "127.0.0.1"], "--host 127.0.0.1: the robot cannot reach this computer there"),
         (["--robot", "192.0.2.42"], "--robot must look like http://192.168.1.42"),
+        # A space would split ears' --body in its unit's command line.
+        (["--robot", "http://192.0.2.42 b"], "--robot must look like http://192.168.1.42"),
+        (["--robot", "http://192.0.2.42/status"], "--robot is the robot's address alone, http://192.0.2.42;"),
+        (["--host", ""], "--host '' is not an IP address"),
     ],
 )
 def test_mistakes_are_one_line_and_write_nothing(tmp_path, args, said):

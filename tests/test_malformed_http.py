@@ -44,6 +44,16 @@ def send(port: int, raw: bytes) -> bytes:
     return answer
 
 
+def first_answer(port: int, raw: bytes) -> bytes:
+    """The server's answer to `raw` as soon as it is whole (a small JSON one), without waiting for the close."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while not answer.rstrip().endswith(b"}") and (piece := sock.recv(65536)):
+            answer += piece
+    return answer
+
+
 @pytest.fixture(scope="module")
 def servers():
     with fuzzkit.Servers(soul_model={"provider": "brainstem"}) as running:
@@ -94,3 +104,32 @@ async def test_at_debug_level_each_malformed_request_is_one_line_without_the_pee
         line = record.getMessage()
         assert record.exc_info is None and "\n" not in line and "malformed HTTP request from 127.0.0.1" in line
         assert "X-Bad" not in line and "\\x" not in line, line  # the parser's words, not what the peer sent
+
+
+async def test_a_body_declared_over_the_cap_is_413_before_any_of_it_is_waited_for():
+    # Before, read_json waited the whole body timeout (30 s) for bytes it would refuse anyway.
+    from aiohttp import web
+
+    from soulstack.serving import read_json
+
+    async def echo(request):
+        return web.json_response(await read_json(request))
+
+    app = make_server_app(fuzzkit.TOKEN)
+    app.router.add_post("/echo", echo)
+    raw = (
+        b"POST /echo HTTP/1.1\r\n"
+        + HEAD
+        + b"Content-Type: application/json\r\nContent-Length: 99999999999\r\nConnection: close\r\n\r\n{"
+    )
+    async with listening(app, "127.0.0.1", 0) as port:
+        answer = await asyncio.to_thread(first_answer, port, raw)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+        assert b'"message": "the request body is too large (99999999999 bytes; at most 1048576)"' in answer
+        # The server is as able as before.
+        good = (
+            b"POST /echo HTTP/1.1\r\n"
+            + HEAD
+            + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+        )
+        assert (await asyncio.to_thread(send, port, good)).startswith(b"HTTP/1.1 200")

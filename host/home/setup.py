@@ -155,7 +155,7 @@ def check_host(host: str) -> str:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        raise UsageError(f"--host {host} is not an IP address; give this computer's LAN address") from None
+        raise UsageError(f"--host {host!r} is not an IP address; give this computer's LAN address") from None
     if address.is_loopback or address.is_unspecified:
         raise UsageError(
             f"--host {host}: the robot cannot reach this computer there; give its LAN address (e.g. 192.168.1.10)"
@@ -166,16 +166,23 @@ def check_host(host: str) -> str:
 def check_robot(robot: str | None) -> str | None:
     if robot is None:
         return None
+    from soulstack.config_checks import split_url
     from soulstack.protocol.commands import check_url
 
-    return check_url(robot, "--robot", "http://192.168.1.42")
+    robot = check_url(robot, "--robot", "http://192.168.1.42")
+    parts = split_url(robot)
+    if parts is not None and (parts.path or parts.query or parts.fragment):
+        # Each endpoint is added to it (…/look): a path here would become /status/look.
+        base = f"{parts.scheme}://{parts.netloc}"
+        raise UsageError(f"--robot is the robot's address alone, {base}; not {robot!r}")
+    return robot
 
 
 def init_home(args) -> int:
     from soulstack.flash.provision import lan_address
     from soulstack.service.commands import checkout_note, enable, restart, write_unit
 
-    host = check_host(args.host or lan_address())
+    host = check_host(lan_address() if args.host is None else args.host)
     robot = check_robot(args.robot)
     # Absolute, as the units name them: what is printed is where the units look.
     unit_dir, env_dir, state_dir = (Path(folder).absolute() for folder in (args.unit_dir, args.env_dir, args.state_dir))

@@ -209,10 +209,11 @@ def test_cable_only_config_turns_serial_mode_on():
 
 
 def test_a_config_the_device_would_refuse_is_one_line_exit_2():
-    # A URL the computer's check takes and the device's does not (a space): the device's own verdict, caught here.
-    result = soulstack("--dry-run", "--ssid", "home", "--password", "x", "--nudge-url", "http://so ul/nudge")
+    # A value the computer does not check and the device does (an sg90's pin): the device's own verdict, caught here.
+    servo = ("--servo", "sg90", "--pan-pin", "99", "--tilt-pin", "1")
+    result = soulstack("--dry-run", "--ssid", "home", "--password", "x", *servo)
     assert result.returncode == 2
-    assert "would refuse" in result.stderr and "nudge_url" in result.stderr
+    assert "would refuse" in result.stderr and "servo.pan_pin" in result.stderr
     assert "Traceback" not in result.stderr
 
 
