@@ -96,7 +96,25 @@ def validate(endpoint, payload):
         raise BadRequest('"' + key + '" must not be empty')
     if len(value) > cap:
         raise BadRequest('"' + key + '" is ' + str(len(value)) + " characters; at most " + str(cap))
+    problem = text_problem(value)
+    if problem:
+        raise BadRequest('"' + key + '" ' + problem)
     return {key: value}
+
+
+def text_problem(text):
+    """Why `text` cannot be shown or said, or None.
+
+    An escape sequence would repaint the terminal a simulated robot draws in, and a lone
+    surrogate ("\\ud800" is valid JSON) is no character a screen or a voice can take.
+    """
+    for char in text:
+        code = ord(char)
+        if 0xD800 <= code <= 0xDFFF:
+            return "contains a lone surrogate (U+%04X); send UTF-8 text" % code
+        if (code < 0x20 and char not in "\t\n\r") or 0x7F <= code <= 0x9F:
+            return "contains the control character U+%04X; only tab and line breaks are allowed" % code
+    return None
 
 
 NO_BODY = "the request has no body; send a JSON object such as {}"
@@ -113,10 +131,41 @@ def parse_json(raw):
             raise BadRequest("the request body is not UTF-8 text")
     if not raw.strip():
         raise BadRequest(NO_BODY)
+    # A few KB of brackets fill a robot's heap with empty lists. The count is C-speed; the walk
+    # runs only for the rare body with that many brackets at all.
+    if raw.count("[") + raw.count("{") > MAX_DEPTH:
+        depth = deepest(raw)
+        if depth > MAX_DEPTH:
+            raise BadRequest("the request body nests " + str(depth) + " levels deep; at most " + str(MAX_DEPTH))
     try:
         return json.loads(raw)
     except ValueError:
         raise BadRequest("the request body is not valid JSON")
+
+
+MAX_DEPTH = 32  # as on every host server (serving.MAX_DEPTH)
+
+
+def deepest(text):
+    """How deep the arrays and objects in JSON `text` nest, counted without parsing it."""
+    depth = most = 0
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            most = max(most, depth)
+        elif char in "]}":
+            depth -= 1
+    return most
 
 
 def _describe(failure):

@@ -124,6 +124,31 @@ def test_dispatch_refusals():
     assert d.handle("look", b'{"question": "x"}', "Bearer tok") == (200, {"text": "camera not ready"})
 
 
+def test_dispatch_refuses_text_no_screen_or_voice_can_take():
+    d = protocol.Dispatcher(FakeDevice(), "")
+    for raw, said in (
+        (b'{"text": "ESC \\u001b[2J red"}', "control character U+001B"),
+        (b'{"text": "a\\u0000b"}', "control character U+0000"),
+        (b'{"question": "\\u009b"}', "control character U+009B"),
+        (b'{"text": "\\ud800"}', "lone surrogate (U+D800)"),
+    ):
+        endpoint = "look" if b"question" in raw else "speak"
+        status, body = d.handle(endpoint, raw, None)
+        assert status == 400 and said in body["message"], (raw, status, body)
+    assert d.handle("speak", b'{"text": "tab\\tand\\nlines \\u4f60\\u597d"}', None) == (200, {})
+
+
+def test_json_nested_deeper_than_32_is_a_400_naming_the_depth():
+    assert protocol.deepest('{"a": [[{"b": "[[[["}]], 1]}') == 4
+    d = protocol.Dispatcher(FakeDevice(), "")
+    deep = b'{"text": "deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}"  # a MemoryError at 256K, before
+    status, body = d.handle("speak", deep, None)
+    assert status == 400 and "nests 1001 levels deep; at most 32" in body["message"], (status, body)
+    brackets = b'{"text": "' + b"[" * 40 + b'"}'  # inside a string they are words
+    assert d.handle("speak", brackets, None) == (200, {})
+    assert d.handle("status", b"{}", None) == (200, {"online": True})
+
+
 def test_dispatch_refuses_what_only_a_web_page_sends():
     # No token: without these two rules any page on any site could make the robot speak.
     device = FakeDevice()
