@@ -4,57 +4,78 @@ HOLD_MS = 1500  # each page of lines stays this long before scrolling by one lin
 LINGER_MS = 3000  # the balloon stays this long after speech ended and the last line was shown
 
 
-def _width(ch):
-    # CJK and other wide glyphs take two cells in the face's font.
-    return 2 if ord(ch) >= 0x2E80 else 1
+# Iterating a MicroPython str makes each character a qstr, which is never freed: a Chinese-speaking
+# robot lost heap for every distinct character it had ever said (1,120 bytes for 300 of them, and
+# a few thousand are in daily use). So the text is walked as its UTF-8 bytes, and only whole
+# lines are decoded back.
 
 
-def _tokens(paragraph):
-    """Words, single spaces, and each wide glyph on its own (CJK text has no spaces to break at)."""
-    word = ""
-    for ch in paragraph:
-        if ch == " " or _width(ch) == 2:
-            if word:
-                yield word
-                word = ""
-            yield ch
+def _after(data, at):
+    """Where the character that starts at `at` in UTF-8 `data` ends."""
+    lead = data[at]
+    return min(len(data), at + (1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4))
+
+
+def _cells(data, at):
+    """The cells the character at `at` takes: CJK and other wide glyphs (from U+2E80) two."""
+    lead = data[at]
+    if lead < 0xE0:
+        return 1
+    if lead >= 0xF0:
+        return 2
+    second = data[at + 1] if at + 1 < len(data) else 0
+    return 2 if ((lead & 0x0F) << 12 | (second & 0x3F) << 6) >= 0x2E80 else 1
+
+
+def _tokens(data):
+    """(start, end, cells) of words, single spaces, and each wide glyph on its own (CJK text has
+    no spaces to break at)."""
+    word_at, cells, at = 0, 0, 0
+    while at < len(data):
+        after, width = _after(data, at), _cells(data, at)
+        if data[at] == 0x20 or width == 2:
+            if cells:
+                yield word_at, at, cells
+            yield at, after, width
+            word_at, cells = after, 0
         else:
-            word += ch
-    if word:
-        yield word
+            cells += width
+        at = after
+    if cells:
+        yield word_at, len(data), cells
 
 
 def wrap(text, columns):
     """Lines of at most `columns` cells: breaks at spaces, splits words longer than a line."""
     lines = []
-    for paragraph in text.replace("\r", "").split("\n"):
-        line, used, space = "", 0, False
-        for token in _tokens(paragraph):
-            if token == " ":
+    for paragraph in text.replace("\r", "").encode("utf-8", "surrogatepass").split(b"\n"):
+        line, used, space = b"", 0, False
+        for start, end, size in _tokens(paragraph):
+            if paragraph[start] == 0x20:
                 space = bool(line)
                 continue
-            size = 0
-            for ch in token:
-                size += _width(ch)
             need = size + (1 if space else 0)
             if used + need <= columns:
-                line, used = line + (" " if space else "") + token, used + need
+                line, used = line + (b" " if space else b"") + paragraph[start:end], used + need
             elif size <= columns:
                 lines.append(line)
-                line, used = token, size
+                line, used = paragraph[start:end], size
             else:
                 if space and used + 1 < columns:
-                    line, used = line + " ", used + 1
-                for ch in token:  # hard split of a word longer than a line
-                    if used + _width(ch) > columns:
+                    line, used = line + b" ", used + 1
+                at = start
+                while at < end:  # hard split of a word longer than a line
+                    after, width = _after(paragraph, at), _cells(paragraph, at)
+                    if used + width > columns:
                         lines.append(line)
-                        line, used = "", 0
-                    line, used = line + ch, used + _width(ch)
+                        line, used = b"", 0
+                    line, used = line + paragraph[at:after], used + width
+                    at = after
             space = False
         lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
-    return lines
+    return [line.decode("utf-8", "ignore") for line in lines]
 
 
 class Balloon:

@@ -120,10 +120,8 @@ _PUNCTUATION = ".,!?;:'\"()"
 
 
 def _is_ascii(text):
-    for ch in text:
-        if ord(ch) > 127:
-            return False
-    return True
+    # Not a walk over its characters: on MicroPython that interns each one, for good (core/balloon.py).
+    return len(text.encode("utf-8", "surrogatepass")) == len(text)
 
 
 def table(faces, words=None, fallback=FALLBACK):

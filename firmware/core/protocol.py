@@ -106,14 +106,22 @@ def text_problem(text):
     """Why `text` cannot be shown or said, or None.
 
     An escape sequence would repaint the terminal a simulated robot draws in, and a lone
-    surrogate ("\\ud800" is valid JSON) is no character a screen or a voice can take.
+    surrogate ("\\ud800" is valid JSON) is no character a screen or a voice can take. The
+    walk is over the UTF-8 bytes: iterating a MicroPython str makes each character a qstr,
+    which is never freed (core/balloon.py says more).
     """
-    for char in text:
-        code = ord(char)
-        if 0xD800 <= code <= 0xDFFF:
+    data = text.encode("utf-8", "surrogatepass")
+    for at in range(len(data)):
+        byte = data[at]
+        lead = data[at + 1] if at + 1 < len(data) else 0
+        if byte == 0xED and lead >= 0xA0:  # U+D800 to U+DFFF
+            code = 0xD000 | (lead & 0x3F) << 6 | (data[at + 2] & 0x3F if at + 2 < len(data) else 0)
             return "contains a lone surrogate (U+%04X); send UTF-8 text" % code
-        if (code < 0x20 and char not in "\t\n\r") or 0x7F <= code <= 0x9F:
-            return "contains the control character U+%04X; only tab and line breaks are allowed" % code
+        if byte == 0xC2 and 0x80 <= lead <= 0x9F:  # the C1 controls
+            byte = lead
+        elif not (byte < 0x20 and byte not in (9, 10, 13)) and byte != 0x7F:
+            continue
+        return "contains the control character U+%04X; only tab and line breaks are allowed" % byte
     return None
 
 
@@ -147,23 +155,26 @@ MAX_DEPTH = 32  # as on every host server (serving.MAX_DEPTH)
 
 
 def deepest(text):
-    """How deep the arrays and objects in JSON `text` nest, counted without parsing it."""
+    """How deep the arrays and objects in JSON `text` nest, counted without parsing it (over its
+    bytes, as text_problem is)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     depth = most = 0
     quoted = escaped = False
-    for char in text:
+    for at in range(len(data)):
+        byte = data[at]
         if quoted:
             if escaped:
                 escaped = False
-            elif char == "\\":
+            elif byte == 0x5C:  # backslash
                 escaped = True
-            elif char == '"':
+            elif byte == 0x22:  # the closing quote
                 quoted = False
-        elif char == '"':
+        elif byte == 0x22:
             quoted = True
-        elif char in "[{":
+        elif byte in (0x5B, 0x7B):  # [ {
             depth += 1
             most = max(most, depth)
-        elif char in "]}":
+        elif byte in (0x5D, 0x7D):  # ] }
             depth -= 1
     return most
 

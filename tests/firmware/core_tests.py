@@ -255,6 +255,27 @@ def test_wrap():
         assert len(line) <= 9
 
 
+def test_wrapping_text_keeps_none_of_its_characters():
+    # Iterating a MicroPython str interns each character as a qstr, never freed: the balloon kept
+    # heap for every distinct character the robot had ever said (1,120 bytes for these 300).
+    import gc
+
+    if not hasattr(gc, "mem_free"):  # CPython: no heap to measure
+        return
+    utf8 = b""
+    for code in range(0x4E00, 0x4E00 + 300):  # built as bytes: chr() would intern them itself
+        utf8 += bytes((0xE0 | code >> 12, 0x80 | (code >> 6) & 0x3F, 0x80 | code & 0x3F))
+    text = utf8.decode()
+    gc.collect()
+    before = gc.mem_free()
+    lines = wrap(text, 24)
+    assert len(lines) == 25 and lines[0] == text[:12] and lines[-1] == text[-12:]
+    lines = None
+    gc.collect()
+    kept = before - gc.mem_free()
+    assert kept < 512, kept
+
+
 def test_balloon_scrolls_then_hides():
     b = Balloon(columns=10, rows=2)
     b.show("one two three four five six seven eight", 0)
