@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import difflib
 import json
+import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -49,7 +50,7 @@ def number(
 def number(minimum: float | None = None, maximum: float | None = None, integer: bool = False) -> CheckOf[float]:
     def check(path: str, value: Any) -> float:
         kind = "an integer" if integer else "a number"
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         if ok and integer and value != int(value):
             ok = False
         if ok and minimum is not None and value < minimum:
@@ -207,8 +208,12 @@ def read_json_file(path: Path, missing_hint: str = "") -> Any:  # any JSON value
         raise ConfigError(f"{path} does not exist{'; ' + missing_hint if missing_hint else ''}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path} cannot be read: {error}") from None
+    def not_json(constant: str):
+        # Python's reader takes NaN and Infinity; no JSON has them, and no setting can be one.
+        raise ConfigError(f"{path} is not valid JSON: {constant} is no number JSON knows; write one")
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=not_json)
     except json.JSONDecodeError as error:
         raise ConfigError(
             f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"

@@ -258,3 +258,28 @@ def test_a_url_urlsplit_refuses_is_one_line_naming_its_option(soulstack_cmd, tmp
         assert process.returncode == 2 and "Traceback" not in err, (args, err)
         assert err.count("\n") == 1 and said in err, (args, err)
     assert not (tmp_path / "soul").exists()  # refused before the soul made its folder
+
+
+def test_nan_or_infinity_in_a_config_is_one_line_naming_it(soulstack_cmd, tmp_path):
+    # Python's JSON reader takes them: NaN reached int() at start (a traceback), or lived on to fail every waking.
+    cases = {
+        "soul": ('{"soulDir": "%s", "nudge": {"port": NaN}}' % (tmp_path / "soul"), "NaN is no number JSON knows"),
+        "sleep": ('{"soulDir": "%s", "loop": {"maxSleepMinutes": Infinity}}' % (tmp_path / "soul"), "Infinity is"),
+    }
+    for name, (text, said) in cases.items():
+        (tmp_path / f"{name}.json").write_text(text)
+        done = subprocess.run(
+            [*soulstack_cmd, "soul", "--config", str(tmp_path / f"{name}.json"), "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "soul").exists()
+    from soulstack.config_checks import ConfigError, number
+
+    for value in (float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="must be a number"):
+            number(0, 10)("loop.maxSleepMinutes", value)
