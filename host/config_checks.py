@@ -21,7 +21,7 @@ import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias, TypeVar, overload
 from urllib.parse import SplitResult, urlsplit
 
 if TYPE_CHECKING:
@@ -208,7 +208,8 @@ def read_json_file(path: Path, missing_hint: str = "") -> Any:  # any JSON value
         raise ConfigError(f"{path} does not exist{'; ' + missing_hint if missing_hint else ''}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path} cannot be read: {error}") from None
-    def not_json(constant: str):
+
+    def not_json(constant: str) -> NoReturn:
         # Python's reader takes NaN and Infinity; no JSON has them, and no setting can be one.
         raise ConfigError(f"{path} is not valid JSON: {constant} is no number JSON knows; write one")
 
