@@ -66,6 +66,15 @@ def flash_folder(given):
     return folder
 
 
+def firmware_tokens(args) -> dict | None:
+    """The config.json keys for the servers the firmware calls, as tools/flash writes them."""
+    config = {"ears_url": args.ears_url, "ears_token": args.ears_token} if args.ears_url else {}
+    for key, token in (("nudge_token", args.nudge_token), ("tts_token", args.tts_token)):
+        if token:
+            config[key] = token
+    return config or None
+
+
 def sim(args) -> int:
     from soulstack.sim.runner import Simulator
     from soulstack.sim.settings import port_in_use
@@ -88,7 +97,7 @@ def sim(args) -> int:
         show=show,
         hal=args.hal,
         servo=SERVOS[args.hal],
-        config={"ears_url": args.ears_url, "ears_token": args.ears_token} if args.ears_url else None,
+        config=firmware_tokens(args),
         flash=flash,
     )
     # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
@@ -206,4 +215,6 @@ def register(subparsers):
         help="a `soulstack ears` URL the firmware streams what it hears to (e.g. http://127.0.0.1:9205/utterance)",
     )
     add_secret(parser, "--ears-token", "EARS_TOKEN", "the ears server's token")
+    add_secret(parser, "--nudge-token", "NUDGE_TOKEN", "the soul's nudge token, sent with every nudge")
+    add_secret(parser, "--tts-token", "TTS_TOKEN", "the tts server's token")
     parser.set_defaults(func=sim)

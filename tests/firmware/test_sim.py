@@ -4,6 +4,7 @@ import asyncio
 import re
 import base64
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -430,6 +431,29 @@ def test_the_terminal_shows_the_robots_screen_and_ready_once(soulstack_cmd):
         soul.stop()
 
 
+def test_the_nudge_token_from_the_environment_goes_with_each_nudge(soulstack_cmd):
+    # A soul set up by `home init` has a nudge token: without one, every face nudge was a 401.
+    soul = NudgeServer()
+    process = subprocess.Popen(
+        [*soulstack_cmd, "body", "sim", "--port", "0", "--nudge-url", soul.url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NUDGE_TOKEN": "n0dge"},
+    )
+    try:
+        out = Lines(process.stdout)
+        face_file = out.wait_for("face: create *").split()[2]
+        Path(face_file).touch()
+        out.wait_for("nudge -> soul: someone's face appeared in front of me")
+        assert soul.authorizations == ["Bearer n0dge"], soul.authorizations
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+        soul.stop()
+
+
 class NudgeServer:
     """A soul's /nudge on loopback in its own thread, for tests that drive the sim synchronously."""
 
@@ -437,11 +461,13 @@ class NudgeServer:
         import http.server
 
         self.reasons = []
+        self.authorizations = []
         self.started = time.monotonic()
-        received = self.reasons
+        received, authorizations = self.reasons, self.authorizations
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
+                authorizations.append(self.headers.get("Authorization"))
                 received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"])))["reason"])
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
