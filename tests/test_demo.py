@@ -64,6 +64,8 @@ def test_demo_shows_the_mind_and_locks_out_a_second_demo(checkout):
         seen = read_until(first, "mind: brainstem — no model key", timeout_s=40)
         assert any(f"its log: {checkout}/demo/soul.log" in line for line in seen)
         log = checkout / "demo" / "soul.log"
+        # It holds what the person types: theirs alone.
+        assert log.stat().st_mode & 0o777 == 0o600 and log.parent.stat().st_mode & 0o777 == 0o700
         before = log.read_bytes()
         second = subprocess.run(
             [str(ROOT / "tools" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
