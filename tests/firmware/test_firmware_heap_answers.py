@@ -163,17 +163,23 @@ async def test_a_nudge_whose_answer_could_not_be_read_whole_is_delivered_once(tm
     assert not [line for line in screen if line.startswith("error")], screen
 
 
-async def test_an_ears_answer_that_could_not_be_read_whole_is_taken_at_its_status(tmp_path):
-    ears = PaddedServer(b"200 OK", b'{"heard": "what time is it"}')
+async def spoken_until_logged(ears, logged):
+    """(the robot's screen, the soul) once a robot spoken to, streaming to `ears`, has logged `logged`."""
     soul = NudgeReceiver()
     screen = []
     async with ears as ears_port, listening(soul.app(), "127.0.0.1", 0) as soul_port:
         robot = await spoken_to(f"http://127.0.0.1:{soul_port}/nudge", f"http://127.0.0.1:{ears_port}/u", screen)
         try:
-            await until(lambda: [line for line in screen if "answer could not be read" in line], "the robot's log", 20)
+            await until(lambda: [line for line in screen if logged in line], "the robot's log", 20)
             await asyncio.sleep(1)  # a nudge would be on its way by now
         finally:
             robot.stop()
+    return screen, soul
+
+
+async def test_an_ears_answer_that_could_not_be_read_whole_is_taken_at_its_status(tmp_path):
+    ears = PaddedServer(b"200 OK", b'{"heard": "what time is it"}')
+    screen, soul = await spoken_until_logged(ears, "answer could not be read")
     assert len(ears.requests) == 1 and len(ears.requests[0]) > 16000  # the whole utterance reached ears
     # A 200 is ears having heard words and given them to the soul: no "I couldn't hear you", no nudge.
     assert not [line for line in screen if "couldn't hear" in line or line.startswith("error")], screen
@@ -190,15 +196,7 @@ async def test_no_speech_in_an_utterance_is_nobody_speaking_not_a_voice_misheard
     """ears found no voice in the stream: the robot neither shows "I couldn't hear you" nor tells the soul."""
     message = b'{"message": "I heard no speech: nothing stood out as a voice", "soul_told": false, "speech": false}'
     ears = ReadableServer(b"422 Unprocessable Entity", message)
-    soul = NudgeReceiver()
-    screen = []
-    async with ears as ears_port, listening(soul.app(), "127.0.0.1", 0) as soul_port:
-        robot = await spoken_to(f"http://127.0.0.1:{soul_port}/nudge", f"http://127.0.0.1:{ears_port}/u", screen)
-        try:
-            await until(lambda: [line for line in screen if "ears heard no speech" in line], "the robot's log", 20)
-            await asyncio.sleep(1)  # a nudge would be on its way by now
-        finally:
-            robot.stop()
+    screen, soul = await spoken_until_logged(ears, "ears heard no speech")
     assert len(ears.requests) == 1
     assert not [line for line in screen if "couldn't hear" in line or line.startswith("error")], screen
     assert soul.attempts == 0, soul.reasons
