@@ -131,10 +131,6 @@ def same_origin(origin: str, host_header: str) -> bool:
     return parts.hostname.strip("[]") == name and origin_port == (port or DEFAULT_PORTS[parts.scheme])
 
 
-def _refuse(status: int, message: str) -> web.Response:
-    return web.json_response({"message": message}, status=status)
-
-
 class BrowserGuard:
     """The middleware behind `browser_guard`, holding the owner's lists once read."""
 
@@ -182,8 +178,9 @@ class BrowserGuard:
         )
 
 
-def browser_guard() -> Middleware:
-    """The middleware for one app; the owner's lists are read now, as the app is built."""
+def browser_guard(answer) -> Middleware:
+    """The middleware for one app; the owner's lists are read now, as the app is built.
+    `answer(request, status, message)` builds a refusal (the serving layer's error answer)."""
     guard = BrowserGuard()
 
     @web.middleware
@@ -191,7 +188,7 @@ def browser_guard() -> Middleware:
         refusal = guard.problem(request)
         if refusal:
             guard.note(request, *refusal)
-            return _refuse(*refusal)
+            return answer(request, *refusal)
         return await handler(request)
 
     return middleware

@@ -6,7 +6,8 @@ builds its aiohttp app with `make_server_app` and reads request bodies with
 
 - one bearer-token check (constant time, the scheme case-insensitive, any bytes
   in the header refused without a crash), for every route or just some;
-- every error as `{"message": "<what is wrong>"}`, aiohttp's own 404/405/413
+- every error as `{"message": "<what is wrong>"}` (or the app's own shape: the soul's /v1
+  routes answer as OpenAI does), aiohttp's own 404/405/413 and the browser guard's refusals
   included; a bug is logged and answered 500, never hidden;
 - JSON bodies held to what every later step can carry: UTF-8, at most
   `MAX_DEPTH` levels deep, and no text a terminal, a log line, SQLite, a TTS
@@ -51,6 +52,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Callable
 
 import aiohttp
 from aiohttp import web
@@ -81,6 +83,23 @@ class BadRequest(Exception):
 
 def error_response(status: int, message: str, **kwargs) -> web.Response:
     return web.json_response({"message": message}, status=status, **kwargs)
+
+
+def message_body(request: web.Request, status: int, message: str) -> dict:
+    """The error body every server of ours sends, unless its app shapes errors its own way."""
+    return {"message": message}
+
+
+ErrorBody = Callable[[web.Request, int, str], dict]
+ERROR_BODY: web.AppKey[ErrorBody] = web.AppKey("error body")
+
+
+def error_answer(request: web.Request, status: int, message: str, **kwargs) -> web.Response:
+    """An error answered in the shape of the app's API (make_server_app's `error_body`; {"message"} by
+    default): an OpenAI client reading the soul's /v1 routes expects OpenAI's shape for every error,
+    aiohttp's own 404/405/413 and the browser guard's refusals included."""
+    body = request.app.get(ERROR_BODY, message_body)(request, status, message)
+    return web.json_response(body, status=status, **kwargs)
 
 
 # --- the request body ----------------------------------------------------------
@@ -230,7 +249,7 @@ def bearer_matches(authorization: str | None, token: str) -> bool:
 
 
 def refuse_json(request: web.Request, message: str) -> web.Response:
-    return error_response(401, message)
+    return error_answer(request, 401, message)
 
 
 def bearer_auth(token_for, refuse=refuse_json, cookie: str | None = None):
@@ -260,18 +279,20 @@ def bearer_auth(token_for, refuse=refuse_json, cookie: str | None = None):
 
 @web.middleware
 async def json_errors(request: web.Request, handler):
-    """Every error answer is {"message"}: ours, aiohttp's own pages, and bugs (logged, 500)."""
+    """Every error is answered in the app's shape (`error_answer`): ours, aiohttp's own pages, and bugs
+    (logged, 500)."""
     try:
         return await handler(request)
     except BadRequest as error:
-        return error_response(error.status, str(error))
+        return error_answer(request, error.status, str(error))
     except web.HTTPMethodNotAllowed as error:
         allowed = ", ".join(sorted(error.allowed_methods))
-        return error_response(405, f"{request.path} takes {allowed}, not {request.method}", headers={"Allow": allowed})
+        message = f"{request.path} takes {allowed}, not {request.method}"
+        return error_answer(request, 405, message, headers={"Allow": allowed})
     except web.HTTPNotFound:
-        return error_response(404, f"there is nothing at {request.path}")
+        return error_answer(request, 404, f"there is nothing at {request.path}")
     except web.HTTPRequestEntityTooLarge as error:
-        return error_response(413, f"the request is too large ({error.text})")
+        return error_answer(request, 413, f"the request is too large ({error.text})")
     except web.HTTPException as error:
         if error.status < 400:
             raise
@@ -280,20 +301,20 @@ async def json_errors(request: web.Request, handler):
             for name, value in error.headers.items()
             if name.lower() not in ("content-type", "content-length")
         }
-        return error_response(error.status, error.reason, headers=kept)
+        return error_answer(request, error.status, error.reason, headers=kept)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except ConnectionResetError as error:
         # The client hung up mid-request (its body cut short): nothing to answer, nothing broken.
         log.debug("%s %s: the client left before the request was read (%s)", request.method, request.path, error)
-        return error_response(400, "the client left before its request arrived")  # written to no one
+        return error_answer(request, 400, "the client left before its request arrived")  # written to no one
     except Exception as error:
         problem = storage_problem(error)
         if problem:
             log.error("%s %s: storage failed: %s", request.method, request.path, problem)
-            return error_response(503, f"the server could not save this: {problem}; try again once it has room")
+            return error_answer(request, 503, f"the server could not save this: {problem}; try again once it has room")
         log.exception("%s %s failed", request.method, request.path)
-        return error_response(500, f"the server failed: {type(error).__name__} (a bug; see its log)")
+        return error_answer(request, 500, f"the server failed: {type(error).__name__} (a bug; see its log)")
 
 
 EXPOSURE = web.AppKey("exposure", Exposure)
@@ -318,6 +339,7 @@ def make_server_app(
     *,
     token_for=None,
     refuse=refuse_json,
+    error_body: ErrorBody = message_body,
     cookie=None,
     client_max_size=DEFAULT_MAX_BODY,
     middlewares=(),
@@ -330,15 +352,17 @@ def make_server_app(
     `token` guards every route; `token_for(request)` picks one per request instead.
     `locked` says whether a token guards it (default: `token` is set), and
     `how_to_lock` how the owner sets one: `listening` refuses a LAN address
-    without one and says so. `limits` caps connections and bounds how long a request may
+    without one and says so. `error_body(request, status, message)` is the body of every error
+    answer (`error_answer`), for an API whose clients expect their own shape. `limits` caps connections and bounds how long a request may
     take to arrive (the defaults above).
     """
     if token_for is None:
         token_for = lambda request: token  # noqa: E731
     app = web.Application(
-        middlewares=[json_errors, browser_guard(), bearer_auth(token_for, refuse, cookie), *middlewares],
+        middlewares=[json_errors, browser_guard(error_answer), bearer_auth(token_for, refuse, cookie), *middlewares],
         client_max_size=client_max_size,
     )
+    app[ERROR_BODY] = error_body
     app[EXPOSURE] = Exposure(locked=bool(token) if locked is None else locked, how_to_lock=how_to_lock)
     app[LIMITS] = limits or Limits()
     app[HTTP_FAULTS] = HttpFaults()

@@ -283,6 +283,8 @@ def parse_nudge(body) -> Nudge:
         told = codes_in(codes, PLAIN)
         if told is not None:  # codes alone: the reason kept is what they tell in plain words
             return Nudge(told, None, None, None, nudge_id, codes)
+    if reason is None and "words" in body:  # {"words": null}: the words were meant, and are missing
+        raise BadNudge('"words" is null: send the person\'s exact words as a string (or a "reason")')
     if not isinstance(reason, str) or not reason.strip():
         raise BadNudge(f'"reason" must be a non-empty string (or send only "words"): {EXAMPLE}')
     reason = " ".join(reason.split())

@@ -7,8 +7,8 @@ are `add_routes(app, soul)` functions passed in by whoever builds the soul
 from converse). Every route is served on every port the soul listens on
 (nudge.port, and converse.port / health.port when they differ).
 
-Tokens: /v1/... needs converse.token (default: nudge.token) and is refused in
-OpenAI's error shape; every other route needs nudge.token.
+Tokens: /v1/... needs converse.token (default: nudge.token); every other route needs nudge.token.
+/v1/... answers every error in OpenAI's shape (`error_body`), the others as {"message"}.
 
 POST /nudge {"reason": "<what happened>"}, {"words": "<a person's exact words>"} or both
   (and our `speaker` beside `words`, `heard`: host/protocol/nudges.py)
@@ -104,9 +104,14 @@ def _without_echo(soul: Soul, given: Nudge) -> Nudge | None:
     return Nudge(reason, heard=given.heard, nudge_id=given.nudge_id) if reason or given.heard else None
 
 
-def make_soul_app(soul: Soul, routes=()) -> web.Application:
-    from soulstack.soul.converse.endpoint import openai_refusal
+def error_body(request: web.Request, status: int, message: str) -> dict:
+    """/v1/... answers errors as OpenAI does (its clients read that shape); every other route {"message"}."""
+    from soulstack.soul.converse.endpoint import openai_error_body
 
+    return openai_error_body(request, status, message) if request.path.startswith("/v1/") else {"message": message}
+
+
+def make_soul_app(soul: Soul, routes=()) -> web.Application:
     cfg = soul.cfg
     nudge_token = cfg.nudge.token
     converse_token = cfg.converse.token or nudge_token
@@ -115,15 +120,19 @@ def make_soul_app(soul: Soul, routes=()) -> web.Application:
         return converse_token if request.path.startswith("/v1/") else nudge_token
 
     def refuse(request: web.Request, message: str) -> web.Response:
-        if request.path.startswith("/v1/"):
-            return openai_refusal(request, message)
         if request.path == "/nudge":  # a body without the token: say so in the soul's log too
             refusals.log(logging.WARNING, "401", "refused a nudge from %s: %s", request.remote, message)
         return refuse_json(request, message)
 
     refusals = RateLimitedLog(log, clock=soul.clock.monotonic)
     exposure = soul_exposure(cfg)
-    app = make_server_app(token_for=token_for, refuse=refuse, locked=exposure.locked, how_to_lock=exposure.how_to_lock)
+    app = make_server_app(
+        token_for=token_for,
+        refuse=refuse,
+        error_body=error_body,
+        locked=exposure.locked,
+        how_to_lock=exposure.how_to_lock,
+    )
     app[SOUL] = soul
     app[REFUSALS] = refusals
     app.router.add_post("/nudge", nudge)

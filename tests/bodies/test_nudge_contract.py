@@ -76,7 +76,8 @@ def test_the_sender_takes_a_person_s_words_alone_and_says_what_they_tell():
         ({"reason": "x", "words": ""}, '"words"'),
         ({"reason": "x", "words": ["hi"]}, '"words"'),
         ({"words": "  "}, '"words"'),
-        ({"reason": None, "words": None}, '"reason"'),
+        ({"reason": None, "words": None}, '"words" is null'),
+        ({"words": None}, '"words" is null'),
         ({"reason": "x" * (MAX_REASON_CHARS + 1)}, f"at most {MAX_REASON_CHARS}"),
     ],
 )

@@ -17,7 +17,7 @@ from openai import AsyncOpenAI
 
 from soulstack.llm.types import Message, TextBlock, ToolCall
 from soulstack.serving import make_server_app
-from soulstack.soul.converse.endpoint import add_converse_route, estimate_tokens, openai_refusal
+from soulstack.soul.converse.endpoint import add_converse_route, estimate_tokens, openai_error_body
 from soulstack.soul.converse.reply import ReplyCatcher, ReplyCatchers, spoken_reply, utterance_from_chat, BadChatBody
 from soulstack.soul.config import from_dict, starter
 from soulstack.soul.prompts import texts
@@ -117,7 +117,7 @@ async def serve(aiohttp_server):
     clients = []
 
     async def start(soul, token=None, **options):
-        app = make_server_app(token, refuse=openai_refusal)
+        app = make_server_app(token, error_body=openai_error_body)
         converse = add_converse_route(app, soul, **options)
         server = await aiohttp_server(app)
         base = str(server.make_url("/v1"))
@@ -415,6 +415,7 @@ def test_utterance_from_chat_rules():
         (b'{"messages": [{"role": "user", "content": ""}]}', "no text"),
         (b'{"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}', "'stream'"),
         (b'{"messages": [{"role": "user", "content": "hi"}], "stream_options": 1}', "'stream_options'"),
+        (b'{"messages": [{"role": "user", "content": "' + b"la " * 700 + b'"}]}', "at most 2000"),
     ],
 )
 async def test_bad_bodies_are_400_in_openais_error_shape(serve, body, complaint):
@@ -426,6 +427,30 @@ async def test_bad_bodies_are_400_in_openais_error_shape(serve, body, complaint)
             error = (await r.json())["error"]
     assert complaint in error["message"]
     assert error["type"] == "invalid_request_error"
+    assert soul.heard == []
+
+
+@pytest.mark.parametrize(
+    "method, path, body, headers, status, complaint",
+    [
+        ("GET", "/chat/completions", None, {}, 405, "takes POST"),
+        ("POST", "/embeddings", b"{}", {"Content-Type": "application/json"}, 404, "nothing at /v1/embeddings"),
+        ("POST", "/chat/completions", b"hi", {"Content-Type": "text/plain"}, 415, "application/json"),
+        ("POST", "/chat/completions", b"{" * (1024 * 1024 + 1), {"Content-Type": "application/json"}, 413, "too large"),
+        ("POST", "/chat/completions", b"{}", {"Content-Type": "application/json", "Host": "evil.example"}, 421, "name"),
+    ],
+)
+async def test_every_error_comes_in_openais_shape(serve, method, path, body, headers, status, complaint):
+    """aiohttp's own answers and the serving layer's guards too: an OpenAI client (xiaozhi-server's)
+    shows error.message to whoever reads its log."""
+    soul = ScriptedSoul(answers())
+    _, _, base = await serve(soul, clock=ManualClock())
+    async with aiohttp.ClientSession() as http:
+        async with http.request(method, base + path, data=body, headers=headers) as r:
+            assert r.status == status
+            error = (await r.json())["error"]
+    assert complaint in error["message"]
+    assert error["type"] == "invalid_request_error" and error["code"] is None
     assert soul.heard == []
 
 

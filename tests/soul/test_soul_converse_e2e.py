@@ -282,3 +282,34 @@ async def test_converse_port_is_served_beside_the_nudge_port(tmp_path):
             assert f"http://127.0.0.1:{port}" in running.lines[0]
             fake.reply(text("Over here."))
             assert await ask(f"http://127.0.0.1:{port}", "where are you?", stream=True) == "Over here."
+
+
+async def test_the_soul_answers_errors_in_openais_shape_on_v1_and_as_message_elsewhere(tmp_path):
+    """The soul's one server holds both APIs: a voice stack's OpenAI client reads {"error": {...}}, a
+    body reads {"message"}. aiohttp's own 405 and 404 and the token check keep each route's shape."""
+    async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake:
+        soul = a_soul(tmp_path, body, fake, nudge={"token": "nudge-secret"})
+        async with Running(soul) as running, aiohttp.ClientSession() as http:
+            await fell_asleep(soul)
+            bearer = {"Authorization": "Bearer nudge-secret"}
+            for method, path, headers, status in [
+                ("GET", "/v1/chat/completions", bearer, 405),
+                ("GET", "/v1/nothing", bearer, 404),
+                ("GET", "/v1/models", {}, 401),
+            ]:
+                async with http.request(method, running.url + path, headers=headers) as answer:
+                    assert answer.status == status
+                    error = (await answer.json())["error"]
+                    assert error["message"] and error["type"] == "invalid_request_error", (path, error)
+            async with http.get(running.url + "/v1/models", headers={"Authorization": "Bearer wrong"}) as answer:
+                assert (await answer.json())["error"]["code"] == "invalid_api_key"
+            for method, path, headers, status in [
+                ("GET", "/nudge", bearer, 405),
+                ("POST", "/nudge", {}, 401),
+            ]:
+                async with http.request(method, running.url + path, headers=headers) as answer:
+                    assert answer.status == status
+                    assert set(await answer.json()) == {"message"}
+            async with http.post(running.url + "/nudge", json={"words": None}, headers=bearer) as answer:
+                assert answer.status == 400
+                assert '"words" is null' in (await answer.json())["message"]

@@ -58,8 +58,9 @@ def add_converse_route(
 ) -> Converse:
     """Serve POST /v1/chat/completions and GET /v1/models on `app` for `listener`.
 
-    The token is the app's (soulstack.serving): build it with `refuse=openai_refusal`
-    so a refused caller gets the error shape OpenAI clients expect.
+    The token is the app's (soulstack.serving): build it with `error_body=openai_error_body`
+    so every error (a refused token, a bad body, aiohttp's 404/405/413) comes in the shape OpenAI
+    clients expect.
     """
     converse = Converse(listener, clock or Clock(), filler_after_s, model_name, getattr(listener, "echo", None))
     app[CONVERSE] = converse
@@ -82,14 +83,11 @@ def add_routes(app: web.Application, soul: Soul) -> Converse:
 # --- HTTP --------------------------------------------------------------------
 
 
-def _openai_error(status: int, message: str, kind: str, code=None) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return web.json_response(body, status=status)
-
-
-def openai_refusal(request: web.Request, message: str) -> web.Response:
-    """A 401 in OpenAI's error shape, for the serving layer's bearer check."""
-    return _openai_error(401, message, "invalid_request_error", "invalid_api_key")
+def openai_error_body(request: web.Request, status: int, message: str) -> dict:
+    """An error in OpenAI's shape (the serving layer's `error_body`): what an OpenAI client reads."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    code = "invalid_api_key" if status == 401 else None
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _parse_request(body) -> tuple[str, str | None, str | None, bool, bool]:
@@ -110,14 +108,11 @@ def _parse_request(body) -> tuple[str, str | None, str | None, bool, bool]:
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
-    try:
-        body = await read_json(request)
-    except BadRequest as error:
-        return _openai_error(error.status, str(error), "invalid_request_error")
+    body = await read_json(request)  # a BadRequest is answered by the serving layer, in OpenAI's shape
     try:
         utterance, speaker, heard_by, stream, include_usage = _parse_request(body)
     except BadChatBody as error:
-        return _openai_error(400, str(error), "invalid_request_error")
+        raise BadRequest(str(error)) from None
     converse = request.app[CONVERSE]
     model = body.get("model") or converse.model_name
     shape = Shape(model, estimate_tokens(utterance))

@@ -16,7 +16,7 @@ import json
 
 from soulstack.llm.streaming import BlockDone, StreamBroken, TextDelta
 from soulstack.llm.types import Message, TextBlock, ToolCall
-from soulstack.protocol.nudges import MAX_SPEAKER_CHARS, quoted
+from soulstack.protocol.nudges import MAX_SPEAKER_CHARS, MAX_WORDS_CHARS, quoted
 from soulstack.soul.converse.first_words import FirstWords, spoken_reply
 
 
@@ -33,7 +33,7 @@ def utterance_from_chat(body) -> str:
     Content may be a string or a list of content parts (text parts joined,
     others ignored). Some voice stacks send the words wrapped as JSON, e.g.
     `{"speaker": "Ana", "content": "hello"}`; the inner `content` is used.
-    Raises BadChatBody naming what is wrong.
+    At most MAX_WORDS_CHARS, as a nudge's words. Raises BadChatBody naming what is wrong.
     """
     if not isinstance(body, dict):
         raise BadChatBody("the body must be a JSON object")
@@ -48,6 +48,10 @@ def utterance_from_chat(body) -> str:
             text = _unwrap_json(_content_text(message.get("content"), index)).strip()
             if not text:
                 raise BadChatBody(f"messages[{index}] (the last user message) has no text")
+            if len(text) > MAX_WORDS_CHARS:  # as /nudge's words: a person's utterance, not a document
+                raise BadChatBody(
+                    f"messages[{index}] (the last user message) is {len(text)} characters; at most {MAX_WORDS_CHARS}"
+                )
             return text
     raise BadChatBody("'messages' holds no message with role 'user'")
 
