@@ -109,9 +109,18 @@ def test_a_chinese_home_flashes_a_chinese_robot_and_keeps_its_language(tmp_path)
         (["--robot", "http://192.0.2.42 b"], "--robot must look like http://192.168.1.42"),
         (["--robot", "http://192.0.2.42/status"], "--robot is the robot's address alone, http://192.0.2.42;"),
         (["--host", ""], "--host '' is not an IP address"),
+        # Written unbracketed into every URL, and the robot's Wi-Fi reaches IPv4 only.
+        (["--host", "fd00::10"], "--host fd00::10: the robot reaches IPv4 addresses only"),
+        # A name and password would sit in ears' argv and the soul's config; the robot's key is BODY_TOKEN.
+        (["--robot", "http://me:pw@192.0.2.42:8080"], "--robot takes no name or password (the robot's key"),
+        # systemd would split ReadWritePaths= and ExecStart= at the space.
+        (["--state-dir", "{root}/my state"], "my state holds a space, which systemd's unit lines cannot carry"),
+        (["--env-dir", "{root}/my env"], "my env holds a space, which systemd's unit lines cannot carry"),
     ],
 )
 def test_mistakes_are_one_line_and_write_nothing(tmp_path, args, said):
+    (tmp_path / "my state").mkdir()
+    args = [arg.format(root=tmp_path) for arg in args]
     done = home_init(tmp_path, *args)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
     assert not (tmp_path / "env").exists() and list((tmp_path / "units").iterdir()) == []

@@ -18,7 +18,7 @@ from pathlib import Path
 from soulstack.errors import UsageError
 from soulstack.home import placement
 from soulstack.private_files import PRIVATE_FILE, write_atomically
-from soulstack.service.units import systemd_reads, where_to_copy
+from soulstack.service.units import systemd_reads, unit_path_problem, where_to_copy
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,9 @@ def check_host(host: str) -> str:
         address = ipaddress.ip_address(host)
     except ValueError:
         raise UsageError(f"--host {host!r} is not an IP address; give this computer's LAN address") from None
+    if address.version == 6:
+        # The robot's Wi-Fi stack (MicroPython's on the ESP32) reaches IPv4 addresses only.
+        raise UsageError(f"--host {host}: the robot reaches IPv4 addresses only; give this computer's IPv4 LAN address")
     if address.is_loopback or address.is_unspecified:
         raise UsageError(
             f"--host {host}: the robot cannot reach this computer there; give its LAN address (e.g. 192.168.1.10)"
@@ -171,11 +174,20 @@ def check_robot(robot: str | None) -> str | None:
 
     robot = check_url(robot, "--robot", "http://192.168.1.42")
     parts = split_url(robot)
+    if parts is not None and (parts.username is not None or parts.password is not None):
+        # The Body Protocol's only key is BODY_TOKEN: a name and password here would sit in argv and units.
+        raise UsageError(f"--robot takes no name or password (the robot's key is BODY_TOKEN); give {robot_base(parts)}")
     if parts is not None and (parts.path or parts.query or parts.fragment):
         # Each endpoint is added to it (…/look): a path here would become /status/look.
-        base = f"{parts.scheme}://{parts.netloc}"
-        raise UsageError(f"--robot is the robot's address alone, {base}; not {robot!r}")
+        raise UsageError(f"--robot is the robot's address alone, {robot_base(parts)}; not {robot!r}")
     return robot
+
+
+def robot_base(parts) -> str:
+    """The robot's address alone: scheme, host and port, nothing else the URL carried."""
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
 
 
 def init_home(args) -> int:
@@ -189,6 +201,9 @@ def init_home(args) -> int:
     for flag, folder in (("--unit-dir", unit_dir), ("--state-dir", state_dir)):
         if not folder.is_dir():  # before anything is written
             raise UsageError(f"{flag} {folder} does not exist")
+    problem = unit_path_problem(str(state_dir))  # the units name it (placement.py)
+    if problem:
+        raise UsageError(f"--state-dir {state_dir} {problem}; choose a folder whose path has none")
     services = available()
     soul_path = state_dir / "soulstack-soul" / "soul.config.json"
     raw = soul_config(soul_path, host, robot, args.language)

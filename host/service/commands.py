@@ -37,6 +37,12 @@ def write_unit(name: str, unit_dir: Path, env_dir: Path) -> tuple[Path, Path, st
     executable = units.soulstack_executable()
     if executable is None:
         raise UsageError("cannot find the soulstack command to run; install soulstack (docs/deploy.md) and try again")
+    problem = units.unit_path_problem(executable)
+    if problem:
+        raise UsageError(f"soulstack is installed at {executable}, which {problem}; install it where the path has none")
+    problem = units.unit_path_problem(str(env_dir.absolute()))
+    if problem:
+        raise UsageError(f"--env-dir {env_dir} {problem}; choose a folder whose path has none")
     unit_path = unit_dir / units.unit_name(name)
     env_path = env_dir / f"{name}.env"
     if not unit_dir.is_dir():  # checked before anything is created: a mistake leaves no folder behind

@@ -99,6 +99,16 @@ def soulstack_executable() -> str | None:
     return shutil.which("soulstack")
 
 
+def unit_path_problem(path: str) -> str | None:
+    """Why `path` cannot be written into a unit's lines as it is, or None. systemd splits ExecStart=,
+    ReadWritePaths= and the like at whitespace and reads %, quotes and backslashes as its own: a
+    folder named "my robot" would become two arguments, one of them missing."""
+    for char in path:
+        if char.isspace() or char in "%\\'\"" or not char.isprintable():
+            return f"holds {'a space' if char == ' ' else repr(char)}, which systemd's unit lines cannot carry as it is"
+    return None
+
+
 def render(name: str, executable: str, env_dir: str = SHIPPED_ENV_DIR) -> str:
     """The unit for `name` with its commands pointing at `executable` and its environment file in `env_dir`."""
     text = (DEPLOY_DIR / unit_name(name)).read_text().replace(SHIPPED_PATH, executable)
