@@ -5,6 +5,7 @@ Shared by the bridge (`--device auto`) and `soulstack flash` (`--port auto`).
 
 import errno
 import os
+import stat
 
 import serial
 from serial.tools import list_ports
@@ -13,10 +14,17 @@ from serial.tools import list_ports
 ESP32S3_VID = 0x303A
 ESP32S3_PID = 0x1001
 USB_ID = "303a:1001"
+NOT_A_PORT = " is not a serial port"
 
 
 class PortError(Exception):
-    """The port cannot be found or opened; the message is one line saying what to do."""
+    """The port cannot be found or opened; the message is one line saying what to do. `lasting`: waiting
+    will not mend it (the path is there and is no serial port), where a robot that is unplugged or
+    restarting comes back."""
+
+    def __init__(self, message: str, lasting: bool = False):
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def describe(port) -> str:
@@ -82,7 +90,7 @@ def explain_open_error(path: str, error: Exception) -> str:
     if code == errno.EBUSY:
         return f"{path} is busy: another program (a serial monitor, a running bridge, mpremote) has it open; close it"
     if code in (errno.EISDIR, errno.ENOTTY, errno.EINVAL) or "Inappropriate ioctl" in str(error):
-        return f"{path} is not a serial port"
+        return f"{path}{NOT_A_PORT}"
     return f"cannot open {path}: {error}"
 
 
@@ -102,8 +110,20 @@ def open_serial(path: str, baud: int = 115200, timeout_s: float = 0.2) -> serial
     try:
         port.open()
     except (OSError, serial.SerialException) as error:
-        raise PortError(explain_open_error(path, error)) from None
+        problem = explain_open_error(path, error)
+        raise PortError(problem, lasting=problem.endswith(NOT_A_PORT)) from None
     return port
+
+
+def not_a_port(path: str) -> str | None:
+    """Why `path` can never be the robot's serial port, or None: it is there and is no device (a file,
+    a folder), so waiting for the robot to come back would be forever. A missing path is None: the
+    robot may be unplugged."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISCHR(mode) else f"{path}{NOT_A_PORT}"
 
 
 def resolve(device: str, flag: str = "--device") -> str:

@@ -283,3 +283,38 @@ def test_nan_or_infinity_in_a_config_is_one_line_naming_it(soulstack_cmd, tmp_pa
     for value in (float("nan"), float("inf")):
         with pytest.raises(ConfigError, match="must be a number"):
             number(0, 10)("loop.maxSleepMinutes", value)
+
+
+def test_a_path_that_is_no_serial_port_is_one_line_not_a_wait(soulstack_cmd, tmp_path):
+    """A typo in --device (a file, a folder, /dev/null) never becomes a robot: `logs` waited for it
+    forever and the bridge served a body that could never come online. An absent path still waits
+    (the robot may be unplugged): tests/bodies/test_robot_logs.py."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a robot\n")
+    for args in (
+        ("logs", "--device", "/dev/null"),
+        ("logs", "--device", str(tmp_path)),
+        ("bridge", "serial", "--device", str(notes), "--nudge-url", ""),
+    ):
+        done = run(soulstack_cmd, *args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "is not a serial port; --device takes the robot's USB serial port (or auto)" in done.stderr
+
+
+def test_a_bridge_whose_port_is_taken_says_only_that(soulstack_cmd):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run(soulstack_cmd, "bridge", "serial", "--device", "auto", "--listen", f"127.0.0.1:{port}")
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
+    assert done.stdout == ""  # no banner saying it serves
+
+
+def test_body_check_of_an_endpoint_url_names_the_base_url(soulstack_cmd):
+    """A slip in the command, not a body that fails the protocol: exit 2 (1 says the body failed)."""
+    done = run(soulstack_cmd, "body-check", "http://127.0.0.1:9/status")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "names the /status endpoint; give the body's base URL: http://127.0.0.1:9" in done.stderr

@@ -31,9 +31,13 @@ def bridge_serial(args) -> int:
     from soulstack.errors import UsageError
     from soulstack.commandline import DEFAULT_NUDGE_URL, setup_logging
     from soulstack.protocol.commands import check_url
+    from soulstack.serial_ports import not_a_port
 
     host, port = parse_listen(args.listen)
     check_exposure(host, bool(args.token), args.insecure_no_token, "--token-file FILE (or $BODY_TOKEN)")
+    problem = None if args.device == "auto" else not_a_port(args.device)
+    if problem:  # a typo: the link would wait for it forever
+        raise UsageError(f"{problem}; --device takes the robot's USB serial port (or auto)")
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url:
@@ -43,11 +47,13 @@ def bridge_serial(args) -> int:
     link = SerialLink(locator(args.device), baud=args.baud)
     nudges = NudgeSender(args.nudge_url, token=args.nudge_token) if args.nudge_url else None
     app = make_bridge_app(link, token=args.token, nudges=nudges)
-    print(f"serial bridge: robot on {args.device}, Body Protocol v1 on http://{host}:{port}", flush=True)
+
+    def announce(line: str) -> None:  # once the port is bound: a taken one is an error, never a banner
+        print(f"serial bridge: robot on {args.device}, Body Protocol v1 served", flush=True)
+        print(line, flush=True)
+
     return run_until_stopped(
-        serve_forever(
-            app, host, port, announce=lambda line: print(line, flush=True), insecure_no_token=args.insecure_no_token
-        )
+        serve_forever(app, host, port, announce=announce, insecure_no_token=args.insecure_no_token)
     )
 
 

@@ -9,6 +9,7 @@ come back and carries on, until Ctrl+C.
 import sys
 import time
 
+from soulstack.errors import UsageError
 from soulstack.firmware.core import serial_frames
 from soulstack.serial_ports import PortError, open_serial, resolve
 
@@ -23,6 +24,8 @@ def follow(device: str, out=sys.stdout) -> None:
             path = resolve(device, flag="--device")
             port = open_serial(path)
         except PortError as error:
+            if error.lasting:  # a path that is no serial port (a typo): waiting would be forever
+                raise UsageError(f"{error}; --device takes the robot's USB serial port (or auto)") from None
             if not waiting:
                 print(f"(waiting for the robot: {error})", file=out, flush=True)
                 waiting = True

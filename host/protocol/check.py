@@ -239,7 +239,7 @@ async def run_checks(
     url: str, token: str | None = None, endpoints=protocol.ENDPOINTS, status_within_s: float = STATUS_WITHIN_S
 ) -> list[CheckResult]:
     """Every check for the body at `url` (its base URL, e.g. http://127.0.0.1:9310)."""
-    problem = _endpoint_in_url(url) or await _reachable(url, STATUS_WITHIN_S)
+    problem = await _reachable(url, STATUS_WITHIN_S)
     if problem:
         return [CheckResult("reach the body", False, problem)]
     results: list[CheckResult] = []
@@ -265,7 +265,7 @@ async def run_checks(
     return results
 
 
-def _endpoint_in_url(url: str) -> str | None:
+def endpoint_in_url(url: str) -> str | None:
     """A URL that ends in an endpoint (…/status) is a common slip: name the base URL instead."""
     path = urlsplit(url).path.rstrip("/")
     for endpoint in protocol.ENDPOINTS:

@@ -28,9 +28,13 @@ def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310
 
 
 def body_check(args) -> int:
-    from soulstack.protocol.check import run_checks, summary
+    from soulstack.errors import UsageError
+    from soulstack.protocol.check import endpoint_in_url, run_checks, summary
 
     url = check_url(args.url)
+    slip = endpoint_in_url(url)
+    if slip:  # a mistake in the command, not the body's: one line, exit 2
+        raise UsageError(slip)
     endpoints = parse_endpoints(args.endpoints)
     results = asyncio.run(run_checks(url, args.token, endpoints))
     for result in results:

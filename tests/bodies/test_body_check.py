@@ -9,7 +9,7 @@ from aiohttp import web
 
 from soulstack.adapters.terminal.body import TerminalBody
 from soulstack.adapters.terminal.screen import Screen
-from soulstack.protocol.check import run_checks
+from soulstack.protocol.check import endpoint_in_url, run_checks
 from soulstack.protocol.body_app import make_body_app
 from tests.helpers import free_port
 from tests.fakes.broken_body import make_broken_body_app
@@ -162,11 +162,13 @@ async def test_a_wrong_token_is_not_a_refusal_of_the_request(aiohttp_server):
 
 
 @pytest.mark.parametrize("path", ["/status", "/speak/"])
-async def test_a_url_naming_an_endpoint_is_one_line_naming_the_base(aiohttp_server, path):
-    url = await url_of(aiohttp_server, terminal_app())
-    results = await run_checks(url + path)
-    assert len(results) == 1 and not results[0].passed
-    assert f"give the body's base URL: {url}" in results[0].detail
+def test_a_url_naming_an_endpoint_is_named_with_its_base(path):
+    """body-check refuses it before checking (exit 2: tests/test_cli.py); the body is not at fault."""
+    url = "http://127.0.0.1:9310"
+    assert endpoint_in_url(url + path) == f"{url + path} names the {path.rstrip('/')} endpoint; " + (
+        f"give the body's base URL: {url}"
+    )
+    assert endpoint_in_url(url) is None and endpoint_in_url(url + "/robot") is None
 
 
 async def test_https_to_a_plain_body_and_a_wrong_path_are_one_line(aiohttp_server):
