@@ -51,6 +51,7 @@ class Flash:
     port: str | None = None  # None until found (with --port auto)
     flavour: str | None = None  # "uiflow" / "upstream"; None until detected
     ip: str | None = None
+    hal: str | None = None  # the firmware's HAL as its ready frame names it (uiflow, generic); None until then
     mpy: int | None = None  # the robot's sys.implementation._mpy (0: it did not say); None until asked
     located: bool = False  # found and opened once, before anything is asked
     out: TextIO = sys.stdout
@@ -262,7 +263,7 @@ def ready_step(options) -> Step:
         # With --port auto the restarted robot may come back under another name: find it again.
         locate = find_esp32s3 if options.port == "auto" else run.port
         info = wait_for_ready(locate, timeout_s=options.wait, want_wifi=not options.no_wifi)
-        run.ip = info.get("ip")
+        run.ip, run.hal = info.get("ip"), info.get("hal")
         run.say(f"  {info.get('hal')} firmware {info.get('version')}, Wi-Fi: {info.get('wifi')}, address: {run.ip}")
 
     return Step(8, "wait for the robot to come online", describe, act)
@@ -276,15 +277,24 @@ def check_step() -> Step:
 
     def act(run):
         from soulstack.protocol.check import run_checks, summary
+        from soulstack.protocol.shapes import ENDPOINTS
 
         url = provision.body_url(run.ip, run.config.get("port", 80))
-        results = asyncio.run(run_checks(url, run.config["token"]))
+        # Upstream MicroPython has no speaker or screen driver: its /speak refuses (503), as it must.
+        endpoints = tuple(name for name in ENDPOINTS if run.hal != "generic" or name != "speak")
+        results = asyncio.run(run_checks(url, run.config["token"], endpoints))
         for result in results:
             run.say("  " + result.line())
         failed = [r for r in results if not r.passed]
         if failed:
             raise tools.FlashError(f"body-check failed on {url}: {failed[0].name}: {failed[0].detail}")
         run.say("  " + summary(url, results))
+        if run.hal == "generic":
+            run.say(
+                "  this robot runs upstream MicroPython (hal generic): Wi-Fi, the protocol and servos work, but it "
+                "has no screen, camera or speaker driver, so /status says online: false and /speak refuses; "
+                "UIFlow2 gives a StackChan all of them (docs/firmware.md)"
+            )
 
     return Step(9, "check the robot keeps Body Protocol v1", describe, act)
 

@@ -115,6 +115,27 @@ async def test_uiflow_draws_face_frames_and_the_speech_balloon(hal_sim):
             assert 0 <= entry["x"] < 320 and 0 <= entry["y"] < 240 and entry["w"] > 0 and entry["h"] > 0, entry
 
 
+@pytest.mark.parametrize("hal", ["generic", "uiflow"])
+async def test_flash_s_last_check_passes_what_each_build_has_and_says_what_a_generic_one_lacks(hal_sim, hal):
+    """tools/flash's step 9 against the robot's own HAL: a generic build's honest 503 on /speak is not
+    a failed flash (it is what that firmware can do), and the person is told what it lacks."""
+    from argparse import Namespace
+    from io import StringIO
+
+    from soulstack.flash import plan
+
+    simulator, url = hal_sim(hal, tts_url="http://127.0.0.1:9/tts")
+    assert await asyncio.to_thread(simulator.wait_until_serving)
+    run = plan.Flash(Namespace(), {"port": int(url.rsplit(":", 1)[1]), "token": None}, out=StringIO())
+    run.ip, run.hal = "127.0.0.1", hal
+    await asyncio.to_thread(plan.check_step().act, run)
+    said = run.out.getvalue()
+    assert "keeps Body Protocol v1" in said and "FAIL" not in said, said
+    assert ("PASS  speak" in said) == (hal == "uiflow") and ("has no screen, camera or speaker" in said) == (
+        hal == "generic"
+    )
+
+
 async def test_generic_build_is_honest_and_passes_body_check(hal_sim):
     simulator, url = hal_sim("generic", tts_url="http://127.0.0.1:9/tts")
     assert await asyncio.to_thread(simulator.wait_until_serving)
