@@ -129,7 +129,9 @@ class Body:
         try:
             import sys
 
-            if hasattr(sys, "print_exception"):
+            # A peer that is down or refuses is news, said in the line above; anything else is a bug: its trace.
+            expected = isinstance(failure, (OSError, httpc.HttpError))
+            if not expected and hasattr(sys, "print_exception"):
                 sys.print_exception(failure)
         except Exception:  # logging must never take the body down
             pass
@@ -169,6 +171,8 @@ class Body:
                 return True
             except Exception as failure:
                 if not self.serial_out:
+                    if isinstance(failure, OSError):  # the soul is down or unreachable: say where it was sought
+                        raise httpc.HttpError("the soul at " + url + " is unreachable (" + str(failure) + ")")
                     raise  # the sender reports it and leaves the window open for the next event
                 self.report("nudge to " + url + " (sending it up the cable instead)", failure)
         elif url:

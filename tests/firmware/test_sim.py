@@ -389,6 +389,11 @@ class Lines:
         for line in self._stream:
             self.seen.append(line.rstrip("\n"))
 
+    def done(self, seconds):
+        """Wait until the stream has ended (the process has exited): `seen` is then all it printed."""
+        self._thread.join(seconds)
+        assert not self._thread.is_alive(), "the sim's output never ended"
+
     def wait_for(self, wanted, seconds=15):
         """The first line equal to `wanted`, or (ending in "*") starting with it."""
         deadline = time.monotonic() + seconds
@@ -452,6 +457,22 @@ def test_the_nudge_token_from_the_environment_goes_with_each_nudge(soulstack_cmd
         process.terminate()
         assert process.wait(timeout=10) == 0
         soul.stop()
+
+
+def test_a_soul_that_is_down_is_one_line_naming_it_not_a_traceback(soulstack_cmd):
+    nowhere = f"http://127.0.0.1:{free_port()}/nudge"  # nothing listens there
+    process = run_sim(soulstack_cmd, "--port", "0", "--nudge-url", nowhere)
+    try:
+        out = Lines(process.stdout)
+        face_file = out.wait_for("face: create *").split()[2]
+        Path(face_file).touch()
+        out.wait_for(f"error: nudge: HttpError the soul at {nowhere} is unreachable (*")
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+    out.done(10)  # every line it printed, to its end
+    assert not [line for line in out.seen if "Traceback" in line], out.seen
+    assert "Traceback" not in process.stderr.read()
 
 
 class NudgeServer:
