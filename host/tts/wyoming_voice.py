@@ -7,11 +7,16 @@ sentence, so any server streams sentence by sentence whether or not it splits te
 Its audio comes at the server's own rate, width and channels: made 16 kHz mono here.
 """
 
+import logging
+
 from soulstack import wyoming_link
 from soulstack.tts.piper import VoiceProblem
 from soulstack.tts.speech import TtsError, pcm_samples, to_robot
 
+log = logging.getLogger(__name__)
+
 SENTENCE_TIMEOUT_S = 60.0  # a slow server (a Pi 4 with a high-quality voice) may take seconds per sentence
+LEADING_MARKS = " \t\r\n.…!?。！？"  # what may stand before a sentence's first word and is never spoken
 MAX_AUDIO_BYTES = 32 * 1024 * 1024  # one sentence: far beyond any real one, so a broken server cannot fill memory
 
 
@@ -67,7 +72,12 @@ class WyomingVoice:
         from wyoming.error import Error
         from wyoming.tts import Synthesize, SynthesizeVoice
 
-        request = Synthesize(text=sentence, voice=SynthesizeVoice(name=voice) if voice else None)
+        # wyoming-piper cuts the text into sentences again and fails on one of punctuation alone: "... Hi."
+        # would fail whole for its "...". The marks before the first word say nothing a voice can speak.
+        spoken = sentence.lstrip(LEADING_MARKS)
+        if not spoken:
+            return b""  # no sound for it: the tts server's 400 "nothing to speak"
+        request = Synthesize(text=spoken, voice=SynthesizeVoice(name=voice) if voice else None)
         groups: list[tuple] = []  # runs of chunks in one format: (rate, width, channels, [bytes...])
         size = 0
         try:
@@ -78,7 +88,14 @@ class WyomingVoice:
                     if event is None:
                         raise TtsError(502, f"the Wyoming server at {self.uri} hung up in the middle of a sentence")
                     if Error.is_type(event.type):
-                        raise TtsError(502, f"the Wyoming server at {self.uri} said: {Error.from_event(event).text}")
+                        said = Error.from_event(event).text
+                        if not any(char.isalnum() for char in spoken):
+                            # wyoming-piper makes no samples for punctuation alone, as Piper does here, and
+                            # then fails writing an empty WAV ("# channels not specified"): no sound for it,
+                            # which the server turns into its 400 "nothing to speak", not a broken server.
+                            log.debug("wyoming: %s made no sound for %r (it said: %s)", self.uri, sentence, said)
+                            return b""
+                        raise TtsError(502, f"the Wyoming server at {self.uri} said: {said}")
                     if AudioStop.is_type(event.type):
                         break
                     if AudioChunk.is_type(event.type):

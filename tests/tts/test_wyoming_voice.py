@@ -28,6 +28,15 @@ async def test_wyoming_piper_speaks_for_the_robot_and_its_going_down_is_a_503(tm
         response = await client.post("/tts", json={"text": THREE_SENTENCES})
         assert response.status == 200 and "Content-Length" not in response.headers  # streamed
         speech_like(wav_facts(await response.read()), 3.0, 9.0)
+        # wyoming-piper fails on punctuation alone (it makes no samples, then cannot write the WAV):
+        # the text has nothing to speak, a 400 as with Piper here, not a broken server's 502.
+        for text in ("...", "— …"):  # the second reaches it, and it fails on it
+            response = await client.post("/tts", json={"text": text})
+            assert response.status == 400, text
+            assert (await response.json())["message"].startswith('"text" has nothing to speak: wyoming ')
+        response = await client.post("/tts", json={"text": "... Still here."})  # the sentence it says is said
+        assert response.status == 200, await response.text()
+        speech_like(wav_facts(await response.read()), 0.5, 3.0)
     response = await client.post("/tts", json={"text": "Are you there?"})
     assert response.status == 503
     assert f"the Wyoming voice server at {peer.uri} does not answer" in (await response.json())["message"]
