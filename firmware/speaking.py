@@ -128,6 +128,11 @@ class Speaking:
         response = await httpc.post_json(config["tts_url"], {"text": text}, config["tts_token"])
         hal, clock, avatar = body.hal, body.clock, body.avatar
         try:
+            if response.status == 400:
+                # The voice has nothing to say for it ("...", a symbol): the balloon shows it, the mouth mimes.
+                log("the TTS server has no sound for this text; shown, not said")
+                await self.mime(text)
+                return
             if response.status != 200:
                 raise httpc.HttpError("the TTS server answered " + str(response.status))
             rate, channels, _ = await wav.read_header(response.read_exactly)

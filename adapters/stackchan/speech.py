@@ -6,6 +6,8 @@ WAV; the default, espeak-ng offline) and any OpenAI-compatible
 "wav"}). Opus comes from libopus through `opuslib`.
 """
 
+import json
+
 import aiohttp
 
 try:
@@ -15,6 +17,7 @@ except Exception as error:  # opuslib raises a bare Exception when libopus itsel
 
 from soulstack.audio import AudioError, little_endian, mono_samples
 from soulstack.protocol.body_app import BodyUnavailable
+from soulstack.serving import BadRequest
 
 DEFAULT_TTS_URL = "http://127.0.0.1:9204/tts"
 TTS_TIMEOUT_S = 30.0
@@ -36,7 +39,8 @@ async def synthesize(
     model: str | None = None,
     api_key: str | None = None,
 ) -> bytes:
-    """WAV bytes of `text`; BodyUnavailable when the TTS server cannot be reached or refuses."""
+    """WAV bytes of `text`; BadRequest when `soulstack tts` refuses the text itself (nothing to speak),
+    BodyUnavailable when the TTS server cannot be reached or refuses otherwise."""
     headers = {}
     if is_openai_speech(url):
         payload = {"model": model or "tts-1", "input": text, "voice": voice or "alloy", "response_format": "wav"}
@@ -49,6 +53,11 @@ async def synthesize(
             url, json=payload, headers=headers, timeout=aiohttp.ClientTimeout(total=TTS_TIMEOUT_S)
         ) as answer:
             body = await answer.read()
+            refused = _text_refused(answer.status, body)
+            if refused and not is_openai_speech(url):
+                # `soulstack tts` names what is wrong with the text itself ("...": nothing to speak): the
+                # caller's to mend, a 400, never a body that is unavailable.
+                raise BadRequest(f"{refused} (the text-to-speech server at {url})")
             if answer.status != 200:
                 detail = body.decode(errors="replace").strip()[:200]
                 raise BodyUnavailable(f"the text-to-speech server at {url} answered {answer.status}: {detail}")
@@ -57,6 +66,17 @@ async def synthesize(
         raise BodyUnavailable(
             f"the text-to-speech server at {url} is unreachable ({type(error).__name__}: {error})"
         ) from None
+
+
+def _text_refused(status: int, body: bytes) -> str | None:
+    """The message of a 400 that is about the request's "text" (soulstack tts's words), else None."""
+    if status != 400:
+        return None
+    try:
+        message = json.loads(body).get("message")
+    except (ValueError, AttributeError):
+        return None
+    return message if isinstance(message, str) and message.startswith('"text"') else None
 
 
 def wav_to_pcm(wav_bytes: bytes, rate: int) -> bytes:

@@ -6,7 +6,8 @@ and returns its answer. Everything a body could get wrong on the wire is done
 here once: POST only, bearer-token check, JSON parsing, request and answer
 shapes, and honest error statuses. A body never answers a fake 2xx:
 
-    400  the request is not JSON or not the shape the endpoint takes
+    400  the request is not JSON or not the shape the endpoint takes, or the handler raised
+         BadRequest (the request itself cannot be done: a text the voice has no sound for)
     401  a token is configured and the request lacks it or has another
     405  a method other than POST
     502  the handler failed, or answered in the wrong shape (a body bug)
@@ -44,8 +45,8 @@ def _endpoint_view(endpoint: str):
             answer = await handler(clean)
         except BodyUnavailable as error:
             return error_response(503, str(error) or f"the body cannot {endpoint} right now")
-        except asyncio.CancelledError:
-            raise
+        except (BadRequest, asyncio.CancelledError):
+            raise  # BadRequest: the handler found the request itself at fault (a 400 naming what)
         except Exception as error:
             log.exception("/%s handler failed", endpoint)
             return error_response(502, f"the body failed to {endpoint}: {type(error).__name__}: {error}")

@@ -376,6 +376,16 @@ async def test_bad_requests_get_honest_answers():
         assert await r.online()
 
 
+async def test_a_text_the_voice_has_no_sound_for_is_a_400_naming_it():
+    """The real `soulstack tts` answers 400 for "...": the soul's request is what to mend, not a body
+    that is unavailable (503 would tell the soul its voice is gone)."""
+    async with rig() as r:
+        await r.robot()
+        status, answer = await r.post("speak", {"text": "..."})
+        assert status == 400 and answer["message"].startswith('"text" has nothing to speak: espeak-ng'), answer
+        assert await r.online()
+
+
 async def test_speak_with_the_tts_server_down_is_a_503():
     async with rig() as r:
         await r.robot()

@@ -241,6 +241,24 @@ async def test_speech_is_played_as_pcm(hal_sim, aiohttp_server):
     assert max(c["wav_data"] for c in calls) <= 2048
 
 
+async def test_a_text_the_voice_has_no_sound_for_is_shown_and_mimed_not_an_error(hal_sim, aiohttp_server):
+    """The real `soulstack tts` (Piper's joe) answers 400 "nothing to speak" for "...": the robot shows
+    the balloon and moves its mouth, as with no voice at all, and says no error on its screen."""
+    from soulstack.tts.server import make_tts_app
+    from tests.tts.helpers import joe_voices
+
+    tts = await aiohttp_server(make_tts_app(voices=joe_voices()))
+    simulator, url = hal_sim("uiflow", tts_url=str(tts.make_url("/tts")))
+    await until(lambda: online(url), 15)
+    assert await post(url, "speak", {"text": "..."}) == (200, {})
+    assert await post(url, "speak", {"text": "Hello."}) == (200, {})  # after it, in turn: played once it is done
+    assert await until(lambda: simulator.calls("Speaker.playRaw"), 20)
+    balloons = [c["text"] for c in simulator.calls("Canvas.drawString")]
+    assert "..." in balloons and "Hello." in balloons
+    errors = [c["text"] for c in simulator.calls("Canvas.drawString") if c["x"] == 4 and c["y"] == 2]
+    assert errors == [], errors
+
+
 # --- servos -----------------------------------------------------------------------------------
 
 
