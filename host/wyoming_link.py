@@ -8,6 +8,7 @@ server (port 10300), `soulstack tts --voice wyoming:` to a text-to-speech one
 
 import asyncio
 import os
+import socket
 from urllib.parse import urlparse
 
 CONNECT_S = 5.0
@@ -51,5 +52,7 @@ def why(error: Exception) -> str:
     """A failed connection in a few words (asyncio's own text repeats the address)."""
     if isinstance(error, asyncio.TimeoutError):
         return "no answer in time"
+    if isinstance(error, socket.gaierror):  # its errno is the resolver's (-2), which strerror cannot name
+        return "its host name does not resolve"
     number = getattr(error, "errno", None)
     return os.strerror(number) if number else str(error) or type(error).__name__

@@ -31,7 +31,18 @@ class EarsSettings:
     )
     soul: str = option(DEFAULT_SOUL, None, "the soul's URL", flag="--soul")
     soul_token: str | None = option(
-        None, None, "the soul's token (its converse.token, or nudge.token)", flag="--soul-token", env="NUDGE_TOKEN"
+        None,
+        None,
+        "the soul's nudge.token (for its /nudge and /health, and for converse too unless --converse-token)",
+        flag="--soul-token",
+        env="NUDGE_TOKEN",
+    )
+    converse_token: str | None = option(
+        None,
+        None,
+        "the soul's converse.token, when it has one of its own (default: --soul-token)",
+        flag="--converse-token",
+        env="CONVERSE_TOKEN",
     )
     body: list = option(
         [],
@@ -181,20 +192,26 @@ def check_wyoming_url(url: str) -> str:
     return url
 
 
-async def soul_language(soul_url: str, token: str | None) -> str | None:
-    """The language the soul lives in (its /health `language`), or None when it cannot be asked."""
+async def soul_language(soul_url: str, token: str | None) -> tuple[str | None, str]:
+    """(the language the soul lives in, from its /health `language`, and how that was learnt), or
+    (None, why it could not be asked): a soul that refused the token is not a soul that is down."""
     import aiohttp
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = soul_url.rstrip("/") + "/health"
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
-            async with session.get(soul_url.rstrip("/") + "/health", headers=headers) as response:
-                if response.status == 200:
-                    language = (await response.json()).get("language")
-                    return language if language in ("en", "zh") else None
-    except (TimeoutError, aiohttp.ClientError, ValueError):
-        pass
-    return None
+            async with session.get(url, headers=headers) as response:
+                if response.status == 401:
+                    return None, f"the soul refused the token at {url} (401): give --soul-token, its nudge.token"
+                if response.status != 200:
+                    return None, f"the soul answered {response.status} at {url}"
+                language = (await response.json()).get("language")
+    except (TimeoutError, aiohttp.ClientError, ValueError) as error:
+        return None, f"the soul could not be asked at {url}: {type(error).__name__}"
+    if language not in ("en", "zh"):
+        return None, "the soul did not say its language"
+    return language, "the soul's language"
 
 
 def ears(parsed) -> int:
@@ -218,28 +235,30 @@ def ears(parsed) -> int:
     check_exposure(settings.host, bool(settings.token), parsed.insecure_no_token, HOW_TO_LOCK)
     language, why = settings.language, "--language"
     if language is None:
-        language = asyncio.run(soul_language(soul_url, settings.soul_token))
-        language, why = (language, "the soul's language") if language else ("en", "the soul did not say its language")
+        language, why = asyncio.run(soul_language(soul_url, settings.soul_token))
+        if language is None:  # said in the start line: English ears for a Chinese soul would mishear it all
+            language, why = "en", f"en: {why}; --language says it"
     recogniser = make_recogniser(settings, language)
     setup_logging()  # what each utterance came to (heard, no words, failed) is a log line
-    state = Ears(recogniser, Soul(soul_url, settings.soul_token), bodies, settings.max_seconds, language=language)
+    soul = Soul(soul_url, settings.soul_token, converse_token=settings.converse_token)
+    state = Ears(recogniser, soul, bodies, settings.max_seconds, language=language)
 
     async def main():
         try:
             await state.warm()  # the model loaded (or the server asked) before the first robot streams
         except RecogniserError as error:  # a model that is not here and cannot be fetched, say
             raise UsageError(str(error)) from None
-        print(
-            f"ears: POST http://{settings.host}:{settings.port}/utterance (audio/L16; rate=16000) -> "
-            f"{recogniser.describe()} ({why}) -> the soul at {soul_url} -> {', '.join(sorted(bodies))}",
-            flush=True,
-        )
-        await serve_forever(
-            make_ears_app(state, settings.token),
-            settings.host,
-            settings.port,
-            insecure_no_token=parsed.insecure_no_token,
-        )
+
+        def announce(line: str) -> None:  # once the port is bound: a taken one is an error, never a banner
+            print(
+                f"ears: POST http://{settings.host}:{settings.port}/utterance (audio/L16; rate=16000) -> "
+                f"{recogniser.describe()} ({why}) -> the soul at {soul_url} -> {', '.join(sorted(bodies))}",
+                flush=True,
+            )
+            print(line, flush=True)
+
+        app = make_ears_app(state, settings.token)
+        await serve_forever(app, settings.host, settings.port, announce, insecure_no_token=parsed.insecure_no_token)
 
     return run_until_stopped(main())
 

@@ -37,12 +37,15 @@ BODY_TIMEOUT_S = 30
 class Soul:
     """The soul's converse and nudge endpoints (its one server, default http://127.0.0.1:9202)."""
 
-    def __init__(self, url: str, token: str | None):
+    def __init__(self, url: str, token: str | None, converse_token: str | None = None):
+        """`token`: the soul's nudge.token (its /nudge); `converse_token`: its converse.token (its /v1),
+        when it has one of its own (the soul's default is the nudge token)."""
         from openai import AsyncOpenAI
 
         self.url = url.rstrip("/")
         self.token = token
-        self.client = AsyncOpenAI(base_url=self.url + "/v1", api_key=token or "none", max_retries=0, timeout=120)
+        key = converse_token or token or "none"
+        self.client = AsyncOpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0, timeout=120)
         # Each thing ears tells is news of its own utterance: none is a repeat to collapse, none waits.
         debouncer = Debouncer(same_reason_window_s=0, min_interval_s=0)
         self.sender = NudgeSender(self.url + "/nudge", token=token, debouncer=debouncer)

@@ -103,3 +103,18 @@ def test_a_model_that_is_not_here_is_one_line_to_fix_and_nothing_is_fetched_in_t
     assert done.returncode == 2, done
     assert "the Whisper model 'small' is not here and could not be fetched" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "--whisper-model DIR" in done.stderr
+
+
+def test_a_taken_port_is_one_line_and_no_start_line():
+    """The start line says ears serves: only once its port is bound (it used to come first, then the error)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [sys.executable, "-m", "soulstack.cli", "ears", "--port", str(port), "--language", "en"]
+        argv += ["--recogniser", "pocketsphinx", "--soul", "http://127.0.0.1:9", "--body", "s=http://127.0.0.1:9"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done
+    assert "ears: POST" not in done.stdout, done.stdout

@@ -46,6 +46,9 @@ async def test_a_server_that_is_not_there_is_one_line_at_start():
     uri = f"tcp://127.0.0.1:{free_port()}"
     with pytest.raises(VoiceProblem, match=f"the Wyoming server at {uri} does not answer"):
         await open_voices(f"wyoming:{uri}")
+    # A name that resolves to nothing is said so, not as the resolver's errno ("Unknown error -2").
+    with pytest.raises(VoiceProblem, match=r"does not answer \(its host name does not resolve\)$"):
+        await open_voices("wyoming:tcp://nohost.invalid:10200")
 
 
 class Speaker:
