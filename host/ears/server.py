@@ -11,6 +11,8 @@ POST /utterance  (docs/ears.md, "The stream")
      422 {"message", "soul_told": false,         no speech at all (silence, a steady hum): no recogniser
           "speech": false}                        heard it and the soul was not told (nor may the robot tell it)
      502 {"message", "soul_told"}                the recogniser failed; the soul was nudged
+     502 {"message", "soul_told", "heard"}       words heard, but the soul did not take them (down, refusing
+                                                  the token, silent for SOUL_TAKES_S): they are kept as a nudge
      400/404/409/413/415 {"message"}             a bad stream, an unknown body, one already streaming, too long,
                                                   not 16 kHz mono PCM
 Recognition runs while the audio arrives. One stream at a time per body: a
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 MAX_SECONDS = 30
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$")
 UTTERANCE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+SOUL_TAKES_S = 10  # the soul answers a chat with its stream's start at once; silent this long, it did not take it
 DEDUP_S = 120  # a resend comes within seconds; an id or digest is remembered this long
 CHUNK = 4096
 MIN_BYTES = RATE * 2 // 10  # under 0.1 s is no utterance
@@ -191,10 +194,25 @@ class Ears:
         times["recognised"] = time.time()
         self.timeline = (self.timeline + [times])[-100:]
         log.info("%s heard: %s", name, words)
-        task = asyncio.create_task(converse(self.soul, self.bodies[name], words, self.stats, times))
+        try:  # the body is told it was heard only once the soul has the words (it answers at once)
+            async with asyncio.timeout(SOUL_TAKES_S):
+                stream = await self.soul.ask(words, name)
+        except Exception as error:  # the soul down, refusing the token, or silent: the openai SDK's errors
+            return self.soul_missed(name, words, error)
+        task = asyncio.create_task(converse(self.soul, self.bodies[name], words, self.stats, times, stream))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return web.json_response({"heard": words, "utterance_id": utterance_id})
+
+    def soul_missed(self, name, words, error):
+        """The answer to a heard utterance the soul did not take: a 502 the body says to the person ("I
+        couldn't hear you"), and the words kept as a nudge, delivered once the soul is back."""
+        self.stats["failed"] += 1
+        why = str(error) or type(error).__name__  # TimeoutError says nothing of itself
+        log.warning("the soul at %s did not take %r from %s: %s", self.soul.url, words, name, why)
+        told = self.soul.keep_words(words)
+        message = f"I heard you, but the soul at {self.soul.url} did not take the words ({why})"
+        return web.json_response({"message": message, "soul_told": told, "heard": words}, status=502)
 
     def no_speech(self, name, size, loudest):
         """The answer to a stream in which no 30 ms frame is voiced (recognise.Voicing: louder than

@@ -50,18 +50,28 @@ class Soul:
         debouncer = Debouncer(same_reason_window_s=0, min_interval_s=0)
         self.sender = NudgeSender(self.url + "/nudge", token=token, debouncer=debouncer)
 
-    async def answer(self, words: str, body_name: str):
-        """The soul's answer to `words`, as it streams (text pieces)."""
-        stream = await self.client.chat.completions.create(
+    async def ask(self, words: str, body_name: str):
+        """Hand the soul `words` (heard by `body_name`): its answer's stream once the soul has taken them
+        (the soul answers at once with the stream's start). The openai SDK's errors when it has not."""
+        return await self.client.chat.completions.create(
             model="soul",
             messages=[{"role": "user", "content": words}],
             stream=True,
             metadata={"heard_by": body_name},
         )
+
+    async def answer(self, words: str, body_name: str, stream=None):
+        """The soul's answer to `words`, as it streams (text pieces); `stream`: one `ask` opened already."""
+        stream = stream if stream is not None else await self.ask(words, body_name)
         async for chunk in stream:
             for choice in chunk.choices:
                 if choice.delta and choice.delta.content:
                     yield choice.delta.content
+
+    def keep_words(self, words: str) -> bool:
+        """The person's words as a nudge, when converse did not take them: kept while the soul is down and
+        delivered once it is back, so they are never lost (the nudge contract's sender)."""
+        return self.sender.nudge(words=words)
 
     def tell(self, code: str, **about: str) -> bool:
         """Tell the soul what happened, as `code` with its `about` (and the plain reason beside them);
@@ -89,14 +99,14 @@ class Body:
         await self.client.close()
 
 
-async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None):
-    """Ask the soul and speak its answer sentence by sentence (a full speech queue is asked again until
-    it has room); failures are logged, counted and told. `times` gets the wall-clock moments the first
-    sentence was complete and the body took it."""
+async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None, stream=None):
+    """Ask the soul (or read `stream`, its answer opened by `Soul.ask`) and speak its answer sentence by
+    sentence (a full speech queue is asked again until it has room); failures are logged, counted and
+    told. `times` gets the wall-clock moments the first sentence was complete and the body took it."""
     times = {} if times is None else times
     spoken = 0
     try:
-        async with contextlib.aclosing(_sentences(soul.answer(words, body.name))) as answer:
+        async with contextlib.aclosing(_sentences(soul.answer(words, body.name, stream))) as answer:
             async for sentence in answer:
                 times.setdefault("first_sentence", time.time())
                 deadline = time.monotonic() + SPEAK_WAIT_S
