@@ -65,6 +65,7 @@ class Listening:
         self.by_touch = False
         self.follow_until = 0
         self.thinking_until = 0
+        self.face_before_doubt = None  # the face a "could not hear" replaced, shown again once it is heard
         self.session = "%08x" % (body.avatar.rng.next32() ^ body.clock.ms())  # this boot's utterance ids
         # Made once, at boot, while the heap is whole: 100 ms of audio per read from the microphone.
         self.view = room[:READ_BYTES]
@@ -132,6 +133,7 @@ class Listening:
         self.vad.reset(wait=self.by_touch)
         hal.mic_start()
         self.live = True
+        self.undoubt()  # listening again: the doubt was about the last utterance, not this one
         body.avatar.set_indicator("listening")
         # Now, so the utterance starts with the garbage gone. The small collections core/heap.py asks for go on while
         # it streams (one every ~2 reads: ~0.1 ms each on the unix port, not measured on a robot, whose microphone
@@ -277,11 +279,20 @@ class Listening:
         log("ears heard no speech:", why)
         return None
 
+    def undoubt(self):
+        """The face from before a "could not hear", unless the soul has chosen another since."""
+        frame = self.body.avatar.frame
+        if self.face_before_doubt is not None and frame.expression == "doubtful":
+            self.body.avatar.set_expression(self.face_before_doubt, self.body.clock.ms())
+        self.face_before_doubt = None
+
     def could_not_hear(self, why, tell_soul):
         body = self.body
         now = body.clock.ms()
         self.thinking_until = 0
         body.avatar.set_indicator(None)
+        if body.avatar.frame.expression != "doubtful":
+            self.face_before_doubt = body.avatar.frame.expression
         body.avatar.set_expression("doubtful", now)
         body.avatar.say(CANT_HEAR_BALLOON[body.config["lang"]], now)
         body.avatar.done_speaking(now)

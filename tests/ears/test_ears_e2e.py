@@ -75,6 +75,7 @@ async def test_an_unreachable_or_killed_ears_is_said_honestly_and_loses_only_tha
         mark = len(rig.screen)
         await tap(rig)
         await rig.shows("mic: live", after=mark)
+        await rig.shows("face: neutral", after=mark)  # the doubt was about the lost utterance: gone as it listens
         rig.robot.play_into_room(speech_wav())
         await rig.shows('says: "It is three', after=mark)
 
