@@ -123,7 +123,8 @@ async def converse(soul: Soul, body: Body, words: str, stats: dict, times=None, 
         stats["answered"] += 1
     except BodyError as error:
         stats["failed"] += 1
-        log.warning("the answer to %s could not be spoken: %s", body.name, error)
+        hint = "; give ears the robot's token: --body-token or $BODY_TOKEN" if error.status == 401 else ""
+        log.warning("the answer to %s could not be spoken: %s%s", body.name, error, hint)
         soul.tell("answer_unspoken", body=body.name, error=str(error))
     except Exception as error:  # the soul unreachable or refusing: the openai SDK's errors
         stats["failed"] += 1

@@ -8,6 +8,9 @@ here, the one check on the caller's side, before anything is sent: `ProtocolErro
 naming the problem (the body checks again on its side).
 """
 
+import os
+import socket
+
 import aiohttp
 
 from soulstack.protocol import shapes as protocol
@@ -87,6 +90,10 @@ class BodyClient:
                     raise BodyError(response.status, message or response.reason or "the body refused")
         except TimeoutError:
             raise BodyError(0, f"/{endpoint} did not answer within {timeout.total:g} s") from None
+        except aiohttp.ClientConnectorError as error:  # its own text is aiohttp's, "ssl:default" and all
+            cause = error.os_error  # asyncio's strerror repeats the address; a resolver's names its fault
+            why = cause.strerror if isinstance(cause, socket.gaierror) or not cause.errno else os.strerror(cause.errno)
+            raise BodyError(0, f"/{endpoint} at {url} could not be reached ({why})") from None
         except aiohttp.ClientError as error:
             raise BodyError(0, f"/{endpoint} could not be reached: {error}") from None
         if answer is None:
