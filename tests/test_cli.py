@@ -81,6 +81,7 @@ def test_a_taken_soul_port_names_the_port_flag(soulstack_cmd, tmp_path):
         done = run(soulstack_cmd, "soul", "--config", str(config))
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "wakes in" not in done.stderr  # it never woke: the port was refused first
     assert last.startswith(f"soulstack soul: cannot listen on 127.0.0.1:{port} ("), last
     assert last.endswith(
         "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"

@@ -229,7 +229,6 @@ def run_soul(cfg: SoulConfig, host: str = "127.0.0.1", insecure_no_token: bool =
     )
     if soul.routine_model is not None:
         provider += f" (routine wakings: {soul.routine_model.model_id})"
-    log.info("%s wakes in %s, mind: %s", cfg.persona.name, cfg.soul_dir, provider)
     if soul.model is not soul.brainstem and price_for(soul.model.model_id, soul.metabolism.vitals.prices) is None:
         log.warning(
             "no price is known for the model %r: /health shows its cost as unknown and budget.maxUsdPerDay "
@@ -244,6 +243,11 @@ def run_soul(cfg: SoulConfig, host: str = "127.0.0.1", insecure_no_token: bool =
             routine.model_id,
             routine.provider,
         )
-    code = run_until_stopped(serve_and_live(soul, host, insecure_no_token=insecure_no_token))
+
+    def announce(listening_line: str) -> None:  # once its ports are bound: a taken one is an error, not a waking
+        log.info("%s wakes in %s, mind: %s", cfg.persona.name, cfg.soul_dir, provider)
+        log.info(listening_line)
+
+    code = run_until_stopped(serve_and_live(soul, host, announce, insecure_no_token=insecure_no_token))
     log.info("stopped; its life is kept in %s", cfg.soul_dir)
     return code
