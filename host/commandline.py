@@ -101,6 +101,14 @@ class ReadSecretFile(argparse.Action):
         secret = text.strip()
         if not secret or "\n" in secret:
             raise argparse.ArgumentError(self, f"{path} must hold the token alone on one line")
+        if any(char.isspace() for char in secret):  # "Authorization: Bearer a b" would never match it
+            raise argparse.ArgumentError(self, f"{path} holds a token with a space in it; a token is one word")
+        mode = Path(path).stat().st_mode
+        if mode & 0o077:  # told, not refused: the secret is what it is, and the person can mend the file
+            print(
+                f"warning: {path} is readable by other accounts (mode {mode & 0o777:o}); chmod 600 {path}",
+                file=sys.stderr,
+            )
         setattr(namespace, self.dest, secret)
 
 

@@ -274,6 +274,19 @@ def test_token_file_holds_the_token_and_the_environment_is_the_default(tmp_path,
     assert build_parser().parse_args(["flock", "--token-file", str(path)]).token == "s3cret-from-a-file"
 
 
+def test_a_token_file_others_can_read_is_used_and_said(tmp_path, capsys):
+    from soulstack.cli import build_parser
+
+    path = tmp_path / "token"
+    path.write_text("s3cret\n")
+    path.chmod(0o644)
+    assert build_parser().parse_args(["tts", "--token-file", str(path)]).token == "s3cret"
+    assert capsys.readouterr().err == f"warning: {path} is readable by other accounts (mode 644); chmod 600 {path}\n"
+    path.chmod(0o600)
+    assert build_parser().parse_args(["tts", "--token-file", str(path)]).token == "s3cret"
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize(
     "content, why",
     [
@@ -281,6 +294,7 @@ def test_token_file_holds_the_token_and_the_environment_is_the_default(tmp_path,
         ("", "must hold the token alone on one line"),
         ("  \n\n", "must hold the token alone on one line"),
         ("one\ntwo\n", "must hold the token alone on one line"),
+        ("my secret\n", "holds a token with a space in it"),  # never matched: "Bearer my secret"
         (b"\xff\xfe", "is not UTF-8 text"),
     ],
 )
