@@ -22,7 +22,21 @@ class OpenAITranscriber:
         self.client = AsyncOpenAI(base_url=base_url, api_key=api_key or "none", max_retries=0, timeout=timeout_s)
 
     def describe(self) -> str:
-        return f"openai-compatible {self.model} at {self.base_url or 'OpenAI'} (the audio leaves this computer)"
+        where = "" if self.on_this_computer() else " (the audio leaves this computer)"
+        return f"openai-compatible {self.model} at {self.base_url or 'OpenAI'}{where}"
+
+    def on_this_computer(self) -> bool:
+        """Whether the server is on loopback (a whisper.cpp server here): then the audio stays here."""
+        import ipaddress
+        from urllib.parse import urlsplit
+
+        host = urlsplit(self.base_url or "").hostname or ""
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
 
     async def warm(self):
         pass

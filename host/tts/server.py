@@ -90,6 +90,8 @@ async def speak(request):
         units = split_sentences(text, final=True)[0] if choice.voice.streams else [text.strip()]
         units, first = await first_sound(choice, units, text)
     except TtsError as problem:
+        if problem.status >= 500:  # the voice failed, not the request: the owner reads the log, not the robot's
+            log.warning("tts: %s", problem.message)
         return error_response(problem.status, problem.message)
     response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
     if len(units) == 1:

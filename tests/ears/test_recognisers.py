@@ -202,3 +202,18 @@ async def test_ears_tells_what_happened_as_codes_the_soul_tells_in_its_language(
             (piece,) = ears.soul.nudges[-1]["codes"]
             assert status == 502 and piece["code"] == "recogniser_failed" and "500" in piece["about"]["why"]
             assert ears.soul.nudges[-1]["reason"].startswith("someone spoke to me (stackchan heard it) but I couldn't")
+
+
+def test_the_start_line_says_the_audio_leaves_only_when_it_does():
+    from soulstack.ears.openai_asr import OpenAITranscriber
+
+    leaves = "(the audio leaves this computer)"
+    for base_url, away in [
+        ("http://127.0.0.1:8080/v1", False),  # a whisper.cpp server on this computer
+        ("http://localhost:8080/v1", False),
+        ("http://[::1]:8080/v1", False),
+        ("http://192.168.1.5:8080/v1", True),  # another machine in the house
+        (None, True),  # OpenAI itself
+    ]:
+        described = OpenAITranscriber(base_url, "k", "whisper-1").describe()
+        assert (leaves in described) == away, described

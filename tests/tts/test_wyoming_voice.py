@@ -16,7 +16,7 @@ THREE_SENTENCES = "It is three o'clock. Time for tea! Shall we have some biscuit
 
 
 @needs_espeak
-async def test_wyoming_piper_speaks_for_the_robot_and_its_going_down_is_a_503(tmp_path, aiohttp_client):
+async def test_wyoming_piper_speaks_for_the_robot_and_its_going_down_is_a_503(tmp_path, aiohttp_client, caplog):
     async with piper_peer(tmp_path) as peer:
         voices = await open_voices(f"wyoming:{peer.uri}")
         assert f"voice wyoming {peer.uri}: piper " in voices.describe()  # what the server offers, in the start line
@@ -40,6 +40,8 @@ async def test_wyoming_piper_speaks_for_the_robot_and_its_going_down_is_a_503(tm
     response = await client.post("/tts", json={"text": "Are you there?"})
     assert response.status == 503
     assert f"the Wyoming voice server at {peer.uri} does not answer" in (await response.json())["message"]
+    # The owner reads tts' log, not the robot's: its voice going away is a line there too.
+    assert [r.message for r in caplog.records if r.levelname == "WARNING" and "does not answer" in r.message]
 
 
 async def test_a_server_that_is_not_there_is_one_line_at_start():
