@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Print how many statements of firmware/hal the HAL tests execute under real MicroPython.
 
-Runs tests/firmware/test_sim_hals.py and tests/firmware/test_hal_coverage.py (and
-tests/firmware/test_sim.py with --all) with SOULSTACK_HAL_COVERAGE set, so every
+Runs tests/firmware/test_sim_hals.py, tests/firmware/test_uiflow_mic.py and
+tests/firmware/test_hal_coverage.py (and tests/firmware/test_sim.py with --all) with SOULSTACK_HAL_COVERAGE set, so every
 firmware they start runs marked copies of hal/uiflow.py, hal/esp32.py and
 hal/generic.py (host/sim/coverage.py says how), then prints, per file, the
 statements run, the total, and the line numbers never reached.
@@ -21,7 +21,11 @@ from soulstack.sim import coverage  # noqa: E402
 
 
 def main():
-    tests = ["tests/firmware/test_sim_hals.py", "tests/firmware/test_hal_coverage.py"]
+    tests = [
+        "tests/firmware/test_sim_hals.py",
+        "tests/firmware/test_uiflow_mic.py",
+        "tests/firmware/test_hal_coverage.py",
+    ]
     tests += ["tests/firmware/test_sim.py"] if "--all" in sys.argv[1:] else []
     with tempfile.TemporaryDirectory() as folder:
         hits = Path(folder) / "hits"
