@@ -77,7 +77,7 @@ def firmware_tokens(args) -> dict | None:
 
 def sim(args) -> int:
     from soulstack.sim.runner import Simulator
-    from soulstack.sim.settings import port_in_use
+    from soulstack.sim.settings import ANSWERS_FROM_HEAP, parse_heap, port_in_use
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be from 0 to 65535 (0 picks a free one)")
@@ -112,6 +112,13 @@ def sim(args) -> int:
                 return 1
             print(why_it_stopped(simulator), file=sys.stderr)
             return 1
+        if args.heap and not args.python and parse_heap(args.heap) < ANSWERS_FROM_HEAP:
+            # It booted, and may fail its requests with 503 MemoryError: said now, not found out later.
+            print(
+                f"warning: --heap {args.heap} is under {ANSWERS_FROM_HEAP // 1024}K, the smallest heap the firmware "
+                'answers in (docs/firmware.md, "Memory"); expect requests to fail for want of memory',
+                file=sys.stderr,
+            )
         runtime = "CPython" if args.python else "MicroPython"
         hardware = "fake hardware" if args.hal == "fake" else f"hal/{args.hal}.py on documented-API doubles"
         show(f"body: http://127.0.0.1:{port} (the real firmware on {runtime}, {hardware})")

@@ -14,6 +14,7 @@ from soulstack.firmware.core import config as firmware_config  # the firmware's 
 
 HALS = ("fake", "uiflow", "generic")
 MIN_HEAP = 64 * 1024  # below this MicroPython cannot even import the firmware
+ANSWERS_FROM_HEAP = 207 * 1024  # the smallest heap that answers 30 /look in a row (tools/bench-firmware, 2026-12-03)
 FLAGS = {"nudge_url": "--nudge-url", "tts_url": "--tts-url", "token": "--token", "ears_url": "--ears-url"}
 URL_EXAMPLES = {
     "nudge_url": DEFAULT_NUDGE_URL,

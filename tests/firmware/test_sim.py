@@ -577,3 +577,13 @@ async def test_an_empty_body_is_400_as_on_every_body(sim_factory):
             ) as response:
                 assert response.status == 400
                 assert "no body" in (await response.json())["message"]
+
+
+def test_a_heap_the_firmware_cannot_answer_in_is_said_at_start(soulstack_cmd):
+    process = run_sim(soulstack_cmd, "--port", "0", "--heap", "180K")
+    try:
+        first = process.stderr.readline()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert first.startswith("warning: --heap 180K is under 207K, the smallest heap the firmware answers in"), first
