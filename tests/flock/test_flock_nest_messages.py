@@ -75,6 +75,10 @@ async def test_a_posted_message_is_stored_numbered_and_streamed_to_its_nest_only
         ({"author": "Hugin", "text": "hi"}, "not a member"),
         ({"author": "Sentry", "text": "hi"}, "not a member"),
         ({"author": "harness", "text": "hi"}, "not a member"),
+        # The owner's name for no member (a typo): it went to whichever crow claimed it first. (A crow's is
+        # the Sentry's to flag: test_flock_nest_harness.py.)
+        ({"author": "owner", "text": "Can you find it?", "to": "Peper"}, "'Peper' is not a member of nest 'launch'"),
+        ({"author": "owner", "text": "Can you find it?", "to": "Hugin"}, "address one of Inky, Pepper, owner"),
         ([1, 2], "JSON object"),
     ],
 )

@@ -89,6 +89,11 @@ class Harness:
             raise BadRequest(
                 f'"author" {author[:40]!r} is not a member of nest {nest_id!r}: post as "owner" or a crow of it'
             )
+        # The owner's typo'd name would go to whoever claims it first. (A crow addressing one outside the
+        # nest is the Sentry's to flag: rules.breach.)
+        if from_api and author == "owner" and to and to not in nest_members and to not in rules.SERVERS:
+            shown = ", ".join(sorted(nest_members))
+            raise BadRequest(f'"to" {to[:40]!r} is not a member of nest {nest_id!r}: address one of {shown}, or ""')
         if author == "owner" and header and header not in OWNER_KINDS:
             raise BadRequest(f'kind "{header}" is a crow\'s: the owner may post say, request or refer')
         if author in self.store.quarantined():
