@@ -133,6 +133,8 @@ def run_report(args) -> int:
     from soulstack.flock.jev.report import format_judge, report
 
     data = Path(args.data)
+    if data.exists() and not data.is_dir():
+        raise UsageError(f"--data {args.data} is a file, not a folder; point at the flock's data folder")
     if not data.is_dir():
         raise UsageError(f"--data {args.data}: no such directory (run the flock first, or point at its data)")
     png = Path(args.png) if args.png else data / "jev-reliability.png"
@@ -339,6 +341,8 @@ def run(args) -> int:
         heartbeat_s=settings.heartbeat_seconds,
     )
     data = settings.data_dir
+    if os.path.exists(data) and not os.path.isdir(data):
+        raise UsageError(f"--data {data} is a file, not a folder; give the folder the flock keeps its state in")
     try:
         os.makedirs(data, exist_ok=True)
     except OSError as error:
@@ -350,10 +354,13 @@ def run(args) -> int:
     robot, voice = build_robot(settings)
     brain = describe(model)
     locked = "  locked: requests need its bearer token" if settings.token else ""
-    print(f"flock: http://{settings.host}:{settings.port}/  data {data}  model {brain}{locked}", flush=True)
-    print(f"flock: {voice}", flush=True)
-    for line in rive_warnings:
-        print(f"flock: {line}", flush=True)
+
+    def announce(listening_line: str) -> None:  # once the port is bound: a taken one is an error, not a start
+        print(f"flock: http://{settings.host}:{settings.port}/  data {data}  model {brain}{locked}", flush=True)
+        print(f"flock: {voice}", flush=True)
+        for line in rive_warnings:
+            print(f"flock: {line}", flush=True)
+
     app = make_flock_app(
         data,
         model,
@@ -365,7 +372,5 @@ def run(args) -> int:
         jev=build_jev(settings, model, say=lambda line: print(f"flock: {line}", flush=True)),
     )
     return run_until_stopped(
-        serve_forever(
-            app, settings.host, settings.port, announce=lambda line: None, insecure_no_token=args.insecure_no_token
-        )
+        serve_forever(app, settings.host, settings.port, announce=announce, insecure_no_token=args.insecure_no_token)
     )

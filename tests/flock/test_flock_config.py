@@ -238,3 +238,25 @@ async def test_a_second_flock_on_the_same_data_folder_is_refused_and_the_first_k
     finally:
         first.terminate()
         first.wait(10)
+
+
+def test_a_data_path_that_is_a_file_and_a_taken_port_are_one_line_with_no_start_line(tmp_path):
+    import socket
+
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    for args, said in [
+        (["--data", str(afile)], f"--data {afile} is a file, not a folder"),
+        (["jev-report", "--data", str(afile)], f"--data {afile} is a file, not a folder"),
+    ]:
+        argv, env = flock_command(*args)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv, env = flock_command("--demo", "--data", str(tmp_path / "data"), "--port", str(port))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
+    assert "flock: http://" not in done.stdout, done.stdout  # it never served
