@@ -62,9 +62,15 @@ async def get_events(request: web.Request) -> web.StreamResponse:
     flock = request.app[FLOCK]
     if "nest_id" in request.query:
         nest_id = request.query["nest_id"]
+        if "list_id" in request.query:
+            raise BadRequest("give ?nest_id= or ?list_id=, not both: each is a stream of its own")
+        if "recent" in request.query:
+            raise BadRequest("recent is for the all-lists stream; a nest's stream replays from ?after=n")
         if flock.nests.get(nest_id) is None:
             return error_response(404, f"no nest {nest_id[:60]!r}; GET /api/nests lists them")
         return await request.app[HARNESS].messages.stream(request, nest_id, flock.config.heartbeat_s)
+    if request.query.get("list_id", None) == "":
+        raise BadRequest("list_id is empty: name a list, or leave it out for the all-lists stream")
     list_id = request.query.get("list_id") or None
     if list_id is not None and not flock.store.list_exists(list_id):
         return error_response(404, f"no list {list_id[:60]!r}")

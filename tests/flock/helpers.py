@@ -152,8 +152,8 @@ class Flock:
         assert status == 202, body
         return body["list_id"]
 
-    def events(self, list_id=None, last_event_id=None, nest_id=None):
-        return SSE(self.session, list_id, last_event_id, nest_id)
+    def events(self, list_id=None, last_event_id=None, nest_id=None, after=None):
+        return SSE(self.session, list_id, last_event_id, nest_id, after)
 
     async def verdict(self, item_id, target, approve=True):
         return (await self.post("/api/verdicts", {"item_id": item_id, "target": target, "approve": approve}))[0]
@@ -162,9 +162,9 @@ class Flock:
 class SSE:
     """A real SSE client: reads the stream line by line and parses messages and comments."""
 
-    def __init__(self, session, list_id=None, last_event_id=None, nest_id=None):
+    def __init__(self, session, list_id=None, last_event_id=None, nest_id=None, after=None):
         self.session, self.list_id, self.last_event_id = session, list_id, last_event_id
-        self.nest_id = nest_id
+        self.nest_id, self.after = nest_id, after  # after: the ?after= a client without headers sends
         self.events = []  # every message read so far: dicts with id, event, data
         self.comments = []
         self.response = None
@@ -173,6 +173,8 @@ class SSE:
         params = {"list_id": self.list_id} if self.list_id else {}
         if self.nest_id:
             params["nest_id"] = self.nest_id
+        if self.after is not None:
+            params["after"] = str(self.after)
         headers = {"Last-Event-ID": str(self.last_event_id)} if self.last_event_id is not None else {}
         self.response = await self.session.get("/api/events", params=params, headers=headers)
         assert self.response.status == 200, await self.response.text()

@@ -239,6 +239,28 @@ async def test_reconnecting_with_last_event_id_replays_missed_messages_in_order(
         assert response.status == 400 and "Last-Event-ID" in (await response.json())["message"]
 
 
+async def test_a_nest_stream_resumes_from_after_as_a_browser_would_and_its_wrong_parameters_are_400(flock):
+    """A browser's EventSource cannot set Last-Event-ID when it opens: `?after=n` means the same on a
+    nest's stream as on the lists' (docs/events.md). It was taken and ignored, as were parameters that
+    belong to another stream."""
+    for n in range(4):
+        await say(flock, text=f"Thanks, note {n}.")
+    async with flock.events(nest_id="todo", after=2) as stream:
+        replayed = [await stream.next() for _ in range(2)]
+    assert [m["data"]["msg_id"] for m in replayed] == ["todo-3", "todo-4"]
+    async with flock.events(nest_id="todo", after=1, last_event_id=3) as stream:  # the header is newer: it wins
+        assert (await stream.next())["data"]["msg_id"] == "todo-4"
+    for params, words in [
+        ({"nest_id": "todo", "after": "abc"}, "after must be a message number of this nest (0 to 4)"),
+        ({"nest_id": "todo", "after": "9"}, "after must be a message number"),
+        ({"nest_id": "todo", "recent": "5"}, "recent is for the all-lists stream"),
+        ({"nest_id": "todo", "list_id": "l1"}, "not both"),
+        ({"list_id": ""}, "list_id is empty"),
+    ]:
+        async with flock.session.get("/api/events", params=params) as response:
+            assert response.status == 400 and words in (await response.json())["message"], params
+
+
 async def test_the_nest_stream_sends_heartbeats(flock):
     async with flock.events(nest_id="todo") as stream:
         await say(flock, text="Morning!")

@@ -98,11 +98,14 @@ class NestLog:
 
     async def stream(self, request: web.Request, nest_id: str, heartbeat_s: float) -> web.StreamResponse:
         header = request.headers.get("Last-Event-ID", "").strip()
+        query_after = request.query.get("after")
         newest = self.store.last_n(nest_id)
-        try:
-            after = parse_after(header, newest, "Last-Event-ID") if header else None
+        try:  # `?after=n` means what the header means, as on the lists' streams; the header wins, both are checked
+            from_header = parse_after(header, newest, "Last-Event-ID") if header else None
+            from_query = parse_after(query_after, newest, "after") if query_after is not None else None
         except BadRequest as error:
             raise web.HTTPBadRequest(reason=str(error)) from None
+        after = from_header if from_header is not None else from_query
         subscriber = sse.Subscriber(nest_id)
         self.subscribers.add(subscriber)  # before reading the store: nothing falls in between
 
