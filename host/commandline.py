@@ -120,14 +120,15 @@ def add_secret(parser, flag: str, env: str | None, help: str):
     dest = flag.lstrip("-").replace("-", "_")
     default = os.environ.get(env) if env else None
     where = f"${env}, " if env else ""
-    parser.add_argument(
+    either = parser.add_mutually_exclusive_group()  # both given, one would win unsaid
+    either.add_argument(
         flag,
         dest=dest,
         default=default,
         help=f"{help} (default: {where}else none); prefer {flag}-file{' or $' + env if env else ''}: "
         "a value given here shows in the process list",
     )
-    parser.add_argument(
+    either.add_argument(
         f"{flag}-file",
         dest=dest,
         action=ReadSecretFile,

@@ -274,6 +274,16 @@ def test_token_file_holds_the_token_and_the_environment_is_the_default(tmp_path,
     assert build_parser().parse_args(["flock", "--token-file", str(path)]).token == "s3cret-from-a-file"
 
 
+def test_a_token_and_a_token_file_together_are_one_line_exit_2(tmp_path):
+    """Both given, one silently won (the last): a person testing the other one got 401s."""
+    path = tmp_path / "token"
+    path.write_text("abc\n")
+    path.chmod(0o600)
+    result = soulstack("flock", "--token", "a", "--token-file", str(path))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "argument --token-file: not allowed with argument --token" in result.stderr
+
+
 def test_a_token_file_others_can_read_is_used_and_said(tmp_path, capsys):
     from soulstack.cli import build_parser
 

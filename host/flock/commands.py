@@ -1,6 +1,7 @@
 """`soulstack flock`: the flock server and its web page; `soulstack flock jev-report`."""
 
 import os
+import re
 import sys
 
 from soulstack.errors import UsageError
@@ -317,6 +318,9 @@ def build_jev(settings, model=None, say=None):
     return JudgeJev(complete, StartingJev(), budget_tokens=settings.token_budget, model=model.model_id, fit=fit)
 
 
+PAGE_TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")  # a plain cookie value: what the page's unlock form takes
+
+
 def run(args) -> int:
     from soulstack.flock.app import make_flock_app
     from soulstack.serving import check_exposure, run_until_stopped, serve_forever
@@ -332,6 +336,12 @@ def run(args) -> int:
     if not 0 < settings.jev_band <= 1:
         raise UsageError("--jev-band must be more than 0 and at most 1")
     check_exposure(settings.host, bool(settings.token), args.insecure_no_token, "--token-file FILE (or $FLOCK_TOKEN)")
+    if settings.token and not PAGE_TOKEN.fullmatch(settings.token):
+        # The page keeps the token in a cookie, as it is (web/unlock.js holds it to the same rule).
+        raise UsageError(
+            "the flock's token may hold only letters, digits and . _ ~ + / = - (the page keeps it in a cookie, "
+            "as it is); make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
+        )
     rive_warnings = check_rive(settings.rive) if settings.rive is not None else []  # a file it cannot use stops here
     model = build_model(settings.provider, settings.model, settings.demo, settings.demo_pace_seconds)
     config = FlockConfig(

@@ -260,3 +260,12 @@ def test_a_data_path_that_is_a_file_and_a_taken_port_are_one_line_with_no_start_
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
     assert "flock: http://" not in done.stdout, done.stdout  # it never served
+
+
+def test_a_token_the_page_cannot_keep_is_one_line_at_start(tmp_path):
+    """The page keeps the token in a cookie as it is: with a space or an @ the API took it and the page's
+    unlock form never could, so the owner was locked out of the page by a token that worked."""
+    argv, env = flock_command("--demo", "--data", str(tmp_path / "data"), "--port", str(free_port()))
+    done = subprocess.run([*argv, "--token", "p@ss word!"], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the flock's token may hold only letters, digits and . _ ~ + / = -" in done.stderr
