@@ -24,7 +24,9 @@ class Crow:
         return {"name": self.name, "epithet": self.epithet, "strength": self.strength, "backstory": self.backstory}
 
     def prank_message(self, cooldown_s: int) -> str:
-        return f"{self.name}: " + self.prank.format(cooldown_s=cooldown_s)
+        said = self.prank.format(cooldown_s=cooldown_s)
+        # Our crows' pranks open with their own name ("Hugin tilts his head."): named once, not "Hugin: Hugin ...".
+        return said if said.startswith(self.name) else f"{self.name}: {said}"
 
 
 def _crow(data: dict) -> Crow:

@@ -193,3 +193,15 @@ async def test_a_restart_does_not_grant_a_list_more_banter(tmp_path, fake_model,
     finally:
         await second.stop()
     assert len(of(replay, "crow.banter")) == PER_LIST == len(brain.banter_bodies)
+
+
+def test_a_prank_names_its_crow_once():
+    from dataclasses import replace
+
+    from soulstack.flock.personas import ROSTER
+
+    for crow in ROSTER:
+        said = crow.prank_message(60)
+        assert said.count(crow.name) == 1 and "60" in said, said  # "Hugin: Hugin tilts his head." named twice
+    plain = replace(ROSTER[0], prank="Too many lists; back in {cooldown_s} s.")
+    assert plain.prank_message(5) == f"{plain.name}: Too many lists; back in 5 s."  # a prank without its name
