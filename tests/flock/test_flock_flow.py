@@ -224,13 +224,18 @@ async def test_a_failed_crow_is_retried_once_by_another_and_all_failing_skips(fl
     assert skipped == [{**skipped[0], "item_id": f"{list_id}-2", "reason": "failure"}]
 
 
-async def test_budget_spent_skips_the_remaining_items(tmp_path, fake_model):
+async def test_budget_spent_skips_the_remaining_items_and_asks_no_one_to_approve_them(tmp_path, fake_model):
     flock = await make_flock(tmp_path, fake_model, token_budget=1, concurrency=1).start()
     try:
         list_id = await flock.new_list("first\nsecond\nthird")
         async with flock.events(list_id) as stream:
-            await stream.until("item.triaged")
-            assert await flock.verdict(f"{list_id}-1", "triage") == 204
+            triaged = await stream.until("item.triaged")
+            assert triaged["item_id"] == f"{list_id}-1" and triaged["needs_approval"]
+            skipped = await stream.until("item.skipped")
+            # The triage spent the budget: skipped at once, where it waited for a person's approval of work
+            # the budget could no longer pay for, and was skipped only then.
+            assert skipped["item_id"] == f"{list_id}-1" and skipped["reason"] == "budget"
+            assert await flock.verdict(f"{list_id}-1", "triage") == 404  # nothing waits for it
             finished = await stream.until("list.finished")
     finally:
         await flock.stop()

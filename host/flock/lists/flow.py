@@ -177,6 +177,8 @@ class Flock:
             state = ItemState.AWAITING_TRIAGE if triage.needs_approval else ItemState.APPROVED
         assert triage is not None, item_id  # past `queued`, the Sentry's call is stored with the item
         if state == ItemState.AWAITING_TRIAGE:
+            if not self._can_work(lst, item_id):  # the budget went on triage: no person is asked for work
+                return None  # that could not be done once approved (skipped, "budget")
             verdict = await self._verdict(lst, item_id, "triage", ["flock"], triage.task_type)
             if not verdict.approves:
                 self._skip(lst, item_id, Skip.of_triage(verdict))
