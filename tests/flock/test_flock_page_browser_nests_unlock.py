@@ -102,3 +102,33 @@ async def test_a_token_that_stops_working_is_refused_on_the_next_load_and_the_pa
         await flock.stop()
     expected = ("401", "ERR_CONNECTION_REFUSED", "Failed to load resource")  # the refusals and the restart
     assert [e for e in session.errors if not any(x in e for x in expected)] == []
+
+
+async def test_a_nest_message_reads_as_its_markdown_and_keeps_no_markup_a_crow_could_abuse(browser, tmp_path):
+    """Crows write Markdown (the demo's "_(scripted offline answer)_"), and their words are untrusted:
+    rendered and sanitized as list answers are, where they showed raw, their line breaks lost."""
+    flock = await Flock(tmp_path / "data", config=config()).start()
+    session = Page(browser, tmp_path)
+    try:
+        async with session as page:
+            plain = await say(flock, "First line\n\n_an aside_ and **bold**")
+            sly = await say(
+                flock,
+                'Look <b onmouseover="window.hacked=1">here</b><script>window.hacked=3</script> [or](javascript:x)',
+            )
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            await expect(page.locator("#conn")).to_have_class("conn live")
+            talk = page.locator('.nest[data-nest-id="todo"] details.conversation')
+            await talk.locator("summary").click()
+            first = talk.locator(f'li.message[data-msg-id="{plain["msg_id"]}"] .text')
+            await expect(first.locator("em")).to_have_text("an aside")
+            await expect(first.locator("strong")).to_have_text("bold")
+            await expect(first.locator("p")).to_have_count(2)  # the paragraphs kept apart
+            second = talk.locator(f'li.message[data-msg-id="{sly["msg_id"]}"] .text')
+            await expect(second).to_contain_text("Look")
+            assert await second.locator("[onmouseover]").count() == 0 and await second.locator("script").count() == 0
+            assert await second.locator("a[href^='javascript']").count() == 0
+            assert await page.evaluate("window.hacked") is None
+    finally:
+        await flock.stop()
+    assert session.errors == []

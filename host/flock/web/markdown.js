@@ -28,9 +28,7 @@ export async function loadMarkdown(installed) {
 export function showAnswer(container, text) {
   container.replaceChildren();
   if (libraries) {
-    const html = libraries.DOMPurify.sanitize(libraries.marked.parse(text), { USE_PROFILES: { html: true } });
-    container.innerHTML = html; // sanitized just above: no scripts, handlers or javascript: URLs survive
-    container.classList.add("markdown");
+    render(container, text);
     return;
   }
   const pre = document.createElement("pre");
@@ -39,4 +37,22 @@ export function showAnswer(container, text) {
   note.className = "note";
   note.textContent = "shown as plain text: the Markdown libraries are not installed (run npm ci in the soulstack checkout)";
   container.append(pre, note);
+}
+
+// A line of a nest's conversation: untrusted too, rendered the same way once the libraries are loaded;
+// before then (or without them), its text as written, line breaks kept, with no note on every line.
+export function showLine(container, text) {
+  container.replaceChildren();
+  if (libraries) {
+    render(container, text);
+    return;
+  }
+  container.textContent = text;
+  container.classList.add("plain");
+}
+
+function render(container, text) {
+  const html = libraries.DOMPurify.sanitize(libraries.marked.parse(text), { USE_PROFILES: { html: true } });
+  container.innerHTML = html; // sanitized just above: no scripts, handlers or javascript: URLs survive
+  container.classList.add("markdown");
 }

@@ -7,6 +7,7 @@
 
 import { send } from "/web/net.js";
 import { el } from "/web/dom.js";
+import { showLine } from "/web/markdown.js";
 
 const NOT_ROSTER = new Set(["Sentry", "Elder"]); // they judge; they are no nest's core and take no messages
 
@@ -98,7 +99,9 @@ function showMessage(m) {
   head.append(el("strong", "", m.author), el("span", "chip", m.kind), el("span", "quiet", `tagged by ${m.tagged_by}`));
   if (m.to) head.append(el("span", "", `→ @${m.to}`));
   if (m.kind === "flag") head.append(el("span", "chip owner-question", "a question for you"));
-  li.append(head, el("p", "", m.text));
+  const text = el("div", "text");
+  showLine(text, m.text); // Markdown, sanitized: a crow's "_(scripted offline answer)_" reads as intended
+  li.append(head, text);
   return li;
 }
 
