@@ -132,3 +132,36 @@ async def test_a_nest_message_reads_as_its_markdown_and_keeps_no_markup_a_crow_c
     finally:
         await flock.stop()
     assert session.errors == []
+
+
+async def test_a_sentry_flag_is_answered_on_the_page(browser, tmp_path):
+    """The flag asked the owner "a question" that only curl could answer: unanswered, it timed out into
+    the quarantine. The page's Release frees the crow, and a second answer is said to be too late."""
+    flock = await Flock(tmp_path / "data", config=config()).start()
+    session = Page(browser, tmp_path)
+    try:
+        await flock.post("/api/nests", {"name": "Launch", "crows": ["Pepper", "Inky"]})
+        status, _ = await flock.post(
+            "/api/nests/launch/messages", {"author": "Pepper", "text": "Ask Zed.", "to": "Zed"}
+        )
+        assert status == 201  # a crow addressing one outside the nest: the Sentry flags it
+        status, _ = await flock.post("/api/nests/launch/messages", {"author": "Pepper", "text": "hi"})
+        assert status == 409  # quarantined
+        async with session as page:
+            await page.goto(f"http://127.0.0.1:{flock.port}/")
+            await expect(page.locator("#conn")).to_have_class("conn live")
+            talk = page.locator('.nest[data-nest-id="launch"] details.conversation')
+            await talk.locator("summary").click()
+            flag = talk.locator("li.message.kind-flag")
+            await flag.get_by_role("button", name="Release").click()
+            await expect(flag.locator(".reply")).to_have_text("released: Pepper may talk again")
+            status, _ = await flock.post("/api/nests/launch/messages", {"author": "Pepper", "text": "hi again"})
+            assert status == 201  # free
+            await page.reload()
+            await expect(page.locator("#conn")).to_have_class("conn live")
+            await talk.locator("summary").click()
+            await flag.get_by_role("button", name="Uphold").click()
+            await expect(flag.locator(".reply")).to_contain_text("nothing is waiting for a flag verdict")
+    finally:
+        await flock.stop()
+    assert all("status of 404" in e for e in session.errors), session.errors  # the browser logs the late answer's 404

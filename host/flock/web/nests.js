@@ -102,7 +102,34 @@ function showMessage(m) {
   const text = el("div", "text");
   showLine(text, m.text); // Markdown, sanitized: a crow's "_(scripted offline answer)_" reads as intended
   li.append(head, text);
+  if (m.kind === "flag") li.append(flagAnswer(m));
   return li;
+}
+
+// The owner's answer to a Sentry flag: uphold it (the crow stays quarantined) or release the crow.
+// The page cannot tell from the history whether it was answered already: the server says so (404).
+function flagAnswer(m) {
+  const buttons = el("p", "buttons");
+  const status = el("span", "reply");
+  for (const [approve, label] of [[true, "Uphold"], [false, "Release"]]) {
+    const button = el("button", approve ? "reject" : "approve", label);
+    button.onclick = async () => {
+      for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+      status.className = "reply";
+      status.textContent = "sending…";
+      const result = await send("/api/verdicts", { item_id: m.msg_id, target: "flag", approve });
+      if (result.status === 204) {
+        status.textContent = approve ? `upheld: ${m.to} stays quarantined` : `released: ${m.to} may talk again`;
+        return;
+      }
+      status.className = "reply error";
+      status.textContent = result.message;
+      for (const b of buttons.querySelectorAll("button")) b.disabled = result.status === 404; // nothing waits: done
+    };
+    buttons.append(button);
+  }
+  buttons.append(status);
+  return buttons;
 }
 
 // One nest's conversation: a <details> panel, its messages and a form to post to it.
