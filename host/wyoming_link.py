@@ -6,9 +6,6 @@ server (port 10300), `soulstack tts --voice wyoming:` to a text-to-speech one
 (port 10200); both take the address the same way and ask `describe` at start.
 """
 
-import asyncio
-import os
-import socket
 from urllib.parse import urlparse
 
 CONNECT_S = 5.0
@@ -46,13 +43,3 @@ async def describe(uri: str, read_timeout: float = 10.0):
                 raise ConnectionError("it hung up before describing itself")
             if Info.is_type(event.type):
                 return Info.from_event(event)
-
-
-def why(error: Exception) -> str:
-    """A failed connection in a few words (asyncio's own text repeats the address)."""
-    if isinstance(error, asyncio.TimeoutError):
-        return "no answer in time"
-    if isinstance(error, socket.gaierror):  # its errno is the resolver's (-2), which strerror cannot name
-        return "its host name does not resolve"
-    number = getattr(error, "errno", None)
-    return os.strerror(number) if number else str(error) or type(error).__name__

@@ -16,6 +16,7 @@ samples, so the server too hears the same audio the same way every time.
 import logging
 
 from soulstack import wyoming_link
+from soulstack.errors import connection_failure
 from soulstack.ears.recognise import RATE, RecogniserError, WholeSession
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class WyomingRecogniser:
             info = await wyoming_link.describe(self.url)
         except (TimeoutError, OSError) as error:  # ConnectionError (an OSError): it hung up
             raise RecogniserError(
-                f"the Wyoming server at {self.url} does not answer ({wyoming_link.why(error)})"
+                f"the Wyoming server at {self.url} does not answer ({connection_failure(error)})"
             ) from None
         programs = info.asr or []
         if not programs:
@@ -84,5 +85,5 @@ class WyomingRecogniser:
                     if Error.is_type(event.type):
                         raise RecogniserError(f"the Wyoming server said: {Error.from_event(event).text}")
         except (TimeoutError, OSError) as error:
-            why = wyoming_link.why(error)
+            why = connection_failure(error)
             raise RecogniserError(f"the Wyoming server at {self.url} could not be reached ({why})") from None

@@ -8,11 +8,9 @@ here, the one check on the caller's side, before anything is sent: `ProtocolErro
 naming the problem (the body checks again on its side).
 """
 
-import os
-import socket
-
 import aiohttp
 
+from soulstack.errors import connection_failure
 from soulstack.protocol import shapes as protocol
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -91,8 +89,7 @@ class BodyClient:
         except TimeoutError:
             raise BodyError(0, f"/{endpoint} did not answer within {timeout.total:g} s") from None
         except aiohttp.ClientConnectorError as error:  # its own text is aiohttp's, "ssl:default" and all
-            cause = error.os_error  # asyncio's strerror repeats the address; a resolver's names its fault
-            why = cause.strerror if isinstance(cause, socket.gaierror) or not cause.errno else os.strerror(cause.errno)
+            why = connection_failure(error.os_error)
             raise BodyError(0, f"/{endpoint} at {url} could not be reached ({why})") from None
         except aiohttp.ClientError as error:
             raise BodyError(0, f"/{endpoint} could not be reached: {error}") from None

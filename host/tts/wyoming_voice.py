@@ -10,6 +10,7 @@ Its audio comes at the server's own rate, width and channels: made 16 kHz mono h
 import logging
 
 from soulstack import wyoming_link
+from soulstack.errors import connection_failure
 from soulstack.tts.piper import VoiceProblem
 from soulstack.tts.speech import TtsError, pcm_samples, to_robot
 
@@ -48,7 +49,7 @@ class WyomingVoice:
             info = await wyoming_link.describe(self.uri)
         except (TimeoutError, OSError) as error:  # ConnectionError (an OSError): it hung up
             raise VoiceProblem(
-                f"the Wyoming server at {self.uri} does not answer ({wyoming_link.why(error)})"
+                f"the Wyoming server at {self.uri} does not answer ({connection_failure(error)})"
             ) from None
         if not info.tts:
             raise VoiceProblem(f"the Wyoming server at {self.uri} offers no text-to-speech (is it an ASR server?)")
@@ -110,7 +111,7 @@ class WyomingVoice:
                     # anything else (audio-start, a newer protocol's extras) says nothing we need
         except (TimeoutError, OSError) as error:
             raise TtsError(
-                503, f"the Wyoming voice server at {self.uri} does not answer ({wyoming_link.why(error)})"
+                503, f"the Wyoming voice server at {self.uri} does not answer ({connection_failure(error)})"
             ) from None
         try:
             return b"".join(to_robot(pcm_samples(b"".join(parts), w, c), r) for (r, w, c), parts in groups)
