@@ -75,11 +75,22 @@ def identity(path: str, comports=list_ports.comports) -> str:
     )
 
 
-def explain_open_error(path: str, error: Exception) -> str:
-    """A one-line, actionable reason why `path` could not be opened."""
+def _errno(error: Exception) -> int | None:
+    """The errno behind an open that failed (pyserial wraps the OSError in a SerialException)."""
     code = getattr(error, "errno", None)
     if code is None and isinstance(error.__context__, OSError):
         code = error.__context__.errno
+    return code
+
+
+def _no_port(error: Exception) -> bool:
+    """The path was opened and is no serial port (a folder, a file, /dev/null): waiting will not mend it."""
+    return _errno(error) in (errno.EISDIR, errno.ENOTTY, errno.EINVAL) or "Inappropriate ioctl" in str(error)
+
+
+def explain_open_error(path: str, error: Exception) -> str:
+    """A one-line, actionable reason why `path` could not be opened."""
+    code = _errno(error)
     if isinstance(error, PermissionError) or code in (errno.EACCES, errno.EPERM):
         return (
             f"permission denied on {path}: add yourself to the dialout group "
@@ -89,7 +100,7 @@ def explain_open_error(path: str, error: Exception) -> str:
         return f"{path} does not exist; is the robot plugged in? (or give auto to search by USB id {USB_ID})"
     if code == errno.EBUSY:
         return f"{path} is busy: another program (a serial monitor, a running bridge, mpremote) has it open; close it"
-    if code in (errno.EISDIR, errno.ENOTTY, errno.EINVAL) or "Inappropriate ioctl" in str(error):
+    if _no_port(error):
         return f"{path}{NOT_A_PORT}"
     return f"cannot open {path}: {error}"
 
@@ -110,8 +121,7 @@ def open_serial(path: str, baud: int = 115200, timeout_s: float = 0.2) -> serial
     try:
         port.open()
     except (OSError, serial.SerialException) as error:
-        problem = explain_open_error(path, error)
-        raise PortError(problem, lasting=problem.endswith(NOT_A_PORT)) from None
+        raise PortError(explain_open_error(path, error), lasting=_no_port(error)) from None
     return port
 
 
