@@ -12,6 +12,7 @@ window of recent lists is kept in memory.
 import math
 from collections import defaultdict, deque
 
+from soulstack.clocks import rfc3339
 from soulstack.flock.personas import ROSTER
 
 BASE_COOLDOWN_S = 60
@@ -55,4 +56,6 @@ class Pranks:
         return crow.prank_message(cooldown_s), cooldown_s
 
     def to_json(self) -> list:
-        return [{"requester": r, "strikes": s, "cooldown_until": until} for r, s, until in self.store.strike_rows()]
+        """The strikes for GET /api/trust; `cooldown_until` in RFC 3339, as every other time the API gives."""
+        rows = self.store.strike_rows()
+        return [{"requester": r, "strikes": s, "cooldown_until": rfc3339(until)} for r, s, until in rows]

@@ -2,6 +2,7 @@
 fake Messages API, the flock on loopback, a real SSE reader, a ManualClock."""
 
 import asyncio
+from datetime import datetime
 
 import pytest
 
@@ -257,6 +258,8 @@ async def test_sentry_judging_abuse_strikes_the_requester(flock):
     assert status == 429 and set(answer) == {"message", "cooldown_s"} and 0 < answer["cooldown_s"] <= 60
     _, ledger = await flock.get("/api/trust")
     assert ledger["strikes"][0]["requester"] == "mallory" and ledger["strikes"][0]["strikes"] == 1
+    until = datetime.fromisoformat(ledger["strikes"][0]["cooldown_until"])  # RFC 3339, as every time the API gives
+    assert until.tzinfo is not None and ledger["strikes"][0]["cooldown_until"].endswith("Z")
 
 
 async def test_too_many_lists_a_minute_is_a_prank_with_escalating_cooldown(tmp_path, fake_model):
