@@ -31,7 +31,7 @@ from aiohttp import web
 from soulstack.exposure import Exposure
 from soulstack.protocol.nudge_sender import RateLimitedLog
 from soulstack.protocol.nudges import BadNudge, Nudge, parse_nudge
-from soulstack.serving import BadRequest, error_response, make_server_app, read_json, refuse_json
+from soulstack.serving import BadRequest, error_response, make_server_app, message_body, read_json, refuse_json
 from soulstack.soul.loop import Soul
 
 from typing import TYPE_CHECKING
@@ -108,7 +108,8 @@ def error_body(request: web.Request, status: int, message: str) -> dict:
     """/v1/... answers errors as OpenAI does (its clients read that shape); every other route {"message"}."""
     from soulstack.soul.converse.endpoint import openai_error_body
 
-    return openai_error_body(request, status, message) if request.path.startswith("/v1/") else {"message": message}
+    shape = openai_error_body if request.path.startswith("/v1/") else message_body
+    return shape(request, status, message)
 
 
 def make_soul_app(soul: Soul, routes=()) -> web.Application:
