@@ -41,6 +41,10 @@ class OpenAITranscriber:
     async def warm(self):
         pass
 
+    async def aclose(self):
+        """Close the client's connections (ears' process ends with them; a test that makes many must)."""
+        await self.client.close()
+
     def session(self):
         return WholeSession(self)
 

@@ -2,6 +2,7 @@
 transcription against protocol-true fakes (tests/ears/fakes.py), a recording body for /speak."""
 
 import asyncio
+import contextlib
 import json
 
 import numpy as np
@@ -74,50 +75,53 @@ def faint_hiss(rms: float, seconds: float = 1.0) -> bytes:
 
 async def test_silence_and_a_faint_hiss_are_no_speech_never_heard_and_the_soul_is_not_told():
     async with FakeTranscriber(texts=[""]) as whisper:
-        recogniser = OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")
-        async with Running(recogniser=recogniser) as ears:
-            for audio in (bytes(32000), faint_hiss(30), bytes(32000)):  # digital silence (twice), a hiss at -61 dB
-                status, answer = await ears.send(audio)
-                assert status == 422 and answer["soul_told"] is False and answer["speech"] is False, answer
-                assert answer["message"].startswith("I heard no speech:") and "a voice is over 250" in answer["message"]
-            assert whisper.files == []  # no recogniser was asked
-            # The same speech 20 dB quieter (its loudest 30 ms ~RMS 750 of 32767) is still speech: it is heard.
-            quiet = (np.frombuffer(SPEECH, "<i2") * 0.1).astype("<i2").tobytes()
-            whisper.status = 500
-            status, answer = await ears.send(quiet)
-            assert status == 502 and answer["soul_told"] is True and len(whisper.files) == 1, answer
-            # Nudges reach the soul in the order they were told: the first it gets is this failure's,
-            # so nothing was told of the silence before it.
-            await until(lambda: ears.soul.nudges, "the nudge")
-            assert [piece["code"] for piece in ears.soul.nudges[0]["codes"]] == ["recogniser_failed"]
-            whisper.status = 200  # and sound the recogniser makes no words of is still told as that
-            status, answer = await ears.send(quiet[:-2])
-            assert status == 422 and answer["soul_told"] is True and len(whisper.files) == 2, answer
-            await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
-            assert ears.soul.nudges[1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
-            assert "couldn't make out the words" in ears.soul.nudges[1]["reason"]
-            status, answer = await ears.send(quiet[:-2])  # resent: the same answer, the recogniser not asked again
-            assert status == 422 and answer["duplicate"] is True and len(whisper.files) == 2
-            health = await (await ears.http.get(ears.url + "/health")).json()
-            assert (health["no_speech"], health["failed"], health["no_words"]) == (3, 1, 1), health
-            assert ears.soul.bodies == []  # nothing pretended to be words
+        async with contextlib.aclosing(OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")) as recogniser:
+            async with Running(recogniser=recogniser) as ears:
+                for audio in (bytes(32000), faint_hiss(30), bytes(32000)):  # digital silence (twice), a hiss at -61 dB
+                    status, answer = await ears.send(audio)
+                    assert status == 422 and answer["soul_told"] is False and answer["speech"] is False, answer
+                    assert (
+                        answer["message"].startswith("I heard no speech:")
+                        and "a voice is over 250" in answer["message"]
+                    )
+                assert whisper.files == []  # no recogniser was asked
+                # The same speech 20 dB quieter (its loudest 30 ms ~RMS 750 of 32767) is still speech: it is heard.
+                quiet = (np.frombuffer(SPEECH, "<i2") * 0.1).astype("<i2").tobytes()
+                whisper.status = 500
+                status, answer = await ears.send(quiet)
+                assert status == 502 and answer["soul_told"] is True and len(whisper.files) == 1, answer
+                # Nudges reach the soul in the order they were told: the first it gets is this failure's,
+                # so nothing was told of the silence before it.
+                await until(lambda: ears.soul.nudges, "the nudge")
+                assert [piece["code"] for piece in ears.soul.nudges[0]["codes"]] == ["recogniser_failed"]
+                whisper.status = 200  # and sound the recogniser makes no words of is still told as that
+                status, answer = await ears.send(quiet[:-2])
+                assert status == 422 and answer["soul_told"] is True and len(whisper.files) == 2, answer
+                await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
+                assert ears.soul.nudges[1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
+                assert "couldn't make out the words" in ears.soul.nudges[1]["reason"]
+                status, answer = await ears.send(quiet[:-2])  # resent: the same answer, the recogniser not asked again
+                assert status == 422 and answer["duplicate"] is True and len(whisper.files) == 2
+                health = await (await ears.http.get(ears.url + "/health")).json()
+                assert (health["no_speech"], health["failed"], health["no_words"]) == (3, 1, 1), health
+                assert ears.soul.bodies == []  # nothing pretended to be words
 
 
 async def test_the_openai_recogniser_uploads_a_wav_and_its_failure_is_told():
     async with FakeTranscriber(texts=["What's the weather?"]) as whisper:
-        recogniser = OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")
-        async with Running(recogniser=recogniser) as ears:
-            status, answer = await ears.send(SPEECH)
-            assert (status, answer["heard"]) == (200, "What's the weather?")
-            name, kind, data = whisper.files[0]
-            # The speech, up to a moment after its last voiced frame: the trailing quiet is not sent.
-            assert name == "utterance.wav" and data[:4] == b"RIFF" and data[44:] == speech_end(SPEECH)
-            assert SPEECH.startswith(data[44:]) and len(data[44:]) > len(SPEECH) // 2
-            whisper.status = 500
-            status, answer = await ears.send(SPEECH[:-2])
-            assert status == 502 and "500" in answer["message"] and answer["soul_told"], answer
-            await until(lambda: len(ears.soul.nudges) == 1, "the nudge")
-            assert "couldn't make out the words" in ears.soul.nudges[-1]["reason"]
+        async with contextlib.aclosing(OpenAITranscriber(whisper.base_url + "/v1", "k", "whisper-1")) as recogniser:
+            async with Running(recogniser=recogniser) as ears:
+                status, answer = await ears.send(SPEECH)
+                assert (status, answer["heard"]) == (200, "What's the weather?")
+                name, kind, data = whisper.files[0]
+                # The speech, up to a moment after its last voiced frame: the trailing quiet is not sent.
+                assert name == "utterance.wav" and data[:4] == b"RIFF" and data[44:] == speech_end(SPEECH)
+                assert SPEECH.startswith(data[44:]) and len(data[44:]) > len(SPEECH) // 2
+                whisper.status = 500
+                status, answer = await ears.send(SPEECH[:-2])
+                assert status == 502 and "500" in answer["message"] and answer["soul_told"], answer
+                await until(lambda: len(ears.soul.nudges) == 1, "the nudge")
+                assert "couldn't make out the words" in ears.soul.nudges[-1]["reason"]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ that address, and the nudge reaches it: its model is shown what ears told.
 """
 
 import asyncio
+import contextlib
 
 import aiohttp
 
@@ -30,21 +31,23 @@ async def test_a_nudge_told_while_the_soul_is_down_reaches_it_once_it_is_up(tmp_
     port = free_port()
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake, FakeTranscriber() as words:
         soul = Soul(f"http://127.0.0.1:{port}", None)
-        recogniser = OpenAITranscriber(words.base_url + "/v1", "k", "whisper-1")  # it hears no words
-        ears = Ears(recogniser, soul, {"stackchan": Body("stackchan", body.base_url, None)})
-        async with listening(make_ears_app(ears), "127.0.0.1", 0) as ears_port, aiohttp.ClientSession() as http:
-            url = f"http://127.0.0.1:{ears_port}/utterance"
-            async with http.post(url, data=speech_wav()[44:], headers=HEADERS) as response:
-                answer = await response.json()
-            assert response.status == 422 and answer["soul_told"] is True, answer
-            await asyncio.sleep(0.5)  # the first delivery was refused at once (nothing listens)
-            assert "couldn't make out the words" in soul.sender.waiting[0]  # kept while the soul is down
-            living = a_soul(tmp_path, body, fake, port=port)
-            async with Running(living):
-                told = "someone spoke to me (stackchan heard it) but I couldn't make out the words"
-                await until(lambda: requests_hearing(fake, told), "the soul's model to be shown the nudge")
-                assert soul.sender.waiting == []
-                assert len(requests_hearing(fake, told)) == 1
+        async with contextlib.aclosing(
+            OpenAITranscriber(words.base_url + "/v1", "k", "whisper-1")
+        ) as recogniser:  # it hears no words
+            ears = Ears(recogniser, soul, {"stackchan": Body("stackchan", body.base_url, None)})
+            async with listening(make_ears_app(ears), "127.0.0.1", 0) as ears_port, aiohttp.ClientSession() as http:
+                url = f"http://127.0.0.1:{ears_port}/utterance"
+                async with http.post(url, data=speech_wav()[44:], headers=HEADERS) as response:
+                    answer = await response.json()
+                assert response.status == 422 and answer["soul_told"] is True, answer
+                await asyncio.sleep(0.5)  # the first delivery was refused at once (nothing listens)
+                assert "couldn't make out the words" in soul.sender.waiting[0]  # kept while the soul is down
+                living = a_soul(tmp_path, body, fake, port=port)
+                async with Running(living):
+                    told = "someone spoke to me (stackchan heard it) but I couldn't make out the words"
+                    await until(lambda: requests_hearing(fake, told), "the soul's model to be shown the nudge")
+                    assert soul.sender.waiting == []
+                    assert len(requests_hearing(fake, told)) == 1
 
 
 async def test_words_the_soul_did_not_take_are_a_502_and_reach_it_once_it_is_up(tmp_path):
@@ -54,16 +57,18 @@ async def test_words_the_soul_did_not_take_are_a_502_and_reach_it_once_it_is_up(
     async with RecordingBody() as body, FakeAnthropic(default=sleep_long) as fake, FakeTranscriber() as words:
         words.texts = ["what time is it"]
         soul = Soul(f"http://127.0.0.1:{port}", None)
-        recogniser = OpenAITranscriber(words.base_url + "/v1", "k", "whisper-1")
-        ears = Ears(recogniser, soul, {"stackchan": Body("stackchan", body.base_url, None)})
-        async with listening(make_ears_app(ears), "127.0.0.1", 0) as ears_port, aiohttp.ClientSession() as http:
-            url = f"http://127.0.0.1:{ears_port}/utterance"
-            async with http.post(url, data=speech_wav()[44:], headers=HEADERS) as response:
-                answer = await response.json()
-            assert response.status == 502 and answer["soul_told"] is True and answer["heard"] == "what time is it"
-            assert answer["message"].startswith(f"I heard you, but the soul at http://127.0.0.1:{port} did not take")
-            assert ears.stats["failed"] == 1 and body.spoken == []
-            living = a_soul(tmp_path, body, fake, port=port)
-            async with Running(living):
-                await until(lambda: requests_hearing(fake, "what time is it"), "the words at the soul's model")
-                assert soul.sender.waiting == []
+        async with contextlib.aclosing(OpenAITranscriber(words.base_url + "/v1", "k", "whisper-1")) as recogniser:
+            ears = Ears(recogniser, soul, {"stackchan": Body("stackchan", body.base_url, None)})
+            async with listening(make_ears_app(ears), "127.0.0.1", 0) as ears_port, aiohttp.ClientSession() as http:
+                url = f"http://127.0.0.1:{ears_port}/utterance"
+                async with http.post(url, data=speech_wav()[44:], headers=HEADERS) as response:
+                    answer = await response.json()
+                assert response.status == 502 and answer["soul_told"] is True and answer["heard"] == "what time is it"
+                assert answer["message"].startswith(
+                    f"I heard you, but the soul at http://127.0.0.1:{port} did not take"
+                )
+                assert ears.stats["failed"] == 1 and body.spoken == []
+                living = a_soul(tmp_path, body, fake, port=port)
+                async with Running(living):
+                    await until(lambda: requests_hearing(fake, "what time is it"), "the words at the soul's model")
+                    assert soul.sender.waiting == []

@@ -3,6 +3,7 @@ Assistant's real wyoming-faster-whisper on loopback, and the openai SDK against 
 (Moonshine, the default for English: test_moonshine.py.)"""
 
 import asyncio
+import contextlib
 
 import aiohttp
 import pytest
@@ -107,13 +108,13 @@ async def test_the_wyoming_recogniser_hears_through_home_assistants_wyoming_fast
 
 async def test_a_chinese_soul_gets_simplified_characters_whatever_the_recogniser_wrote():
     async with FakeTranscriber(texts=["現在幾點了？", "現在幾點了？"]) as server:
-        recogniser = OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")
-        async with Running(recogniser=recogniser, language="zh") as ears:
-            status, answer = await ears.send(SPEECH)
-        assert (status, answer["heard"]) == (200, "现在几点了？")
-        async with Running(recogniser=recogniser, language="en") as ears:  # an English soul: as written
-            status, answer = await ears.send(SPEECH)
-        assert (status, answer["heard"]) == (200, "現在幾點了？")
+        async with contextlib.aclosing(OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")) as recogniser:
+            async with Running(recogniser=recogniser, language="zh") as ears:
+                status, answer = await ears.send(SPEECH)
+            assert (status, answer["heard"]) == (200, "现在几点了？")
+            async with Running(recogniser=recogniser, language="en") as ears:  # an English soul: as written
+                status, answer = await ears.send(SPEECH)
+            assert (status, answer["heard"]) == (200, "現在幾點了？")
 
 
 class Counting:
@@ -187,21 +188,23 @@ async def test_ears_tells_what_happened_as_codes_the_soul_tells_in_its_language(
     """No words made out, then a failing recogniser: each told as a code beside its plain reason (the
     recogniser's own words as they came); a Chinese soul tells them in Chinese (tests/test_zh_soul.py)."""
     async with FakeTranscriber(texts=[""]) as server:
-        recogniser = OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")
-        async with Running(recogniser=recogniser, language="zh") as ears:
-            status, answer = await ears.send(SPEECH)
-            assert status == 422 and answer["soul_told"], answer
-            await until(lambda: ears.soul.nudges, "the nudge")
-            assert ears.soul.nudges[-1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
-            told = texts("zh").TEXT["nudge"]
-            zh = "有人对我说话了（stackchan听到了），但我没听清说的是什么"
-            assert told_in(parse_nudge(ears.soul.nudges[-1]), told) == zh
-            server.status = 500  # the recogniser fails: its own words as they came
-            status, answer = await ears.send(SPEECH[:-2])
-            await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
-            (piece,) = ears.soul.nudges[-1]["codes"]
-            assert status == 502 and piece["code"] == "recogniser_failed" and "500" in piece["about"]["why"]
-            assert ears.soul.nudges[-1]["reason"].startswith("someone spoke to me (stackchan heard it) but I couldn't")
+        async with contextlib.aclosing(OpenAITranscriber(server.base_url + "/v1", "k", "whisper-1")) as recogniser:
+            async with Running(recogniser=recogniser, language="zh") as ears:
+                status, answer = await ears.send(SPEECH)
+                assert status == 422 and answer["soul_told"], answer
+                await until(lambda: ears.soul.nudges, "the nudge")
+                assert ears.soul.nudges[-1]["codes"] == [{"code": "could_not_hear", "about": {"body": "stackchan"}}]
+                told = texts("zh").TEXT["nudge"]
+                zh = "有人对我说话了（stackchan听到了），但我没听清说的是什么"
+                assert told_in(parse_nudge(ears.soul.nudges[-1]), told) == zh
+                server.status = 500  # the recogniser fails: its own words as they came
+                status, answer = await ears.send(SPEECH[:-2])
+                await until(lambda: len(ears.soul.nudges) == 2, "the second nudge")
+                (piece,) = ears.soul.nudges[-1]["codes"]
+                assert status == 502 and piece["code"] == "recogniser_failed" and "500" in piece["about"]["why"]
+                assert ears.soul.nudges[-1]["reason"].startswith(
+                    "someone spoke to me (stackchan heard it) but I couldn't"
+                )
 
 
 def test_the_start_line_says_the_audio_leaves_only_when_it_does():
