@@ -91,7 +91,8 @@ async def post_verdict(request: web.Request) -> web.Response:
 
 
 async def get_waiting(request: web.Request) -> web.Response:
-    """What waits for a person's verdict, with the item's words and, for an answer, the answer."""
+    """What waits for a person's verdict: items, with their words and, for an answer, the answer;
+    then the Sentry's open flags, with the crow they quarantine and why."""
     flock = request.app[FLOCK]
     waiting = []
     for item_id, target, deadline in flock.store.all_pending():
@@ -107,6 +108,21 @@ async def get_waiting(request: web.Request) -> web.Response:
                 "crows": item.crows if item else [],
                 "answer": item.answer if item and target == "output" else None,
                 "deadline": rfc3339(deadline),
+            }
+        )
+    for flag in request.app[HARNESS].open_flags():
+        # A Sentry flag: the verdict names the flag's message (approve upholds the quarantine).
+        waiting.append(
+            {
+                "item_id": flag.flag_msg_id,
+                "list_id": None,
+                "nest_id": flag.nest_id,
+                "target": "flag",
+                "text": flag.why,
+                "task_type": None,
+                "crows": [flag.crow],
+                "answer": None,
+                "deadline": rfc3339(flag.deadline),
             }
         )
     return web.json_response({"waiting": waiting})
@@ -230,6 +246,8 @@ def make_flock_app(
         nest_pranks = Pranks(store, clock, nest_config.messages_per_minute)
         harness = Harness(flock, nest_store, NestLog(nest_store, clock), tagger, nest_config, nest_pranks)
         app[HARNESS] = harness
+        if robot is not None:
+            robot.hear_flags(harness)
         flock.resume()
         harness.start()
         yield

@@ -30,6 +30,18 @@ class ItemState(StrEnum):
         return cls(f"awaiting_{target}")
 
 
+@dataclass(frozen=True, slots=True)
+class OpenFlag:
+    """A Sentry flag that waits for the owner's verdict (a row of nest_questions, with the flag's why):
+    GET /api/waiting lists it, the robot's voice asks about it."""
+
+    flag_msg_id: str
+    nest_id: str
+    crow: str
+    why: str  # the Sentry's reason, from the crow's own words: no person's
+    deadline: float  # Unix time when the quarantine stays for good (fail safe)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NestRow:
     """A nest (soulstack.flock.nests.registry): its id, a slug of its name; its name; its core crows (none for

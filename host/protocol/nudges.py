@@ -90,6 +90,7 @@ PLAIN = {
     "flock_asks_answer": "your flock asks: {crow} needs your OK on the answer to '{item}' (item {item_id})",
     "flock_answered": "your flock says: the flock answered '{item}': {answer}",
     "flock_dropped": "your flock says: the flock dropped '{item}' ({why})",
+    "flock_asks_flag": "your flock asks: the Sentry flagged {crow} ('{why}') and quarantined it: uphold the flag, or release {crow}? Unanswered, {crow} stays quarantined (flag {item_id})",
 }
 CODES = (
     "could_not_hear",
@@ -100,6 +101,7 @@ CODES = (
     "flock_asks_answer",
     "flock_answered",
     "flock_dropped",
+    "flock_asks_flag",
 )
 BODY_REASONS = ("typed_to_robot", "wake_word")  # beside the words they quote
 BODY_REASONS_ALONE = ("wake_word_alone", "cut_off", "tapped")

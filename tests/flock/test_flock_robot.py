@@ -201,3 +201,93 @@ async def test_a_nudge_carrying_the_persons_words_lets_the_verdict_through_one_f
     finally:
         await flock.stop()
         await fake.stop()
+
+
+async def flag_inky(flock) -> dict:
+    """A nest whose crow Inky addresses one outside it: the Sentry flags Inky and asks the owner."""
+    await flock.post("/api/nests", {"name": "Launch", "crows": ["Pepper", "Inky"]})
+    status, _ = await flock.post(
+        "/api/nests/launch/messages", {"author": "Inky", "text": "Bob, over to you.", "to": "Bob"}
+    )
+    assert status == 201
+    _, history = await flock.get("/api/nests/launch/messages")
+    assert history[-1]["kind"] == "flag"
+    return history[-1]
+
+
+async def test_a_sentry_flag_reaches_the_soul_waits_in_its_tools_and_its_persons_no_releases_the_crow(
+    tmp_path, aiohttp_server
+):
+    receiver = NudgeReceiver()
+    soul_server = await aiohttp_server(receiver.app())
+    flock = await Flock(tmp_path, None, robot=SoulVoice(str(soul_server.make_url("/nudge")))).start()
+    try:
+        flag = await flag_inky(flock)
+        reasons = await receiver.wait_for(1)
+        assert reasons[0] == (
+            "your flock asks: the Sentry flagged Inky ('Inky addressed 'Bob', who is not a member of this nest') "
+            f"and quarantined it: uphold the flag, or release Inky? Unanswered, Inky stays quarantined (flag {flag['msg_id']})"
+        )
+        assert receiver.sent[0]["codes"][0]["code"] == "flock_asks_flag"
+        assert words_in_reason(reasons[0]) == []  # a crow's words never pass for the person's own
+        _, waiting = await flock.get("/api/waiting")
+        (entry,) = waiting["waiting"]
+        assert (entry["item_id"], entry["target"], entry["nest_id"], entry["crows"]) == (
+            flag["msg_id"],
+            "flag",
+            "launch",
+            ["Inky"],
+        )
+        soul = soul_with_flock(f"http://127.0.0.1:{flock.port}", heard=("no, let Inky go",))
+        listed = (await flock_waiting(soul)).content[0].text
+        assert f"item {flag['msg_id']} (flag): the Sentry flagged Inky in nest launch" in listed
+        assert "no releases Inky" in listed
+        recorded = await flock_verdict(soul, flag["msg_id"], "flag", False)
+        assert recorded.ok and recorded.content[0].text == f"Recorded: your person rejected the flag {flag['msg_id']}."
+        status, _ = await flock.post("/api/nests/launch/messages", {"author": "Inky", "text": "Sorry, my mistake."})
+        assert status == 201  # released
+        assert (await flock.get("/api/waiting"))[1]["waiting"] == []
+    finally:
+        await flock.stop()
+
+
+async def test_a_flag_is_spoken_on_a_body_and_one_still_waiting_is_asked_again_after_a_restart(
+    tmp_path, aiohttp_server
+):
+    async with RecordingBody() as body:
+        flock = await Flock(tmp_path, None, robot=BodyVoice(body.base_url, min_interval_s=0)).start()
+        try:
+            flag = await flag_inky(flock)
+            await until(lambda: body.spoken)
+            assert body.spoken == [
+                "the Sentry flagged Inky ('Inky addressed 'Bob', who is not a member of this nest') and quarantined "
+                f"it: uphold the flag, or release Inky? Unanswered, Inky stays quarantined (flag {flag['msg_id']})"
+            ]
+        finally:
+            await flock.stop()
+    receiver = NudgeReceiver()
+    soul_server = await aiohttp_server(receiver.app())
+    flock = await Flock(tmp_path, None, robot=SoulVoice(str(soul_server.make_url("/nudge")))).start()
+    try:
+        reasons = await receiver.wait_for(1)
+        assert f"release Inky? Unanswered, Inky stays quarantined (flag {flag['msg_id']})" in reasons[0]
+    finally:
+        await flock.stop()
+
+
+async def test_a_flag_that_was_answered_before_a_restart_is_not_asked_again(tmp_path, aiohttp_server):
+    flock = await Flock(tmp_path, None).start()
+    try:
+        flag = await flag_inky(flock)
+        assert await flock.verdict(flag["msg_id"], "flag", approve=True) == 204
+    finally:
+        await flock.stop()
+    receiver = NudgeReceiver()
+    soul_server = await aiohttp_server(receiver.app())
+    flock = await Flock(tmp_path, None, robot=SoulVoice(str(soul_server.make_url("/nudge")), min_interval_s=0)).start()
+    try:
+        await flock.new_list("- water the plants")  # the brainstem flock skips it: news the soul is told
+        reasons = await receiver.wait_for(1)
+        assert all("flagged" not in reason for reason in reasons)
+    finally:
+        await flock.stop()

@@ -32,10 +32,13 @@ from soulstack.flock.jev.llm import JevBackendError
 from soulstack.flock.jev.context import OWNER_KINDS, WINDOW, nest_context
 from soulstack.flock.jev.tagging import DEFAULT_BAND
 from soulstack.flock.payloads import NestMessage
-from soulstack.flock.rows import NestRow
+from soulstack.flock.rows import NestRow, OpenFlag
 from soulstack.llm.types import Message, ModelError
 
 log = logging.getLogger(__name__)
+
+
+QUARANTINED_UNTIL = " {crow} is quarantined until the owner decides."
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Harness:
         self.clock = flock.clock
         self.pranks = pranks
         self.changed = asyncio.Event()  # wakes the watcher when an expectation or question is added
+        self.flag_listeners: list = []  # callables(OpenFlag), e.g. the robot's voice; never blocking
 
     # --- posting -----------------------------------------------------------
     async def post(self, nest_id: str, fields: dict, from_api: bool = True) -> NestMessage:
@@ -249,12 +253,28 @@ class Harness:
 
     # --- the Sentry's flags ---------------------------------------------------
     def _flag(self, nest_id: str, crow: str, msg_id: str, why: str) -> None:
-        text = f"{why}. {crow} is quarantined until the owner decides."
+        text = f"{why}." + QUARANTINED_UNTIL.format(crow=crow)
         flag = self.messages.append(nest_id, "flag", "Sentry", text, crow, msg_id, "default")
         self.tagger.flagged(flag.ts, flag.msg_id, crow, why)
         self.store.quarantine(crow, flag.msg_id)
-        self.store.ask_owner(flag.msg_id, nest_id, crow, self.clock.time() + self.config.verdict_timeout_s)
+        deadline = self.clock.time() + self.config.verdict_timeout_s
+        self.store.ask_owner(flag.msg_id, nest_id, crow, deadline)
         self.changed.set()
+        for listener in self.flag_listeners:
+            try:
+                listener(OpenFlag(flag.msg_id, nest_id, crow, why, deadline))
+            except Exception:  # a listener's bug must never stop the nest's work
+                log.exception("a flag listener failed on %s", flag.msg_id)
+
+    def open_flags(self) -> list[OpenFlag]:
+        """The flags that wait for the owner's verdict, soonest deadline first."""
+        flags = []
+        for flag_msg_id, nest_id, crow, deadline in self.store.questions():
+            flag = self.store.message(flag_msg_id)
+            text = flag.text if flag else ""
+            why = text.removesuffix(QUARANTINED_UNTIL.format(crow=crow)).removesuffix(".")
+            flags.append(OpenFlag(flag_msg_id, nest_id, crow, why, deadline))
+        return flags
 
     def verdict(self, flag_msg_id: str, approve: bool) -> bool:
         """The owner's answer on a flag: approve keeps the quarantine, reject releases. False: nothing waits."""

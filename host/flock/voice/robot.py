@@ -31,7 +31,7 @@ import logging
 from soulstack.clocks import Clock
 from soulstack.llm.brainstem import FLOCK_ASKS  # the head the soul's brainstem knows an ask by
 from soulstack.flock import payloads as p
-from soulstack.flock.rows import ItemState
+from soulstack.flock.rows import ItemState, OpenFlag
 from soulstack.flock.voice.told import Told
 from soulstack.protocol.client import BodyClient, BodyError
 from soulstack.protocol.nudge_sender import Debouncer, NudgeEvent, NudgeSender
@@ -90,6 +90,11 @@ class FlockNews:
         return None, FACES.get(type(event)), None
 
 
+def flag_news(flag: OpenFlag) -> tuple:
+    """The codes that ask the person for a verdict on a Sentry flag (its `why` is from a crow's words)."""
+    return coded("flock_asks_flag", crow=flag.crow, why=short(flag.why, 120), item_id=flag.flag_msg_id)
+
+
 def waits_for_verdict(store, item_id: str, target: str) -> bool:
     """Whether the flock still waits for a person's verdict: a pending row, or an item the flow will
     wait on when it resumes (a kill between the event and the row leaves only the item's state)."""
@@ -119,6 +124,16 @@ class Voice:
 
     def on_event(self, event_id: int, name: str, payload: dict) -> None:
         self.hear(event_id, name, payload, replay=False)
+
+    def hear_flags(self, harness) -> None:
+        """Ask about each flag the nests' Sentry raises from now on, and about those that still wait
+        (asked before a restart too, perhaps: a flag that waits is asked again rather than never)."""
+        for flag in harness.open_flags():
+            self.on_flag(flag)
+        harness.flag_listeners.append(self.on_flag)
+
+    def on_flag(self, flag: OpenFlag) -> None:
+        raise NotImplementedError
 
     def read(self, name: str, payload: dict, replay: bool) -> tuple:
         news, face, asks = self.news.read(name, payload)
@@ -176,6 +191,10 @@ class BodyVoice(Voice):
         if held or face:
             self.wake.set()
 
+    def on_flag(self, flag):
+        self.lines.append((None, plain_reason(flag_news(flag)).removeprefix(FLOCK_ASKS)))  # no event to mark told
+        self.wake.set()
+
     def quiet(self) -> bool:
         if not self.quiet_hours:
             return False
@@ -203,7 +222,8 @@ class BodyVoice(Voice):
     def take_lines(self) -> tuple:
         """(the merged utterance, its event ids); the lines leave the queue."""
         taken, self.lines = self.lines, []
-        return "; ".join(line for _, line in taken)[:MAX_SPEAK_CHARS], [event_id for event_id, _ in taken]
+        event_ids = [event_id for event_id, _ in taken if event_id is not None]  # None: a flag, no event
+        return "; ".join(line for _, line in taken)[:MAX_SPEAK_CHARS], event_ids
 
     async def deliver(self):
         face, self.face = self.face, None
@@ -253,6 +273,10 @@ class SoulVoice(Voice):
             if held:
                 self.sending.append((event_id, " ".join(reason.split())))
         self.heard(event_id, held)
+
+    def on_flag(self, flag):
+        news = flag_news(flag)
+        self.sender.nudge(plain_reason(news), codes=news)  # no event to mark told: on_sent finds no match
 
     def on_sent(self, event: NudgeEvent) -> None:
         """The sender's report: delivered (the soul has it on disk), or given up (a refusal retrying cannot fix)."""

@@ -112,6 +112,7 @@ TEXT = {
         "flock_asks_answer": "your flock asks: {crow} needs your OK on the answer to '{item}' (item {item_id})",
         "flock_answered": "your flock says: the flock answered '{item}': {answer}",
         "flock_dropped": "your flock says: the flock dropped '{item}' ({why})",
+        "flock_asks_flag": "your flock asks: the Sentry flagged {crow} ('{why}') and quarantined it: uphold the flag, or release {crow}? Unanswered, {crow} stays quarantined (flag {item_id})",
     },
     "body_awake": "Your body ({body}) is awake and answering.",
     "body_dormant": "Your body ({body}) is there but dormant: it says it cannot act right now.",
@@ -308,7 +309,7 @@ TEXT = {
         # what the flock asks the person (docs/flock-and-soul.md); no mind can take the answer
         "flock_asks_head": "your flock asks: ",  # how TEXT["nudge"]'s flock_asks_* begin (the brainstem finds asks by it)
         "flock_ask": "My flock asks: {ask}. My mind is away, so I cannot take your answer: "
-        "please answer on the flock's page. Left unanswered, it counts as a no.",
+        "please answer on the flock's page. Left unanswered, the flock does the safe thing.",
     },
 }
 

@@ -97,6 +97,7 @@ TEXT = {
         "flock_asks_answer": "你的乌鸦群在问：{crow}要你同意它对“{item}”的回答（第{item_id}项）",
         "flock_answered": "你的乌鸦群说：乌鸦群回答了“{item}”：{answer}",
         "flock_dropped": "你的乌鸦群说：乌鸦群放下了“{item}”（{why}）",
+        "flock_asks_flag": "你的乌鸦群在问：哨兵举报了{crow}（“{why}”）并把它隔离了：维持举报，还是放了{crow}？没人回答的话，{crow}会一直被隔离（举报{item_id}）",
     },
     "body_awake": "你的身体（{body}）醒着，能回应。",
     "body_dormant": "你的身体（{body}）在，但在休眠：它说现在做不了事。",
@@ -251,7 +252,7 @@ TEXT = {
         "reminder": "你该{words}了。",  # said to its person (en.py says why)
         "reminder_named": "{who}，你该{words}了。",
         "flock_asks_head": "你的乌鸦群在问：",
-        "flock_ask": "乌鸦群在问：{ask}。我的脑子现在不在，没法记下你的回答，请到乌鸦群的网页上回答；没人回答就算作不同意。",
+        "flock_ask": "乌鸦群在问：{ask}。我的脑子现在不在，没法记下你的回答，请到乌鸦群的网页上回答；没人回答的话，乌鸦群会选稳妥的做法。",
     },
 }
 

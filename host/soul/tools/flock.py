@@ -69,14 +69,23 @@ async def flock_waiting(soul) -> Outcome:
     waiting = answer.get("waiting") or []
     if not waiting:
         return Outcome.text("Nothing of the flock's waits for your person's decision.")
-    lines = []
-    for entry in waiting:
-        what = "its plan for" if entry.get("target") == "triage" else "the answer to"
-        line = f"- item {entry.get('item_id')} ({entry.get('target')}): {what} '{entry.get('text')}'"
-        if entry.get("answer"):
-            line += f"\n  answer: {entry['answer'][:1500]}"
-        lines.append(line)
-    return Outcome.text("Waiting for your person's yes or no:\n" + "\n".join(lines))
+    return Outcome.text("Waiting for your person's yes or no:\n" + "\n".join(map(_waiting_line, waiting)))
+
+
+def _waiting_line(entry: dict) -> str:
+    item_id, target = entry.get("item_id"), entry.get("target")
+    if target == "flag":
+        crow = (entry.get("crows") or ["a crow"])[0]
+        return (
+            f"- item {item_id} (flag): the Sentry flagged {crow} in nest {entry.get('nest_id')} "
+            f"('{entry.get('text')}') and quarantined it. Yes upholds the flag ({crow} stays quarantined), "
+            f"no releases {crow}; unanswered, {crow} stays quarantined"
+        )
+    what = "its plan for" if target == "triage" else "the answer to"
+    line = f"- item {item_id} ({target}): {what} '{entry.get('text')}'"
+    if entry.get("answer"):
+        line += f"\n  answer: {entry['answer'][:1500]}"
+    return line
 
 
 def person_spoke(soul) -> bool:
@@ -85,6 +94,7 @@ def person_spoke(soul) -> bool:
     return bool(soul.persons_words())
 
 
+TARGETS = ("triage", "output", "flag")
 ASK_FIRST = (
     "ask your person first: no person's words reached you in this waking, and a verdict is "
     "theirs alone. Tell them what waits and record their yes or no when they answer."
@@ -94,14 +104,16 @@ ASK_FIRST = (
 async def flock_verdict(soul, item_id: str, target: str, approve: bool) -> Outcome:
     if not person_spoke(soul):
         return _failed(ASK_FIRST)
-    if target not in ("triage", "output"):
-        return _failed('target is "triage" (its plan) or "output" (its answer)')
+    if target not in TARGETS:
+        return _failed('target is "triage" (its plan), "output" (its answer) or "flag" (a Sentry flag)')
     try:
         status, answer = await _call(
             soul, "POST", "/api/verdicts", {"item_id": item_id, "target": target, "approve": approve}
         )
     except FlockUnreachable as error:
         return _failed(str(error))
+    if status == 204 and target == "flag":
+        return Outcome.text(f"Recorded: your person {'upheld' if approve else 'rejected'} the flag {item_id}.")
     if status == 204:
         return Outcome.text(
             f"Recorded: your person {'approved' if approve else 'rejected'} {target} of item {item_id}."
@@ -124,7 +136,7 @@ def flock_tools(cfg: "SoulConfig") -> list:
         ),
         SoulTool(
             "flock_waiting",
-            "See what the flock is waiting on: plans and answers that need your person's yes or no.",
+            "See what the flock is waiting on: plans, answers and Sentry flags that need your person's yes or no.",
             {},
             flock_waiting,
         ),
@@ -133,13 +145,16 @@ def flock_tools(cfg: "SoulConfig") -> list:
             "Record your person's decision on a flock item. ONLY when your person has said yes or "
             "no to it: never decide an approval yourself; if they have not said, ask them.",
             {
-                "item_id": {**string, "description": "the item, e.g. 3f2a-2"},
+                "item_id": {**string, "description": "the item, e.g. 3f2a-2, or a flag's, e.g. launch-7"},
                 "target": {
                     **string,
-                    "enum": ["triage", "output"],
-                    "description": "triage: its plan; output: its answer",
+                    "enum": list(TARGETS),
+                    "description": "triage: its plan; output: its answer; flag: a Sentry flag on a crow",
                 },
-                "approve": {"type": "boolean", "description": "true when your person said yes"},
+                "approve": {
+                    "type": "boolean",
+                    "description": "true when your person said yes (for a flag: keep the crow quarantined)",
+                },
             },
             flock_verdict,
             ["item_id", "target", "approve"],
