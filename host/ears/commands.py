@@ -5,7 +5,7 @@ import dataclasses
 import os
 
 from soulstack.config_checks import option
-from soulstack.errors import UsageError
+from soulstack.errors import UsageError, connection_failure
 
 DEFAULT_PORT = 9205
 DEFAULT_SOUL = "http://127.0.0.1:9202"
@@ -208,7 +208,8 @@ async def soul_language(soul_url: str, token: str | None) -> tuple[str | None, s
                     return None, f"the soul answered {response.status} at {url}"
                 language = (await response.json()).get("language")
     except (TimeoutError, aiohttp.ClientError, ValueError) as error:
-        return None, f"the soul could not be asked at {url}: {type(error).__name__}"
+        why = "its answer was no JSON" if isinstance(error, ValueError) else connection_failure(error)
+        return None, f"the soul could not be asked at {url}: {why}"
     if language not in ("en", "zh"):
         return None, "the soul did not say its language"
     return language, "the soul's language"
