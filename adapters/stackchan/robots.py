@@ -50,6 +50,11 @@ class Robot:
         return f"{self.device_id or '(no Device-Id)'} from {self.peer}"
 
 
+def same_device(device_id: str) -> str:
+    """A Device-Id as it is compared: trimmed, lower case, a MAC's dashes as colons."""
+    return device_id.strip().lower().replace("-", ":")
+
+
 def sign_xiaozhi_token(auth_key: str, client_id: str, device_id: str, timestamp: int | None = None) -> str:
     """A token as xiaozhi-server's OTA hands it to one robot (core/auth.py AuthManager.generate_token)."""
     timestamp = int(time.time()) if timestamp is None else timestamp
@@ -92,7 +97,9 @@ class RobotGate:
     def __init__(self, device_token: str | None = None, auth_key: str | None = None, device_id: str | None = None):
         self.device_token = device_token or None
         self.auth_key = auth_key or None
-        self.pinned = (device_id or "").strip() or None  # --device-id: the one robot the owner chose
+        # --device-id: the one robot the owner chose. A MAC copied from a router's page is often upper
+        # case or dashed; the robot sends lower case with colons, so both are compared as `same_device` reads.
+        self.pinned = same_device(device_id or "") or None
         self.paired: str | None = self.pinned
 
     @property
@@ -135,9 +142,9 @@ class RobotGate:
             log.warning("robot %s sent no Device-Id: relayed, but it cannot be the body", robot)
             return False
         if self.paired is None:
-            self.paired = robot.device_id
+            self.paired = same_device(robot.device_id)
             log.info("paired with robot %s; pass --device-id to choose", robot.device_id)
-        if robot.device_id == self.paired:
+        if same_device(robot.device_id) == self.paired:
             return True
         log.info("robot %s is relayed to the server but is not the body (the body is %s)", robot, self.paired)
         return False

@@ -183,6 +183,15 @@ async def test_a_pinned_device_id_is_the_only_body_even_if_another_robot_comes_f
         ]
 
 
+async def test_a_pinned_device_id_copied_in_upper_case_or_with_dashes_still_finds_its_robot():
+    async with rig(device_id=" AA-BB-CC-DD-EE-0F ") as r:
+        robot = await _robot_at(r, device_id="aa:bb:cc:dd:ee:0f", source=OTHER_MACHINE)  # as the firmware sends it
+        await wait_until(r.online)
+        assert r.body.session.who.device_id == "aa:bb:cc:dd:ee:0f"
+        await robot.say_wake_word("hi there")
+        await r.nudges.wait_for(2)
+
+
 async def test_robots_without_a_token_are_heard_as_a_reason_never_as_a_persons_words():
     async with rig(device_token=None) as r:
         robot = await r.robot(token=None)
