@@ -53,3 +53,12 @@ async def test_espeak_ng_is_asked_too(aiohttp_client):
 def test_sounds_is_any_sample_but_zero():
     assert not sounds(b"") and not sounds(bytes(9632))
     assert sounds(b"\x00\x00\x01\x00") and sounds(b"\x00\x80")
+
+
+async def test_the_servers_root_answers_as_tts_does(piper):
+    """`POST /` is documented beside `/tts` (docs/voice.md), for a device whose speech URL is the root."""
+    response = await piper.post("/", json={"text": "Hello."})
+    assert response.status == 200 and response.content_type == "audio/wav"
+    speech_like(wav_facts(await response.read()), 0.2, 3.0)
+    response = await piper.post("/", json={"text": "..."})
+    assert response.status == 400 and "nothing to speak" in (await response.json())["message"]
