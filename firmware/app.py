@@ -109,7 +109,7 @@ async def run(options):
     link = None
     body = Body(hal, config, version=slots.running["version"])
     checkpoint = getattr(hal, "checkpoint", None)  # the fake HAL's power-cut points; real boards have none
-    receiver = Updates(slots, config["token"], hal.flash_free, checkpoint) if Updates else None
+    receiver = Updates(slots, config["token"], hal.flash_free, checkpoint, hal.name) if Updates else None
 
     def updates():
         return receiver

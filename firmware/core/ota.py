@@ -249,8 +249,9 @@ def _nothing(name):
 class Updates:
     """The /firmware/* endpoints. `slots` is the loader's module (or a stand-in with its functions)."""
 
-    def __init__(self, slots, token, flash_free, checkpoint=None):
+    def __init__(self, slots, token, flash_free, checkpoint=None, hal=None):
         self.slots = slots
+        self.hal = hal  # the HAL's name, for /firmware/info: a `generic` robot is never online (no screen)
         self.token = token or ""
         self.flash_free = flash_free  # flash_free(path) -> (bytes free, block size)
         self.checkpoint = checkpoint or _nothing
@@ -317,6 +318,7 @@ class Updates:
         state["restart_pending"] = state.pop("pending")
         state["mpy"] = getattr(sys.implementation, "_mpy", 0)
         state["platform"] = sys.platform
+        state["hal"] = self.hal
         state["free_flash"] = free
         state["flash_block"] = block
         state["limits"] = {

@@ -229,6 +229,9 @@ class Update:
         self.watchdog_s = watchdog_s  # how long the new set has to serve (None: the robot's loader's default)
         self.clock = clock
         self.report = Report()
+        # An upstream MicroPython build (hal generic) has no screen, so its /status is honestly never
+        # online: it is back once it serves /status on the new version. (A robot's info names its HAL.)
+        self.never_online = False
 
     def say(self, line: str = ""):
         print(line, file=self.out, flush=True)
@@ -321,6 +324,9 @@ class Update:
             self.say(f"  note: it rolled back from {rolled.get('version')} earlier: {rolled.get('reason')}")
         if info.get("restart_pending"):
             raise FlashError("the robot has switched sets and not restarted yet; wait a few seconds and run this again")
+        self.never_online = info.get("hal") == "generic"
+        if self.never_online:
+            self.say("  hal generic (upstream MicroPython, no screen): never online, so it is back once it serves")
         return info
 
     def build(self, info: dict, folder: Path) -> list[SetFile]:
@@ -413,14 +419,15 @@ class Update:
         self.say(f"  verified and switched to slot {answer.get('slot')}; the robot is restarting")
 
     def wait_back(self, before: dict, version: str):
-        self.step(5, "wait for the new version", f"POST {self.url}/status until online (up to {self.wait_s:g} s)")
+        until = "it serves" if self.never_online else "online"
+        self.step(5, "wait for the new version", f"POST {self.url}/status until {until} (up to {self.wait_s:g} s)")
         started = self.clock()
         deadline = started + self.wait_s
         seen = "nothing yet"
         while self.clock() < deadline:
             try:
                 status, answer = self.robot.post("/status", {}, timeout_s=3)
-                if status == 200 and answer.get("online") is True:
+                if status == 200 and (answer.get("online") is True or self.never_online):
                     status, info = self.robot.firmware("info", timeout_s=5)
                     if status == 200 and not info.get("restart_pending"):
                         seen = f"{info.get('version')} (slot {info.get('slot')})"
@@ -428,8 +435,9 @@ class Update:
                         if info.get("version") == version and not info.get("trial"):
                             self.report.back_s = self.clock() - started
                             self.report.info = info
+                            back = "online" if answer.get("online") is True else "serving (never online: hal generic)"
                             self.say(
-                                f"  online on {version} (slot {info.get('slot')}) after {self.report.back_s:.2f} s"
+                                f"  {back} on {version} (slot {info.get('slot')}) after {self.report.back_s:.2f} s"
                             )
                             return
                         if rolled.get("version") == version:

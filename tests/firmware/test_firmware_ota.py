@@ -216,6 +216,33 @@ def test_the_uiflow_hal_updates_and_restarts_with_machine_reset(robot_factory, s
     assert robot.calls("machine.reset")  # the robot's own reset, through UIFlow2's machine module
 
 
+def test_an_upstream_micropython_robot_never_online_is_back_once_it_serves_the_new_version(robot_factory, sets):
+    """A generic build has no screen, so /status says offline before and after: the update waits for it
+    to serve, not for an `online` it never says (a trial found every such update reported as failed)."""
+    robot = robot_factory(hal="generic")
+    status, answer = robot.robot.post("/status", {})
+    assert status == 200 and answer["online"] is False
+    lines = []
+    report = wifi.Update(robot.url, TOKEN, wait_s=20, out=LinesOut(lines), prebuilt=sets["good"]).run()
+    assert report.info["slot"] == "a" and not report.info["trial"] and robot.boots == 2
+    assert report.info["hal"] == "generic"
+    assert "  hal generic (upstream MicroPython, no screen): never online, so it is back once it serves" in lines
+    assert any(line.startswith(f"  serving (never online: hal generic) on {report.version} (slot a)") for line in lines)
+
+
+class LinesOut:
+    """A file for Update's `out` that keeps each printed line."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def write(self, text):
+        self.lines.extend(text.splitlines())
+
+    def flush(self):
+        pass
+
+
 # --- updates that fail: the robot switches back by itself ---------------------------------
 
 
