@@ -4,7 +4,6 @@ import asyncio
 import logging
 import os
 
-from soulstack.commandline import DEFAULT_NUDGE_URL
 from soulstack.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -68,7 +67,7 @@ def announce_trust(device_host: str, args):
 async def run_stackchan_body(args, announce=print):
     from soulstack.adapters.stackchan.body import StackChanBody
     from soulstack.adapters.stackchan.wake import XIAOZHI_WAKE_WORDS
-    from soulstack.protocol.commands import check_url
+    from soulstack.protocol.commands import check_url, nudge_url as checked_nudge_url
     from soulstack.protocol.nudge_sender import NudgeSender
 
     upstream = check_ws_url(args.upstream)
@@ -79,9 +78,7 @@ async def run_stackchan_body(args, announce=print):
         raise UsageError(problem)
     sender = None
     if args.nudge_url:
-        sender = NudgeSender(
-            check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL), token=args.nudge_token or None
-        )
+        sender = NudgeSender(checked_nudge_url(args.nudge_url), token=args.nudge_token or None)
     body = StackChanBody(
         upstream,
         tts_url=tts_url,

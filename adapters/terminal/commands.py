@@ -5,11 +5,10 @@ DEFAULT_PORT = 9310
 
 def terminal(args) -> int:
     from soulstack.adapters.terminal.body import run_terminal_body
-    from soulstack.commandline import DEFAULT_NUDGE_URL
-    from soulstack.protocol.commands import check_url
+    from soulstack.protocol.commands import nudge_url as checked_nudge_url
     from soulstack.serving import run_until_stopped
 
-    nudge_url = check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL) if args.nudge_url else None
+    nudge_url = checked_nudge_url(args.nudge_url) if args.nudge_url else None
     return run_until_stopped(
         run_terminal_body(
             args.host,

@@ -29,8 +29,8 @@ def bridge_serial(args) -> int:
     from soulstack.bridge.app import make_bridge_app
     from soulstack.bridge.serial_link import SerialLink
     from soulstack.errors import UsageError
-    from soulstack.commandline import DEFAULT_NUDGE_URL, setup_logging
-    from soulstack.protocol.commands import check_url
+    from soulstack.commandline import setup_logging
+    from soulstack.protocol.commands import nudge_url as checked_nudge_url
     from soulstack.serial_ports import not_a_port
 
     host, port = parse_listen(args.listen)
@@ -41,7 +41,7 @@ def bridge_serial(args) -> int:
     if args.baud <= 0:
         raise UsageError(f"--baud must be positive, not {args.baud}")
     if args.nudge_url:
-        check_url(args.nudge_url, "--nudge-url", DEFAULT_NUDGE_URL)
+        args.nudge_url = checked_nudge_url(args.nudge_url)
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, verbose=args.verbose)
 
     link = SerialLink(locator(args.device), baud=args.baud)

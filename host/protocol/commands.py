@@ -27,6 +27,23 @@ def check_url(url: str, what: str = "URL", example: str = "http://127.0.0.1:9310
     return url.rstrip("/")
 
 
+def nudge_url(url: str, flag: str = "--nudge-url") -> str:
+    """A --nudge-url checked as `check_url` does; one that names no path gets the soul's /nudge, and a
+    note on stderr says so (the soul serves nothing at /, so every nudge would be a 404 unsaid)."""
+    import sys
+    from urllib.parse import urlsplit
+
+    from soulstack.commandline import DEFAULT_NUDGE_URL
+
+    checked = check_url(url, flag, DEFAULT_NUDGE_URL)
+    parts = urlsplit(checked)
+    if parts.path:
+        return checked
+    completed = parts._replace(path=urlsplit(DEFAULT_NUDGE_URL).path).geturl()
+    print(f"note: {flag} {url} names no path: nudges go to {completed}", file=sys.stderr, flush=True)
+    return completed
+
+
 def body_check(args) -> int:
     from soulstack.errors import UsageError
     from soulstack.protocol.check import endpoint_in_url, run_checks, summary

@@ -75,6 +75,15 @@ def firmware_tokens(args) -> dict | None:
     return config or None
 
 
+def sim_nudge_url(args) -> str | None:
+    """Where the firmware nudges: the soul by default, up the cable with --serial, none for `--nudge-url ""`."""
+    from soulstack.protocol.commands import nudge_url
+
+    if args.nudge_url is None:
+        return None if args.serial else DEFAULT_NUDGE_URL
+    return nudge_url(args.nudge_url) if args.nudge_url else None
+
+
 def sim(args) -> int:
     from soulstack.sim.runner import Simulator
     from soulstack.sim.settings import ANSWERS_FROM_HEAP, parse_heap, port_in_use
@@ -86,23 +95,25 @@ def sim(args) -> int:
     flash = flash_folder(args.flash)
     port = args.port or free_port()
     show = printer()
-    simulator = Simulator(
-        port,
-        token=args.token,
-        serial=args.serial,
-        python=args.python,
-        heap=args.heap,
-        nudge_url=(None if args.serial else DEFAULT_NUDGE_URL) if args.nudge_url is None else args.nudge_url or None,
-        tts_url=args.tts_url,
-        show=show,
-        hal=args.hal,
-        servo=SERVOS[args.hal],
-        config=firmware_tokens(args),
-        flash=flash,
-    )
-    # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way.
+    # A terminal's Ctrl+C reaches the firmware too; SIGTERM (e.g. from a test) should end it the same way,
+    # from before the simulator makes its folder (which holds the body's token) to when it removed it.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    simulator = None
     try:
+        simulator = Simulator(
+            port,
+            token=args.token,
+            serial=args.serial,
+            python=args.python,
+            heap=args.heap,
+            nudge_url=sim_nudge_url(args),
+            tts_url=args.tts_url,
+            show=show,
+            hal=args.hal,
+            servo=SERVOS[args.hal],
+            config=firmware_tokens(args),
+            flash=flash,
+        )
         if args.serial:
             show(f"serial: {simulator.open_pty()}")  # the first line: printed before the firmware can say anything
         simulator.start()
@@ -146,7 +157,10 @@ def sim(args) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        simulator.stop()
+        for stopping in (signal.SIGTERM, signal.SIGINT):  # a second one must not cut the clean-up short
+            signal.signal(stopping, signal.SIG_IGN)
+        if simulator is not None:
+            simulator.stop()
 
 
 def room_line(hal, listens, simulator):

@@ -169,6 +169,18 @@ async def test_a_typed_line_nudges_the_soul(aiohttp_server, start_terminal):
     assert "powers off" in body.output
 
 
+async def test_a_nudge_url_with_no_path_goes_to_the_souls_nudge_and_says_so(aiohttp_server, start_terminal):
+    receiver = NudgeReceiver()  # serves /nudge only, as the soul does: a nudge to / would be a 404
+    soul = await aiohttp_server(receiver.app())
+    given = f"http://127.0.0.1:{soul.port}"
+    body, _ = await start_terminal("--nudge-url", given)
+    await body.type("hello soul")
+    assert await receiver.wait_for(1) == ["your human typed: hello soul"]
+    code, err = await body.stop(signal.SIGTERM)
+    assert code == 0
+    assert f"note: --nudge-url {given} names no path: nudges go to {given}/nudge" in err
+
+
 async def test_while_the_soul_is_down_the_screen_says_so_and_the_line_waits(aiohttp_server, start_terminal):
     soul_port = free_port()
     body, url = await start_terminal("--nudge-url", f"http://127.0.0.1:{soul_port}/nudge")

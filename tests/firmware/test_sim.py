@@ -516,7 +516,7 @@ class NudgeServer:
             ["--heap", "100K"],
             "--heap 100K is too small",
         ),  # passes the quick check; the firmware runs out while starting
-        (["--nudge-url", "notaurl"], "--nudge-url must be an http:// URL"),
+        (["--nudge-url", "notaurl"], "--nudge-url must look like http://127.0.0.1:9202/nudge, not 'notaurl'"),
         (["--tts-url", "ftp://x"], "--tts-url must be an http:// URL"),
         (["--port", "70000"], "--port must be from 0 to 65535"),
     ],
