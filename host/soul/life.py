@@ -9,6 +9,7 @@ it is never treated as empty, because the next write would then erase it.
 The names are stackchan-soul's so an existing soul's files move over.
 """
 
+import json
 import logging
 import re
 import shutil
@@ -94,6 +95,7 @@ class Life:
         tighten_tree(self.backups)
         self.mood_path = Path(mood_path) if mood_path else None
         self.problems: list[str] = []  # told to the soul at its next waking, then cleared
+        self._kept_aside: set[str] = set()  # unreadable files whose bytes are in NAME.damaged already
 
     def path(self, name: str) -> Path:
         if name == MOOD and self.mood_path:
@@ -116,7 +118,10 @@ class Life:
                 log.error(problem)
                 self._note(problem)
                 raise Unreadable(problem) from None
-            problem = f"{name} cannot be read ({error}); using the backup from {backup.parent.name}"
+            # Its next write puts the backup's text (and what comes after) in its place: what the damaged
+            # file held since that backup (a day's diary lines, say) is kept aside first, once.
+            aside = f"; the damaged file is kept as {name}.damaged" if self._keep_aside(name) else ""
+            problem = f"{name} cannot be read ({error}); using the backup from {backup.parent.name}{aside}"
             log.error(problem)
             self._note(problem)
             return backup.read_text(encoding="utf-8")
@@ -130,6 +135,17 @@ class Life:
         if path.exists() and self.newest_backup(name) is None:
             self._save_damaged(name)
         atomic_write_text(path, text)
+
+    def _keep_aside(self, name: str) -> bool:
+        """Copy an unreadable file's bytes to NAME.damaged, once a life; False when its bytes cannot be read."""
+        if name in self._kept_aside:
+            return True
+        try:
+            write_atomically(self.dir / f"{name}.damaged", self.path(name).read_bytes())
+        except OSError:
+            return False
+        self._kept_aside.add(name)
+        return True
 
     def _save_damaged(self, name: str):
         """Before overwriting a file that cannot be read and was never backed up, keep its bytes aside."""
@@ -161,8 +177,10 @@ class Life:
                 continue
             try:
                 data = source.read_bytes()
-                data.decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+                text = data.decode("utf-8")
+                if name.endswith(".json"):
+                    json.loads(text)
+            except (OSError, ValueError):  # UnicodeDecodeError and json's errors are ValueErrors
                 continue  # never let a damaged file become the newest backup
             write_atomically(target, data)
         database_backup.back_up(self.dir / ARCHIVE, folder, self._backup_folders())  # the whole past, too
@@ -192,11 +210,11 @@ class Life:
 
     def newest_backup(self, name: str) -> Path | None:
         """The copy of `name` written last (not the one whose folder has the latest date)."""
-        for folder in reversed(self._backup_folders()):
-            candidate = folder / name
-            if candidate.exists():
-                return candidate
-        return None
+        return next(iter(self.backups_of(name)), None)
+
+    def backups_of(self, name: str) -> list[Path]:
+        """Every backup copy of `name`, the one written last first."""
+        return [folder / name for folder in reversed(self._backup_folders()) if (folder / name).exists()]
 
     # --- the shapes inside the files ---------------------------------------------------
 

@@ -8,7 +8,7 @@ The tools' words are checked against en.py's, so a rewording there does not brea
 
 import asyncio
 import json
-from datetime import datetime, timedelta, UTC
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import aiohttp
@@ -346,6 +346,27 @@ async def test_reminders_are_backed_up_with_the_life_files_and_a_damaged_file_fa
         assert [r.words for r in again.reminders.store.reminders] == ["call the dentist"]
         assert (tmp_path / "soul" / "REMINDERS.json.damaged").read_text().startswith('{"reminders"')
         assert any("REMINDERS.json cannot be read" in problem for problem in again.life.problems)
+
+
+async def test_the_backups_promises_replace_the_damage_and_no_damage_becomes_a_backup(tmp_path):
+    """A trial's soul lost a reminder on its second start of the day: the damaged file stayed, and that
+    day's backup copied it, so the next start found no good backup."""
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=BERLIN)
+    async with RecordingBody() as body:
+        soul = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
+        await use(soul, "remind", words="water the plants", at="2026-12-03 10:00")
+        soul.life.backup_daily(start.date())
+        path = tmp_path / "soul" / "REMINDERS.json"
+        path.write_text("{broken")
+        soul.life.backup_daily(date(2026, 12, 2))  # the next day's backup, before the soul reads the file
+        assert not (tmp_path / "soul" / "backups" / "2026-12-02" / "REMINDERS.json").exists()
+        again = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))
+        assert [r.words for r in again.reminders.store.reminders] == ["water the plants"]
+        assert [r["words"] for r in json.loads(path.read_text())["reminders"]] == ["water the plants"]
+        assert (tmp_path / "soul" / "REMINDERS.json.damaged").read_text() == "{broken"
+        third = soul_for(tmp_path, body, StepClock(start.astimezone(UTC)))  # a second start that day
+        assert [r.words for r in third.reminders.store.reminders] == ["water the plants"]
+        assert not any("REMINDERS.json" in problem for problem in third.life.problems)
 
 
 async def test_a_file_with_fields_of_the_wrong_type_is_damage_and_its_backup_is_used(tmp_path):

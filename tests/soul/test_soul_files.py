@@ -172,9 +172,13 @@ def test_an_unreadable_file_falls_back_to_its_backup_never_empty(tmp_path):
     (tmp_path / "DIARY.md").write_bytes(b"\xff\xfe broken \x80")
     assert soul.read(life.DIARY) == "- 2024-05-01 09:00: the day I was born\n"
     assert "DIARY.md cannot be read" in soul.problems[0] and "2024-05-01" in soul.problems[0]
+    # What it held since that backup (a day's lines, a person's words) is kept before anything overwrites it.
+    assert "the damaged file is kept as DIARY.md.damaged" in soul.problems[0]
+    assert (tmp_path / "DIARY.md.damaged").read_bytes() == b"\xff\xfe broken \x80"
     # Writing after that builds on the backup: nothing silently emptied.
     soul.add_entry(life.DIARY, datetime(2024, 5, 2, 9, 0), "a second day")
     assert [text for _, text in soul.entries(life.DIARY)] == ["the day I was born", "a second day"]
+    assert (tmp_path / "DIARY.md.damaged").read_bytes() == b"\xff\xfe broken \x80"  # still there after the write
     # A damaged file without any backup is refused, not overwritten.
     (tmp_path / "MIND.md").write_bytes(b"\xff\xfe")
     with pytest.raises(life.Unreadable):

@@ -68,10 +68,16 @@ class Store:
             data = self._from_backup(text, error)
             if data is None:
                 return self
+            self._take(data)
+            self.save()  # the backup's promises in place of the damage: today's backup copies them, not it
+            return self
+        self._take(data)
+        return self
+
+    def _take(self, data: dict) -> None:
         self.next_id = int(data.get("next_id", 1))
         self.delivered, self.missed = int(data.get("delivered", 0)), int(data.get("missed", 0))
         self.recent = list(data.get("recent", []))
-        return self
 
     def _parse(self, text: str) -> dict:
         """The file's data, checked: a wrong type anywhere is damage (ValueError), never a crash later."""
@@ -92,12 +98,14 @@ class Store:
         """A REMINDERS.json that is not what it should be: its bytes kept aside, its newest backup used
         (or none: no reminders), and the soul told at its next waking."""
         self.life.write(f"{FILENAME}.damaged", text)
-        backup = self.life.newest_backup(FILENAME)
-        try:
-            data = self._parse(backup.read_text(encoding="utf-8")) if backup else None
-        except (OSError, ValueError, TypeError, AttributeError):
-            data = None
-        where = f"the backup from {backup.parent.name} is used" if data else "no backup could stand in"
+        data, backup = None, None
+        for backup in self.life.backups_of(FILENAME):  # the newest that reads (an older soul backed up damage too)
+            try:
+                data = self._parse(backup.read_text(encoding="utf-8"))
+                break
+            except (OSError, ValueError, TypeError, AttributeError):
+                continue
+        where = f"the backup from {backup.parent.name} is used" if data and backup else "no backup could stand in"
         problem = f"{FILENAME} cannot be read ({error}); kept aside as {FILENAME}.damaged, {where}"
         log.error(problem)
         self.life.problems.append(problem)
