@@ -58,6 +58,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.log import server_logger
+from aiohttp.web_protocol import RequestPayloadError
 
 from soulstack.connections import Gate
 from soulstack.errors import UsageError
@@ -188,7 +189,21 @@ async def read_json(request: web.Request, max_depth: int = MAX_DEPTH):
             raw = await request.read()
     except TimeoutError:
         raise BadRequest("the request body did not arrive in time; send it whole, promptly", status=408) from None
+    except RequestPayloadError:
+        raise body_cut_or_misencoded(request) from None
     return parse_json(raw, request.charset, max_depth)
+
+
+def body_cut_or_misencoded(request: web.Request) -> BadRequest:
+    """aiohttp's RequestPayloadError: a body that is not what its Content-Encoding says (it decodes
+    gzip and deflate as the body arrives), or one cut short by a client that hung up."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding and encoding != "identity":
+        return BadRequest(
+            f"the request body is not {encoding[:20]} as its Content-Encoding says: "
+            "send it as plain JSON, or encoded as declared"
+        )
+    return BadRequest("the request body was cut short; send it whole")
 
 
 async def read_stream(request: web.Request, *, max_bytes: int, timeout_s: float, idle_s=STREAM_IDLE_S, chunk=4096):
@@ -214,6 +229,8 @@ async def read_stream(request: web.Request, *, max_bytes: int, timeout_s: float,
             if loop.time() >= deadline:
                 raise BadRequest(f"the body did not arrive within {timeout_s:g} s; send it promptly", 408) from None
             raise BadRequest(f"the body stopped arriving (nothing for {idle_s:g} s); send it whole", 408) from None
+        except RequestPayloadError:
+            raise body_cut_or_misencoded(request) from None
         except (aiohttp.ClientPayloadError, ConnectionError):
             raise BadRequest("the body broke off before its end", 400) from None
         if not piece:

@@ -133,3 +133,43 @@ async def test_a_body_declared_over_the_cap_is_413_before_any_of_it_is_waited_fo
             + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
         )
         assert (await asyncio.to_thread(send, port, good)).startswith(b"HTTP/1.1 200")
+
+
+async def test_a_body_that_is_not_what_its_content_encoding_says_is_a_400_naming_it_and_gzip_still_works():
+    # A trial found a 500 and two tracebacks in the log for `Content-Encoding: gzip` on a plain body.
+    import gzip
+
+    from aiohttp import web
+
+    from soulstack.serving import read_json
+
+    async def echo(request):
+        return web.json_response(await read_json(request))
+
+    app = make_server_app(fuzzkit.TOKEN)
+    app.router.add_post("/echo", echo)
+
+    def post(body: bytes, encoding: str) -> bytes:
+        raw = (
+            b"POST /echo HTTP/1.1\r\n"
+            + HEAD
+            + b"Content-Type: application/json\r\nContent-Encoding: "
+            + encoding.encode()
+            + b"\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\nConnection: close\r\n\r\n"
+            + body
+        )
+        return send(port, raw)
+
+    async with listening(app, "127.0.0.1", 0) as port:
+        for encoding in ("gzip", "deflate"):
+            answer = await asyncio.to_thread(post, b'{"reason": "x"}', encoding)
+            assert answer.startswith(b"HTTP/1.1 400"), answer[:300]
+            assert (
+                f'"message": "the request body is not {encoding} as its Content-Encoding says: send it as '
+                'plain JSON, or encoded as declared"'.encode()
+                in answer
+            ), answer
+        answer = await asyncio.to_thread(post, gzip.compress(b'{"reason": "x"}'), "gzip")
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b'{"reason": "x"}'), answer
