@@ -12,6 +12,12 @@ family.
 import anthropic
 
 from soulstack.llm.anthropic import AnthropicModel
+from soulstack.llm.types import ModelError
+
+NO_CREDENTIALS = (
+    "amazon-bedrock: no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "or AWS_PROFILE with ~/.aws, or give this computer an instance role"
+)
 
 DEFAULT_MODEL = "global.anthropic.claude-sonnet-5-5"
 
@@ -32,3 +38,13 @@ class BedrockModel(AnthropicModel):
         return anthropic.AsyncAnthropicBedrock(
             aws_region=region, base_url=self.base_url, timeout=timeout_s, max_retries=0
         )
+
+    async def send(self, params, relay):
+        try:
+            return await super().send(params, relay)
+        except RuntimeError as err:
+            # The SDK signs each request itself and raises a plain RuntimeError when the AWS chain has no
+            # credentials: a failure of the model like any other (the waking goes on with the brainstem).
+            if "credentials" not in str(err).lower():
+                raise
+            raise relay.broken(ModelError(NO_CREDENTIALS, 0, False)) from err

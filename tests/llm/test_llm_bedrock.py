@@ -74,3 +74,25 @@ async def test_the_reply_streams_through_bedrocks_event_stream():
     assert len(deltas) > 1 and "".join(deltas) == "Hello there. How are you?"
     assert heard[-1] == BlockDone(0, TextBlock("Hello there. How are you?"))
     assert reply.message.content == [TextBlock("Hello there. How are you?")] and reply.usage.output_tokens > 0
+
+
+async def test_no_aws_credentials_is_a_model_error_saying_what_to_set(monkeypatch, tmp_path):
+    """A trial's moved soul logged a RuntimeError traceback each waking and never fell back to its brainstem."""
+    from soulstack.llm.types import ModelError
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role to ask, here
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    async with FakeBedrock([text("never")]) as fake:
+        # A region of its own: the SDK keeps one AWS session per (region, profile, keys), with the
+        # credentials it found, and the other tests' sessions have theirs.
+        model = BedrockModel("global.anthropic.claude-sonnet-5", base_url=fake.base_url, region="sa-east-1")
+        try:
+            with pytest.raises(ModelError) as failed:
+                await model.complete("s", [Message("user", [TextBlock("hi")])])
+        finally:
+            await model.aclose()
+    assert str(failed.value).startswith("amazon-bedrock: no AWS credentials were found: set AWS_ACCESS_KEY_ID")
+    assert not failed.value.retryable and fake.requests == []
