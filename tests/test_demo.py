@@ -130,6 +130,30 @@ def test_demo_stops_when_its_soul_cannot_listen(checkout):
     ), done.stderr
 
 
+def test_the_face_serves_and_nudges_where_the_config_says(checkout):
+    """A trial's config had other ports: the face came up on 9310 and nudged 9202, which nobody heard."""
+    import json
+
+    from tests.helpers import free_port
+
+    config = checkout / "soul.config.json"
+    cfg = json.loads(config.read_text())
+    body_port, nudge_port = free_port(), free_port()
+    cfg["body"]["endpoints"] = {name: f"http://127.0.0.1:{body_port}/{name}" for name in cfg["body"]["endpoints"]}
+    cfg["body"]["token"] = "body-secret"
+    cfg["nudge"] = {"port": nudge_port, "token": "nudge-secret"}
+    config.write_text(json.dumps(cfg))
+    demo = start_demo(demo_env(checkout))
+    try:
+        seen = read_until(demo, "mind: brainstem — no model key", timeout_s=40)
+        assert any(f"terminal body at http://127.0.0.1:{body_port}" in line for line in seen), seen
+        demo.stdin.write("hello from the demo\n")
+        demo.stdin.flush()
+        read_until(demo, "the soul got it", timeout_s=40)
+    finally:
+        stop_demo(demo)
+
+
 def test_demo_stops_when_its_soul_dies(checkout):
     # The soul starts and dies (its soulDir is a file): the face goes too and the log's last line says why.
     (checkout / "soul").write_text("not a folder")
