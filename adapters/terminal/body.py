@@ -87,8 +87,11 @@ class TerminalBody:
                 f"the soul is unreachable ({event.detail}); keeping {waiting} line(s), next try in {event.retry_in_s:g} s"
             )
         elif event.kind == "rejected":
+            # The status leads the detail ("401 {...}"): a 401 is the token, a 404 the URL's path.
+            fix = {"401": "check --nudge-token", "404": "check --nudge-url (the soul's is http://HOST:9202/nudge)"}
+            hint = fix.get(event.detail[:3], "the soul's answer says why")
             self._notice(
-                f"the soul refused the nudge (it answered {event.detail}); check --nudge-token. "
+                f"the soul refused the nudge (it answered {event.detail}); {hint}. "
                 f"Not delivered: {'; '.join(event.reasons)}"
             )
         elif event.kind == "collapsed":

@@ -181,6 +181,16 @@ async def test_a_nudge_url_with_no_path_goes_to_the_souls_nudge_and_says_so(aioh
     assert f"note: --nudge-url {given} names no path: nudges go to {given}/nudge" in err
 
 
+async def test_a_nudge_url_with_the_wrong_path_is_named_as_the_thing_to_fix(aiohttp_server, start_terminal):
+    soul = await aiohttp_server(NudgeReceiver().app())  # serves /nudge only
+    body, _ = await start_terminal("--nudge-url", str(soul.make_url("/nudges")))
+    await body.type("hello soul")
+    await body.wait_for_text("check --nudge-url (the soul's is http://HOST:9202/nudge)")
+    assert "check --nudge-token" not in body.output
+    code, _ = await body.stop(signal.SIGTERM)
+    assert code == 0
+
+
 async def test_while_the_soul_is_down_the_screen_says_so_and_the_line_waits(aiohttp_server, start_terminal):
     soul_port = free_port()
     body, url = await start_terminal("--nudge-url", f"http://127.0.0.1:{soul_port}/nudge")
