@@ -22,7 +22,7 @@ from soulstack.firmware.core.protocol import ENDPOINTS
 
 MICRODOT_FILES = ("__init__.py", "microdot.py", "helpers.py")
 MASK = "********"
-EXAMPLE_TOKEN = "<example: the real run makes a new random token>"
+EXAMPLE_TOKEN = "<example: the real run keeps the robot's token, or makes a new random one>"
 SKIP_NAMES = ("__pycache__", "config.json")
 
 
