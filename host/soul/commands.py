@@ -30,6 +30,15 @@ def register(subparsers):
     parser.set_defaults(func=handle)
 
 
+def body_command(nudge_port: int | None) -> str:
+    """How to start the terminal body for a starter config: told where the soul's /nudge is when
+    --port moved it from the body's default."""
+    if nudge_port is None or nudge_port == config.Nudge.port:
+        return "soulstack body terminal"
+    shown = nudge_port or "PORT"  # 0: a free port each start, which the soul's log names
+    return f"soulstack body terminal --nudge-url http://127.0.0.1:{shown}/nudge"
+
+
 def handle(args) -> int:
     from soulstack.config_checks import ConfigError, port, with_flags
     from soulstack.errors import UsageError
@@ -38,13 +47,13 @@ def handle(args) -> int:
         raise UsageError("--config is empty: give the path of the soul's config")
     path = config.resolve_path(args.config)
     try:
-        if args.init:
-            config.write_starter(path)
-            print(f"wrote {path}: a soul living in the terminal body (start the body with `soulstack body terminal`)")
-            return 0
-        cfg, warnings = config.load(path)
         if args.port is not None:  # converse.port and health.port follow it unless the config sets them
             port()("--port", args.port)  # checked as the file's nudge.port is
+        if args.init:
+            config.write_starter(path, nudge_port=args.port)
+            print(f"wrote {path}: a soul living in the terminal body (start the body with `{body_command(args.port)}`)")
+            return 0
+        cfg, warnings = config.load(path)
         cfg = with_flags(cfg, args)
     except ConfigError as error:
         raise UsageError(str(error)) from None

@@ -136,6 +136,31 @@ def test_init_writes_a_terminal_config_and_refuses_to_overwrite(tmp_path):
     assert not typo.parent.exists()  # no folder made for a typo
 
 
+def test_init_keeps_the_port_it_is_given_and_tells_the_body_where_to_nudge(tmp_path):
+    path = tmp_path / "soul.config.json"
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--init", "--port", "9555", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    cfg, _ = config.load(path)
+    assert cfg.nudge.port == 9555
+    assert "soulstack body terminal --nudge-url http://127.0.0.1:9555/nudge" in run.stdout
+    bad = tmp_path / "bad.json"
+    run = subprocess.run(
+        SOULSTACK + ["soul", "--init", "--port", "70000", "--config", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert run.returncode == 2 and "--port" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not bad.exists()  # a refused port writes nothing
+
+
 # --- life files --------------------------------------------------------------------------
 
 

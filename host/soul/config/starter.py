@@ -59,11 +59,15 @@ def starter(language: str = "en") -> dict[str, Any]:
     }
 
 
-def write_starter(path: Path) -> None:
+def write_starter(path: Path, nudge_port: int | None = None) -> None:
+    """`nudge_port`: the soul's --port, kept in the file (else the next start would listen on the default)."""
     from soulstack.soul.atomic import atomic_write_text
 
     if path.exists():
         raise ConfigError(f"{path} already exists; not overwriting it (edit it, or pass --config to write elsewhere)")
     if not path.parent.is_dir():  # a typo in --config must not make folders nobody meant
         raise ConfigError(f"{path.parent} is not a folder: make it first, or pass --config a path in one")
-    atomic_write_text(path, json.dumps(starter(), indent=2, ensure_ascii=False) + "\n")
+    written = starter()
+    if nudge_port is not None:
+        written["nudge"]["port"] = nudge_port
+    atomic_write_text(path, json.dumps(written, indent=2, ensure_ascii=False) + "\n")
