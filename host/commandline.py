@@ -101,7 +101,7 @@ class ReadSecretFile(argparse.Action):
         secret = text.strip()
         if not secret or "\n" in secret:
             raise argparse.ArgumentError(self, f"{path} must hold the token alone on one line")
-        if any(char.isspace() for char in secret):  # "Authorization: Bearer a b" would never match it
+        if any(char.isspace() for char in secret):
             raise argparse.ArgumentError(self, f"{path} holds a token with a space in it; a token is one word")
         mode = Path(path).stat().st_mode
         if mode & 0o077:  # told, not refused: the secret is what it is, and the person can mend the file
@@ -110,6 +110,15 @@ class ReadSecretFile(argparse.Action):
                 file=sys.stderr,
             )
         setattr(namespace, self.dest, secret)
+
+
+def one_word(secret: str) -> str:
+    """A secret given as `--token VALUE` or by $ENV is one word, as a --token-file's is: sent as
+    "Authorization: Bearer a b" it would never match, and the robot would be locked out unsaid.
+    Empty stays allowed: it is how a person says "none" through the environment."""
+    if any(char.isspace() for char in secret):  # the message never repeats the secret
+        raise argparse.ArgumentTypeError("a token is one word: this one has a space or a line break in it")
+    return secret
 
 
 def add_secret(parser, flag: str, env: str | None, help: str):
@@ -125,6 +134,7 @@ def add_secret(parser, flag: str, env: str | None, help: str):
         flag,
         dest=dest,
         default=default,
+        type=one_word,  # argparse runs it on a string default too: $env is checked as the flag is
         help=f"{help} (default: {where}else none); prefer {flag}-file{' or $' + env if env else ''}: "
         "a value given here shows in the process list",
     )

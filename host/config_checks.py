@@ -82,6 +82,18 @@ def string(optional: bool = False, nonempty: bool = False) -> CheckOf[str | None
     return check
 
 
+def secret(path: str, value: Any) -> str | None:
+    """A token or key: None (not set) or one word. It goes out as "Authorization: Bearer VALUE", where
+    a space or a line break would never match what the other side holds. The message never repeats it."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{path} must be a string (a token), not {json.dumps(value)[:20]}")
+    if any(char.isspace() for char in value):
+        raise ConfigError(f"{path} must be one word: this token has a space or a line break in it")
+    return value
+
+
 def boolean(path: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{path} must be true or false, not {json.dumps(value)}")

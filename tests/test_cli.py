@@ -286,6 +286,41 @@ def test_nan_or_infinity_in_a_config_is_one_line_naming_it(soulstack_cmd, tmp_pa
             number(0, 10)("loop.maxSleepMinutes", value)
 
 
+def test_a_token_with_a_space_is_refused_in_one_line_wherever_it_comes_from(soulstack_cmd, tmp_path):
+    # "Authorization: Bearer a b" never matches: flashed into a robot, such a token locked the soul out
+    # unsaid. A flag, $BODY_TOKEN and a config file are each told so, and the message never repeats it.
+    import json
+    import os
+
+    flagged = run(soulstack_cmd, "flash", "--dry-run", "--token", "open sesame")
+    env = {**os.environ, "BODY_TOKEN": "open sesame\n"}
+    from_env = subprocess.run(
+        [*soulstack_cmd, "body", "terminal", "--port", "0"], capture_output=True, text=True, timeout=60, env=env
+    )
+    for done in (flagged, from_env):
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "argument --token: a token is one word" in done.stderr and "sesame" not in done.stderr
+    config = tmp_path / "soul.config.json"
+    config.write_text(json.dumps({"soulDir": str(tmp_path / "soul"), "body": {"token": "open sesame"}}))
+    done = run(soulstack_cmd, "soul", "--config", str(config), "--port", "0")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "body.token must be one word" in done.stderr and "sesame" not in done.stderr
+    assert not (tmp_path / "soul").exists()
+    flock = tmp_path / "flock.json"
+    flock.write_text(json.dumps({"token": "open\tsesame"}))
+    done = run(soulstack_cmd, "flock", "--config", str(flock), "--port", "0")
+    assert done.returncode == 2 and "token must be one word" in done.stderr and "sesame" not in done.stderr
+    without = {key: value for key, value in os.environ.items() if key != "BODY_TOKEN"}
+    empty = subprocess.run(  # empty is how the environment says "none": still a body that starts
+        [*soulstack_cmd, "body", "terminal", "--port", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**without, "BODY_TOKEN": ""},
+    )
+    assert "invalid int value: 'x'" in empty.stderr and "one word" not in empty.stderr
+
+
 def test_a_path_that_is_no_serial_port_is_one_line_not_a_wait(soulstack_cmd, tmp_path):
     """A typo in --device (a file, a folder, /dev/null) never becomes a robot: `logs` waited for it
     forever and the bridge served a body that could never come online. An absent path still waits

@@ -31,6 +31,7 @@ from soulstack.config_checks import (
     read,
     read_json_file,
     replaced,
+    secret,
     section,
     string,
     url,
@@ -82,9 +83,7 @@ class BodyVoiceSettings:
         "a Body Protocol body's URL: the flock speaks approvals and shows its mood there",
         flag="--body",
     )
-    token: str | None = option(
-        None, string(optional=True), "bearer token for --body", flag="--body-token", env="BODY_TOKEN"
-    )
+    token: str | None = option(None, secret, "bearer token for --body", flag="--body-token", env="BODY_TOKEN")
     min_interval_seconds: float = option(
         30.0, number(0), "seconds between two utterances; news meanwhile is merged", flag="--body-min-interval"
     )
@@ -102,9 +101,7 @@ class SoulVoiceSettings:
         "the flock tells the soul with nudges instead of talking over it",
         flag="--soul",
     )
-    token: str | None = option(
-        None, string(optional=True), "the soul's nudge token", flag="--soul-token", env="NUDGE_TOKEN"
-    )
+    token: str | None = option(None, secret, "the soul's nudge token", flag="--soul-token", env="NUDGE_TOKEN")
     min_interval_seconds: float = option(  # the nudge contract's sender: at most one nudge per this
         10.0, number(0), "seconds between two nudges to the soul; news meanwhile is merged", flag="--soul-min-interval"
     )
@@ -117,7 +114,7 @@ class FlockSettings:
     data_dir: str = option(".crows", string(nonempty=True), "data directory", flag="--data")
     token: str | None = option(
         None,
-        string(optional=True),
+        secret,
         "lock the flock: every /api/ route and the event stream need this bearer token; the page asks for it once",
         flag="--token",
         env="FLOCK_TOKEN",

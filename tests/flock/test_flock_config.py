@@ -266,6 +266,6 @@ def test_a_token_the_page_cannot_keep_is_one_line_at_start(tmp_path):
     """The page keeps the token in a cookie as it is: with a space or an @ the API took it and the page's
     unlock form never could, so the owner was locked out of the page by a token that worked."""
     argv, env = flock_command("--demo", "--data", str(tmp_path / "data"), "--port", str(free_port()))
-    done = subprocess.run([*argv, "--token", "p@ss word!"], capture_output=True, text=True, timeout=60, env=env)
+    done = subprocess.run([*argv, "--token", "p@ssword!"], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "the flock's token may hold only letters, digits and . _ ~ + / = -" in done.stderr

@@ -19,6 +19,7 @@ from soulstack.config_checks import (
     number,
     option,
     port,
+    secret,
     section,
     string,
     url,
@@ -155,7 +156,7 @@ class Endpoints:  # the body's Body Protocol endpoints (soulstack.protocol.shape
 @dataclasses.dataclass(frozen=True)
 class Body:
     name: str = option("the terminal", string(), "what the soul calls its body")
-    token: str | None = option(None, string(optional=True), "the body's bearer token (else $BODY_TOKEN)")
+    token: str | None = option(None, secret, "the body's bearer token (else $BODY_TOKEN)")
     endpoints: Endpoints = section(Endpoints)
     # Its microphone may hear its own speaker (a xiaozhi device in auto or realtime mode): only then
     # does the echo guard judge what it hears (host/soul/converse/echo.py). Our firmware never does.
@@ -185,7 +186,7 @@ class Nudge:
         flag="--port",
         metavar="PORT",
     )
-    token: str | None = option(None, string(optional=True), "the bearer token of /nudge (else $NUDGE_TOKEN)")
+    token: str | None = option(None, secret, "the bearer token of /nudge (else $NUDGE_TOKEN)")
     # After a waking that took nudges, later ones wait this long and wake it together
     # (a person's words: a few seconds); host/soul/nudges/inbox.py.
     min_interval_seconds: float = option(60, number(0), "the least time between two nudged wakings")
@@ -194,7 +195,7 @@ class Nudge:
 @dataclasses.dataclass(frozen=True)
 class Converse:
     port: int | None = option(None, port(optional=True), "None: served on nudge.port")
-    token: str | None = option(None, string(optional=True), "None: nudge.token (else $CONVERSE_TOKEN)")
+    token: str | None = option(None, secret, "None: nudge.token (else $CONVERSE_TOKEN)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,7 +235,7 @@ class Shell:
 @dataclasses.dataclass(frozen=True)
 class Flock:  # the person's flock (soulstack flock): with a url the soul grows its flock tools
     url: str | None = option(None, url(optional=True), "the flock's base URL")
-    token: str | None = option(None, string(optional=True), "the flock's --token, when it is locked")
+    token: str | None = option(None, secret, "the flock's --token, when it is locked")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,7 +243,7 @@ class McpServer:  # one entry of mcp[] (check_mcp)
     name: str = option(None, string(nonempty=True), "what the soul calls the server")
     url: str = option(None, url(), "its Streamable HTTP endpoint")
     auth: str = option("none", choice("none", "bearer", "aws-sigv4"), "how it is asked")
-    token: str | None = option(None, string(optional=True), "bearer: the token")
+    token: str | None = option(None, secret, "bearer: the token")
     region: str | None = option(None, string(optional=True), "aws-sigv4: the region")
     service: str | None = option(None, string(optional=True), "aws-sigv4: the service")
     max_output_chars: int = option(8000, number(100, integer=True), "what the soul reads of a result")
