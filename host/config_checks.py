@@ -214,8 +214,8 @@ def did_you_mean(key: str, spec: Spec, path: str = "") -> str:
 
 def read_json_file(path: Path, missing_hint: str = "") -> Any:  # any JSON value: the reader checks its shape
     """The decoded JSON of `path`; ConfigError in one line when it is missing, unreadable or not JSON."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    try:  # utf-8-sig: Windows' Notepad starts a saved file with a byte-order mark, which JSON refuses
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist{'; ' + missing_hint if missing_hint else ''}") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -128,6 +128,17 @@ def test_a_file_of_null_loads_as_the_defaults_for_the_soul_as_for_the_flock(tmp_
     assert flock_config.from_dict(None) == flock_config.from_dict({})
 
 
+def test_a_config_saved_with_a_byte_order_mark_loads_as_without_one(tmp_path):
+    """Windows' Notepad starts a UTF-8 file with U+FEFF; Python's JSON reader refused it in its own
+    words ("decode using utf-8-sig"), a fix a person editing a config cannot make."""
+    from soulstack.soul import config as soul_config
+
+    path = tmp_path / "soul.config.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"persona": {"name": "Mochi", "language": "zh"}}')
+    cfg, warnings = soul_config.load(path)
+    assert (cfg.persona.name, cfg.persona.language, warnings) == ("Mochi", "zh", [])
+
+
 def test_a_folder_of_the_zone_database_is_no_time_zone(tmp_path):
     """The zone "Europe" is a folder of the zone database: ZoneInfo raised IsADirectoryError, a traceback at start."""
     from soulstack.soul import config as soul_config
