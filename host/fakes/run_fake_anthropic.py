@@ -31,6 +31,7 @@ import sys
 from aiohttp import web
 
 from soulstack.fakes.anthropic_api import FakeAnthropic, error, tool_use
+from soulstack.private_files import open_private
 
 
 def to_reply(entry, where):
@@ -92,7 +93,8 @@ class RecordingFake(FakeAnthropic):
         entry = await super().record(request)
         request["fake_number"] = len(self.requests)
         if self.record_path:
-            with open(self.record_path, "a", encoding="utf-8") as f:  # noqa: ASYNC230 - a fake, a line a call
+            # The soul's prompts carry its person's words and its diary: private, as the soul's own files.
+            with open_private(self.record_path, "a", encoding="utf-8") as f:  # noqa: ASYNC230 - a line a call
                 f.write(json.dumps(shorten_images(entry.body), ensure_ascii=False) + "\n")
         return entry
 

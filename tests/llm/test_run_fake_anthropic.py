@@ -61,6 +61,7 @@ async def test_scripted_replies_in_order_then_default_and_requests_recorded(tmp_
         process.wait(timeout=10)
     recorded = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
     assert len(recorded) == 5 and recorded[0]["messages"] == [{"role": "user", "content": "hi"}]
+    assert (tmp_path / "requests.jsonl").stat().st_mode & 0o777 == 0o600  # the soul's prompts hold a person's words
 
 
 async def test_image_data_is_shortened_in_the_record(tmp_path):
