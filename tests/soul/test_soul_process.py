@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 
@@ -98,7 +99,8 @@ async def test_port_flag_moves_the_soul_s_server_and_a_bad_one_is_one_line(tmp_p
             await until(lambda: "waking 1:" in log_path.read_text(), what="the first waking")
             async with aiohttp.ClientSession() as http:
                 async with http.get(f"http://127.0.0.1:{flagged}/health") as response:
-                    assert response.status == 200 and (await response.json())["provider"]["name"] == "brainstem"
+                    health = await response.json()
+                    assert response.status == 200 and health["provider"]["name"] == "brainstem"
                 try:
                     async with http.get(f"http://127.0.0.1:{configured}/health"):
                         raise AssertionError("the config's port still answers")
@@ -106,6 +108,11 @@ async def test_port_flag_moves_the_soul_s_server_and_a_bad_one_is_one_line(tmp_p
                     pass  # the flag won: nothing listens on nudge.port
         finally:
             assert await stop_with_ctrl_c(process) == 0
+    # Every field a running soul's /health answers is in docs/metabolism.md's table of them.
+    table = (ROOT / "docs" / "metabolism.md").read_text().split("## /health", 1)[1].split("\n\n|", 1)[1]
+    table = table.split("\n\n", 1)[0]
+    undocumented = [key for key in health if not re.search(rf"^\|[^|]*`{key}`", table, re.M)]
+    assert undocumented == [], f"docs/metabolism.md's /health table lacks {undocumented}"
     bad = subprocess.run(
         [sys.executable, "-m", "soulstack.cli", "soul", "--config", str(config_path), "--port", "70000"],
         cwd=ROOT,
