@@ -25,6 +25,7 @@ a body sending without the token (or a broken body) is visible in the soul's log
 """
 
 import logging
+from dataclasses import replace
 
 from aiohttp import web
 
@@ -33,6 +34,7 @@ from soulstack.protocol.nudge_sender import RateLimitedLog
 from soulstack.protocol.nudges import BadNudge, Nudge, parse_nudge
 from soulstack.serving import BadRequest, error_response, make_server_app, message_body, read_json, refuse_json
 from soulstack.soul.loop import Soul
+from soulstack.soul.nudges.ids import fingerprint
 
 from typing import TYPE_CHECKING
 
@@ -54,17 +56,24 @@ async def nudge(request: web.Request) -> web.Response:
         raise error if isinstance(error, BadRequest) else BadRequest(str(error)) from None
     if given.nudge_id is None:
         return (await _keep(soul, given))[0]
-    ids = soul.inbox.ids
+    ids, said = soul.inbox.ids, fingerprint(given)
+    if ids.reused(given.nudge_id, said, soul.clock.time()):
+        # A sender's bug, not a resend: the words are a person's, so they are kept, under no id.
+        log.warning(
+            "nudge %s came again saying something else: kept as a new nudge (a sender must give each nudge its own id)",
+            given.nudge_id,
+        )
+        return (await _keep(soul, replace(given, nudge_id=None)))[0]
     earlier = await ids.earlier_answer(given.nudge_id, soul.clock.time())
     if earlier is not None:
         log.info("nudge %s again (its answer was lost on the way): answered as before, not kept twice", given.nudge_id)
         return web.json_response(earlier, status=202)
-    ids.answering(given.nudge_id)
+    ids.answering(given.nudge_id, said)
     answer = None
     try:
         response, answer = await _keep(soul, given)
     finally:
-        ids.answered_with(given.nudge_id, answer, soul.clock.time())
+        ids.answered_with(given.nudge_id, answer, soul.clock.time(), said)
     if answer is not None and answer.get("echo"):
         try:
             await ids.save()  # nothing kept in NUDGES.jsonl carries this id: on disk now

@@ -15,7 +15,8 @@ import pytest
 from soulstack.fakes.anthropic_api import FakeAnthropic
 from soulstack.fakes.soul_body import RecordingBody
 from soulstack.protocol.nudge_sender import Debouncer, NudgeSender
-from soulstack.soul.nudges.ids import WINDOW_S
+from soulstack.protocol.nudges import Nudge
+from soulstack.soul.nudges.ids import WINDOW_S, NudgeIds, fingerprint
 from tests.fakes.dropping_proxy import DroppingProxy
 from tests.helpers import until
 from tests.soul.helpers import Running, a_soul, fell_asleep, sleep_long
@@ -120,6 +121,30 @@ async def test_ids_survive_a_restart_while_waiting_and_after_they_were_shown(tmp
             assert await nudged(running, waiting) == {"queued": True, "state": "asleep"}
             assert soul.inbox.received == 0
     assert len(shown()) == 1
+
+
+async def test_an_id_reused_for_other_words_loses_none_of_them(tmp_path, stack, caplog):
+    # A sender that reuses ids (a bug) once had its second nudge dropped as a resend, a person's words
+    # and all, and logged as "its answer was lost". The id is checked against what its nudge said.
+    fake = await stack.enter_async_context(FakeAnthropic(default=sleep_long))
+    soul, running = await a_sleeping_soul(stack, tmp_path, fake)
+    first = {"reason": "the doorbell rang", "nudge_id": "robot-reused-1"}
+    await nudged(running, first)
+    with caplog.at_level("WARNING", logger="soulstack.soul.server"):
+        await nudged(running, {"words": "are you there?", "nudge_id": "robot-reused-1"})
+    assert "nudge robot-reused-1 came again saying something else: kept as a new nudge" in caplog.text
+    await nudged(running, first)  # the first one's resend is still a resend
+    assert [(line.get("reason"), line.get("words")) for line in kept_lines(tmp_path)] == [
+        ("the doorbell rang", None),
+        ("your human typed: are you there?", "are you there?"),
+    ]
+    assert "nudge_id" not in kept_lines(tmp_path)[1]  # kept under no id: its resend cannot be told apart
+    # The fingerprint goes to NUDGE_IDS.json with the id, so it holds across a restart too.
+    await soul.inbox.ids.save()
+    now = soul.clock.time()
+    again = NudgeIds(tmp_path / "soul" / "NUDGE_IDS.json").load(now)
+    assert again.reused("robot-reused-1", fingerprint(Nudge("the doorbell rang, twice")), now)
+    assert not again.reused("robot-reused-1", fingerprint(Nudge("the doorbell rang")), now)
 
 
 async def test_a_repeat_after_the_window_is_a_new_nudge(tmp_path, stack):
