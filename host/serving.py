@@ -564,6 +564,24 @@ async def listening(
         await runner.cleanup()
 
 
+def check_free_to_listen(host: str, ports, hint: str = "choose another address or port") -> None:
+    """UsageError, as `listening` gives, when `host` cannot take one of `ports` now: for a program that
+    would otherwise make files first (the soul's folder) and only then find its port taken. Each
+    address is tried as asyncio's server binds it (SO_REUSEADDR) and let go at once; `listening`'s
+    own bind still decides, since another program may take the port in between."""
+    for port in [ports] if isinstance(ports, int) else list(ports):
+        if not port:
+            continue  # any free one: nothing to find out
+        try:
+            addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            for family, kind, proto, _name, address in addresses:
+                with socket.socket(family, kind, proto) as probe:
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    probe.bind(address)
+        except (OSError, OverflowError) as error:
+            raise UsageError(f"cannot listen on {host}:{port} {bind_problem(error, host, hint)}") from None
+
+
 def bind_problem(error: Exception, host: str, hint: str) -> str:
     """Why a server could not listen, and what to change: the host when it is not this machine's,
     else the port (`hint`)."""

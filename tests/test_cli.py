@@ -86,6 +86,7 @@ def test_a_taken_soul_port_names_the_port_flag(soulstack_cmd, tmp_path):
     assert last.endswith(
         "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"
     ), last
+    assert not (tmp_path / "soul").exists()  # refused before a folder (and a new soul's first files) was made
 
 
 def test_a_host_that_is_not_this_machines_is_named_as_the_host_and_a_port_out_of_range_as_such(soulstack_cmd):

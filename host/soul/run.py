@@ -24,7 +24,7 @@ from soulstack.soul.hooks import Hooks
 from soulstack.soul.life import Life
 from soulstack.soul.loop import Soul
 from soulstack.exposure import exposure_problem
-from soulstack.serving import listening
+from soulstack.serving import check_free_to_listen, listening
 from soulstack.soul.metabolism import health
 from soulstack.soul.converse import endpoint as converse
 from soulstack.soul.converse.listener import SoulListener
@@ -143,6 +143,10 @@ def attach_parts(soul: Soul, *, tool_sources: bool = False) -> None:
     hooks.on_waking_end.append(reminders.on_waking_end)  # a reminder it did not say: the body is asked asleep
 
 
+PORT_HINT = (
+    "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"
+)
+
 # The routes the soul's server carries besides /nudge (soulstack.soul.server).
 SOUL_ROUTES = (health.add_routes, converse.add_routes)
 
@@ -153,8 +157,7 @@ async def serve_and_live(soul: Soul, host: str = "127.0.0.1", announce=None, ins
     if problem:
         raise StartError(problem)
     app = make_soul_app(soul, routes=SOUL_ROUTES)
-    hint = "give the soul another port: --port P (0: any free one), or nudge.port, converse.port or health.port in the config"
-    async with listening(app, host, ports(soul.cfg), hint, insecure_no_token=insecure_no_token) as bound:
+    async with listening(app, host, ports(soul.cfg), PORT_HINT, insecure_no_token=insecure_no_token) as bound:
         (announce or log.info)(f"listening on {', '.join(f'http://{host}:{p}' for p in bound)} (POST /nudge)")
         try:
             await soul.live()
@@ -214,7 +217,11 @@ def run_soul(cfg: SoulConfig, host: str = "127.0.0.1", insecure_no_token: bool =
             "shell.enabled is true but shell.allow is empty: every command will be refused; list the "
             "commands the soul may run in shell.allow"
         )
-    lock = hold_soul_dir(cfg.soul_dir)  # noqa: F841 (held until the process ends)
+    # A soul living in this folder already is the first thing to say (it holds the port too, most
+    # likely); else a taken port is refused before a new soulDir, or a soul's first files, are made.
+    lock = hold_soul_dir(cfg.soul_dir) if Path(cfg.soul_dir).is_dir() else None
+    check_free_to_listen(host, ports(cfg), PORT_HINT)
+    lock = lock or hold_soul_dir(cfg.soul_dir)  # noqa: F841 (held until the process ends)
     try:
         soul = build_soul(cfg)
     except StartError as error:
